@@ -1,0 +1,221 @@
+"""The record types that the pipeline stages pass to each other: frozen, typed, no loose dicts."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Record statuses: the crawler owns them, people read them.
+ACTIVE = "active"
+NEEDS_REVIEW = "needs_review"
+REMOVED = "removed"
+STATUSES = (ACTIVE, NEEDS_REVIEW, REMOVED)
+
+# Message kinds, from the most to the least exact.
+MESSAGE_KINDS = (
+    "literal",
+    "fstring",
+    "format",
+    "percent",
+    "concat",
+    "variable",
+    "class_default",
+    "dynamic",
+)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A repository pinned at one commit, with the human ref kept beside the sha."""
+
+    source: str  # as the user gave it
+    host: str  # "github.com", or "local" for a repository with no network remote
+    owner: str  # may hold "/" for nested groups (GitLab)
+    name: str
+    ref: str  # what the user asked for: HEAD, v1.2.0, a branch, a short sha
+    sha: str  # full 40-hex commit sha
+    web_url: str | None = None  # https://host/owner/name, None without a network remote
+    reachable: bool = True  # False: the commit is on no branch or tag (maybe a fork's object)
+
+    @property
+    def slug(self) -> str:
+        """The repository's folder under the output root: host/owner/name."""
+        return f"{self.host}/{self.owner}/{self.name}"
+
+    @property
+    def repo(self) -> str:
+        """How records name the repository: its web URL, else local/owner/name."""
+        return self.web_url or self.slug
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One tree entry at the pinned commit."""
+
+    path: str  # posix, relative to the repository root
+    blob: str  # 40-hex object sha
+    mode: str  # git mode: 100644, 100755, 120000 (symlink), 160000 (submodule)
+    size: int  # bytes; -1 when git did not report it
+
+
+@dataclass(frozen=True)
+class Template:
+    """An exception message as the source builds it: literal text and named placeholders."""
+
+    kind: str  # one of MESSAGE_KINDS
+    template: str  # literal text with {placeholder} parts, literal braces doubled
+    placeholders: tuple[str, ...]  # exact expression source, in order of appearance
+    regex: str  # anchored; matches the runtime message
+    argument: str | None = None  # which call argument holds it: "0", "1", "message", ...
+    defined_at: str | None = None  # path:line of the template, when it is not at the raise
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """One `raise` that carries a message, read off one file."""
+
+    path: str
+    line: int  # one-indexed, the first line of the raise statement
+    end_line: int  # one-indexed, inclusive
+    column: int  # zero-indexed, in characters
+    class_name: str | None  # enclosing classes joined with "."
+    function: str | None  # innermost enclosing function
+    qualname: str  # "<module>" at module level
+    exception: str  # as written: "ValueError", "errors.BadThing", "self._error"
+    exception_qualname: str | None  # "builtins.ValueError", "pkg.errors.BadThing"
+    message: Template
+    cause: str | None  # the `from` expression source
+    condition: str | None  # the guarding `if` test, when the raise sits directly under one
+    snippet: str  # source of the enclosing function (or of the statement at module level)
+    snippet_line: int  # line number of the snippet's first line
+    factory: bool = False  # the exception is built by a call that is not a class: raise make_error(...)
+
+    def key(self) -> tuple[str, str, str, str]:
+        """The identity of a site, without its ordinal: never the line."""
+        return (self.path, self.qualname, self.exception, self.message.template)
+
+
+@dataclass(frozen=True)
+class History:
+    """Where a record came from; the crawler owns it."""
+
+    first_seen: str  # sha of the commit at which the site was first extracted
+    removed_in: str | None = None  # sha of the first commit without the site, while removed
+    previous_template: str | None = None  # the template an annotation may have been written for
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """The people-owned part of a record; the crawler never changes its contents.
+
+    `data` is what was loaded; `text` is the block exactly as it stood in the file, so that a
+    rewrite of the crawler's parts can keep a person's formatting and comments byte for byte.
+    """
+
+    data: dict[str, Any]
+    text: str | None = None
+
+    @property
+    def written_for(self) -> str | None:
+        value = self.data.get("written_for")
+        return value if isinstance(value, str) else None
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nobody has written anything in any slot."""
+        return all(value in (None, "", [], {}) for value in self.data.values())
+
+
+def empty_annotation() -> Annotation:
+    """The empty slots a new record starts with."""
+    return Annotation(
+        data={
+            "written_for": None,
+            "what_it_means": None,
+            "solutions": [],
+            "example_fix": None,
+            "defensive_patterns": [],
+            "prevention": [],
+            "when_it_happens": None,
+            "related": [],
+        }
+    )
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """One raise site's record: crawler-owned `site` and `history`, people-owned `annotation`."""
+
+    id: str  # 16 hex, assigned once and kept for life
+    status: str  # one of STATUSES
+    repo: str  # Pin.repo
+    commit: str  # the commit at which `site` was read (changes only when the site does)
+    url: str | None  # permalink pinned to `commit`
+    site: RaiseSite
+    annotation: Annotation = field(default_factory=empty_annotation)
+    history: History | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file that was not catalogued, and why."""
+
+    path: str
+    reason: str  # test_file, excluded, not_included, symlink, submodule, too_large, parse_failed, ...
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A catalogued file: its blob at the pin, and the ids of its records."""
+
+    path: str
+    blob: str
+    records: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many of each kind of thing one run saw."""
+
+    files: int = 0  # .py files at the commit
+    parsed: int = 0
+    skipped: int = 0
+    raise_statements: int = 0
+    records: int = 0  # active and needs_review records
+    removed: int = 0
+    bare_raise: int = 0  # `raise`
+    reraise: int = 0  # `raise e`, `raise self.error`: a name, no call
+    without_message: int = 0  # `raise E`, `raise E()`
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """What a run was asked to catalogue; stored in the manifest so an update repeats it."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    include_tests: bool = False
+    max_file_bytes: int = 5_000_000
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One repository's catalogue at one pin: what was read, skipped and counted."""
+
+    pin: Pin
+    crawler_version: str
+    options: ExtractOptions
+    counts: Counts
+    files: tuple[FileEntry, ...]
+    skipped: tuple[Skipped, ...]
+    exception_classes: tuple[dict[str, Any], ...] = ()
+
+
+def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int = 0) -> str:
+    """16 hex of a hash of the identity key: stable across runs, never from the line."""
+    parts = (repo, *key, str(ordinal)) + ((str(salt),) if salt else ())
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:16]
