@@ -1,0 +1,246 @@
+"""The stages in order: pin, select files, visit them (in worker processes), merge, emit.
+
+This module only wires the stages together; each stage lives in its own module. It prints
+nothing: progress goes to the callback the caller gives.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from crawler import __version__, emit
+from crawler.merge import MergeResult, merge
+from crawler.pin import PinnedRepo, pin
+from crawler.records import (
+    REMOVED,
+    Counts,
+    ErrorRecord,
+    ExtractOptions,
+    FileEntry,
+    Manifest,
+    Pin,
+    RaiseSite,
+    Skipped,
+    SourceFile,
+)
+from crawler.visitor import RaiseCounts, find_raise_sites
+
+Progress = Callable[[int, int], None]  # (files done, files in all)
+
+SYMLINK, SUBMODULE = "120000", "160000"
+TEST_DIRS = frozenset({"test", "tests"})
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What visiting one file gave: its sites, or why it could not be read."""
+
+    path: str
+    blob: str
+    sites: tuple[RaiseSite, ...] = ()
+    counts: RaiseCounts = field(default_factory=RaiseCounts)
+    failure: Skipped | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One extraction's outcome: where it wrote, the manifest, and what changed."""
+
+    pin: Pin
+    folder: Path
+    manifest: Manifest
+    merged: MergeResult
+    files_written: int
+    seconds: float
+
+
+# ---------------------------------------------------------------- selecting files
+
+
+def is_test_path(path: str) -> bool:
+    """Files of a test suite: under a test folder, or named like a test module."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1]
+    return (
+        any(part in TEST_DIRS for part in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def select_files(files: Iterable[SourceFile], options: ExtractOptions
+                 ) -> tuple[list[SourceFile], list[Skipped], int]:
+    """The .py files to parse, the ones passed over with the reason, and how many .py there are."""
+    chosen: list[SourceFile] = []
+    skipped: list[Skipped] = []
+    total = 0
+    for entry in files:
+        if not entry.path.endswith(".py"):
+            continue
+        total += 1
+        reason = _skip_reason(entry, options)
+        if reason is None:
+            chosen.append(entry)
+        else:
+            skipped.append(Skipped(entry.path, *reason))
+    return chosen, skipped, total
+
+
+def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str | None] | None:
+    if entry.mode == SYMLINK:
+        return "symlink", "a link is recorded, never followed"
+    if entry.mode == SUBMODULE:
+        return "submodule", f"gitlink to {entry.blob}; submodules are not followed"
+    if options.include and not any(fnmatch.fnmatchcase(entry.path, g) for g in options.include):
+        return "not_included", None
+    if any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude):
+        return "excluded", None
+    if not options.include_tests and is_test_path(entry.path):
+        return "test_file", None
+    if entry.size < 0:
+        return "too_large", "left out of the fetch by its size"
+    if entry.size > options.max_file_bytes:
+        return "too_large", f"{entry.size} bytes, over the cap of {options.max_file_bytes}"
+    return None
+
+
+def module_name(path: str) -> str:
+    """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+# ---------------------------------------------------------------- visiting files
+
+
+def visit_file(path: str, blob: str, data: bytes) -> FileOutcome:
+    """Parse one file and find its sites; a file that cannot be parsed becomes a reason."""
+    try:
+        found = find_raise_sites(path, data, module_name(path))
+    except RecursionError:
+        return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", "nested too deeply"))
+    except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
+        return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", _describe(error)))
+    return FileOutcome(path, blob, tuple(found.sites), found.counts)
+
+
+def _describe(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    detail = lines[0] if lines else ""
+    if hasattr(error, "raw_line"):  # libcst's ParserSyntaxError
+        detail = f"line {error.raw_line}: {getattr(error, 'message', detail)}"
+    return f"{type(error).__name__}: {detail}"[:300]
+
+
+def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
+    return visit_file(*item)
+
+
+def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
+                progress: Progress | None) -> list[FileOutcome]:
+    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`."""
+    by_blob = {f.blob: f for f in files}
+    items = ((f.path, f.blob, data) for f, data in _read(repo, files, by_blob))
+    outcomes: list[FileOutcome] = []
+    if jobs <= 1 or len(files) < 2:
+        results: Iterator[FileOutcome] = map(_visit_packed, items)
+        for outcome in results:
+            outcomes.append(outcome)
+            if progress:
+                progress(len(outcomes), len(files))
+        return outcomes
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for outcome in pool.map(_visit_packed, items, chunksize=8):
+            outcomes.append(outcome)
+            if progress:
+                progress(len(outcomes), len(files))
+    return outcomes
+
+
+def _read(repo: PinnedRepo, files: list[SourceFile], by_blob: dict[str, SourceFile]
+          ) -> Iterator[tuple[SourceFile, bytes]]:
+    """Blob bytes in file order; a blob shared by two paths is read once per path."""
+    shas = [f.blob for f in files]
+    for entry, (sha, data) in zip(files, repo.read_blobs(shas)):
+        assert sha == entry.blob, (sha, entry.blob)
+        yield entry, data
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+def output_folder(root: Path, pinned: Pin) -> Path:
+    """Where one repository's records live: root/host/owner/name."""
+    return root.joinpath(pinned.host, *pinned.owner.split("/"), pinned.name)
+
+
+def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
+            options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
+            name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
+            dry_run: bool = False) -> RunResult:
+    """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
+    started = time.perf_counter()
+    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        pinned = repo.pin
+        folder = output_folder(output_root, pinned)
+        existing = load_existing(folder)
+        entries = repo.list_files()
+        chosen, skipped, total = select_files(entries, options)
+        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
+    sites = [site for outcome in outcomes for site in outcome.sites]
+    merged = merge(pinned, existing, sites)
+    manifest = build_manifest(pinned, options, total, skipped, outcomes, merged.records)
+    written = 0 if dry_run else write_output(folder, merged.records, manifest)
+    return RunResult(pinned, folder, manifest, merged, written, time.perf_counter() - started)
+
+
+def load_existing(folder: Path) -> list[ErrorRecord]:
+    """Every record already in the folder; a file that cannot be loaded stops the run."""
+    return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
+
+
+def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: list[Skipped],
+                   outcomes: list[FileOutcome], records: list[ErrorRecord]) -> Manifest:
+    failures = [o.failure for o in outcomes if o.failure is not None]
+    ids_by_path: dict[str, list[str]] = {}
+    for record in records:
+        if record.status != REMOVED:
+            ids_by_path.setdefault(record.site.path, []).append(record.id)
+    parsed = [o for o in outcomes if o.failure is None]
+    files = tuple(
+        FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))))
+        for o in sorted(parsed, key=lambda o: o.path)
+    )
+    all_skipped = tuple(sorted(skipped + failures, key=lambda s: (s.path, s.reason)))
+    counts = Counts(
+        files=total,
+        parsed=len(parsed),
+        skipped=len(all_skipped),
+        raise_statements=sum(o.counts.raise_statements for o in outcomes),
+        records=sum(1 for r in records if r.status != REMOVED),
+        removed=sum(1 for r in records if r.status == REMOVED),
+        bare_raise=sum(o.counts.bare_raise for o in outcomes),
+        reraise=sum(o.counts.reraise for o in outcomes),
+        without_message=sum(o.counts.without_message for o in outcomes),
+    )
+    return Manifest(pinned, __version__, options, counts, files, all_skipped)
+
+
+def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> int:
+    """Write the records whose text changed, then the manifest last (it marks the run done)."""
+    written = sum(1 for record in records if emit.write_record(folder, record))
+    emit.sync_folder(folder / emit.ERRORS_DIR)
+    written += emit.write_manifest(folder, manifest)
+    emit.sync_folder(folder)
+    return written

@@ -1,0 +1,126 @@
+"""The visitor against data cases, and its lines against LibCST's PositionProvider."""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import pytest
+import yaml
+
+from crawler import visitor
+from crawler.emit import template_data
+from crawler.records import RaiseSite
+from crawler.visitor import RaiseVisitor, find_raise_sites
+
+CASES = Path(__file__).parent / "cases"
+CASE_FILES = sorted(CASES.glob("*.py"))
+
+
+def site_fields(site: RaiseSite) -> dict[str, Any]:
+    """A site as the flat mapping the case files spell out."""
+    return {
+        "line": site.line, "end_line": site.end_line, "column": site.column,
+        "class": site.class_name, "function": site.function, "qualname": site.qualname,
+        "exception": site.exception, "exception_qualname": site.exception_qualname,
+        "factory": site.factory, "cause": site.cause, "condition": site.condition,
+        **template_data(site.message),
+    }
+
+
+@pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])
+def test_case(case: Path) -> None:
+    expected = yaml.safe_load(case.with_suffix(".yaml").read_text(encoding="utf-8"))
+    found = find_raise_sites(case.name, case.read_bytes(), case.stem)
+    actual = [site_fields(site) for site in found.sites]
+    assert len(actual) == len(expected["sites"]), [a["line"] for a in actual]
+    for want, got in zip(expected["sites"], actual):
+        assert {k: got[k] for k in want} == want
+    for name, value in expected.get("counts", {}).items():
+        assert getattr(found.counts, name) == value, name
+
+
+def libcst_lines(source: bytes) -> list[tuple[int, int, int]]:
+    """Every raise's (line, column, end line), the textbook way."""
+    module = cst.parse_module(source)
+    walker = RaiseVisitor()
+    walker.visit_module(module)
+    spans, _ = visitor._libcst_positions(module, walker)
+    return [(s.line, s.column, s.end_line) for s in (spans[id(f.node)] for f in walker.found)]
+
+
+def ast_lines(source: bytes) -> list[tuple[int, int, int]] | None:
+    module = cst.parse_module(source)
+    walker = RaiseVisitor()
+    walker.visit_module(module)
+    text = visitor._decode(source, module.encoding)
+    found = visitor._ast_positions(source, visitor._LINE_BREAK.split(text), walker)
+    if found is None:
+        return None
+    return [(s.line, s.column, s.end_line) for s in (found[0][id(f.node)] for f in walker.found)]
+
+
+TRICKY = [
+    b"x = 1\r\nif x:\r\n    raise ValueError('crlf')\r\n",
+    b"x = 1\rif x:\r    raise ValueError('cr only')\r",
+    "s = 'é✓'; raise ValueError(f'{s} wide chars before')\n".encode(),
+    b"# -*- coding: latin-1 -*-\ns = '\xe9'; raise ValueError('latin-1')\n",
+    b"\xef\xbb\xbfraise ValueError('after a BOM')\n",
+    b"def f():\n\tif True:\n\t\traise ValueError('tabs')\n",
+    b"x = '''\nraise ValueError('in a string')\n'''\nraise ValueError('real')\n",
+    b"if a: raise A('one'); raise B('two')\n",
+    b"\x0cdef f():\n    raise ValueError('form feed')\n",
+]
+
+
+@pytest.mark.parametrize("source", TRICKY)
+def test_lines_agree_with_position_provider(source: bytes) -> None:
+    assert ast_lines(source) == libcst_lines(source)
+
+
+def test_functions_and_raises_agree_on_the_standard_library() -> None:
+    """Every raise in a real code base (a sample of the stdlib) gets PositionProvider's lines."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(stdlib.glob("*.py"))[:60]
+    compared = 0
+    for path in files:
+        source = path.read_bytes()
+        try:
+            expected = libcst_lines(source)
+        except cst.ParserSyntaxError:
+            continue
+        got = ast_lines(source)
+        if got is not None:
+            assert got == expected, path.name
+            compared += len(got)
+    assert compared > 300
+
+
+def test_snippet_is_the_enclosing_function() -> None:
+    source = b"import x\n\n@decorate\ndef f(a):\n    '''doc'''\n    raise ValueError('no')\n\ny = 2\n"
+    (site,) = find_raise_sites("m.py", source).sites
+    assert site.snippet == "def f(a):\n    '''doc'''\n    raise ValueError('no')\n"
+    assert site.snippet_line == 4
+
+
+def test_long_function_snippet_is_a_window() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(300))
+    source = f"def f():\n{body}    raise ValueError('late')\n".encode()
+    (site,) = find_raise_sites("m.py", source).sites
+    assert site.line == 302
+    assert site.snippet_line == 302 - visitor.SNIPPET_BEFORE
+    assert site.snippet.endswith("raise ValueError('late')\n")
+
+
+def test_newer_syntax_falls_back_to_libcst_positions() -> None:
+    # A match statement with a raise parses in LibCST whatever the interpreter; force the fallback.
+    source = b"match x:\n    case 1:\n        raise ValueError('one')\n"
+    found = find_raise_sites("m.py", source)
+    assert [s.line for s in found.sites] == [3]
+    module = cst.parse_module(source)
+    walker = RaiseVisitor()
+    walker.visit_module(module)
+    spans, _ = visitor._libcst_positions(module, walker)
+    assert [s.line for s in spans.values()] == [3]
