@@ -185,24 +185,53 @@ def output_folder(root: Path, pinned: Pin) -> Path:
     return root.joinpath(pinned.host, *pinned.owner.split("/"), pinned.name)
 
 
+@dataclass(frozen=True)
+class Collected:
+    """Everything read off the repository at the pin: small, picklable, no output touched."""
+
+    pin: Pin
+    options: ExtractOptions
+    total: int  # .py files at the commit
+    skipped: tuple[Skipped, ...]
+    outcomes: tuple[FileOutcome, ...]
+    seconds: float
+
+
+def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
+            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
+            progress: Progress | None = None) -> Collected:
+    """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere."""
+    started = time.perf_counter()
+    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        entries = repo.list_files()
+        chosen, skipped, total = select_files(entries, options)
+        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
+    return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
+                     time.perf_counter() - started)
+
+
+def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> RunResult:
+    """Merge what was collected into the repository's output folder: the driver's part."""
+    started = time.perf_counter()
+    folder = output_folder(output_root, collected.pin)
+    existing = load_existing(folder)
+    sites = [site for outcome in collected.outcomes for site in outcome.sites]
+    merged = merge(collected.pin, existing, sites)
+    manifest = build_manifest(collected.pin, collected.options, collected.total,
+                              list(collected.skipped), list(collected.outcomes), merged.records)
+    written = 0 if dry_run else write_output(folder, merged.records, manifest)
+    seconds = collected.seconds + time.perf_counter() - started
+    return RunResult(collected.pin, folder, manifest, merged, written, seconds)
+
+
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
             dry_run: bool = False) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
-    started = time.perf_counter()
-    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
-        pinned = repo.pin
-        folder = output_folder(output_root, pinned)
-        existing = load_existing(folder)
-        entries = repo.list_files()
-        chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
-    sites = [site for outcome in outcomes for site in outcome.sites]
-    merged = merge(pinned, existing, sites)
-    manifest = build_manifest(pinned, options, total, skipped, outcomes, merged.records)
-    written = 0 if dry_run else write_output(folder, merged.records, manifest)
-    return RunResult(pinned, folder, manifest, merged, written, time.perf_counter() - started)
+    collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
+                        jobs=jobs, progress=progress)
+    return apply(collected, output_root, dry_run=dry_run)
 
 
 def load_existing(folder: Path) -> list[ErrorRecord]:
