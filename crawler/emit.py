@@ -201,7 +201,7 @@ def _refuse_aliases(root: yaml.Node, path: str) -> None:
     while stack:
         node = stack.pop()
         if id(node) in seen:
-            raise RecordError("YAML alias found (records have none); fix the file by hand",
+            raise RecordError("YAML anchor used by an alias (records have none); fix the file by hand",
                               path=path, line=node.start_mark.line + 1)
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):

@@ -1,0 +1,98 @@
+"""Records to YAML and back: round trips, kept annotation text, safe loading, atomic writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawler import emit
+from crawler.errors import RecordError
+from crawler.records import Annotation, ErrorRecord, History, RaiseSite, Template
+
+SHA = "a" * 40
+
+
+def a_record(**changes: object) -> ErrorRecord:
+    site = RaiseSite(
+        path="pkg/mod.py", line=10, end_line=12, column=8, class_name="C", function="f",
+        qualname="C.f", exception="ValueError", exception_qualname="builtins.ValueError",
+        message=Template("fstring", "bad {x}: {{literal}}", ("x",), "^bad (?P<x>[\\s\\S]*?): \\{literal\\}$",
+                         "0"),
+        cause=None, condition="x < 0", snippet="def f(x):\n    raise ValueError(f'bad {x}')\n",
+        snippet_line=9)
+    record = ErrorRecord(id="0123456789abcdef", status="active", repo="https://github.com/o/n",
+                         commit=SHA, url=f"https://github.com/o/n/blob/{SHA}/pkg/mod.py#L10-L12",
+                         site=site, history=History(first_seen=SHA))
+    return ErrorRecord(**{**record.__dict__, **changes})  # type: ignore[arg-type]
+
+
+def test_round_trip_and_schema(tmp_path: Path) -> None:
+    record = a_record()
+    assert emit.write_record(tmp_path, record)
+    path = tmp_path / "errors" / f"{record.id}.yaml"
+    loaded = emit.load_record(path)
+    assert loaded.site == record.site
+    assert loaded.annotation.data == record.annotation.data
+    assert emit.record_text(loaded) == path.read_text()
+    assert not emit.write_record(tmp_path, loaded), "unchanged text is not written again"
+
+
+def test_annotation_text_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    record = a_record()
+    emit.write_record(tmp_path, record)
+    path = tmp_path / "errors" / f"{record.id}.yaml"
+    hand = (
+        "annotation:\n"
+        "  # reviewed by a person, keep this comment\n"
+        "  written_for: 'bad {x}: {{literal}}'\n"
+        "  what_it_means: >\n"
+        "    folded text\n"
+        "    over lines\n"
+        "  solutions: [one,   two]\n"
+    )
+    text = path.read_text()
+    start, end = text.index("annotation:"), text.index("history:")
+    path.write_text(text[:start] + hand + text[end:])
+    loaded = emit.load_record(path)
+    assert loaded.annotation.data["solutions"] == ["one", "two"]
+    moved = ErrorRecord(**{**loaded.__dict__, "site": a_record().site.__class__(
+        **{**loaded.site.__dict__, "line": 20, "end_line": 22})})
+    emit.write_record(tmp_path, moved)
+    assert hand in path.read_text()
+    assert emit.load_record(path).site.line == 20
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("schema_version: 1\nid: [unclosed\n", 3),
+        ("!!python/object/apply:os.system ['touch pwned']\n", 1),
+        ("a: &x [1, 2]\nb: *x\n", 1),  # the anchor's line
+    ],
+)
+def test_unsafe_or_broken_yaml_is_refused_with_its_line(tmp_path: Path, text: str, line: int) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(RecordError) as caught:
+        emit.load_yaml_file(path)
+    assert caught.value.line == line
+    assert str(caught.value).startswith(f"{path}:{line}: ")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
+    target = tmp_path / "x.yaml"
+    emit.write_atomic(target, "one\n")
+    emit.write_atomic(target, "two\n")
+    assert target.read_text() == "two\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.yaml"]
+
+
+def test_empty_annotation_starts_with_every_slot() -> None:
+    data = Annotation(data={}).data
+    assert data == {}
+    text = emit.record_text(a_record())
+    for slot in ("written_for", "what_it_means", "solutions", "example_fix", "defensive_patterns",
+                 "prevention", "when_it_happens", "related"):
+        assert f"\n  {slot}:" in text
