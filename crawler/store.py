@@ -72,6 +72,7 @@ class Store:
                               f"{exc.reason}") from None
 
     def _pin(self, ref: str) -> tuple[str, bool]:
+        # git's order: a full sha is a sha; else a name (branch, tag...); else a short sha.
         if FULL_SHA.fullmatch(ref.lower()):
             sha = self._snapshot(ref.lower(), ref)
             return sha, self._reachable(sha)
@@ -161,11 +162,12 @@ class Store:
                             haves=False)
 
     def _fetch_or_fail(self, *options: str, refs: tuple[str, ...], haves: bool) -> None:
-        """A fetch that must work: ls-remote just reached the server, so in an old store a
-        failure is taken for damage; in a new one it is the server's answer."""
+        """A fetch that must work. When it fails but the server answers ls-remote, an old
+        store is taken for damaged; a network failure never costs the cache."""
         try:
             self._fetch(*options, refs=refs, haves=haves)
         except GitFailed as exc:
+            self._ls_remote("--heads")  # raises SourceError when the server is out of reach
             if not self.fresh:
                 raise Damaged(exc.reason) from None
             raise SourceError(f"[{self.where}] cannot fetch: {exc.reason}; check the URL and "

@@ -656,3 +656,12 @@ def test_concurrent_pins_of_one_remote_share_the_cache(served: History) -> None:
         shas = list(pool.map(lambda ref: pin(served.url, ref, blob_limit=LIMIT).pin.sha,
                              ["main", "v1", "feature", "main"]))
     assert shas == [served.head, served.first, served.feature, served.head]
+
+
+def test_a_network_failure_keeps_the_cache(served: History, tmp_path: Path) -> None:
+    git_dir = pin(served.url, "v1", blob_limit=LIMIT).git_dir
+    packs = sorted((git_dir / "objects/pack").iterdir())
+    served.repo.path.rename(tmp_path / "away")
+    with pytest.raises(SourceError, match="cannot fetch"):
+        pin(served.url, served.second)  # a full sha not in the cache: fetched at once
+    assert sorted((git_dir / "objects/pack").iterdir()) == packs
