@@ -33,7 +33,8 @@ class Store:
     """One remote's bare repository in the cache, fetched under its own lock."""
 
     def __init__(self, cache_dir: Path, spec: SourceSpec, blob_limit: int | None) -> None:
-        folder = cache_dir / "repos" / spec.host / Path(*spec.owner.split("/"))
+        # Absolute: git gets it as --git-dir and runs with the store as its working folder.
+        folder = cache_dir.absolute() / "repos" / spec.host / Path(*spec.owner.split("/"))
         self.git_dir = folder / f"{spec.name}.git"
         self.lock_path = folder / f"{spec.name}.git.crawler-lock"
         self.url = spec.location

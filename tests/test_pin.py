@@ -646,9 +646,15 @@ def test_unreachable_url(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"[{url}]") and "\n" not in str(caught.value)
 
 
-def test_cache_dir_argument(served: History, tmp_path: Path) -> None:
+def test_cache_dir_argument(served: History, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
     repo = pin(served.url, "v1", cache_dir=tmp_path / "elsewhere")
     assert repo.git_dir == tmp_path / "elsewhere/repos/local/local/repo.git"
+    monkeypatch.chdir(tmp_path)
+    with pin(served.url, "v1", cache_dir=Path("relative")) as repo:
+        assert repo.git_dir == tmp_path / "relative/repos/local/local/repo.git"
+        assert [entry.path for entry in repo.list_files()] == [
+            "data.bin", "pkg/__init__.py", "pkg/core.py"]
 
 
 def test_concurrent_pins_of_one_remote_share_the_cache(served: History) -> None:
