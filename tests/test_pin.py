@@ -671,3 +671,17 @@ def test_a_network_failure_keeps_the_cache(served: History, tmp_path: Path) -> N
     with pytest.raises(SourceError, match="cannot fetch"):
         pin(served.url, served.second)  # a full sha not in the cache: fetched at once
     assert sorted((git_dir / "objects/pack").iterdir()) == packs
+
+
+def test_inherited_git_variables_are_ignored(history: History, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = tmp_path / "MARKER"
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.fsmonitor'='touch {marker}'")
+    monkeypatch.setenv("GIT_SSH_COMMAND", f"touch {marker}")
+    with pin(history.path, "v2") as repo:
+        assert repo.pin.sha == history.second
+        assert len(list(repo.read_blobs(e.blob for e in repo.list_files() if e.size > 0))) == 3
+    assert pin(history.url, "v2").pin.sha == history.second
+    assert not marker.exists()
