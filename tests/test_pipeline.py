@@ -10,7 +10,7 @@ import pytest
 from crawler import emit
 from crawler.errors import RefError, SourceError
 from crawler.pipeline import extract, is_test_path, module_name
-from crawler.records import ExtractOptions
+from crawler.records import ErrorRecord, ExtractOptions
 from tests.gitrepo import GitRepo
 
 LIB = '''\
@@ -27,6 +27,10 @@ def check(x):
         "got something else"
     )
 '''
+
+
+def records_in(folder: Path) -> list[ErrorRecord]:
+    return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -52,12 +56,13 @@ def test_extract_writes_exact_records(library: GitRepo, tmp_path: Path) -> None:
     result = extract(str(library.path), output_root=tmp_path / "out", jobs=1)
     assert result.pin.sha == library.head()
     assert result.folder == tmp_path / "out" / "local" / "local" / "lib"
-    records = {r.site.message.template: r for r in map(emit.load_record, emit.iter_record_paths(result.folder))}
+    records = {r.site.message.template: r for r in records_in(result.folder)}
     assert set(records) == {"empty input", "cannot parse {text} at {self.pos}",
                             "expected an int, got something else", "docs"}
     parse = records["cannot parse {text} at {self.pos}"]
     assert (parse.site.path, parse.site.line, parse.site.end_line) == ("pkg/core.py", 5, 5)
-    assert (parse.site.class_name, parse.site.function, parse.site.qualname) == ("Parser", "parse", "Parser.parse")
+    assert (parse.site.class_name, parse.site.function) == ("Parser", "parse")
+    assert parse.site.qualname == "Parser.parse"
     assert parse.site.message.placeholders == ("text", "self.pos")
     assert parse.commit == library.head() and parse.url is None
     assert records["empty input"].site.condition == "not text"
@@ -89,7 +94,7 @@ def test_output_is_deterministic_and_a_rerun_writes_nothing(library: GitRepo, tm
 def test_include_exclude_and_tests(library: GitRepo, tmp_path: Path) -> None:
     options = ExtractOptions(include=("pkg/*",), exclude=("pkg/broken.py",), include_tests=True)
     result = extract(str(library.path), output_root=tmp_path, options=options, jobs=1)
-    templates = sorted(r.site.message.template for r in map(emit.load_record, emit.iter_record_paths(result.folder)))
+    templates = sorted(r.site.message.template for r in records_in(result.folder))
     assert "a test module" in templates and "conftest" in templates and "docs" not in templates
     reasons = {s.path: s.reason for s in result.manifest.skipped}
     assert reasons["docs/conf.py"] == "not_included" and reasons["pkg/broken.py"] == "excluded"
@@ -111,7 +116,7 @@ def test_pins_tags_branches_short_shas_and_commits_off_branch(library: GitRepo, 
     result = extract(str(library.path), ref=dangling, output_root=tmp_path / "d", jobs=1)
     assert result.pin.sha == dangling and not result.pin.reachable
     assert any(r.site.message.template == "dangling"
-               for r in map(emit.load_record, emit.iter_record_paths(result.folder)))
+               for r in records_in(result.folder))
 
 
 def test_work_tree_is_never_read(library: GitRepo, tmp_path: Path) -> None:
@@ -119,7 +124,7 @@ def test_work_tree_is_never_read(library: GitRepo, tmp_path: Path) -> None:
     library.write("pkg/untracked.py", "raise ValueError('untracked')\n")
     status = library.git("status", "--porcelain")
     result = extract(str(library.path), output_root=tmp_path, jobs=1)
-    templates = {r.site.message.template for r in map(emit.load_record, emit.iter_record_paths(result.folder))}
+    templates = {r.site.message.template for r in records_in(result.folder)}
     assert "uncommitted" not in templates and "untracked" not in templates
     assert library.git("status", "--porcelain") == status
 

@@ -1,0 +1,36 @@
+"""output/ holds this repository's own records; they must match the code they describe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawler import emit
+from crawler.pipeline import collect, output_folder
+from crawler.records import REMOVED
+
+ROOT = Path(__file__).resolve().parent.parent
+OWN_NAME = "raise-site-crawler"  # the README's regeneration command uses the same --name
+REGENERATE = f"run `crawler extract . --name {OWN_NAME}` and commit output/"
+
+
+def facts(site: object) -> tuple[object, ...]:
+    s = site  # RaiseSite
+    return (s.path, s.line, s.end_line, s.qualname, s.exception, s.message.kind,  # type: ignore[attr-defined]
+            s.message.template, s.message.regex)  # type: ignore[attr-defined]
+
+
+def test_committed_records_match_the_code_at_head() -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    collected = collect(str(ROOT), name=OWN_NAME, jobs=1)
+    folder = output_folder(ROOT / "output", collected.pin)
+    committed = [emit.load_record(p) for p in emit.iter_record_paths(folder)]
+    assert committed, f"no records in {folder}: {REGENERATE}"
+    live = sorted(facts(r.site) for r in committed if r.status != REMOVED)
+    fresh = sorted(facts(site) for outcome in collected.outcomes for site in outcome.sites)
+    assert live == fresh, REGENERATE
+    for record in committed:
+        data, _ = emit.load_yaml_file(folder / emit.ERRORS_DIR / f"{record.id}.yaml")
+        assert emit.schema_problems(data, "record") == []
