@@ -107,13 +107,22 @@ def history_data(history: History | None) -> dict[str, Any]:
 
 def record_text(record: ErrorRecord) -> str:
     """The whole file of a record; its annotation block kept as the text it was read with."""
-    head = dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status,
-                      "extracted": extracted_data(record)})
-    annotation = record.annotation.text
-    if annotation is None:
-        annotation = dump_yaml({"annotation": record.annotation.data})
-    tail = dump_yaml({"history": history_data(record.history)})
-    return head + annotation + tail
+    text = dump_yaml({
+        "schema_version": SCHEMA_VERSION,
+        "id": record.id,
+        "status": record.status,
+        "extracted": extracted_data(record),
+        "annotation": record.annotation.data,
+        "history": history_data(record.history),
+    })
+    kept = record.annotation.text
+    if kept is None:
+        return text
+    # One document, dumped whole, then the annotation's lines swapped for the person's own text.
+    dumped = annotation_block(text)
+    assert dumped is not None
+    start = text.index("\nannotation:") + 1
+    return text[:start] + kept + text[start + len(dumped):]
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:

@@ -313,6 +313,8 @@ def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, 
     if end - start + 1 > SNIPPET_MAX_LINES:
         start = max(start, span.line - SNIPPET_BEFORE)
         end = min(end, span.end_line + SNIPPET_AFTER)
+    while end > span.end_line and not lines[end - 1].strip():
+        end -= 1  # a window's trailing blank lines say nothing
     return "\n".join(lines[start - 1 : end]) + "\n", start
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crawler import emit
 from crawler.errors import RecordError
@@ -96,3 +100,26 @@ def test_empty_annotation_starts_with_every_slot() -> None:
     for slot in ("written_for", "what_it_means", "solutions", "example_fix", "defensive_patterns",
                  "prevention", "when_it_happens", "related"):
         assert f"\n  {slot}:" in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(snippet=st.text(), template=st.text(), condition=st.none() | st.text(),
+       kept=st.booleans())
+def test_any_text_round_trips_through_a_record_file(snippet: str, template: str,
+                                                    condition: str | None, kept: bool) -> None:
+    """Whatever the source holds (blank lines, trailing spaces, `...`, control characters)."""
+    base = a_record()
+    site = replace(base.site, snippet=snippet, condition=condition,
+                   message=replace(base.site.message, template=template))
+    record = replace(base, site=site)
+    if kept:
+        record = replace(record, annotation=Annotation(
+            data={"what_it_means": "x"}, text="annotation:\n  what_it_means: x  # mine\n"))
+    text = emit.record_text(record)
+    data = yaml.safe_load(text)
+    assert data["extracted"]["snippet"] == snippet
+    assert data["extracted"]["message"]["template"] == template
+    assert data["extracted"]["condition"] == condition
+    assert data["history"]["first_seen"] == SHA
+    if kept:
+        assert "  what_it_means: x  # mine\n" in text
