@@ -357,7 +357,7 @@ class Reader:
 
     def _concat(self, node: cst.BinaryOperation, position: flow.Position) -> list[Alternative]:
         operands: list[cst.BaseExpression] = []
-        stack: list[cst.BaseExpression] = [node]
+        stack: list[cst.BaseExpression] = [node.right, node.left]  # the top node is always split
         while stack:
             current = stack.pop()
             if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Add) \
