@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import PurePosixPath
 
 import libcst as cst
 
@@ -86,3 +87,13 @@ def qualify(parts: Sequence[str], scopes: Sequence[Mapping[str, str]],
     if head in BUILTIN_NAMES and head not in shadowed and not rest:
         return f"builtins.{head}"
     return None
+
+
+def module_name(path: str) -> str:
+    """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)

@@ -350,7 +350,7 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
         counts.bare_raise += 1
         return []
     func = exc.func if isinstance(exc, cst.Call) else exc
-    exception_qualname = _exception_qualname(func, found.scopes, visitor)
+    exception_qualname = _exception_qualname(func, found.scopes, visitor, found.position)
     templates: list[Template] | None = None
     if isinstance(exc, cst.Call):
         templates = call_templates(exc, module, found.position, exception_qualname)
@@ -388,8 +388,8 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
     ]
 
 
-def _class(path: str, module: cst.Module, found: FoundClass, lines: tuple[int, int | None],
-           visitor: RaiseVisitor) -> ClassDef:
+def _class(path: str, module: cst.Module, found: FoundClass,
+           lines: tuple[int, int | None, int | None], visitor: RaiseVisitor) -> ClassDef:
     """A class statement as a record type, with its default message templates if any."""
     bases = []
     for arg in found.node.bases:
@@ -398,8 +398,7 @@ def _class(path: str, module: cst.Module, found: FoundClass, lines: tuple[int, i
         parts = names.dotted(arg.value)
         resolved = _qualify(parts, found.scopes, visitor) if parts else None
         bases.append(resolved or module.code_for_node(arg.value))
-    line, template_line = lines
-    defined_at = f"{path}:{template_line or line}"
+    line, init_line, attribute_line = lines
     templates: list[Template] = []
     template_from = None
     if found.init_call is not None:
@@ -414,6 +413,8 @@ def _class(path: str, module: cst.Module, found: FoundClass, lines: tuple[int, i
                      if kind != "dynamic"]
         template_from = "attribute" if templates else None
     prefix = f"{visitor.module_name}." if visitor.module_name else ""
+    template_line = init_line if template_from == "init" else attribute_line
+    defined_at = f"{path}:{template_line or line}"
     return ClassDef(
         qualname=prefix + found.qualname,
         name=found.node.name.value,
@@ -472,10 +473,25 @@ def _is_factory(func: cst.BaseExpression) -> bool:
 
 
 def _exception_qualname(func: cst.BaseExpression, scopes: Sequence[Scope],
-                        visitor: RaiseVisitor) -> str | None:
+                        visitor: RaiseVisitor, position: flow.Position = ()) -> str | None:
     """Through the imports and classes of the enclosing functions and module, else a builtin."""
     parts = names.dotted(func)
-    return _qualify(parts, scopes, visitor) if parts else None
+    if not parts or _is_local(parts[0], scopes, position):
+        return None
+    return _qualify(parts, scopes, visitor)
+
+
+def _is_local(name: str, scopes: Sequence[Scope], position: flow.Position) -> bool:
+    """A parameter or local variable of the enclosing function: not what the imports say."""
+    function = next((s.node for s in reversed(scopes) if not s.is_class), None)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == name for p in every):
+        return True
+    return flow.definitions(name, position) is not None
 
 
 def _qualify(parts: list[str], scopes: Sequence[Scope], visitor: RaiseVisitor) -> str | None:
@@ -494,7 +510,8 @@ def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, 
     return "\n".join(lines[start - 1 : end]) + "\n", start
 
 
-ClassLines = dict[int, tuple[int, "int | None"]]  # class node id: (class line, template line)
+# class node id: (class line, line of its super().__init__ call, line of its message attribute)
+ClassLines = dict[int, tuple[int, "int | None", "int | None"]]
 
 
 def _positions(module: cst.Module, source: bytes, lines: list[str], visitor: RaiseVisitor
@@ -546,27 +563,26 @@ def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
     for found_class, class_node in zip(visitor.classes, class_nodes):
         if found_class.node.name.value != class_node.name:
             return None
-        classes[id(found_class.node)] = (class_node.lineno, _ast_template_line(found_class, class_node))
+        classes[id(found_class.node)] = (class_node.lineno, *_ast_template_lines(found_class, class_node))
     return raises, functions, classes
 
 
-def _ast_template_line(found: FoundClass, node: ast.ClassDef) -> int | None:
-    """The line of the statement a class's template was read from, by the visitor's own rule."""
-    if found.init_call is not None:
-        for statement in node.body:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    statement.name == "__init__":
-                calls = [n.lineno for n in ast.walk(statement) if isinstance(n, ast.Expr)
-                         and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
-                         and n.value.func.attr == "__init__"]
-                return min(calls) if calls else None
-    if found.attribute is not None:
-        for statement in node.body:
+def _ast_template_lines(found: FoundClass, node: ast.ClassDef) -> tuple[int | None, int | None]:
+    """The lines of the statements a class's templates were read from, by the visitor's rules."""
+    init_line = attribute_line = None
+    for statement in node.body:
+        if found.init_call is not None and isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__init__":
+            calls = [n.lineno for n in ast.walk(statement) if isinstance(n, ast.Expr)
+                     and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+                     and n.value.func.attr == "__init__"]
+            init_line = min(calls) if calls else None
+        if found.attribute is not None and attribute_line is None:
             targets = statement.targets if isinstance(statement, ast.Assign) else (
                 [statement.target] if isinstance(statement, ast.AnnAssign) else [])
             if any(isinstance(t, ast.Name) and t.id == found.attribute[0] for t in targets):
-                return statement.lineno
-    return None
+                attribute_line = statement.lineno
+    return init_line, attribute_line
 
 
 def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor) -> ClassLines:
@@ -576,10 +592,9 @@ def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor) -> ClassLines
     positions = wrapper.resolve(PositionProvider)
     lines: ClassLines = {}
     for found in visitor.classes:
-        template = found.init_call[0] if found.init_call else (
-            found.attribute[1] if found.attribute else None)
-        template_line = positions[template].start.line if template is not None else None
-        lines[id(found.node)] = (positions[found.node.name].start.line, template_line)
+        init_line = positions[found.init_call[0]].start.line if found.init_call else None
+        attribute_line = positions[found.attribute[1]].start.line if found.attribute else None
+        lines[id(found.node)] = (positions[found.node.name].start.line, init_line, attribute_line)
     return lines
 
 

@@ -81,7 +81,8 @@ def _call(function: Any, kwargs: dict[str, Any], filename: str) -> tuple[int, Ba
 @pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_case_raises_match_their_regex(case: Path) -> None:
     expected = yaml.safe_load(case.with_suffix(".yaml").read_text(encoding="utf-8"))
-    found = find_raise_sites(case.name, case.read_bytes(), case.stem)
+    found = find_raise_sites(expected.get("path", case.name), case.read_bytes(),
+                             expected.get("module", case.stem))
     verified = run_case(case, found.sites)
     missing = set(expected.get("executed", [])) - set(verified)
     assert not missing, f"raises not verified by execution: {sorted(missing)}"

@@ -33,7 +33,8 @@ def site_fields(site: RaiseSite) -> dict[str, Any]:
 @pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_case(case: Path) -> None:
     expected = yaml.safe_load(case.with_suffix(".yaml").read_text(encoding="utf-8"))
-    found = find_raise_sites(case.name, case.read_bytes(), case.stem)
+    found = find_raise_sites(expected.get("path", case.name), case.read_bytes(),
+                             expected.get("module", case.stem))
     actual = [site_fields(site) for site in found.sites]
     assert len(actual) == len(expected["sites"]), [a["line"] for a in actual]
     for want, got in zip(expected["sites"], actual):
