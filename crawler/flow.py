@@ -24,6 +24,7 @@ Part = tuple[cst.BaseExpression, Position]  # an expression and where it is eval
 Definition = tuple[Part, ...]  # the text is the concatenation of its parts
 
 MAX_DEFINITIONS = 8
+MAX_STEPS = 400  # statements one search may look at: beyond, the answer is unknown
 
 
 class _GiveUp(Exception):
@@ -31,11 +32,13 @@ class _GiveUp(Exception):
 
 
 _NotFound = None
+_budget = [MAX_STEPS]  # steps left in the current search (one process, one search at a time)
 _Result = list[Definition] | None
 
 
 def definitions(name: str, position: Position) -> list[Definition] | None:
     """The definitions of `name` that reach `position`; None when unknown or unbound here."""
+    _budget[0] = MAX_STEPS
     try:
         found = _reaching(name, position)
     except _GiveUp:
@@ -66,6 +69,9 @@ def _scan(name: str, statements: Sequence[cst.CSTNode], end: int, outer: Positio
           role: str) -> _Result:
     """Definitions found in statements[:end], walking back; _NotFound when none binds the name."""
     for index in range(end - 1, -1, -1):
+        _budget[0] -= 1
+        if _budget[0] < 0:
+            raise _GiveUp
         here = (*outer, (statements, index, role))
         found = _statement(name, statements[index], here)
         if found is not _NotFound:
@@ -151,7 +157,13 @@ def _binds(name: str, target: cst.CSTNode) -> bool:
 
 def _assigns(name: str, node: cst.CSTNode) -> bool:
     """Whether a statement may bind `name` anywhere in its blocks (statements only)."""
-    return any(_binds_directly(name, n) for n in _statements(node))
+    for statement in _statements(node):
+        _budget[0] -= 1
+        if _budget[0] < 0:
+            raise _GiveUp
+        if _binds_directly(name, statement):
+            return True
+    return False
 
 
 def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -93,9 +93,14 @@ def message_argument(call: cst.Call) -> tuple[str, cst.BaseExpression] | None:
 
 
 def call_templates(call: cst.Call, module: cst.Module, position: flow.Position = (),
-                   exception_qualname: str | None = None) -> list[Template] | None:
-    """The templates of an exception call's message, one per alternative; None without one."""
-    reader = Reader(module)
+                   exception_qualname: str | None = None,
+                   assigned: set[str] | None = None) -> list[Template] | None:
+    """The templates of an exception call's message, one per alternative; None without one.
+
+    `assigned` (when known) holds the names the enclosing function assigns: any other name
+    cannot be resolved, and is not searched for.
+    """
+    reader = Reader(module, assigned)
     positional = [arg for arg in call.args if arg.keyword is None]
     if positional and positional[0].star:
         star = positional[0]
@@ -244,8 +249,9 @@ def _group(name: str, seen: list[str]) -> str:
 class Reader:
     """Reads message expressions of one module; names resolve through `flow.definitions`."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, assigned: set[str] | None = None) -> None:
         self.module = module
+        self.assigned = assigned
         self._depth = 0
 
     def source(self, node: cst.CSTNode) -> str:
@@ -299,7 +305,9 @@ class Reader:
     # ------------------------------------------------ names
 
     def _variable(self, name: str, position: flow.Position) -> list[Alternative]:
-        found = flow.definitions(name, position) if position else None
+        if not position or (self.assigned is not None and name not in self.assigned):
+            raise Unreadable
+        found = flow.definitions(name, position)
         if not found:
             raise Unreadable
         alternatives: list[Alternative] = []

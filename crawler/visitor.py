@@ -44,6 +44,7 @@ class Scope:
     is_class: bool
     node: cst.CSTNode | None = None
     names: dict[str, str] = field(default_factory=dict)  # imports and local classes: qualname
+    assigned: set[str] = field(default_factory=set)  # names a plain assignment binds here
     found_class: FoundClass | None = None
 
 
@@ -65,7 +66,7 @@ class FoundClass:
     qualname: str  # __qualname__
     scopes: tuple[Scope, ...]  # the scopes around the class statement
     has_init: bool = False
-    init_call: tuple[cst.Call, flow.Position] | None = None  # super().__init__(...)
+    init_call: tuple[cst.Call, flow.Position, set[str]] | None = None  # super().__init__(...)
     attribute: tuple[str, cst.BaseExpression, flow.Position] | None = None
 
 
@@ -225,6 +226,10 @@ class RaiseVisitor:
                 continue
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 self._bindings().update(names.bindings(small, self.package))
+            elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self._stack:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                    else [small.target]
+                self._stack[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
             if top_level:
                 self.module_names.update(_bound_names(small))
                 alias = _alias(small)
@@ -250,7 +255,7 @@ class RaiseVisitor:
             func = small.value.func
             if (owner is not None and owner.init_call is None and isinstance(func, cst.Attribute)
                     and func.attr.value == "__init__"):
-                owner.init_call = (small.value, position)
+                owner.init_call = (small.value, position, scope.assigned)
 
 
 def _alias(statement: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
@@ -350,10 +355,12 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
         counts.bare_raise += 1
         return []
     func = exc.func if isinstance(exc, cst.Call) else exc
-    exception_qualname = _exception_qualname(func, found.scopes, visitor, found.position)
+    exception_qualname = _exception_qualname(func, found.scopes, visitor)
     templates: list[Template] | None = None
     if isinstance(exc, cst.Call):
-        templates = call_templates(exc, module, found.position, exception_qualname)
+        scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
+        assigned = scope.assigned if scope is not None else None
+        templates = call_templates(exc, module, found.position, exception_qualname, assigned)
     elif not _looks_like_class(exc):
         counts.reraise += 1
         return []
@@ -402,8 +409,8 @@ def _class(path: str, module: cst.Module, found: FoundClass,
     templates: list[Template] = []
     template_from = None
     if found.init_call is not None:
-        call, position = found.init_call
-        made = call_templates(_without_self(call), module, position) or []
+        call, position, assigned = found.init_call
+        made = call_templates(_without_self(call), module, position, assigned=assigned) or []
         templates = [t for t in made if t.kind != "dynamic"]
         template_from = "init" if templates else None
     if not templates and found.attribute is not None:
@@ -473,25 +480,25 @@ def _is_factory(func: cst.BaseExpression) -> bool:
 
 
 def _exception_qualname(func: cst.BaseExpression, scopes: Sequence[Scope],
-                        visitor: RaiseVisitor, position: flow.Position = ()) -> str | None:
+                        visitor: RaiseVisitor) -> str | None:
     """Through the imports and classes of the enclosing functions and module, else a builtin."""
     parts = names.dotted(func)
-    if not parts or _is_local(parts[0], scopes, position):
+    if not parts or _is_local(parts[0], scopes):
         return None
     return _qualify(parts, scopes, visitor)
 
 
-def _is_local(name: str, scopes: Sequence[Scope], position: flow.Position) -> bool:
-    """A parameter or local variable of the enclosing function: not what the imports say."""
-    function = next((s.node for s in reversed(scopes) if not s.is_class), None)
-    if not isinstance(function, cst.FunctionDef):
+def _is_local(name: str, scopes: Sequence[Scope]) -> bool:
+    """A parameter or assigned variable of the enclosing function: not what the imports say."""
+    scope = next((s for s in reversed(scopes) if not s.is_class), None)
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
         return False
-    params = function.params
+    if name in scope.assigned:
+        return True
+    params = scope.node.params
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
     every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    if any(p.name.value == name for p in every):
-        return True
-    return flow.definitions(name, position) is not None
+    return any(p.name.value == name for p in every)
 
 
 def _qualify(parts: list[str], scopes: Sequence[Scope], visitor: RaiseVisitor) -> str | None:
