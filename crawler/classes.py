@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from crawler.messages import redisplay
 from crawler.names import BUILTIN_EXCEPTIONS, module_name
 from crawler.records import ClassDef, RaiseSite, Template
 
@@ -105,6 +106,31 @@ class ClassIndex:
         self._templates[qualname] = found
         return found
 
+    def _mro(self, qualname: str) -> list[str]:
+        """The class and its repository bases, depth first, each once (cycles cut)."""
+        order: list[str] = []
+        stack = [qualname]
+        while stack and len(order) < 64:
+            current = stack.pop()
+            if current in order:
+                continue
+            order.append(current)
+            cls = self.classes.get(current)
+            if cls is not None:
+                stack.extend(reversed([self.canonical(b) for b in cls.bases]))
+        return order
+
+    def passes(self, qualname: str) -> int | None:
+        """Which positional argument the nearest __init__ hands on alone, if it does."""
+        for current in self._mro(qualname):
+            cls = self.classes.get(current)
+            if cls is not None and cls.has_init:
+                return cls.passes
+        return None
+
+    def derives_from(self, qualname: str, base: str) -> bool:
+        return base in self._mro(qualname)
+
     def is_exception(self, qualname: str) -> bool:
         """Derives from a builtin exception, or from a class whose name says it is one."""
         if qualname in self._is_exception:
@@ -152,11 +178,22 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
         resolved.renamed += 1
     templates, origin = index.templates(qualname)
     if not templates or (origin == "attribute" and not pending and site.message.kind != "dynamic"):
-        return [] if pending else [site]
+        return [] if pending else [_shown(index, qualname, site)]
     resolved.class_default += len(templates)
     resolved.from_pending += 1 if pending else 0
     return [replace(site, message=replace(template, kind="class_default"))
             for template in templates]
+
+
+def _shown(index: ClassIndex, qualname: str, site: RaiseSite) -> RaiseSite:
+    """A site's regex as the repository's class really shows its message."""
+    message = site.message
+    passes = index.passes(qualname)
+    if message.display == "args" and passes is not None and message.argument == str(passes):
+        return replace(site, message=redisplay(message, "str"))
+    if message.display == "str" and index.derives_from(qualname, "builtins.KeyError"):
+        return replace(site, message=redisplay(message, "repr"))
+    return site
 
 
 def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:

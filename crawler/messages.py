@@ -18,7 +18,7 @@ import re
 import string
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -136,6 +136,48 @@ def template_for(expression: cst.BaseExpression, module: cst.Module, argument: s
     """The first template of one message expression (kept for callers that want one)."""
     kind, pieces = Reader(module).message(expression, position)[0]
     return build_template(kind, pieces, argument=argument)
+
+
+def redisplay(template: Template, display: str) -> Template:
+    """The same template shown another way (`str` or `repr`), when its class says so."""
+    pieces = pieces_of(template)
+    if pieces is None or template.display == display:
+        return template
+    seen: list[str] = []
+    if display == "repr" and template.kind != "dynamic":
+        pattern = _repr_pattern(pieces, seen)
+    else:
+        pattern = _pattern(pieces, seen)
+    return replace(template, display=display, regex="^" + pattern + "$")
+
+
+def pieces_of(template: Template) -> list[Piece] | None:
+    """A template's pieces read back from its text and placeholder list; None if they disagree."""
+    text = template.template
+    pieces: list[Piece] = []
+    literal: list[str] = []
+    queue = list(template.placeholders)
+    index = 0
+    while index < len(text):
+        pair = text[index:index + 2]
+        if pair in ("{{", "}}"):
+            literal.append(pair[0])
+            index += 2
+            continue
+        if text[index] == "{":
+            if not queue:
+                return None
+            name = queue.pop(0)
+            if text[index + 1:index + 2 + len(name)] != name + "}":
+                return None
+            pieces.extend([Piece("".join(literal)), Piece(name, True)])
+            literal = []
+            index += len(name) + 2
+            continue
+        literal.append(text[index])
+        index += 1
+    pieces.append(Piece("".join(literal)))
+    return _merge_text(pieces) if not queue else None
 
 
 def _display_pattern(display: str, readings: list[list[Alternative]], chosen: int,

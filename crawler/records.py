@@ -86,6 +86,7 @@ class ClassDef:
     templates: tuple[Template, ...] = ()  # from __init__'s super().__init__(...) or an attribute
     template_from: str | None = None  # "init" or "attribute"
     has_init: bool = False  # defines __init__ (then no template is inherited through it)
+    passes: int | None = None  # __init__ hands its positional parameter n (0: after self) on alone
 
 
 @dataclass(frozen=True)

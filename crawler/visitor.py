@@ -66,6 +66,7 @@ class FoundClass:
     qualname: str  # __qualname__
     scopes: tuple[Scope, ...]  # the scopes around the class statement
     has_init: bool = False
+    init: cst.FunctionDef | None = None
     init_call: tuple[cst.Call, flow.Position, set[str]] | None = None  # super().__init__(...)
     attribute: tuple[str, cst.BaseExpression, flow.Position] | None = None
 
@@ -156,6 +157,7 @@ class RaiseVisitor:
         self.functions.append(node)
         if node.name.value == "__init__" and self._stack and self._stack[-1].found_class:
             self._stack[-1].found_class.has_init = True
+            self._stack[-1].found_class.init = node
         self._stack.append(Scope(node.name.value, is_class=False, node=node))
         self._enter()
 
@@ -431,7 +433,24 @@ def _class(path: str, module: cst.Module, found: FoundClass,
         templates=tuple(replace(t, defined_at=defined_at, argument=None) for t in templates),
         template_from=template_from,
         has_init=found.has_init,
+        passes=_passes(found),
     )
+
+
+def _passes(found: FoundClass) -> int | None:
+    """`def __init__(self, message, code=0): super().__init__(message)`: message's index, 0."""
+    if found.init is None or found.init_call is None:
+        return None
+    args = _without_self(found.init_call[0]).args
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    value = args[0].value
+    params = [p.name.value for p in (*found.init.params.posonly_params, *found.init.params.params)]
+    if not isinstance(value, cst.Name) or value.value not in params[1:]:
+        return None
+    if value.value in found.init_call[2]:
+        return None  # reassigned before the call: not handed on as it came
+    return params[1:].index(value.value)
 
 
 def _without_self(call: cst.Call) -> cst.Call:

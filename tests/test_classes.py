@@ -75,12 +75,19 @@ def test_class_defaults(resolved: classes.Resolved) -> None:
     assert got == expected
     assert "builtin_no_message" not in sites
     assert resolved.from_pending == 2
+    (missing,) = sites["missing_key"]
+    assert (missing.message.display, missing.message.regex) == (
+        "repr", "^['\"]no key (?P<k>[\\s\\S]*?)['\"]$")
+    (with_code,) = sites["with_code"]
+    assert (with_code.message.display, with_code.message.regex) == (
+        "str", "^bad (?P<x>[\\s\\S]*?)$")
 
 
 def test_exception_classes(resolved: classes.Resolved) -> None:
     listed = {entry["qualname"]: entry for entry in resolved.exception_classes}
     assert sorted(listed) == [f"clspkg.errors.{name}" for name in (
-        "BadThing", "BaseError", "Coded", "Legacy", "Plain", "Sub", "Templated")]
+        "BadThing", "BaseError", "Coded", "Legacy", "MissingKey", "Plain", "Sub", "Templated",
+        "WithCode")]
     assert listed["clspkg.errors.Sub"]["bases"] == ["clspkg.errors.BadThing"]
     assert listed["clspkg.errors.BaseError"]["bases"] == ["builtins.Exception"]
     assert listed["clspkg.errors.Legacy"]["line"] == 33
@@ -111,4 +118,4 @@ def test_class_default_regexes_match_the_real_messages(resolved: classes.Resolve
         message = str(caught.value)
         assert any(re.fullmatch(s.message.regex, message) for s in sites), (name, message)
         checked += 1
-    assert checked == 10
+    assert checked == 12

@@ -47,3 +47,11 @@ def legacy(w="w"):
 
 def builtin_no_message():
     raise ValueError()
+
+
+def missing_key(k="k"):
+    raise errors.MissingKey(f"no key {k}")
+
+
+def with_code(x="x"):
+    raise errors.WithCode(f"bad {x}", 42)

@@ -37,3 +37,13 @@ class Legacy(ValueError):
 
 class NotAnError:
     pass
+
+
+class MissingKey(KeyError):
+    pass
+
+
+class WithCode(BaseError):
+    def __init__(self, message, code=0):
+        super().__init__(message)
+        self.code = code
