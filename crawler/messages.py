@@ -131,13 +131,6 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
     return _unique(templates)
 
 
-def template_for(expression: cst.BaseExpression, module: cst.Module, argument: str,
-                 position: flow.Position = ()) -> Template:
-    """The first template of one message expression (kept for callers that want one)."""
-    kind, pieces = Reader(module).message(expression, position)[0]
-    return build_template(kind, pieces, argument=argument)
-
-
 def redisplay(template: Template, display: str) -> Template:
     """The same template shown another way (`str` or `repr`), when its class says so."""
     pieces = pieces_of(template)

@@ -619,7 +619,10 @@ def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor) -> ClassLines
     lines: ClassLines = {}
     for found in visitor.classes:
         init_line = positions[found.init_call[0]].start.line if found.init_call else None
-        attribute_line = positions[found.attribute[1]].start.line if found.attribute else None
+        attribute_line = None
+        if found.attribute is not None:
+            statements, index, _ = found.attribute[2][-1]
+            attribute_line = positions[statements[index]].start.line
         lines[id(found.node)] = (positions[found.node.name].start.line, init_line, attribute_line)
     return lines
 

@@ -125,3 +125,23 @@ def test_newer_syntax_falls_back_to_libcst_positions() -> None:
     walker.visit_module(module)
     spans, _ = visitor._libcst_positions(module, walker)
     assert [s.line for s in spans.values()] == [3]
+
+
+def test_class_lines_agree_with_position_provider() -> None:
+    """The class and template lines from `ast` are the ones PositionProvider gives."""
+    package = Path(__file__).parent / "packages" / "clspkg"
+    sources = [p.read_bytes() for p in sorted(package.glob("*.py"))]
+    sources.append(b"class A(Exception):\n    message = (\n        'x'\n    )\n\n"
+                   b"@decorated\nclass B(A):\n    def __init__(self, n):\n        if n:\n"
+                   b"            super().__init__(f'n is {n}')\n")
+    compared = 0
+    for source in sources:
+        module = cst.parse_module(source)
+        walker = RaiseVisitor()
+        walker.visit_module(module)
+        text = visitor._decode(source, module.encoding)
+        found = visitor._ast_positions(source, visitor._LINE_BREAK.split(text), walker)
+        assert found is not None
+        assert found[2] == visitor._libcst_class_lines(module, walker)
+        compared += len(found[2])
+    assert compared >= 12
