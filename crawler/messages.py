@@ -51,6 +51,10 @@ OSERROR_FAMILY = frozenset(
     )
 )
 
+SYNTAX_ERRORS = frozenset({"builtins.SyntaxError", "builtins.IndentationError", "builtins.TabError"})
+CODEC_ERRORS = {"builtins.UnicodeDecodeError": 5, "builtins.UnicodeEncodeError": 5,
+                "builtins.UnicodeTranslateError": 4}  # their argument counts
+
 MAX_ALTERNATIVES = 8
 ANY = "[\\s\\S]*?"
 
@@ -107,6 +111,7 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
         source = star.star + reader.source(star.value)
         return [build_template("dynamic", [Piece(source, True)], argument=f"{star.star}0")]
     plain = [arg.value for arg in positional if not arg.star]
+    starred = len(plain) < len(positional)
     if not plain:
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in MESSAGE_KEYWORDS:
@@ -115,20 +120,34 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
                         for kind, pieces in alternatives]
         return None
     readings = [reader.message(value, position) for value in plain]
-    errno_form = exception_qualname in OSERROR_FAMILY and len(plain) in (2, 3)
-    if errno_form:
-        chosen = 1
-    else:
+    display, chosen = _display(exception_qualname, len(plain), starred)
+    if chosen is None:
         chosen = next((i for i, r in enumerate(readings) if r[0][0] != "dynamic"), 0)
-    display = "errno" if errno_form else "args" if len(plain) > 1 else (
-        "repr" if exception_qualname == "builtins.KeyError" else "str")
     templates = []
     for kind, pieces in readings[chosen]:
         seen: list[str] = []
-        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen)
+        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred)
         templates.append(build_template(kind, pieces, argument=str(chosen), display=display,
                                         regex="^" + pattern + "$"))
     return _unique(templates)
+
+
+def _display(exception_qualname: str | None, count: int, starred: bool) -> tuple[str, int | None]:
+    """How str(exc) shows the arguments, and which one is the message (None: first textual)."""
+    if starred:
+        return ("varargs", 0) if count == 1 else ("args", None)
+    if exception_qualname in OSERROR_FAMILY and count in (2, 3):
+        return "errno", 1
+    if exception_qualname in ("builtins.ExceptionGroup", "builtins.BaseExceptionGroup") \
+            and count == 2:
+        return "group", 0
+    if exception_qualname in SYNTAX_ERRORS and count == 2:
+        return "syntax", 0
+    if CODEC_ERRORS.get(exception_qualname or "") == count:
+        return "codec", count - 1
+    if count > 1:
+        return "args", None
+    return ("repr" if exception_qualname == "builtins.KeyError" else "str"), None
 
 
 def redisplay(template: Template, display: str) -> Template:
@@ -174,24 +193,35 @@ def pieces_of(template: Template) -> list[Piece] | None:
 
 
 def _display_pattern(display: str, readings: list[list[Alternative]], chosen: int,
-                     pieces: list[Piece], kind: str, seen: list[str]) -> str:
+                     pieces: list[Piece], kind: str, seen: list[str], starred: bool = False) -> str:
+    textual = kind != "dynamic"
     if display == "str":
         return _pattern(pieces, seen)
     if display == "repr":
-        return _repr_pattern(pieces, seen) if kind != "dynamic" else _pattern(pieces, seen)
+        return _repr_pattern(pieces, seen) if textual else _pattern(pieces, seen)
     if display == "errno":
-        text = _pattern(pieces, seen)
-        pattern = f"\\[Errno ({ANY})\\] {text}"
+        pattern = f"\\[Errno ({ANY})\\] {_pattern(pieces, seen)}"
         if len(readings) == 3:
             pattern += f": {_other_arg_pattern(readings[2])}"
         return pattern
+    if display == "group":
+        return f"{_pattern(pieces, seen)} \\(({ANY}) sub-exceptions?\\)"
+    if display == "syntax":
+        return f"{_pattern(pieces, seen)}(?: \\(({ANY})\\))?"
+    if display == "codec":
+        return f"({ANY}): {_pattern(pieces, seen)}"
+    if display == "varargs":  # E(msg, *args): the message alone, or the args tuple
+        shown = _pattern(pieces, seen)
+        quoted = _repr_pattern(pieces, seen) if textual else f"({ANY})"
+        return f"(?:{shown}|\\({quoted}(?:, ({ANY}))?,?\\))"
     parts = []
     for index, reading in enumerate(readings):
         if index == chosen:
-            parts.append(_repr_pattern(pieces, seen) if kind != "dynamic" else f"({ANY})")
+            parts.append(_repr_pattern(pieces, seen) if textual else f"({ANY})")
         else:
             parts.append(_other_arg_pattern(reading))
-    return "\\(" + ", ".join(parts) + "\\)"
+    tail = f"(?:, ({ANY}))?" if starred else ""
+    return "\\(" + ", ".join(parts) + tail + "\\)"
 
 
 def _other_arg_pattern(reading: list[Alternative]) -> str:

@@ -71,7 +71,9 @@ class Template:
     regex: str  # anchored; matches the runtime message
     argument: str | None = None  # which call argument holds it: "0", "1", "message", ...
     defined_at: str | None = None  # path:line of the template, when it is not at the raise
-    display: str = "str"  # how str(exc) shows it: str, repr (KeyError), args (a tuple), errno
+    # how str(exc) shows it: str, repr (KeyError), args (the tuple), errno (OSError),
+    # varargs (E(msg, *args)), group (ExceptionGroup), syntax (SyntaxError), codec (Unicode*Error)
+    display: str = "str"
 
 
 @dataclass(frozen=True)

@@ -57,3 +57,19 @@ def bytes_message():
 
 def unicode_escape():
     raise ValueError("tab\tand é", "x")
+
+
+def message_and_star(rest=()):
+    raise ValueError("with star", *rest)
+
+
+def group(errors=(ValueError("x"),)):
+    raise ExceptionGroup("several failures", list(errors))
+
+
+def syntax(filename="f.py"):
+    raise SyntaxError(f"bad token in {filename}", (filename, 3, 1, "x = $"))
+
+
+def codec(data=b"\xff"):
+    raise UnicodeDecodeError("utf-8", data, 0, 1, "invalid start byte")

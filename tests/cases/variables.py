@@ -85,3 +85,10 @@ def in_handler(x="v"):
         int(x)
     except ValueError:
         raise ValueError(msg)
+
+
+CALLS["message_and_star_args"] = [{"rest": (1, 2)}]
+
+
+def message_and_star_args(rest=()):
+    raise ValueError("with star and args", *rest)
