@@ -47,6 +47,7 @@ class OracleResult:
     raise_statements_with_records: int = 0
     records: int = 0
     ours_not_flagged: Counter[str] = field(default_factory=Counter)  # by kind
+    examples: dict[str, list[str]] = field(default_factory=dict)  # kind: a few "path:line"
     seconds: float = 0.0
 
 
@@ -127,6 +128,9 @@ def run_oracle(source_root: Path, files: Sequence[Path], work: Path, jobs: int =
         rows = flagged.get(site.path, set())
         if not any(site.line <= row <= site.end_line for row in rows):
             result.ours_not_flagged[site.message.kind] += 1
+            shown = result.examples.setdefault(site.message.kind, [])
+            if len(shown) < 8:
+                shown.append(f"{site.path}:{site.line}")
     result.seconds = time.perf_counter() - started
     return result
 
@@ -150,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "records": result.records,
         "raise_statements_with_records": result.raise_statements_with_records,
         "ours_not_flagged_by_kind": dict(sorted(result.ours_not_flagged.items())),
+        "examples": result.examples,
         "seconds": round(result.seconds, 1),
     }
     print(json.dumps(summary, indent=2))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -74,6 +76,7 @@ def test_literal_runs() -> None:
 
 
 def test_ten_thousand_records_answer_well_under_a_second(records: list[ErrorRecord]) -> None:
+    """Timed in CPU seconds of this process, so that a busy machine does not fail it."""
     lines = []
     for i in range(2000):
         lines += [f"    raise ValueError(f'failure number {i} in {{thing}} of kind {{kind}}')",
@@ -84,16 +87,19 @@ def test_ten_thousand_records_answer_well_under_a_second(records: list[ErrorReco
     source = ("def f(thing, kind, key, n):\n" + "\n".join(lines) + "\n").encode()
     many = merge(PIN, [], find_raise_sites("big.py", source, "big").sites).records
     assert len(many) == 10_000
+    gc.collect()
+    started = time.process_time()
+    lookup("literal message number 77", many)  # index built, one query: the cold path
+    cold = time.process_time() - started
     index = LookupIndex(many)
-    started = time.perf_counter()
+    timings = []
     for message in ["failure number 1999 in x of kind y", "'key 5 missing: z'",
-                    "literal message number 77", "nothing like any of them at all"]:
+                    "literal message number 77", "nothing like any of them at all"] * 5:
+        started = time.process_time()
         assert index.lookup(message)
-    per_query = (time.perf_counter() - started) / 4
-    started = time.perf_counter()
-    lookup("literal message number 77", many)
-    cold = time.perf_counter() - started
-    assert per_query < 0.2 and cold < 1.0, (per_query, cold)
+        timings.append(time.process_time() - started)
+    median = statistics.median(timings)
+    assert median < 0.1 and cold < 1.0, (median, cold)
 
 
 def test_cli_lookup(tmp_path: Path, records: list[ErrorRecord]) -> None:
