@@ -92,3 +92,28 @@ CALLS["message_and_star_args"] = [{"rest": (1, 2)}]
 
 def message_and_star_args(rest=()):
     raise ValueError("with star and args", *rest)
+
+
+CALLS["elif_chain"] = [{"kind": "b"}, {"kind": "c"}]
+GLOBAL_MESSAGE = "a module global"
+
+
+def elif_chain(kind="a"):
+    if kind == "a":
+        msg = "kind a"
+    elif kind == "b":
+        msg = "kind b"
+    else:
+        msg = f"other kind {kind}"
+    raise ValueError(msg)
+
+
+def reassigned_from_itself(x="v"):
+    msg = "start"
+    msg = msg + f" then {x}"
+    raise ValueError(msg)
+
+
+def global_name():
+    global GLOBAL_MESSAGE
+    raise ValueError(GLOBAL_MESSAGE)
