@@ -167,3 +167,47 @@ def validate(folder: Path, quiet: bool) -> None:
         sys.exit(1)
     if checked == 0:
         raise click.ClickException(f"{folder}: no records or manifests found; run `crawler extract` first")
+
+
+@main.command("lookup")
+@click.argument("message")
+@click.argument("output", default="output", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Most records to print.")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+def lookup_command(message: str, output: Path, limit: int, as_json: bool) -> None:
+    """Find the records whose template matches MESSAGE, a message a user saw at runtime.
+
+    MESSAGE may be the text alone or a whole traceback line (`ValueError: ...`). OUTPUT is
+    the output root or one repository's folder in it. Records come best first, by how many
+    literal characters of the message their template matched; when none matches, the closest
+    templates are printed instead, marked `~`.
+
+    \b
+    Example:
+      crawler lookup "KeyError: 'missing column x'" output/
+      crawler lookup "bad shape (3, 4)" output/github.com/jax-ml/jax --json
+    """
+    from crawler.lookup import LookupIndex, describe, load_records
+
+    records = load_records(output)
+    if not records:
+        raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
+    matches = LookupIndex(records).lookup(message, limit=limit)
+    if as_json:
+        click.echo(json.dumps(describe(matches), indent=2, ensure_ascii=False))
+        return
+    if not matches:
+        click.echo("no record matches, and none is close")
+        return
+    if not matches[0].exact:
+        click.echo("no template matches exactly; the closest (~):")
+    for match in matches:
+        site = match.record.site
+        mark = "=" if match.exact else "~"
+        click.echo(f"{mark} {match.record.id}  {site.exception}  {site.path}:{site.line}  "
+                   f"({site.message.kind}, score {match.score})")
+        click.echo(f"    {site.message.template}")
+        for name, value in match.captures.items():
+            click.echo(f"    {name} = {value!r}")

@@ -72,6 +72,7 @@ def template_data(template: Template) -> dict[str, Any]:
         "regex": template.regex,
         "argument": template.argument,
         "defined_at": template.defined_at,
+        "display": template.display,
     }
 
 
@@ -146,6 +147,7 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             regex=message["regex"],
             argument=message.get("argument"),
             defined_at=message.get("defined_at"),
+            display=message.get("display", "str"),
         ),
         cause=ex["cause"],
         condition=ex["condition"],

@@ -3,39 +3,60 @@
 A placeholder is named by the exact source of its expression (`f'{disallowed}'` gives
 `disallowed`), conversions and format specs kept out of the name. Whatever cannot be read as
 text is still a template: kind `dynamic`, the expression's source as its only placeholder.
+
+An expression may read as several alternatives (a variable assigned in both branches of an `if`,
+`ngettext`, `a if c else b`): each gives its own template, never a single guess. The regex
+matches `str(exc)` as Python prints it: the message itself for one argument, its repr for a
+`KeyError`, the repr of the args tuple for several arguments, `[Errno n] text` for `OSError`.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 import libcst as cst
 
+from crawler import flow
+from crawler.reading import (  # noqa: F401 - Piece, Reader and Unreadable are used from here too
+    MAX_ALTERNATIVES,
+    Alternative,
+    Piece,
+    Reader,
+    Unreadable,
+    _merge_text,
+)
 from crawler.records import Template
 
 # Keyword arguments that carry the message when there is no positional one.
 MESSAGE_KEYWORDS = ("message", "msg", "detail", "reason", "text", "description")
 
+# Builtin exceptions whose str() is `[Errno n] strerror` (and `: 'filename'`) for 2 or 3 args.
+OSERROR_FAMILY = frozenset(
+    f"builtins.{name}" for name in (
+        "OSError", "IOError", "EnvironmentError", "BlockingIOError", "ChildProcessError",
+        "ConnectionError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
+        "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError",
+        "IsADirectoryError", "NotADirectoryError", "PermissionError", "ProcessLookupError",
+        "TimeoutError",
+    )
+)
+
+SYNTAX_ERRORS = frozenset({"builtins.SyntaxError", "builtins.IndentationError", "builtins.TabError"})
+CODEC_ERRORS = {"builtins.UnicodeDecodeError": 5, "builtins.UnicodeEncodeError": 5,
+                "builtins.UnicodeTranslateError": 4}  # their argument counts
+
+ANY = "[\\s\\S]*?"
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
-class Piece:
-    """One run of a message: literal text, or a placeholder named by its expression's source."""
-
-    text: str
-    is_placeholder: bool = False
-
-
-class Unreadable(Exception):
-    """The expression is not text that can be read off the source."""
+# ---------------------------------------------------------------- a raise's call to templates
 
 
 def message_argument(call: cst.Call) -> tuple[str, cst.BaseExpression] | None:
-    """The argument of an exception call that carries its message, and which one it is."""
+    """The argument of an exception call that carries its message (the first), and which one."""
     for index, arg in enumerate(call.args):
         if arg.keyword is None and not arg.star:
             return str(index), arg.value
@@ -47,39 +68,174 @@ def message_argument(call: cst.Call) -> tuple[str, cst.BaseExpression] | None:
     return None
 
 
-def template_for(expression: cst.BaseExpression, module: cst.Module, argument: str) -> Template:
-    """The template of a message expression; `dynamic` when it cannot be read."""
-    try:
-        kind, pieces = _read(expression, module)
-    except Unreadable:
-        kind, pieces = "dynamic", [Piece(_source(expression, module), is_placeholder=True)]
-    if argument.startswith("*"):
-        kind, pieces = "dynamic", [Piece(argument[: argument.count("*")] + _source(expression, module), True)]
-    return build_template(kind, pieces, argument=argument)
+def call_templates(call: cst.Call, module: cst.Module, position: flow.Position = (),
+                   exception_qualname: str | None = None,
+                   assigned: set[str] | None = None) -> list[Template] | None:
+    """The templates of an exception call's message, one per alternative; None without one.
+
+    `assigned` (when known) holds the names the enclosing function assigns: any other name
+    cannot be resolved, and is not searched for.
+    """
+    reader = Reader(module, assigned)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if positional and positional[0].star:
+        star = positional[0]
+        source = star.star + reader.source(star.value)
+        return [build_template("dynamic", [Piece(source, True)], argument=f"{star.star}0")]
+    plain = [arg.value for arg in positional if not arg.star]
+    starred = len(plain) < len(positional)
+    if not plain:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in MESSAGE_KEYWORDS:
+                alternatives = reader.message(arg.value, position)
+                return [build_template(kind, pieces, argument=arg.keyword.value)
+                        for kind, pieces in alternatives]
+        return None
+    readings = [reader.message(value, position) for value in plain]
+    display, chosen = _display(exception_qualname, len(plain), starred)
+    if chosen is None:
+        chosen = next((i for i, r in enumerate(readings) if r[0][0] != "dynamic"), 0)
+    templates = []
+    for kind, pieces in readings[chosen]:
+        seen: list[str] = []
+        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred)
+        templates.append(build_template(kind, pieces, argument=str(chosen), display=display,
+                                        regex="^" + pattern + "$"))
+    return _unique(templates)
 
 
-def build_template(
-    kind: str, pieces: Sequence[Piece], *, argument: str | None = None, defined_at: str | None = None
-) -> Template:
+def _display(exception_qualname: str | None, count: int, starred: bool) -> tuple[str, int | None]:
+    """How str(exc) shows the arguments, and which one is the message (None: first textual)."""
+    if starred:
+        return ("varargs", 0) if count == 1 else ("args", None)
+    if exception_qualname in OSERROR_FAMILY and count in (2, 3):
+        return "errno", 1
+    if exception_qualname in ("builtins.ExceptionGroup", "builtins.BaseExceptionGroup") \
+            and count == 2:
+        return "group", 0
+    if exception_qualname in SYNTAX_ERRORS and count == 2:
+        return "syntax", 0
+    if CODEC_ERRORS.get(exception_qualname or "") == count:
+        return "codec", count - 1
+    if count > 1:
+        return "args", None
+    return ("repr" if exception_qualname == "builtins.KeyError" else "str"), None
+
+
+def redisplay(template: Template, display: str) -> Template:
+    """The same template shown another way (`str` or `repr`), when its class says so."""
+    pieces = pieces_of(template)
+    if pieces is None or template.display == display:
+        return template
+    seen: list[str] = []
+    if display == "repr" and template.kind != "dynamic":
+        pattern = _repr_pattern(pieces, seen)
+    else:
+        pattern = _pattern(pieces, seen)
+    return replace(template, display=display, regex="^" + pattern + "$")
+
+
+def pieces_of(template: Template) -> list[Piece] | None:
+    """A template's pieces read back from its text and placeholder list; None if they disagree."""
+    text = template.template
+    pieces: list[Piece] = []
+    literal: list[str] = []
+    queue = list(template.placeholders)
+    index = 0
+    while index < len(text):
+        pair = text[index:index + 2]
+        if pair in ("{{", "}}"):
+            literal.append(pair[0])
+            index += 2
+            continue
+        if text[index] == "{":
+            if not queue:
+                return None
+            name = queue.pop(0)
+            if text[index + 1:index + 2 + len(name)] != name + "}":
+                return None
+            pieces.extend([Piece("".join(literal)), Piece(name, True)])
+            literal = []
+            index += len(name) + 2
+            continue
+        literal.append(text[index])
+        index += 1
+    pieces.append(Piece("".join(literal)))
+    return _merge_text(pieces) if not queue else None
+
+
+def _display_pattern(display: str, readings: list[list[Alternative]], chosen: int,
+                     pieces: list[Piece], kind: str, seen: list[str], starred: bool = False) -> str:
+    textual = kind != "dynamic"
+    if display == "str":
+        return _pattern(pieces, seen)
+    if display == "repr":
+        return _repr_pattern(pieces, seen) if textual else _pattern(pieces, seen)
+    if display == "errno":
+        pattern = f"\\[Errno ({ANY})\\] {_pattern(pieces, seen)}"
+        if len(readings) == 3:
+            pattern += f": {_other_arg_pattern(readings[2])}"
+        return pattern
+    if display == "group":
+        return f"{_pattern(pieces, seen)} \\(({ANY}) sub-exceptions?\\)"
+    if display == "syntax":
+        return f"{_pattern(pieces, seen)}(?: \\(({ANY})\\))?"
+    if display == "codec":
+        return f"({ANY}): {_pattern(pieces, seen)}"
+    if display == "varargs":  # E(msg, *args): the message alone, or the args tuple
+        shown = _pattern(pieces, seen)
+        quoted = _repr_pattern(pieces, seen) if textual else f"({ANY})"
+        return f"(?:{shown}|\\({quoted}(?:, ({ANY}))?,?\\))"
+    parts = []
+    for index, reading in enumerate(readings):
+        if index == chosen:
+            parts.append(_repr_pattern(pieces, seen) if textual else f"({ANY})")
+        else:
+            parts.append(_other_arg_pattern(reading))
+    tail = f"(?:, ({ANY}))?" if starred else ""
+    return "\\(" + ", ".join(parts) + tail + "\\)"
+
+
+def _other_arg_pattern(reading: list[Alternative]) -> str:
+    """An argument that is not the message, as its repr shows: exact when it is a plain literal."""
+    if len(reading) == 1 and reading[0][0] == "literal":
+        return escape_regex(repr("".join(p.text for p in reading[0][1])))
+    return f"({ANY})"
+
+
+def _unique(templates: list[Template]) -> list[Template]:
+    seen: set[str] = set()
+    unique = []
+    for template in templates:
+        if template.template not in seen:
+            seen.add(template.template)
+            unique.append(template)
+    return unique
+
+
+# ---------------------------------------------------------------- pieces to a template
+
+
+def build_template(kind: str, pieces: Sequence[Piece], *, argument: str | None = None,
+                   defined_at: str | None = None, display: str = "str",
+                   regex: str | None = None) -> Template:
     """Join pieces into the template text, its placeholder list and its anchored regex."""
     text: list[str] = []
-    pattern: list[str] = []
     placeholders: list[str] = []
     for piece in pieces:
         if piece.is_placeholder:
             text.append("{" + piece.text + "}")
-            pattern.append(_group(piece.text, placeholders))
             placeholders.append(piece.text)
         else:
             text.append(piece.text.replace("{", "{{").replace("}", "}}"))
-            pattern.append(escape_regex(piece.text))
     return Template(
         kind=kind,
         template="".join(text),
         placeholders=tuple(placeholders),
-        regex="^" + "".join(pattern) + "$",
+        regex=regex if regex is not None else "^" + _pattern(pieces, []) + "$",
         argument=argument,
         defined_at=defined_at,
+        display=display,
     )
 
 
@@ -91,89 +247,34 @@ def escape_regex(text: str) -> str:
     return "".join("\\" + char if char in _REGEX_SPECIAL else char for char in text)
 
 
+def _pattern(pieces: Sequence[Piece], seen: list[str]) -> str:
+    return "".join(_group(p.text, seen) if p.is_placeholder else escape_regex(p.text)
+                   for p in pieces)
+
+
+def _repr_pattern(pieces: Sequence[Piece], seen: list[str]) -> str:
+    """The repr of a str built from pieces: exact for pure text, else either quote style."""
+    if not any(p.is_placeholder for p in pieces):
+        return escape_regex(repr("".join(p.text for p in pieces)))
+    body = "".join(_group(p.text, seen) if p.is_placeholder else _repr_body(p.text) for p in pieces)
+    return f"['\"]{body}['\"]"
+
+
+def _repr_body(text: str) -> str:
+    """Literal text as it stands inside a str's repr, as a regex; `'` may or may not be escaped."""
+    parts = []
+    for char in text:
+        if char == "'":
+            parts.append("\\\\?'")
+        elif char == '"':
+            parts.append('"')
+        else:
+            parts.append(escape_regex(repr(char)[1:-1]))
+    return "".join(parts)
+
+
 def _group(name: str, seen: list[str]) -> str:
     """A regex group for a placeholder: named after it when it is a fresh identifier."""
-    if _IDENTIFIER.match(name) and name not in seen:
-        return f"(?P<{name}>[\\s\\S]*?)"
-    return "([\\s\\S]*?)"
-
-
-def _read(expression: cst.BaseExpression, module: cst.Module) -> tuple[str, list[Piece]]:
-    """The kind and pieces of an expression that is text in the source, or raise Unreadable."""
-    if isinstance(expression, cst.SimpleString):
-        return "literal", [Piece(_string_value(expression))]
-    if isinstance(expression, cst.ConcatenatedString):
-        left_kind, left = _read(expression.left, module)
-        right_kind, right = _read(expression.right, module)
-        kind = "fstring" if "fstring" in (left_kind, right_kind) else "literal"
-        return kind, _merge_text(left + right)
-    if isinstance(expression, cst.FormattedString):
-        return "fstring", _merge_text(_fstring_pieces(expression, module))
-    raise Unreadable
-
-
-def _string_value(node: cst.SimpleString) -> str:
-    value = node.evaluated_value
-    if isinstance(value, bytes):
-        raise Unreadable  # a bytes message shows as its repr; left to `dynamic`
-    return value
-
-
-def _fstring_pieces(node: cst.FormattedString, module: cst.Module) -> list[Piece]:
-    prefix = node.prefix.lower().replace("f", "")
-    pieces: list[Piece] = []
-    for part in node.parts:
-        if isinstance(part, cst.FormattedStringText):
-            pieces.append(Piece(_fstring_text(part.value, prefix)))
-            continue
-        expression_source = _source(part.expression, module)
-        if part.equal is not None:
-            # `{x=}` shows the expression's own source, then its value.
-            pieces.append(Piece(_equal_label(part, module)))
-        pieces.append(Piece(expression_source, is_placeholder=True))
-    return pieces
-
-
-def _equal_label(part: cst.FormattedStringExpression, module: cst.Module) -> str:
-    """The literal text that an `=` specifier prints: the expression as written, and `=`."""
-    assert part.equal is not None
-    before = module.code_for_node(part.whitespace_before_expression)
-    after_expr = module.code_for_node(part.whitespace_after_expression)
-    equal = module.code_for_node(part.equal)
-    return before + _source(part.expression, module) + after_expr + equal
-
-
-def _fstring_text(raw: str, prefix: str) -> str:
-    """The runtime text of an f-string's literal run: escapes decoded, `{{` made `{`."""
-    text = raw.replace("{{", "{").replace("}}", "}")
-    if "r" in prefix or "\\" not in text:
-        return text
-    try:
-        value = ast.literal_eval(_quote_for_eval(text))
-    except (SyntaxError, ValueError) as error:
-        raise Unreadable from error
-    assert isinstance(value, str)
-    return value
-
-
-def _quote_for_eval(text: str) -> str:
-    """Wrap literal text in quotes that cannot clash with it, for escape decoding."""
-    for quote in ('"""', "'''"):
-        if quote not in text and not text.endswith(quote[0]):
-            return quote + text + quote
-    raise Unreadable
-
-
-def _merge_text(pieces: list[Piece]) -> list[Piece]:
-    """Join adjacent literal runs so that equal templates have equal pieces."""
-    merged: list[Piece] = []
-    for piece in pieces:
-        if merged and not piece.is_placeholder and not merged[-1].is_placeholder:
-            merged[-1] = Piece(merged[-1].text + piece.text)
-        elif piece.is_placeholder or piece.text:
-            merged.append(piece)
-    return merged
-
-
-def _source(node: cst.CSTNode, module: cst.Module) -> str:
-    return module.code_for_node(node)
+    group = f"(?P<{name}>{ANY})" if _IDENTIFIER.match(name) and name not in seen else f"({ANY})"
+    seen.append(name)
+    return group

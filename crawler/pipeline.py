@@ -14,11 +14,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from crawler import __version__, emit
+from crawler import __version__, classes, emit
 from crawler.merge import MergeResult, merge
+from crawler.names import module_name
 from crawler.pin import PinnedRepo, pin
 from crawler.records import (
     REMOVED,
+    ClassDef,
     Counts,
     ErrorRecord,
     ExtractOptions,
@@ -46,6 +48,9 @@ class FileOutcome:
     sites: tuple[RaiseSite, ...] = ()
     counts: RaiseCounts = field(default_factory=RaiseCounts)
     failure: Skipped | None = None
+    pending: tuple[RaiseSite, ...] = ()  # message-less raises that may take a class default
+    classes: tuple[ClassDef, ...] = ()
+    exports: dict[str, str] = field(default_factory=dict)  # module-level names: qualified names
 
 
 @dataclass(frozen=True)
@@ -111,16 +116,6 @@ def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str |
     return None
 
 
-def module_name(path: str) -> str:
-    """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 # ---------------------------------------------------------------- visiting files
 
 
@@ -132,7 +127,8 @@ def visit_file(path: str, blob: str, data: bytes) -> FileOutcome:
         return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", "nested too deeply"))
     except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
         return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", _describe(error)))
-    return FileOutcome(path, blob, tuple(found.sites), found.counts)
+    return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
+                       classes=tuple(found.classes), exports=found.exports)
 
 
 def _describe(error: Exception) -> str:
@@ -215,10 +211,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> 
     started = time.perf_counter()
     folder = output_folder(output_root, collected.pin)
     existing = load_existing(folder)
-    sites = [site for outcome in collected.outcomes for site in outcome.sites]
-    merged = merge(collected.pin, existing, sites)
+    resolved = classes.resolve([o for o in collected.outcomes if o.failure is None])
+    merged = merge(collected.pin, existing, resolved.sites)
     manifest = build_manifest(collected.pin, collected.options, collected.total,
-                              list(collected.skipped), list(collected.outcomes), merged.records)
+                              list(collected.skipped), list(collected.outcomes), merged.records,
+                              resolved)
     written = 0 if dry_run else write_output(folder, merged.records, manifest)
     seconds = collected.seconds + time.perf_counter() - started
     return RunResult(collected.pin, folder, manifest, merged, written, seconds)
@@ -240,7 +237,8 @@ def load_existing(folder: Path) -> list[ErrorRecord]:
 
 
 def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: list[Skipped],
-                   outcomes: list[FileOutcome], records: list[ErrorRecord]) -> Manifest:
+                   outcomes: list[FileOutcome], records: list[ErrorRecord],
+                   resolved: classes.Resolved | None = None) -> Manifest:
     failures = [o.failure for o in outcomes if o.failure is not None]
     ids_by_path: dict[str, list[str]] = {}
     for record in records:
@@ -261,9 +259,11 @@ def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: li
         removed=sum(1 for r in records if r.status == REMOVED),
         bare_raise=sum(o.counts.bare_raise for o in outcomes),
         reraise=sum(o.counts.reraise for o in outcomes),
-        without_message=sum(o.counts.without_message for o in outcomes),
+        without_message=sum(o.counts.without_message for o in outcomes)
+        - (resolved.from_pending if resolved else 0),
     )
-    return Manifest(pinned, __version__, options, counts, files, all_skipped)
+    exception_classes = tuple(resolved.exception_classes) if resolved else ()
+    return Manifest(pinned, __version__, options, counts, files, all_skipped, exception_classes)
 
 
 def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> int:

@@ -71,6 +71,24 @@ class Template:
     regex: str  # anchored; matches the runtime message
     argument: str | None = None  # which call argument holds it: "0", "1", "message", ...
     defined_at: str | None = None  # path:line of the template, when it is not at the raise
+    # how str(exc) shows it: str, repr (KeyError), args (the tuple), errno (OSError),
+    # varargs (E(msg, *args)), group (ExceptionGroup), syntax (SyntaxError), codec (Unicode*Error)
+    display: str = "str"
+
+
+@dataclass(frozen=True)
+class ClassDef:
+    """A class defined in the repository: its bases, and the message its instances build."""
+
+    qualname: str  # module and __qualname__: "pkg.errors.BadThing"
+    name: str
+    bases: tuple[str, ...]  # qualified where the imports tell, else as written
+    path: str
+    line: int  # one-indexed, the `class` line
+    templates: tuple[Template, ...] = ()  # from __init__'s super().__init__(...) or an attribute
+    template_from: str | None = None  # "init" or "attribute"
+    has_init: bool = False  # defines __init__ (then no template is inherited through it)
+    passes: int | None = None  # __init__ hands its positional parameter n (0: after self) on alone
 
 
 @dataclass(frozen=True)

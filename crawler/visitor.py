@@ -12,34 +12,40 @@ LibCST's `PositionProvider` gives them instead. Tests hold both to the same answ
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from crawler.messages import message_argument, template_for
-from crawler.records import RaiseSite
+from crawler import flow, names
+from crawler.messages import Reader, build_template, call_templates
+from crawler.records import ClassDef, RaiseSite, Template
 
 # A snippet longer than this is cut to a window around the raise.
 SNIPPET_MAX_LINES = 150
 SNIPPET_BEFORE = 40
 SNIPPET_AFTER = 20
 
-_BUILTIN_NAMES = frozenset(dir(builtins))
+# Class attributes that hold a default message template.
+MESSAGE_ATTRIBUTES = frozenset({"message", "msg_template", "msg", "default_message",
+                                "message_template", "default_detail", "template"})
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
 class Scope:
-    """One enclosing class or function on the visitor's stack."""
+    """One enclosing class or function on the visitor's stack, with the names it binds."""
 
     name: str
     is_class: bool
     node: cst.CSTNode | None = None
+    names: dict[str, str] = field(default_factory=dict)  # imports and local classes: qualname
+    assigned: set[str] = field(default_factory=set)  # names a plain assignment binds here
+    found_class: FoundClass | None = None
 
 
 @dataclass
@@ -49,6 +55,20 @@ class FoundRaise:
     node: cst.Raise
     scopes: tuple[Scope, ...]
     condition: cst.BaseExpression | None
+    position: flow.Position = ()
+
+
+@dataclass
+class FoundClass:
+    """A class statement, and where its default message is built, if it has one."""
+
+    node: cst.ClassDef
+    qualname: str  # __qualname__
+    scopes: tuple[Scope, ...]  # the scopes around the class statement
+    has_init: bool = False
+    init: cst.FunctionDef | None = None
+    init_call: tuple[cst.Call, flow.Position, set[str]] | None = None  # super().__init__(...)
+    attribute: tuple[str, cst.BaseExpression, flow.Position] | None = None
 
 
 @dataclass
@@ -63,92 +83,191 @@ class RaiseCounts:
 
 @dataclass
 class RaiseVisitor:
-    """Collects every raise statement of a module with its scope stack.
+    """Collects every raise statement and class statement of a module with its scope stack.
 
-    Results are in `found` (in source order) and `counts`; `functions` lists every function
+    Results are in `found` (in source order), `classes` and `module_bindings` (module-level
+    names: imports, classes and aliases, to qualified names); `functions` lists every function
     definition in source order, for matching them to positions.
     """
 
+    module_name: str | None = None
+    is_package: bool = False
     found: list[FoundRaise] = field(default_factory=list)
     functions: list[cst.FunctionDef] = field(default_factory=list)
+    classes: list[FoundClass] = field(default_factory=list)
     module_classes: set[str] = field(default_factory=set)  # classes defined at module level
     module_names: set[str] = field(default_factory=set)  # every other module-level binding
+    module_bindings: dict[str, str] = field(default_factory=dict)
     _stack: list[Scope] = field(default_factory=list)
+    _levels: list[flow.Level] = field(default_factory=list)
+    _aliases: list[tuple[str, list[str]]] = field(default_factory=list)
+    _saved_levels: list[list[flow.Level]] = field(default_factory=list)
 
     def visit_module(self, module: cst.Module) -> None:
-        self._visit_block(module.body, top_level=True)
+        self._visit_block(module.body, top_level=True, role="module")
+        for bound, parts in self._aliases:  # `Error = OSError` at module level
+            target = names.qualify(parts, [self.module_bindings], self.module_names - {bound})
+            if target is not None and bound not in self.module_bindings:
+                self.module_bindings[bound] = target
+
+    @property
+    def package(self) -> str | None:
+        if self.module_name is None:
+            return None
+        return names.package_of(self.module_name, self.is_package)
 
     def _visit_block(self, statements: Sequence[cst.CSTNode], top_level: bool = False,
-                     condition: cst.BaseExpression | None = None) -> None:
-        for statement in statements:
-            if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-                self._visit_small(statement.body, top_level, condition)
+                     condition: cst.BaseExpression | None = None, role: str = "block") -> None:
+        for index, statement in enumerate(statements):
+            self._levels.append((statements, index, role))
+            if isinstance(statement, cst.SimpleStatementLine):
+                self._visit_small(statement.body, top_level, condition, "line")
             elif isinstance(statement, cst.ClassDef):
                 if top_level:
                     self.module_classes.add(statement.name.value)
                 self.visit_ClassDef(statement)
-                self._visit_suite(statement.body)
+                self._visit_suite(statement.body, role="class")
                 self.leave_ClassDef(statement)
             elif isinstance(statement, cst.FunctionDef):
                 if top_level:
                     self.module_names.add(statement.name.value)
                 self.visit_FunctionDef(statement)
-                self._visit_suite(statement.body)
+                self._visit_suite(statement.body, role="function")
                 self.leave_FunctionDef(statement)
             elif isinstance(statement, cst.If):
                 self._visit_if(statement, top_level)
             else:
                 self._visit_compound(statement, top_level)
+            self._levels.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._stack.append(Scope(node.name.value, is_class=True, node=node))
+        qualified = qualname([*self._stack, Scope(node.name.value, is_class=True)])
+        found = FoundClass(node, qualified, tuple(self._stack))
+        self.classes.append(found)
+        if self.module_name is not None and not (self._stack and self._stack[-1].is_class):
+            self._bindings()[node.name.value] = f"{self.module_name}.{qualified}"
+        self._stack.append(Scope(node.name.value, is_class=True, node=node, found_class=found))
+        self._enter()
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._stack.pop()
+        self._leave()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
+        if node.name.value == "__init__" and self._stack and self._stack[-1].found_class:
+            self._stack[-1].found_class.has_init = True
+            self._stack[-1].found_class.init = node
         self._stack.append(Scope(node.name.value, is_class=False, node=node))
+        self._enter()
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.pop()
+        self._leave()
+
+    def _enter(self) -> None:
+        """A new scope: flow positions start again at its body."""
+        self._saved_levels.append(self._levels)
+        self._levels = []
+
+    def _leave(self) -> None:
+        self._levels = self._saved_levels.pop()
+
+    def _bindings(self) -> dict[str, str]:
+        """Where a binding made here goes: the innermost function's names, else the module's."""
+        for scope in reversed(self._stack):
+            if not scope.is_class:
+                return scope.names
+        return self.module_bindings
 
     def _visit_if(self, node: cst.If, top_level: bool) -> None:
-        self._visit_suite(node.body, top_level, condition=node.test)
+        self._visit_suite(node.body, top_level, condition=node.test, role="if")
         if node.orelse is not None:
             if isinstance(node.orelse, cst.If):
                 self._visit_if(node.orelse, top_level)
             else:
-                self._visit_suite(node.orelse.body, top_level)
+                self._visit_suite(node.orelse.body, top_level, role="if")
 
     def _visit_compound(self, node: cst.CSTNode, top_level: bool) -> None:
         """try/for/while/with/match and their else, except, finally and case blocks."""
-        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+        if isinstance(node, (cst.For, cst.While)):
+            body, orelse = "loop", "loop"
+        elif isinstance(node, cst.With):
+            body, orelse = "with", "with"
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            body, orelse = "try", "try_else"
+        else:
+            body, orelse = "case", "case"
+        roles = {"body": body, "handlers": "handler", "orelse": orelse, "finalbody": "finally",
+                 "cases": "case"}
+        for name, role in roles.items():
             child = getattr(node, name, None)
             if child is None:
                 continue
             if isinstance(child, (tuple, list)):
                 for part in child:
-                    self._visit_suite(part.body, top_level)
+                    self._visit_suite(part.body, top_level, role=role)
             elif isinstance(child, cst.BaseSuite):
-                self._visit_suite(child, top_level)
+                self._visit_suite(child, top_level, role=role)
             else:  # Else / Finally wrappers hold a suite in .body
-                self._visit_suite(child.body, top_level)
+                self._visit_suite(child.body, top_level, role=role)
 
     def _visit_suite(self, suite: cst.BaseSuite, top_level: bool = False,
-                     condition: cst.BaseExpression | None = None) -> None:
+                     condition: cst.BaseExpression | None = None, role: str = "block") -> None:
         if isinstance(suite, cst.IndentedBlock):
-            self._visit_block(suite.body, top_level, condition)
+            self._visit_block(suite.body, top_level, condition, role)
         elif isinstance(suite, cst.SimpleStatementSuite):
-            self._visit_small(suite.body, top_level, condition)
+            self._visit_small(suite.body, top_level, condition, role)
 
     def _visit_small(self, statements: Sequence[cst.BaseSmallStatement], top_level: bool,
-                     condition: cst.BaseExpression | None) -> None:
-        for small in statements:
+                     condition: cst.BaseExpression | None, role: str) -> None:
+        for index, small in enumerate(statements):
             if isinstance(small, cst.Raise):
-                self.found.append(FoundRaise(small, tuple(self._stack), condition))
-            elif top_level:
+                position = (*self._levels, (statements, index, role))
+                self.found.append(FoundRaise(small, tuple(self._stack), condition, position))
+                continue
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                self._bindings().update(names.bindings(small, self.package))
+            elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self._stack:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                    else [small.target]
+                self._stack[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
+            if top_level:
                 self.module_names.update(_bound_names(small))
+                alias = _alias(small)
+                if alias is not None:
+                    self._aliases.append(alias)
+            if self._stack:
+                self._note_template(small, (*self._levels, (statements, index, role)))
+
+    def _note_template(self, small: cst.BaseSmallStatement, position: flow.Position) -> None:
+        """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""
+        scope = self._stack[-1]
+        if scope.found_class is not None and scope.found_class.attribute is None:
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                    else [small.target]
+                for target in targets:
+                    if isinstance(target, cst.Name) and target.value in MESSAGE_ATTRIBUTES:
+                        scope.found_class.attribute = (target.value, small.value, position)
+            return
+        if (scope.name == "__init__" and len(self._stack) > 1 and isinstance(small, cst.Expr)
+                and isinstance(small.value, cst.Call)):
+            owner = self._stack[-2].found_class
+            func = small.value.func
+            if (owner is not None and owner.init_call is None and isinstance(func, cst.Attribute)
+                    and func.attr.value == "__init__"):
+                owner.init_call = (small.value, position, scope.assigned)
+
+
+def _alias(statement: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
+    """`Error = OSError`, `Bad = errors.Bad`: a module-level name bound to another name."""
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0].target
+        parts = names.dotted(statement.value)
+        if isinstance(target, cst.Name) and parts is not None:
+            return target.value, parts
+    return None
 
 
 def _bound_names(statement: cst.BaseSmallStatement) -> Iterator[str]:
@@ -180,31 +299,48 @@ class Span:
 
 @dataclass
 class FileSites:
-    """What one file gave: its sites and the raises that are not records."""
+    """What one file gave: its sites, the raises that are not records, and its classes.
+
+    `pending` holds raises without a message (`raise Foo`, `raise Foo()`) of a class that is not
+    a builtin: they become records only if the repository-wide pass finds a template for Foo.
+    `exports` maps the module's top-level names to qualified names, to follow re-exports.
+    """
 
     sites: list[RaiseSite]
     counts: RaiseCounts
     positions: str  # "ast" or "libcst": which source gave the lines
+    classes: list[ClassDef] = field(default_factory=list)
+    pending: list[RaiseSite] = field(default_factory=list)
+    exports: dict[str, str] = field(default_factory=dict)
 
 
 def find_raise_sites(path: str, source: bytes, module_name: str | None = None) -> FileSites:
     """Parse one file and return its raise sites. Raises libcst's ParserSyntaxError and friends."""
     module = cst.parse_module(source)
-    visitor = RaiseVisitor()
+    visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
     visitor.visit_module(module)
     counts = RaiseCounts(raise_statements=len(visitor.found))
-    if not visitor.found:
-        return FileSites([], counts, positions="none")
+    exports = dict(visitor.module_bindings)
+    if not visitor.found and not visitor.classes:
+        return FileSites([], counts, positions="none", exports=exports)
     text = _decode(source, module.encoding)
     lines = _LINE_BREAK.split(text)
-    spans, function_spans, positions = _positions(module, source, lines, visitor)
+    spans, function_spans, class_lines, positions = _positions(module, source, lines, visitor)
     sites: list[RaiseSite] = []
+    pending: list[RaiseSite] = []
     for found in visitor.found:
-        site = _site(path, module, found, spans[id(found.node)], function_spans, lines,
-                     visitor, counts, module_name)
-        if site is not None:
-            sites.append(site)
-    return FileSites(sites, counts, positions)
+        made = _sites(path, module, found, spans[id(found.node)], function_spans, lines,
+                      visitor, counts)
+        if made and made[0].message.kind == PENDING:
+            pending.extend(made)
+        else:
+            sites.extend(made)
+    classes = [_class(path, module, found, class_lines[id(found.node)], visitor)
+               for found in visitor.classes]
+    return FileSites(sites, counts, positions, classes, pending, exports)
+
+
+PENDING = "pending"  # the kind of a message-less raise waiting for its class's template
 
 
 def _decode(source: bytes, encoding: str) -> str:
@@ -212,47 +348,117 @@ def _decode(source: bytes, encoding: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def _site(path: str, module: cst.Module, found: FoundRaise, span: Span,
-          function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor,
-          counts: RaiseCounts, module_name: str | None) -> RaiseSite | None:
-    """A record's worth of facts about one raise, or None (counted) when it has no message."""
+def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
+           function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor,
+           counts: RaiseCounts) -> list[RaiseSite]:
+    """One site per template of one raise; none (counted) when it has no message."""
     exc = found.node.exc
     if exc is None:
         counts.bare_raise += 1
-        return None
-    if not isinstance(exc, cst.Call):
-        if _looks_like_class(exc):
-            counts.without_message += 1
-        else:
-            counts.reraise += 1
-        return None
-    chosen = message_argument(exc)
-    if chosen is None:
+        return []
+    func = exc.func if isinstance(exc, cst.Call) else exc
+    exception_qualname = _exception_qualname(func, found.scopes, visitor)
+    templates: list[Template] | None = None
+    if isinstance(exc, cst.Call):
+        scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
+        assigned = scope.assigned if scope is not None else None
+        templates = call_templates(exc, module, found.position, exception_qualname, assigned)
+    elif not _looks_like_class(exc):
+        counts.reraise += 1
+        return []
+    if templates is None:
         counts.without_message += 1
-        return None
-    argument, expression = chosen
-    exception = module.code_for_node(exc.func)
+        if exception_qualname is None or exception_qualname.startswith("builtins."):
+            return []
+        templates = [build_template(PENDING, [])]
     function = next((s for s in reversed(found.scopes) if not s.is_class), None)
     snippet_span = function_spans.get(id(function.node)) if function else None
     snippet, snippet_line = _snippet(lines, span, snippet_span)
     cause = found.node.cause
-    return RaiseSite(
+    return [
+        RaiseSite(
+            path=path,
+            line=span.line,
+            end_line=span.end_line,
+            column=span.column,
+            class_name=_class_qualname(found.scopes),
+            function=function.name if function else None,
+            qualname=qualname(found.scopes),
+            exception=module.code_for_node(func),
+            exception_qualname=exception_qualname,
+            message=template,
+            cause=module.code_for_node(cause.item) if cause is not None else None,
+            condition=module.code_for_node(found.condition) if found.condition is not None else None,
+            snippet=snippet,
+            snippet_line=snippet_line,
+            factory=isinstance(exc, cst.Call) and _is_factory(func),
+        )
+        for template in templates
+    ]
+
+
+def _class(path: str, module: cst.Module, found: FoundClass,
+           lines: tuple[int, int | None, int | None], visitor: RaiseVisitor) -> ClassDef:
+    """A class statement as a record type, with its default message templates if any."""
+    bases = []
+    for arg in found.node.bases:
+        if arg.keyword is not None or arg.star:
+            continue
+        parts = names.dotted(arg.value)
+        resolved = _qualify(parts, found.scopes, visitor) if parts else None
+        bases.append(resolved or module.code_for_node(arg.value))
+    line, init_line, attribute_line = lines
+    templates: list[Template] = []
+    template_from = None
+    if found.init_call is not None:
+        call, position, assigned = found.init_call
+        made = call_templates(_without_self(call), module, position, assigned=assigned) or []
+        templates = [t for t in made if t.kind != "dynamic"]
+        template_from = "init" if templates else None
+    if not templates and found.attribute is not None:
+        _, value, position = found.attribute
+        alternatives = Reader(module).message(value, position)
+        templates = [build_template(kind, pieces) for kind, pieces in alternatives
+                     if kind != "dynamic"]
+        template_from = "attribute" if templates else None
+    prefix = f"{visitor.module_name}." if visitor.module_name else ""
+    template_line = init_line if template_from == "init" else attribute_line
+    defined_at = f"{path}:{template_line or line}"
+    return ClassDef(
+        qualname=prefix + found.qualname,
+        name=found.node.name.value,
+        bases=tuple(bases),
         path=path,
-        line=span.line,
-        end_line=span.end_line,
-        column=span.column,
-        class_name=_class_qualname(found.scopes),
-        function=function.name if function else None,
-        qualname=qualname(found.scopes),
-        exception=exception,
-        exception_qualname=_exception_qualname(exc.func, visitor, module_name),
-        message=template_for(expression, module, argument),
-        cause=module.code_for_node(cause.item) if cause is not None else None,
-        condition=module.code_for_node(found.condition) if found.condition is not None else None,
-        snippet=snippet,
-        snippet_line=snippet_line,
-        factory=_is_factory(exc.func),
+        line=line,
+        templates=tuple(replace(t, defined_at=defined_at, argument=None) for t in templates),
+        template_from=template_from,
+        has_init=found.has_init,
+        passes=_passes(found),
     )
+
+
+def _passes(found: FoundClass) -> int | None:
+    """`def __init__(self, message, code=0): super().__init__(message)`: message's index, 0."""
+    if found.init is None or found.init_call is None:
+        return None
+    args = _without_self(found.init_call[0]).args
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    value = args[0].value
+    params = [p.name.value for p in (*found.init.params.posonly_params, *found.init.params.params)]
+    if not isinstance(value, cst.Name) or value.value not in params[1:]:
+        return None
+    if value.value in found.init_call[2]:
+        return None  # reassigned before the call: not handed on as it came
+    return params[1:].index(value.value)
+
+
+def _without_self(call: cst.Call) -> cst.Call:
+    """`Base.__init__(self, msg)` read as `super().__init__(msg)`."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Call) and call.args:
+        return call.with_changes(args=call.args[1:])
+    return call
 
 
 def _class_qualname(scopes: tuple[Scope, ...]) -> str | None:
@@ -292,19 +498,33 @@ def _is_factory(func: cst.BaseExpression) -> bool:
     return not name.lstrip("_")[:1].isupper()
 
 
-def _exception_qualname(func: cst.BaseExpression, visitor: RaiseVisitor,
-                        module_name: str | None) -> str | None:
-    """Builtins (unless the module rebinds the name) and classes of the module itself."""
-    if not isinstance(func, cst.Name):
+def _exception_qualname(func: cst.BaseExpression, scopes: Sequence[Scope],
+                        visitor: RaiseVisitor) -> str | None:
+    """Through the imports and classes of the enclosing functions and module, else a builtin."""
+    parts = names.dotted(func)
+    if not parts or _is_local(parts[0], scopes):
         return None
-    name = func.value
-    if name in visitor.module_classes:
-        return f"{module_name}.{name}" if module_name else None
-    if name in visitor.module_names:
-        return None  # imported or assigned: resolved with the imports, not guessed
-    if name in _BUILTIN_NAMES:
-        return f"builtins.{name}"
-    return None
+    return _qualify(parts, scopes, visitor)
+
+
+def _is_local(name: str, scopes: Sequence[Scope]) -> bool:
+    """A parameter or assigned variable of the enclosing function: not what the imports say."""
+    scope = next((s for s in reversed(scopes) if not s.is_class), None)
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
+        return False
+    if name in scope.assigned:
+        return True
+    params = scope.node.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return any(p.name.value == name for p in every)
+
+
+def _qualify(parts: list[str], scopes: Sequence[Scope], visitor: RaiseVisitor) -> str | None:
+    chain = [scope.names for scope in reversed(scopes) if not scope.is_class]
+    chain.append(visitor.module_bindings)
+    shadowed = visitor.module_names | visitor.module_classes
+    return names.qualify(parts, chain, shadowed)
 
 
 def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, int]:
@@ -318,18 +538,22 @@ def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, 
     return "\n".join(lines[start - 1 : end]) + "\n", start
 
 
+# class node id: (class line, line of its super().__init__ call, line of its message attribute)
+ClassLines = dict[int, tuple[int, "int | None", "int | None"]]
+
+
 def _positions(module: cst.Module, source: bytes, lines: list[str], visitor: RaiseVisitor
-               ) -> tuple[dict[int, Span], dict[int, Span], str]:
+               ) -> tuple[dict[int, Span], dict[int, Span], ClassLines, str]:
     """Spans of every raise and function, keyed by node id: from `ast`, else from LibCST."""
     found = _ast_positions(source, lines, visitor)
     if found is not None:
-        return found[0], found[1], "ast"
+        return found[0], found[1], found[2], "ast"
     raises, functions = _libcst_positions(module, visitor)
-    return raises, functions, "libcst"
+    return raises, functions, _libcst_class_lines(module, visitor), "libcst"
 
 
 def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
-                   ) -> tuple[dict[int, Span], dict[int, Span]] | None:
+                   ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -338,15 +562,20 @@ def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
         return None
     raise_nodes: list[ast.Raise] = []
     function_nodes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    class_nodes: list[ast.ClassDef] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise):
             raise_nodes.append(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             function_nodes.append(node)
-    if len(raise_nodes) != len(visitor.found) or len(function_nodes) != len(visitor.functions):
+        elif isinstance(node, ast.ClassDef):
+            class_nodes.append(node)
+    if (len(raise_nodes) != len(visitor.found) or len(function_nodes) != len(visitor.functions)
+            or len(class_nodes) != len(visitor.classes)):
         return None
     raise_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
     function_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
+    class_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
     raises: dict[int, Span] = {}
     for found, node in zip(visitor.found, raise_nodes):
         span = _ast_span(node, lines)
@@ -358,7 +587,46 @@ def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
         if cst_node.name.value != ast_node.name:
             return None
         functions[id(cst_node)] = Span(ast_node.lineno, 0, ast_node.end_lineno or ast_node.lineno)
-    return raises, functions
+    classes: ClassLines = {}
+    for found_class, class_node in zip(visitor.classes, class_nodes):
+        if found_class.node.name.value != class_node.name:
+            return None
+        classes[id(found_class.node)] = (class_node.lineno, *_ast_template_lines(found_class, class_node))
+    return raises, functions, classes
+
+
+def _ast_template_lines(found: FoundClass, node: ast.ClassDef) -> tuple[int | None, int | None]:
+    """The lines of the statements a class's templates were read from, by the visitor's rules."""
+    init_line = attribute_line = None
+    for statement in node.body:
+        if found.init_call is not None and isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__init__":
+            calls = [n.lineno for n in ast.walk(statement) if isinstance(n, ast.Expr)
+                     and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+                     and n.value.func.attr == "__init__"]
+            init_line = min(calls) if calls else None
+        if found.attribute is not None and attribute_line is None:
+            targets = statement.targets if isinstance(statement, ast.Assign) else (
+                [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+            if any(isinstance(t, ast.Name) and t.id == found.attribute[0] for t in targets):
+                attribute_line = statement.lineno
+    return init_line, attribute_line
+
+
+def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor) -> ClassLines:
+    if not visitor.classes:
+        return {}
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    lines: ClassLines = {}
+    for found in visitor.classes:
+        init_line = positions[found.init_call[0]].start.line if found.init_call else None
+        attribute_line = None
+        if found.attribute is not None:
+            statements, index, _ = found.attribute[2][-1]
+            attribute_line = positions[statements[index]].start.line
+        lines[id(found.node)] = (positions[found.node.name].start.line, init_line, attribute_line)
+    return lines
 
 
 def _ast_span(node: ast.Raise, lines: list[str]) -> Span | None:

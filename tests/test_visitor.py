@@ -33,7 +33,8 @@ def site_fields(site: RaiseSite) -> dict[str, Any]:
 @pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_case(case: Path) -> None:
     expected = yaml.safe_load(case.with_suffix(".yaml").read_text(encoding="utf-8"))
-    found = find_raise_sites(case.name, case.read_bytes(), case.stem)
+    found = find_raise_sites(expected.get("path", case.name), case.read_bytes(),
+                             expected.get("module", case.stem))
     actual = [site_fields(site) for site in found.sites]
     assert len(actual) == len(expected["sites"]), [a["line"] for a in actual]
     for want, got in zip(expected["sites"], actual):
@@ -124,3 +125,23 @@ def test_newer_syntax_falls_back_to_libcst_positions() -> None:
     walker.visit_module(module)
     spans, _ = visitor._libcst_positions(module, walker)
     assert [s.line for s in spans.values()] == [3]
+
+
+def test_class_lines_agree_with_position_provider() -> None:
+    """The class and template lines from `ast` are the ones PositionProvider gives."""
+    package = Path(__file__).parent / "packages" / "clspkg"
+    sources = [p.read_bytes() for p in sorted(package.glob("*.py"))]
+    sources.append(b"class A(Exception):\n    message = (\n        'x'\n    )\n\n"
+                   b"@decorated\nclass B(A):\n    def __init__(self, n):\n        if n:\n"
+                   b"            super().__init__(f'n is {n}')\n")
+    compared = 0
+    for source in sources:
+        module = cst.parse_module(source)
+        walker = RaiseVisitor()
+        walker.visit_module(module)
+        text = visitor._decode(source, module.encoding)
+        found = visitor._ast_positions(source, visitor._LINE_BREAK.split(text), walker)
+        assert found is not None
+        assert found[2] == visitor._libcst_class_lines(module, walker)
+        compared += len(found[2])
+    assert compared >= 12

@@ -1,0 +1,217 @@
+"""Which assignments of a name reach a statement, within one function: statements only, no guessing.
+
+A `Position` is the path of statement blocks from the function (or module, or class) body down to
+one statement: at each level the block's statements, the index of the statement on the path, and
+the role of the block in its parent statement. `definitions` walks backwards from a position:
+
+- `name = value` (or `name: T = value`) ends the walk with one definition;
+- `name += value` is the definitions reaching it, each followed by `value`;
+- an `if` whose branches assign gives one definition per branch (and the fall-through);
+- a `with` body is read as straight-line code;
+- a loop, `try`, `match`, `del`, `global`, unpacking or import that may bind the name makes the
+  answer unknown (None): the message then keeps a clear `{name}` placeholder, never a wrong guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+Level = tuple[Sequence[cst.CSTNode], int, str]  # (block statements, index on the path, role)
+Position = tuple[Level, ...]
+Part = tuple[cst.BaseExpression, Position]  # an expression and where it is evaluated
+Definition = tuple[Part, ...]  # the text is the concatenation of its parts
+
+MAX_DEFINITIONS = 8
+MAX_STEPS = 400  # statements one search may look at: beyond, the answer is unknown
+
+
+class _GiveUp(Exception):
+    """The name may be bound in a way this module does not follow."""
+
+
+_NotFound = None
+_budget = [MAX_STEPS]  # steps left in the current search (one process, one search at a time)
+_Result = list[Definition] | None
+
+
+def definitions(name: str, position: Position) -> list[Definition] | None:
+    """The definitions of `name` that reach `position`; None when unknown or unbound here."""
+    _budget[0] = MAX_STEPS
+    try:
+        found = _reaching(name, position)
+    except _GiveUp:
+        return None
+    if found is None or len(found) > MAX_DEFINITIONS:
+        return None
+    return found
+
+
+def _reaching(name: str, position: Position) -> _Result:
+    levels = list(position)
+    while levels:
+        statements, index, role = levels[-1]
+        found = _scan(name, statements, index, tuple(levels[:-1]), role)
+        if found is not _NotFound:
+            return found
+        levels.pop()
+        if not levels:
+            return _NotFound
+        parent_statements, parent_index, _ = levels[-1]
+        parent = parent_statements[parent_index]
+        if role in ("loop", "handler", "try_else", "finally", "case") and _assigns(name, parent):
+            raise _GiveUp
+    return _NotFound
+
+
+def _scan(name: str, statements: Sequence[cst.CSTNode], end: int, outer: Position,
+          role: str) -> _Result:
+    """Definitions found in statements[:end], walking back; _NotFound when none binds the name."""
+    for index in range(end - 1, -1, -1):
+        _budget[0] -= 1
+        if _budget[0] < 0:
+            raise _GiveUp
+        here = (*outer, (statements, index, role))
+        found = _statement(name, statements[index], here)
+        if found is not _NotFound:
+            return found
+    return _NotFound
+
+
+def _statement(name: str, node: cst.CSTNode, here: Position) -> _Result:
+    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return _scan(name, node.body, len(node.body), here, "line")
+    if isinstance(node, cst.Assign):
+        hits = [t.target for t in node.targets if _binds(name, t.target)]
+        if not hits:
+            return _NotFound
+        if any(not isinstance(t, cst.Name) for t in hits):
+            raise _GiveUp  # unpacking
+        return [((node.value, here),)]
+    if isinstance(node, cst.AnnAssign):
+        if not _binds(name, node.target):
+            return _NotFound
+        if node.value is None or not isinstance(node.target, cst.Name):
+            raise _GiveUp
+        return [((node.value, here),)]
+    if isinstance(node, cst.AugAssign):
+        if not _binds(name, node.target):
+            return _NotFound
+        if not isinstance(node.operator, cst.AddAssign):
+            raise _GiveUp
+        before = _reaching(name, here)
+        if before is _NotFound:
+            before = [((cst.Name(name), here),)]
+        return [(*definition, (node.value, here)) for definition in before]
+    if isinstance(node, cst.If):
+        return _if(name, node, here)
+    if isinstance(node, cst.With):
+        return _suite(name, node.body, here, "with")
+    if _assigns(name, node):
+        raise _GiveUp
+    return _NotFound
+
+
+def _suite(name: str, suite: cst.BaseSuite, here: Position, role: str) -> _Result:
+    body: Sequence[cst.CSTNode] = suite.body
+    return _scan(name, body, len(body), here, role)
+
+
+def _if(name: str, node: cst.If, here: Position) -> _Result:
+    """One definition per branch that assigns; a branch that does not falls through."""
+    found: list[Definition] = []
+    falls_through = False
+    branch: cst.If | cst.Else | None = node
+    while branch is not None:
+        result = _suite(name, branch.body, here, "if")
+        if result is _NotFound:
+            falls_through = True
+        else:
+            found.extend(result)
+        if isinstance(branch, cst.If):
+            branch = branch.orelse
+            if branch is None:
+                falls_through = True
+        else:
+            branch = None
+    if not found:
+        return _NotFound
+    if falls_through:
+        before = _reaching(name, here)
+        found.extend(before if before is not _NotFound else [((cst.Name(name), here),)])
+    if len(found) > MAX_DEFINITIONS:
+        raise _GiveUp
+    return found
+
+
+def _binds(name: str, target: cst.CSTNode) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(name, element.value) for element in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(name, target.value)
+    return False
+
+
+def _assigns(name: str, node: cst.CSTNode) -> bool:
+    """Whether a statement may bind `name` anywhere in its blocks (statements only)."""
+    for statement in _statements(node):
+        _budget[0] -= 1
+        if _budget[0] < 0:
+            raise _GiveUp
+        if _binds_directly(name, statement):
+            return True
+    return False
+
+
+def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The node and every statement (and small statement) nested in its blocks."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            stack.extend(current.body)
+            continue
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            continue  # their bodies bind their own names
+        for attribute in ("body", "orelse", "handlers", "finalbody", "cases"):
+            child = getattr(current, attribute, None)
+            if child is None or isinstance(child, cst.BaseExpression):
+                continue
+            if isinstance(child, (list, tuple)):
+                stack.extend(child)
+            elif isinstance(child, cst.CSTNode):
+                stack.append(child)
+
+
+def _binds_directly(name: str, node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Assign):
+        return any(_binds(name, t.target) for t in node.targets)
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
+        return _binds(name, node.target)
+    if isinstance(node, cst.With):
+        return any(item.asname is not None and _binds(name, item.asname.name) for item in node.items)
+    if isinstance(node, cst.ExceptHandler):
+        return node.name is not None and _binds(name, node.name.name)
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node.name.value == name
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
+        return any(item.name.value == name for item in node.names)
+    if isinstance(node, cst.Del):
+        return _binds(name, node.target)
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar):
+            return True
+        for alias in node.names:
+            bound: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
+            while isinstance(bound, cst.Attribute):
+                bound = bound.value
+            if isinstance(bound, cst.Name) and bound.value == name:
+                return True
+        return False
+    if isinstance(node, cst.MatchCase):
+        return True  # patterns bind names; not followed
+    return False
