@@ -44,6 +44,8 @@ TEMP_SUFFIX = ".tmp"  # write_atomic's temp files: ".<name>.<random>.tmp", besid
 
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")  # always with fullmatch: `$` would let "…\n" through
 MAX_YAML_BYTES = 64 * 1024 * 1024  # far above any real record; a bigger file is refused unread
+# Characters YAML 1.1 does not allow in a stream (libyaml refuses them without a line number).
+_NOT_YAML_CHAR = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MAX_YAML_DEPTH = 64  # records nest 4 deep; libyaml's composer recurses and crashes near 10**5
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -187,6 +189,11 @@ def load_yaml_file(path: Path) -> tuple[Any, str]:
         line = raw.count(b"\n", 0, error.start) + 1
         raise RecordError(f"not UTF-8 text ({error.reason} at byte {error.start}); fix the file "
                           "by hand, it was left as it is", path=str(path), line=line) from error
+    bad = _NOT_YAML_CHAR.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise RecordError(f"control character U+{ord(bad.group()):04X} (YAML allows none); fix the "
+                          "file by hand, it was left as it is", path=str(path), line=line)
     return safe_load_text(text, str(path)), text
 
 
@@ -276,7 +283,7 @@ def load_record(path: Path) -> ErrorRecord:
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))
     data, text = load_yaml_file(path)
-    validate(data, "record", str(path))
+    check_schema(data, "record", path, text)
     if data["id"] != path.stem:
         line = next((i for i, row in enumerate(text.splitlines(), 1) if row.startswith("id:")), None)
         raise RecordError(f"id {data['id']!r} is not the file's name {path.stem!r}; rename the file "
@@ -388,6 +395,45 @@ def schema_problems(data: Any, schema: str) -> list[str]:
         where = ".".join(str(part) for part in error.absolute_path) or "(top)"
         problems.append(f"{where}: {error.message}")
     return problems
+
+
+def check_schema(data: Any, schema: str, path: Path, text: str) -> None:
+    """Raise a RecordError naming the line of the first field that breaks the schema."""
+    errors = sorted(_validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.path])
+    if not errors:
+        return
+    first = errors[0]
+    where = ".".join(str(part) for part in first.absolute_path) or "(top)"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    message = " ".join(first.message.split())[:200]
+    raise RecordError(f"{where}: {message}{more}; fix the file by hand, it was left as it is",
+                      path=str(path), line=_line_of(text, list(first.absolute_path)))
+
+
+def _line_of(text: str, parts: list[Any]) -> int | None:
+    """The line of a field, found in the node tree of a document already scanned as safe."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in parts:
+        if isinstance(node, yaml.MappingNode):
+            found = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
 
 
 def validate(data: Any, schema: str, path: str) -> None:
