@@ -28,7 +28,8 @@ def _log(what: str) -> None:
             handle.write(f"{what} {os.getpid()}\n")
 
 
-def _kill_before(step: int) -> None:
+def kill_before(step: int) -> None:
+    """SIGKILL this process just before its Nth file step (temp file, fsync, rename)."""
     count = 0
 
     def wrap(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -60,7 +61,7 @@ def main(argv: list[str]) -> None:
     with open(argv[1], "rb") as handle:
         collected = pickle.load(handle)
     if os.environ.get("CRAWLER_TEST_KILL_AT"):
-        _kill_before(int(os.environ["CRAWLER_TEST_KILL_AT"]))
+        kill_before(int(os.environ["CRAWLER_TEST_KILL_AT"]))
     if os.environ.get("CRAWLER_TEST_LOG"):
         real_load, real_write = output.load_folder, output.write_folder
 
