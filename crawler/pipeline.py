@@ -235,8 +235,9 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False, wai
     pinned = collected.pin
     folder = output_folder(output_root, pinned)
     with output.lock(folder, wait=wait, shared=dry_run):
-        notes = [] if dry_run else [f"{path}: removed, left by an interrupted run"
-                                    for path in output.clean_temp_files(folder)]
+        removed = [] if dry_run else output.clean_temp_files(folder)
+        notes = [f"{folder}: removed {len(removed)} temp files left by an interrupted run"
+                 ] if removed else []
         loaded = output.load_folder(folder)
         if loaded.manifest_problem:
             notes.append(loaded.manifest_problem)
