@@ -16,6 +16,8 @@ import os
 import random
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +30,7 @@ from crawler import emit
 from crawler.pipeline import apply
 from tests.child import kill_before
 from tests.outputkit import SHA_B, annotate, collected, folder_of, module, snapshot
-from tests.processes import pickled, start
+from tests.processes import ROOT, child_env, pickled, start
 
 V1 = {"pkg/a.py": module("a", 6), "pkg/b.py": module("b", 6), "pkg/c.py": module("c", 5),
       "pkg/d.py": module("d", 4)}
@@ -202,3 +204,64 @@ def test_kill_fresh_interpreters(scene: Scene) -> None:
         scene.check(root, f"fresh run {run}")
     scene.finish(root, "fresh")
     assert kills >= 1
+    print(f"\nfresh interpreters: {kills} of {FRESH_KILLS} runs killed")
+
+
+E2E_KILLS = 8
+
+
+def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: Path) -> None:
+    """`python -m crawler extract` on a real git repository, killed at random, then finished."""
+    repo = make_repo("widgets")
+    for path, text in V1.items():
+        repo.write(path, text)
+    repo.commit("v1")
+    out = tmp_path / "out"
+
+    def extract(root: Path) -> Any:
+        return subprocess.Popen([sys.executable, "-m", "crawler", "extract", str(repo.path), "-o",
+                                 str(root), "-q", "-j", "1"], cwd=ROOT, env=child_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    first = extract(out)
+    assert first.communicate(timeout=60)[0] == "" and first.returncode == 0, first.stderr
+    folder = out / "local" / "local" / "widgets"
+    blocks = {}
+    for path in emit.iter_record_paths(folder):
+        function = emit.load_record(path).site.function
+        if function in ANNOTATED:
+            blocks[path.name] = annotate(path, f"what {function} means")
+    initial = snapshot(folder)
+    for path, text in V2.items():
+        repo.write(path, text)
+    repo.commit("v2")
+    reference_out = tmp_path / "reference"
+    shutil.copytree(out, reference_out)
+    started = time.monotonic()
+    clean = extract(reference_out)
+    clean.communicate(timeout=60)
+    window = time.monotonic() - started
+    assert clean.returncode == 0
+    reference = snapshot(reference_out / "local" / "local" / "widgets")
+    assert reference != initial
+
+    rng = random.Random(SEED + 2)
+    kills = 0
+    for run in range(E2E_KILLS):
+        child = extract(out)
+        time.sleep(rng.uniform(window * 0.3, window * 1.05))
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=60)
+        kills += child.returncode == -signal.SIGKILL
+        for rel, data in snapshot(folder).items():
+            if Path(rel).name.startswith(".") and rel.endswith(emit.TEMP_SUFFIX):
+                continue
+            assert data in (initial.get(rel), reference.get(rel)), f"e2e run {run}: {rel}"
+        for name, block in blocks.items():
+            assert block in (folder / "errors" / name).read_text(encoding="utf-8"), name
+    last = extract(out)
+    last.communicate(timeout=60)
+    assert last.returncode == 0, last.stderr
+    assert snapshot(folder) == reference
+    assert kills >= 1
+    print(f"\nend-to-end extract: {kills} of {E2E_KILLS} runs killed")
