@@ -29,6 +29,21 @@ HELD_BACK = "held_back"  # the Skipped reason of a source file whose record coul
 
 # ---------------------------------------------------------------- the lock
 
+_HELD: set[int] = set()  # lock file descriptors this process holds open
+
+
+def _close_held_in_child() -> None:
+    """A forked child (a worker pool) must not keep the parent's lock alive after it dies."""
+    for fd in list(_HELD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held_in_child)
+
 
 @contextmanager
 def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float = 0.05
@@ -36,9 +51,11 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
     """Hold the folder's lock: exclusive to write, shared to read (a dry run).
 
     `flock` on a lock file that is never removed: the kernel drops the lock when its holder
-    exits, however it dies, so there is no stale lock to detect and no pid to trust. A second
-    run waits up to `wait` seconds, then stops with one line. A reader whose folder does not
-    exist yet takes no lock and creates nothing.
+    exits, however it dies, so there is no stale lock to detect and no pid to trust. The file
+    is opened close-on-exec, and a forked child closes its copy at once, so a worker process
+    that outlives a killed run does not keep the lock. A second run waits up to `wait`
+    seconds, then stops with one line. A reader whose folder does not exist yet takes no lock
+    and creates nothing.
     """
     if shared and not folder.is_dir():
         yield
@@ -63,8 +80,10 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
                 time.sleep(min(poll, left))
         if not shared:
             _note_holder(fd)
+        _HELD.add(fd)
         yield
     finally:
+        _HELD.discard(fd)
         os.close(fd)  # releases the lock
 
 

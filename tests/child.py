@@ -1,6 +1,7 @@
 """A real second process for the lock and kill tests: `python -m tests.child MODE ...`.
 
     hold FOLDER            take the folder's lock, print "locked", hold it until stdin closes
+    fork-and-die FOLDER    take the lock, fork a child that sleeps, print its pid, die by SIGKILL
     apply PICKLE ROOT      run pipeline.apply on a pickled Collected; print "ready" first
 
 For `apply`, CRAWLER_TEST_KILL_AT=N makes the process SIGKILL itself just before its Nth file
@@ -56,6 +57,18 @@ def main(argv: list[str]) -> None:
             print("locked", flush=True)
             sys.stdin.read()
         return
+    if mode == "fork-and-die":
+        from crawler import output
+
+        with output.lock(Path(argv[1])):
+            pid = os.fork()
+            if pid == 0:  # a worker that outlives its parent, off the test's pipes
+                os.close(1)
+                os.close(2)
+                time.sleep(60)
+                os._exit(0)
+            print(pid, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
     from crawler import output, pipeline
 
     with open(argv[1], "rb") as handle:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -71,6 +72,21 @@ def test_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     assert (folder_of(root) / ".crawler.lock").exists()
     result = apply(collected(V2, SHA_B), root)  # no wait needed: the kernel dropped the lock
     assert result.files_written > 0
+
+
+def test_orphaned_forked_worker_does_not_hold_the_lock(tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    apply(collected(V1), root)
+    dying = start("fork-and-die", str(folder_of(root)))
+    out, err = dying.communicate(timeout=30)
+    assert dying.returncode == -signal.SIGKILL, err
+    orphan = int(out.strip())
+    try:
+        os.kill(orphan, 0)  # still alive, holding a copy of the lock file descriptor... closed
+        result = apply(collected(V2, SHA_B), root)
+        assert result.files_written > 0
+    finally:
+        os.kill(orphan, signal.SIGKILL)
 
 
 def _race(tmp_path: Path, **extra: str) -> list[str]:
