@@ -212,7 +212,12 @@ def safe_load_text(text: str, where: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             raise RecordError("empty file; restore it from version control", path=where)
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as error:
+            # PyYAML's constructors raise these for odd plain values; the file is broken.
+            raise RecordError(f"a value cannot be read ({type(error).__name__}); fix the file by "
+                              "hand, it was left as it is", path=where) from error
     except yaml.MarkedYAMLError as error:
         raise _yaml_error(error, where) from error
     except yaml.YAMLError as error:
@@ -230,6 +235,10 @@ def _scan_events(text: str, where: str) -> None:
             if isinstance(event, yaml.AliasEvent):
                 raise RecordError("YAML alias found (records have none); fix the file by hand, "
                                   "it was left as it is", path=where, line=_line(event))
+            tag = getattr(event, "tag", None)
+            if tag is not None and not _implicit(event):
+                raise RecordError(f"YAML tag {tag!r} found (records have none); fix the file by "
+                                  "hand, it was left as it is", path=where, line=_line(event))
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:
@@ -245,6 +254,12 @@ def _scan_events(text: str, where: str) -> None:
                           path=where) from error
     finally:
         loader.dispose()
+
+
+def _implicit(event: yaml.Event) -> bool:
+    """True unless the document spelled out a tag: `!!python/object`, `!!timestamp`, `!x`."""
+    implicit = getattr(event, "implicit", True)
+    return any(implicit) if isinstance(implicit, tuple) else bool(implicit)
 
 
 def _line(event: yaml.Event) -> int | None:

@@ -79,11 +79,14 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
                     raise OutputError(_busy_message(folder, fd, wait)) from None
                 time.sleep(min(poll, left))
         if not shared:
-            _note_holder(fd)
+            _note_holder(fd, os.getpid())
         _HELD.add(fd)
         yield
     finally:
-        _HELD.discard(fd)
+        if fd in _HELD:
+            _HELD.discard(fd)
+            if not shared:
+                _note_holder(fd, None)  # empty between runs: a committed folder does not churn
         os.close(fd)  # releases the lock
 
 
@@ -100,11 +103,12 @@ def _busy_message(folder: Path, fd: int, wait: float) -> str:
             "let it finish, or pass --wait SECONDS")
 
 
-def _note_holder(fd: int) -> None:
+def _note_holder(fd: int, pid: int | None) -> None:
     """The holder's pid, for the busy message only; the lock itself is the flock."""
     try:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        if pid is not None:
+            os.pwrite(fd, f"{pid}\n".encode("ascii"), 0)
     except OSError:
         pass  # a full disk must not stop a run that holds the lock
 

@@ -48,6 +48,7 @@ def test_second_run_refuses_then_waits(tmp_path: Path) -> None:
         holder.wait(10)
     result = apply(collected(V2, SHA_B), root, wait=5)
     assert result.files_written > 0
+    assert (folder / ".crawler.lock").read_bytes() == b""  # no churn in a committed folder
 
 
 def test_waiting_run_proceeds_when_the_holder_finishes(tmp_path: Path) -> None:

@@ -6,10 +6,13 @@ import errno
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crawler import emit, output
 from crawler.errors import OutputError, RecordError
@@ -361,3 +364,44 @@ def test_load_errors_are_record_errors(tmp_path: Path) -> None:
     with pytest.raises(RecordError) as caught:
         emit.load_record(bad)
     assert caught.value.path == str(bad) and caught.value.line == 2
+
+
+# ---------------------------------------------------------------- mutated records, at random
+
+_RECORD_TEXT: list[bytes] = []
+
+
+def _a_record_text() -> bytes:
+    if not _RECORD_TEXT:
+        with tempfile.TemporaryDirectory() as scratch:
+            apply(collected({"pkg/a.py": module("a", 1)}), Path(scratch))
+            path = next(emit.iter_record_paths(folder_of(Path(scratch))))
+            annotate(path, "words")
+            _RECORD_TEXT.append(path.read_bytes())
+    return _RECORD_TEXT[0]
+
+
+_YAML_BITS = [b"&a ", b"*a", b"!!python/object/apply:os.system ['x']", b"[", b"]", b"{", b"}",
+              b"- ", b": ", b"? ", b"|", b">", b"'", b'"', b"#", b"\t", b"\x00", b"\xff", b"\xef\xbb\xbf",
+              b"%YAML 1.1\n", b"---\n", b"...\n", b"!!binary ", b"!!set ", b"!!timestamp ", b"<<: *a\n",
+              b"\n", b"  ", b"~", b"0x1F", b".inf", b"2024-01-01", b"\xe2\x80\xa8"]
+
+
+@given(edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(_YAML_BITS)),
+                      min_size=1, max_size=6))
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_mutated_records_load_or_fail_cleanly(tmp_path: Path, edits: list[tuple[float, int, bytes]]
+                                              ) -> None:
+    """Any edit of a record file either loads to a valid record or gives a RecordError."""
+    data = bytearray(_a_record_text())
+    for where, cut, bit in edits:
+        at = int(where * len(data))
+        data[at:at + cut] = bit
+    path = tmp_path / (_a_record_text().split(b"\n")[1].split(b": ")[1].decode() + ".yaml")
+    path.write_bytes(bytes(data))
+    try:
+        record = emit.load_record(path)
+    except RecordError as error:
+        assert str(error).startswith(str(path)) and "\n" not in str(error).strip()
+        return
+    assert emit.schema_problems(emit.safe_load_text(emit.record_text(record), "x"), "record") == []
