@@ -265,3 +265,27 @@ def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: P
     assert snapshot(folder) == reference
     assert kills >= 1
     print(f"\nend-to-end extract: {kills} of {E2E_KILLS} runs killed")
+
+
+def test_kill_the_first_run(tmp_path: Path) -> None:
+    """A first run into an empty folder, killed before every third step: the next run completes."""
+    first = collected(V1)
+    reference_root = tmp_path / "reference"
+    steps = _count_steps(lambda: apply(first, reference_root))
+    reference = snapshot(folder_of(reference_root))
+    for step in range(1, steps + 1, 3):
+        root = tmp_path / f"first-{step}"
+        pid = os.fork()
+        if pid == 0:  # the child: never return into pytest
+            try:
+                kill_before(step)
+                apply(first, root)
+            finally:
+                os._exit(3)
+        assert wait(pid) == -signal.SIGKILL
+        if folder_of(root).exists():
+            for rel, data in snapshot(folder_of(root)).items():
+                if not rel.endswith(emit.TEMP_SUFFIX):
+                    assert data == reference[rel], f"step {step}: {rel}"
+        apply(first, root)
+        assert snapshot(folder_of(root)) == reference, f"step {step}"
