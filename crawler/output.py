@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +142,12 @@ def clean_temp_files(folder: Path) -> list[str]:
     return removed
 
 
-def load_folder(folder: Path) -> Loaded:
-    """Every record in the folder that loads safely, and every file in errors/ that does not."""
+def load_folder(folder: Path, ids: Collection[str] | None = None) -> Loaded:
+    """Every record in the folder that loads safely, and every file in errors/ that does not.
+
+    With `ids`, only those records are read (an update that knows which files changed); the
+    folder is still listed, so stray files and links are reported all the same.
+    """
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
     errors = folder / emit.ERRORS_DIR
@@ -162,6 +166,8 @@ def load_folder(folder: Path) -> Loaded:
             broken.append(BrokenFile(str(path), None,
                                      f"{path}: not a record (records are <16 hex>.yaml); "
                                      "move it out of errors/, it was ignored"))
+            continue
+        if ids is not None and claimed not in ids:
             continue
         try:
             records.append(emit.load_record(path))

@@ -197,6 +197,19 @@ def test_symlinked_record_is_not_followed_or_replaced(built: tuple[Path, Path, d
     assert result.problems and "symbolic link" in result.problems[0]
 
 
+def test_load_only_some_ids_still_lists_strays(built: tuple[Path, Path, dict[str, bytes]]) -> None:
+    _, folder, _ = built
+    wanted = record_of(folder, "b_1").stem
+    broken = record_of(folder, "a_1")
+    broken.write_text("")
+    (folder / "errors" / "notes.yaml").write_text("x: 1\n")
+    loaded = output.load_folder(folder, ids={wanted})
+    assert [r.id for r in loaded.records] == [wanted]
+    assert [b.id for b in loaded.broken] == [None]  # the stray; the unread broken file is not seen
+    loaded = output.load_folder(folder)
+    assert {b.id for b in loaded.broken} == {None, broken.stem}
+
+
 def test_unplaceable_broken_record_writes_nothing(built: tuple[Path, Path, dict[str, bytes]]) -> None:
     root, folder, _ = built
     # a record no site of this run would be given, no manifest entry, no readable path line
