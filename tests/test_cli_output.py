@@ -120,3 +120,14 @@ def test_validate_clean_folder(run: Callable[..., Result], tmp_path: Path) -> No
     assert run(collected(V1)).exit_code == 0
     result = CliRunner().invoke(main, ["validate", str(tmp_path / "out")])
     assert result.exit_code == 0 and "6 files checked, 0 problems" in result.output
+
+
+def test_dry_run_creates_nothing(run: Callable[..., Result], tmp_path: Path) -> None:
+    result = run(collected(V1), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_wait_has_help() -> None:
+    result = CliRunner().invoke(main, ["extract", "--help"])
+    assert "--wait SECONDS" in result.output and "holds the output folder" in result.output
