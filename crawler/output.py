@@ -54,18 +54,14 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
     exits, however it dies, so there is no stale lock to detect and no pid to trust. The file
     is opened close-on-exec, and a forked child closes its copy at once, so a worker process
     that outlives a killed run does not keep the lock. A second run waits up to `wait`
-    seconds, then stops with one line. A reader whose folder does not exist yet takes no lock
-    and creates nothing.
+    seconds, then stops with one line. A reader (a dry run) creates nothing: where no run has
+    made the lock file yet, it takes no lock.
     """
-    if shared and not folder.is_dir():
+    fd = _open_lock_file(folder / LOCK_FILE, shared)
+    if fd is None:  # a reader of a folder no run has written yet: nothing to wait for
         yield
         return
-    path = folder / LOCK_FILE
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as error:
-        raise OutputError(f"{path}: cannot open the lock file ({error.strerror})") from error
+    opener = os.getpid()
     try:
         deadline = time.monotonic() + max(wait, 0.0)
         mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
@@ -83,11 +79,27 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
         _HELD.add(fd)
         yield
     finally:
-        if fd in _HELD:
-            _HELD.discard(fd)
-            if not shared:
-                _note_holder(fd, None)  # empty between runs: a committed folder does not churn
-        os.close(fd)  # releases the lock
+        if os.getpid() == opener:  # a forked child closed its copy at the fork already
+            if fd in _HELD:
+                _HELD.discard(fd)
+                if not shared:
+                    _note_holder(fd, None)  # empty between runs: a committed folder does not churn
+            os.close(fd)  # releases the lock
+
+
+def _open_lock_file(path: Path, shared: bool) -> int | None:
+    flags = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        if shared:
+            return os.open(path, os.O_RDONLY | flags)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+    except FileNotFoundError:
+        if shared:
+            return None
+        raise OutputError(f"{path}: cannot open the lock file (its folder went away)") from None
+    except OSError as error:
+        raise OutputError(f"{path}: cannot open the lock file ({error.strerror})") from error
 
 
 def _busy_message(folder: Path, fd: int, wait: float) -> str:
