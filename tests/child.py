@@ -6,7 +6,8 @@
 
 For `apply`, CRAWLER_TEST_KILL_AT=N makes the process SIGKILL itself just before its Nth file
 step (a temp file made, an fsync, a rename), and CRAWLER_TEST_LOG=PATH appends when it loads
-and when it starts and ends writing, so that a test can see whether two runs interleaved.
+and when it starts and ends writing, so that a test can see whether two runs interleaved;
+CRAWLER_TEST_GO=1 makes it wait for a line on stdin after "ready", so two start together.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def main(argv: list[str]) -> None:
 
             output.lock = lambda *a, **k: nullcontext()  # type: ignore[assignment]
     print("ready", flush=True)
+    if os.environ.get("CRAWLER_TEST_GO"):
+        sys.stdin.readline()  # start together with another child
     result = pipeline.apply(collected, Path(argv[2]), wait=float(os.environ.get("CRAWLER_TEST_WAIT", "0")))
     print(f"done {result.files_written}", flush=True)
 

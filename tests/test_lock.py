@@ -96,12 +96,18 @@ def _race(tmp_path: Path, **extra: str) -> list[str]:
     log = tmp_path / "log"
     first = pickled(collected(V2, SHA_B), tmp_path / "first.pickle")
     second = pickled(collected(V1), tmp_path / "second.pickle")
-    env = {"CRAWLER_TEST_LOG": str(log), "CRAWLER_TEST_WAIT": "30", **extra}
-    runs = [start("apply", str(first), str(root), stdin=None, **env),
-            start("apply", str(second), str(root), stdin=None, **env)]
+    env = {"CRAWLER_TEST_LOG": str(log), "CRAWLER_TEST_WAIT": "30", "CRAWLER_TEST_GO": "1", **extra}
+    runs = [start("apply", str(first), str(root), **env), start("apply", str(second), str(root), **env)]
+    for run in runs:  # both ready (imports done), then both go at once
+        assert run.stdout is not None and run.stdout.readline().strip() == "ready"
     for run in runs:
-        out, err = run.communicate(timeout=60)
-        assert run.returncode == 0, err
+        assert run.stdin is not None
+        run.stdin.write("go\n")
+        run.stdin.close()
+    for run in runs:
+        assert run.stdout is not None and run.stderr is not None
+        out, err = run.stdout.read(), run.stderr.read()
+        assert run.wait(60) == 0, err
         assert out.splitlines()[-1].startswith("done")
     for path in emit.iter_record_paths(folder_of(root)):
         emit.load_record(path)
