@@ -21,7 +21,16 @@ from pathlib import Path
 from crawler import emit
 from crawler.errors import OutputError, RecordError
 from crawler.merge import compute_ordinals
-from crawler.records import BrokenFile, ErrorRecord, Manifest, Pin, RaiseSite, Skipped, record_id
+from crawler.records import (
+    BrokenFile,
+    ErrorRecord,
+    FileEntry,
+    Manifest,
+    Pin,
+    RaiseSite,
+    Skipped,
+    record_id,
+)
 
 LOCK_FILE = ".crawler.lock"
 HELD_BACK = "held_back"  # the Skipped reason of a source file whose record could not be loaded
@@ -209,6 +218,16 @@ class Plan:
     held: frozenset[str]  # source paths held back
     hold_all: bool  # a broken record could not be placed: nothing may be written
     reserved: frozenset[str]  # ids no new record may take: every broken file's and every kept one's
+    held_entries: tuple[FileEntry, ...] = ()  # the previous manifest's entries of held files
+
+    def files_with_held(self, files: Sequence[FileEntry]) -> tuple[FileEntry, ...]:
+        """A new manifest's files, with each held file's old entry (old blob, old ids) kept.
+
+        The old blob makes the next run read the file again; the old ids keep the broken record
+        placed in it, so the next run holds back the same file and no more.
+        """
+        fresh = [entry for entry in files if entry.path not in self.held]
+        return tuple(sorted([*fresh, *self.held_entries], key=lambda entry: entry.path))
 
     def skipped(self) -> list[Skipped]:
         return [Skipped(path, HELD_BACK, "a record of this file could not be loaded; it was "
@@ -255,7 +274,8 @@ def plan(loaded: Loaded, pin: Pin, sites: Sequence[RaiseSite]) -> Plan:
     existing = tuple(r for r in loaded.records if not (hold_all or r.site.path in held))
     free_sites = () if hold_all else tuple(s for s in sites if s.path not in held)
     reserved = frozenset(taken | {r.id for r in kept})
-    return Plan(existing, free_sites, kept, frozenset(held), hold_all, reserved)
+    entries = tuple(e for e in loaded.manifest.files if e.path in held) if loaded.manifest else ()
+    return Plan(existing, free_sites, kept, frozenset(held), hold_all, reserved, entries)
 
 
 def _path_hint(path: Path) -> str | None:

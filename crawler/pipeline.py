@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, output
@@ -248,6 +248,8 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False, wai
         outcomes = [o for o in collected.outcomes if o.path not in plan.held]
         manifest = build_manifest(pinned, collected.options, collected.total,
                                   [*collected.skipped, *plan.skipped()], outcomes, records)
+        if plan.held:
+            manifest = replace(manifest, files=plan.files_with_held(manifest.files))
         written = 0
         if not dry_run and not plan.hold_all:
             written = output.write_folder(folder, merged.records, manifest, plan.reserved)

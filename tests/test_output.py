@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -126,6 +127,7 @@ def test_broken_record_is_left_alone_and_the_rest_goes_on(built: tuple[Path, Pat
                 if p.name not in b_records}
     _break(victim, name, marker)
     before = victim.read_bytes()
+    a_manifest = (folder / "manifest.yaml").read_text(encoding="utf-8")
 
     started = time.monotonic()
     result = apply(collected(V2, SHA_B), root)
@@ -153,6 +155,12 @@ def test_broken_record_is_left_alone_and_the_rest_goes_on(built: tuple[Path, Pat
     a_before[victim.name] = before
     assert a_after == a_before
     assert all(record_of_id(folder, i).site.path == "pkg/b.py" for i in result.merged.added)
+    # the manifest keeps pkg/a.py's old entry: old blob (read again next time), the broken id in it
+    old_entry = next(e for e in emit.manifest_from_data(yaml.safe_load(a_manifest)
+                                                        ).files if e.path == "pkg/a.py")
+    new_entry = next(e for e in result.manifest.files if e.path == "pkg/a.py")
+    assert new_entry == old_entry and victim.stem in new_entry.records
+    assert emit.load_manifest(folder) == result.manifest
     # once the person fixes the file, the next run completes to the clean result
     fixed = tmp_path / "fixed"
     shutil.copytree(root, fixed)
