@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from crawler import __version__, emit
+from crawler import __version__, emit, output
 from crawler.errors import CrawlerError
 from crawler.records import ExtractOptions
 
@@ -30,7 +30,15 @@ class CrawlerGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CrawlerError as error:
-            raise click.ClickException(str(error)) from None
+            raise click.ClickException(one_line(str(error))) from None
+        except OSError as error:  # the machine's trouble (permissions, a full disk), not a bug
+            where = f"{error.filename}: " if error.filename else ""
+            raise click.ClickException(one_line(f"{where}{error.strerror or error}")) from None
+
+
+def one_line(message: str) -> str:
+    """Messages are one line: a newline or control character in a name must not break that."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
 @click.group(cls=CrawlerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -78,16 +86,21 @@ def progress_bar(quiet: bool, label: str) -> Iterator[Callable[[int, int], None]
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes [default: all cores].")
 @click.option("--dry-run", is_flag=True, help="Extract and merge, but write nothing.")
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
+              help="If another run holds the output folder, wait this long for it, then give up.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
             include: tuple[str, ...], exclude: tuple[str, ...], include_tests: bool,
-            jobs: int | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
+            jobs: int | None, dry_run: bool, wait: float, as_json: bool, quiet: bool) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
     SOURCE is a local repository path, a file://, https:// or ssh URL, or OWNER/NAME on
     GitHub. Records go to OUTPUT/HOST/OWNER/NAME/errors/<id>.yaml beside a manifest.yaml;
-    existing records are merged, never overwritten, so annotations are kept.
+    existing records are merged, never overwritten, so annotations are kept. One run at a
+    time writes a folder: a second one waits --wait SECONDS, then stops. A record file that
+    cannot be loaded is left as it is and its source file is not updated; the run writes the
+    rest, names the file and line, and exits 1.
 
     \b
     Example:
@@ -100,7 +113,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
     with progress_bar(quiet, "parsing") as progress:
         result = run_extract(source, ref=ref, output_root=output_root, options=options,
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
-                             dry_run=dry_run)
+                             dry_run=dry_run, wait=wait)
     summary = {
         "repo": result.pin.repo,
         "ref": result.pin.ref,
@@ -117,6 +130,8 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         "files_written": result.files_written,
         "seconds": round(result.seconds, 3),
         "dry_run": dry_run,
+        "problems": list(result.problems),
+        "notes": list(result.notes),
     }
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -130,6 +145,13 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
                else f"{result.files_written} files written to {result.folder}")
             + f" in {result.seconds:.1f}s"
         )
+    for note in result.notes:
+        if not quiet:
+            click.echo(f"note: {one_line(note)}", err=True)
+    if result.problems:
+        more = len(result.problems) - 1
+        also = f" (and {more} more: `crawler validate {result.folder}` lists them)" if more else ""
+        raise click.ClickException(one_line(result.problems[0]) + also)
 
 
 @main.command()
@@ -145,22 +167,20 @@ def validate(folder: Path, quiet: bool) -> None:
     Example:
       crawler validate output/
     """
-    checked, problems = 0, []
-    for path in sorted(folder.rglob("*.yaml")):
-        kind = "manifest" if path.name == emit.MANIFEST else "record"
-        if kind == "record" and path.parent.name != emit.ERRORS_DIR:
-            continue
-        checked += 1
-        try:
-            data, _ = emit.load_yaml_file(path)
-        except CrawlerError as error:
-            problems.append(str(error))
-            continue
-        problems.extend(f"{path}: {p}" for p in emit.schema_problems(data, kind))
-        if kind == "record" and isinstance(data, dict) and data.get("id") != path.stem:
-            problems.append(f"{path}: id: {data.get('id')!r} is not the file's name")
+    checked = 0
+    problems: list[str] = []
+    repositories = {path.parent for path in folder.rglob(emit.ERRORS_DIR) if path.is_dir()}
+    repositories |= {path.parent for path in folder.rglob(emit.MANIFEST)}
+    for repository in sorted(repositories):
+        loaded = output.load_folder(repository)
+        checked += len(loaded.records) + len(loaded.broken)
+        problems.extend(broken.problem for broken in loaded.broken)
+        if (repository / emit.MANIFEST).exists():
+            checked += 1
+            if loaded.manifest_problem:
+                problems.append(loaded.manifest_problem)
     for problem in problems:
-        click.echo(problem, err=True)
+        click.echo(one_line(problem), err=True)
     if not quiet:
         click.echo(f"{checked} files checked, {len(problems)} problems")
     if problems:

@@ -7,8 +7,10 @@ rewrite never reformats a person's words or drops their comments.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -38,6 +40,13 @@ from crawler.records import (
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
+TEMP_SUFFIX = ".tmp"  # write_atomic's temp files: ".<name>.<random>.tmp", beside their target
+
+ID_PATTERN = re.compile(r"[0-9a-f]{16}")  # always with fullmatch: `$` would let "…\n" through
+MAX_YAML_BYTES = 64 * 1024 * 1024  # far above any real record; a bigger file is refused unread
+# Characters YAML 1.1 does not allow in a stream (libyaml refuses them without a line number).
+_NOT_YAML_CHAR = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+MAX_YAML_DEPTH = 64  # records nest 4 deep; libyaml's composer recurses and crashes near 10**5
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -176,50 +185,105 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
 
 
 def load_yaml_file(path: Path) -> tuple[Any, str]:
-    """Load one YAML document safely: no tags beyond plain data, no aliases; (data, text)."""
+    """Load one YAML document safely: plain data only, no aliases, bounded depth; (data, text)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise RecordError(f"not UTF-8 text ({error.reason}); fix or remove the file",
-                          path=str(path)) from error
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            raise RecordError(f"{size} bytes, too large for a record; it was left as it is",
+                              path=str(path))
+        raw = path.read_bytes()
     except OSError as error:
         raise RecordError(f"cannot read: {error.strerror}", path=str(path)) from error
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise RecordError(f"not UTF-8 text ({error.reason} at byte {error.start}); fix the file "
+                          "by hand, it was left as it is", path=str(path), line=line) from error
+    bad = _NOT_YAML_CHAR.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise RecordError(f"control character U+{ord(bad.group()):04X} (YAML allows none); fix the "
+                          "file by hand, it was left as it is", path=str(path), line=line)
+    return safe_load_text(text, str(path)), text
+
+
+def safe_load_text(text: str, where: str) -> Any:
+    """The data of one YAML document, after a scan of its events that refuses aliases and depth.
+
+    The scan runs first because libyaml's composer recurses: a document nested 10**5 deep
+    (`- - - - ...` or `[[[[...`) kills the process with a segmentation fault, and an alias bomb
+    grows without bound once constructed. The scan stops at the first alias or too deep a level.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    _scan_events(text, where)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
-            raise RecordError("empty file; restore it from version control", path=str(path))
-        _refuse_aliases(node, str(path))
-        data = loader.construct_document(node)
+            raise RecordError("empty file; restore it from version control", path=where)
+        try:
+            return loader.construct_document(node)
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as error:
+            # PyYAML's constructors raise these for odd plain values; the file is broken.
+            raise RecordError(f"a value cannot be read ({type(error).__name__}); fix the file by "
+                              "hand, it was left as it is", path=where) from error
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = error.problem or error.context or "invalid YAML"
-        raise RecordError(f"{problem}; fix the file by hand, it was left as it is",
-                          path=str(path), line=line) from error
+        raise _yaml_error(error, where) from error
     except yaml.YAMLError as error:
         raise RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
-                          path=str(path)) from error
+                          path=where) from error
     finally:
         loader.dispose()
-    return data, text
 
 
-def _refuse_aliases(root: yaml.Node, path: str) -> None:
-    """Records never hold anchors or aliases; refusing them stops alias bombs before they grow."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            raise RecordError("YAML anchor used by an alias (records have none); fix the file by hand",
-                              path=path, line=node.start_mark.line + 1)
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
+def _scan_events(text: str, where: str) -> None:
+    loader = _Loader(text)
+    depth = 0
+    try:
+        while (event := loader.get_event()) is not None:
+            if isinstance(event, yaml.AliasEvent):
+                raise RecordError("YAML alias found (records have none); fix the file by hand, "
+                                  "it was left as it is", path=where, line=_line(event))
+            tag = getattr(event, "tag", None)
+            if tag is not None and not _implicit(event):
+                raise RecordError(f"YAML tag {tag!r} found (records have none); fix the file by "
+                                  "hand, it was left as it is", path=where, line=_line(event))
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise RecordError(f"nested more than {MAX_YAML_DEPTH} levels deep (records are "
+                                      "not); fix the file by hand, it was left as it is",
+                                      path=where, line=_line(event))
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.MarkedYAMLError as error:
+        raise _yaml_error(error, where) from error
+    except yaml.YAMLError as error:
+        raise RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
+                          path=where) from error
+    finally:
+        loader.dispose()
+
+
+def _implicit(event: yaml.Event) -> bool:
+    """True unless the document spelled out a tag: `!!python/object`, `!!timestamp`, `!x`."""
+    implicit = getattr(event, "implicit", True)
+    return any(implicit) if isinstance(implicit, tuple) else bool(implicit)
+
+
+def _line(event: yaml.Event) -> int | None:
+    mark = event.start_mark
+    return mark.line + 1 if mark is not None else None
+
+
+def _yaml_error(error: yaml.MarkedYAMLError, where: str) -> RecordError:
+    mark = error.problem_mark or error.context_mark
+    line = mark.line + 1 if mark is not None else None
+    problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
+    return RecordError(f"{problem}; fix the file by hand, it was left as it is", path=where,
+                       line=line)
 
 
 def annotation_block(text: str) -> str | None:
@@ -240,22 +304,45 @@ def _starts_top_level_key(line: str) -> bool:
 
 
 def load_record(path: Path) -> ErrorRecord:
-    """A record file, safely loaded and checked against the record schema."""
+    """A record file, safely loaded and checked against the record schema and its file name."""
+    if not is_record_id(path.stem):
+        raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
+                          path=str(path))
     data, text = load_yaml_file(path)
-    validate(data, "record", str(path))
+    check_schema(data, "record", path, text)
+    if data["id"] != path.stem:
+        line = next((i for i, row in enumerate(text.splitlines(), 1) if row.startswith("id:")), None)
+        raise RecordError(f"id {data['id']!r} is not the file's name {path.stem!r}; rename the file "
+                          "or fix the id, it was left as it is", path=str(path), line=line)
     block = annotation_block(text)
     if block is not None:
-        reparsed = yaml.load(block, Loader=_Loader)  # noqa: S506 - the C safe loader
+        try:
+            reparsed = safe_load_text(block, str(path))
+        except RecordError:
+            reparsed = None
         if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
             block = None  # an unusual layout: fall back to writing the data itself
     return record_from_data(data, block)
 
 
+def is_record_id(value: object) -> bool:
+    """True for exactly 16 lowercase hex digits: the only names a record file may have."""
+    return isinstance(value, str) and ID_PATTERN.fullmatch(value) is not None
+
+
+def record_path(root: Path, record_id: str) -> Path:
+    """The file of a record, built from its id alone, after the id is checked."""
+    if not is_record_id(record_id):
+        raise OutputError(f"{root}: refused record id {record_id!r}: ids are 16 hex digits, "
+                          "never a path")
+    return root / ERRORS_DIR / f"{record_id}.yaml"
+
+
 def iter_record_paths(root: Path) -> Iterator[Path]:
-    """Record files of one repository folder, sorted by name."""
+    """Record files of one repository folder (every *.yaml in errors/), sorted by name."""
     errors = root / ERRORS_DIR
     if errors.is_dir():
-        yield from sorted(errors.glob("*.yaml"))
+        yield from sorted(p for p in errors.glob("*.yaml") if not p.name.startswith("."))
 
 
 # ---------------------------------------------------------------- manifests
@@ -336,6 +423,45 @@ def schema_problems(data: Any, schema: str) -> list[str]:
     return problems
 
 
+def check_schema(data: Any, schema: str, path: Path, text: str) -> None:
+    """Raise a RecordError naming the line of the first field that breaks the schema."""
+    errors = sorted(_validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.path])
+    if not errors:
+        return
+    first = errors[0]
+    where = ".".join(str(part) for part in first.absolute_path) or "(top)"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    message = " ".join(first.message.split())[:200]
+    raise RecordError(f"{where}: {message}{more}; fix the file by hand, it was left as it is",
+                      path=str(path), line=_line_of(text, list(first.absolute_path)))
+
+
+def _line_of(text: str, parts: list[Any]) -> int | None:
+    """The line of a field, found in the node tree of a document already scanned as safe."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in parts:
+        if isinstance(node, yaml.MappingNode):
+            found = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
 def validate(data: Any, schema: str, path: str) -> None:
     problems = schema_problems(data, schema)
     if problems:
@@ -348,20 +474,26 @@ def validate(data: Any, schema: str, path: str) -> None:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write a file so that a crash leaves either the old or the new content, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as error:
-        _discard(tmp)
-        raise OutputError(f"{path}: cannot write ({error.strerror}); nothing there was changed"
-                          ) from error
+        if tmp is not None:
+            _discard(tmp)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OutputError(f"{path}: disk full ({error.strerror}); this file was left as it "
+                              "was; free some space and run again") from error
+        raise OutputError(f"{path}: cannot write ({error.strerror}); this file was left as it "
+                          "was") from error
     except BaseException:
-        _discard(tmp)
+        if tmp is not None:
+            _discard(tmp)
         raise
 
 
@@ -388,7 +520,7 @@ def _discard(tmp: str) -> None:
 
 def write_record(root: Path, record: ErrorRecord) -> bool:
     """Write a record unless the file already holds exactly this text; True if written."""
-    path = root / ERRORS_DIR / f"{record.id}.yaml"
+    path = record_path(root, record.id)
     text = record_text(record)
     try:
         if path.read_text(encoding="utf-8") == text:

@@ -8,7 +8,7 @@ kept as `removed`, with its annotation. Nothing is ever deleted.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from crawler.records import (
@@ -38,10 +38,15 @@ class MergeResult:
     unchanged: list[str] = field(default_factory=list)
 
 
-def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite]) -> MergeResult:
-    """Match new sites to existing records one-to-one; keep every annotation with its site."""
+def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
+          reserved: Collection[str] = ()) -> MergeResult:
+    """Match new sites to existing records one-to-one; keep every annotation with its site.
+
+    `reserved` ids are taken by files outside this merge (records that could not be loaded):
+    no new record gets one of them.
+    """
     result = MergeResult(records=[])
-    taken_ids = {record.id for record in existing}
+    taken_ids = {record.id for record in existing} | set(reserved)
     unmatched_sites = list(sites)
     unmatched_records = list(existing)
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from crawler import __version__, classes, emit
+from crawler import __version__, classes, output
+from crawler.errors import OutputError
 from crawler.merge import MergeResult, merge
 from crawler.names import module_name
 from crawler.pin import PinnedRepo, pin
@@ -63,6 +65,8 @@ class RunResult:
     merged: MergeResult
     files_written: int
     seconds: float
+    problems: tuple[str, ...] = ()  # files in the folder that could not be loaded: left as they are
+    notes: tuple[str, ...] = ()  # what the run healed: temp files removed, a manifest rebuilt
 
 
 # ---------------------------------------------------------------- selecting files
@@ -176,9 +180,18 @@ def _read(repo: PinnedRepo, files: list[SourceFile], by_blob: dict[str, SourceFi
 # ---------------------------------------------------------------- the whole run
 
 
+_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def output_folder(root: Path, pinned: Pin) -> Path:
-    """Where one repository's records live: root/host/owner/name."""
-    return root.joinpath(pinned.host, *pinned.owner.split("/"), pinned.name)
+    """Where one repository's records live: root/host/owner/name, each part checked first."""
+    parts = [pinned.host, *pinned.owner.split("/"), pinned.name]
+    for part in parts:
+        if _SEGMENT.fullmatch(part) is None or part in (".", ".."):
+            raise OutputError(f"[{pinned.source}] refused output folder name {part!r}: names are "
+                              "letters, digits, '.', '_' and '-', and not '.' or '..'; "
+                              "pass --name OWNER/NAME")
+    return root.joinpath(*parts)
 
 
 @dataclass(frozen=True)
@@ -206,34 +219,55 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
                      time.perf_counter() - started)
 
 
-def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> RunResult:
-    """Merge what was collected into the repository's output folder: the driver's part."""
+def apply(collected: Collected, output_root: Path, *, dry_run: bool = False, wait: float = 0.0
+          ) -> RunResult:
+    """Merge what was collected into the repository's output folder: the driver's part.
+
+    The whole read-merge-write runs under the folder's lock (shared for a dry run). Records are
+    the truth: leftovers of a killed run are removed, the manifest is rebuilt from the records,
+    and a record file that cannot be loaded is left as it is, with its source file held back.
+    """
     started = time.perf_counter()
-    folder = output_folder(output_root, collected.pin)
-    existing = load_existing(folder)
-    resolved = classes.resolve([o for o in collected.outcomes if o.failure is None])
-    merged = merge(collected.pin, existing, resolved.sites)
-    manifest = build_manifest(collected.pin, collected.options, collected.total,
-                              list(collected.skipped), list(collected.outcomes), merged.records,
-                              resolved)
-    written = 0 if dry_run else write_output(folder, merged.records, manifest)
+    pinned = collected.pin
+    folder = output_folder(output_root, pinned)
+    with output.lock(folder, wait=wait, shared=dry_run):
+        removed = [] if dry_run else output.clean_temp_files(folder)
+        notes = [f"{folder}: removed {len(removed)} temp files left by an interrupted run"
+                 ] if removed else []
+        loaded = output.load_folder(folder)
+        if loaded.manifest_problem:
+            notes.append(loaded.manifest_problem)
+        resolved = classes.resolve([o for o in collected.outcomes if o.failure is None])
+        sites = resolved.sites
+        plan = output.plan(loaded, pinned, sites)
+        merged = merge(pinned, plan.existing, plan.sites, reserved=plan.reserved)
+        records = sorted([*merged.records, *plan.kept], key=lambda r: r.id)
+        outcomes = [o for o in collected.outcomes if o.path not in plan.held]
+        manifest = build_manifest(pinned, collected.options, collected.total,
+                                  [*collected.skipped, *plan.skipped()], outcomes, records,
+                                  resolved)
+        if plan.held:
+            manifest = replace(manifest, files=plan.files_with_held(manifest.files))
+        written = 0
+        if not dry_run and not plan.hold_all:
+            written = output.write_folder(folder, merged.records, manifest, plan.reserved)
+    problems = [broken.problem for broken in loaded.broken]
+    if plan.hold_all:
+        problems.append(f"{folder}: a broken record could not be placed in a source file, so "
+                        "nothing was written; fix it and run again")
     seconds = collected.seconds + time.perf_counter() - started
-    return RunResult(collected.pin, folder, manifest, merged, written, seconds)
+    return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
+                     tuple(notes))
 
 
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
-            dry_run: bool = False) -> RunResult:
+            dry_run: bool = False, wait: float = 0.0) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress)
-    return apply(collected, output_root, dry_run=dry_run)
-
-
-def load_existing(folder: Path) -> list[ErrorRecord]:
-    """Every record already in the folder; a file that cannot be loaded stops the run."""
-    return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
+    return apply(collected, output_root, dry_run=dry_run, wait=wait)
 
 
 def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: list[Skipped],
@@ -265,11 +299,3 @@ def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: li
     exception_classes = tuple(resolved.exception_classes) if resolved else ()
     return Manifest(pinned, __version__, options, counts, files, all_skipped, exception_classes)
 
-
-def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> int:
-    """Write the records whose text changed, then the manifest last (it marks the run done)."""
-    written = sum(1 for record in records if emit.write_record(folder, record))
-    emit.sync_folder(folder / emit.ERRORS_DIR)
-    written += emit.write_manifest(folder, manifest)
-    emit.sync_folder(folder)
-    return written

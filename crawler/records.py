@@ -237,3 +237,12 @@ def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int
     """16 hex of a hash of the identity key: stable across runs, never from the line."""
     parts = (repo, *key, str(ordinal)) + ((str(salt),) if salt else ())
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class BrokenFile:
+    """A file in a repository's errors/ folder that could not be loaded; it is never written."""
+
+    path: str  # the file, as found under the output folder
+    id: str | None  # the record id its name claims, or None for a stray file
+    problem: str  # one line, `path:line: what is wrong; what to do`

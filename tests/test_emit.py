@@ -72,7 +72,7 @@ def test_annotation_text_is_kept_byte_for_byte(tmp_path: Path) -> None:
     [
         ("schema_version: 1\nid: [unclosed\n", 3),
         ("!!python/object/apply:os.system ['touch pwned']\n", 1),
-        ("a: &x [1, 2]\nb: *x\n", 1),  # the anchor's line
+        ("a: &x [1, 2]\nb: *x\n", 2),
     ],
 )
 def test_unsafe_or_broken_yaml_is_refused_with_its_line(tmp_path: Path, text: str, line: int) -> None:

@@ -1,0 +1,87 @@
+"""Output folders for tests: a pinned repository's sites collected from source text, no git."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from crawler.pipeline import Collected, visit_file
+from crawler.records import ExtractOptions, Pin
+
+REPO = "https://github.com/acme/widgets"
+SHA_A = "a" * 40
+SHA_B = "b" * 40
+
+
+def make_pin(sha: str = SHA_A) -> Pin:
+    return Pin(source=REPO, host="github.com", owner="acme", name="widgets", ref="main", sha=sha,
+               web_url=REPO)
+
+
+def blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def collected(files: dict[str, str], sha: str = SHA_A) -> Collected:
+    """What `collect` would return for these files at this commit."""
+    outcomes = []
+    for path in sorted(files):
+        data = files[path].encode("utf-8")
+        outcomes.append(visit_file(path, blob_sha(data), data))
+    return Collected(make_pin(sha), ExtractOptions(), len(files), (), tuple(outcomes), 0.0)
+
+
+def module(name: str, count: int, offset: int = 0, extra: str = "") -> str:
+    """A module of `count` functions that each raise their own message."""
+    head = "\n" * offset
+    body = "".join(
+        f"def {name}_{i}(value):\n"
+        f"    if value < {i}:\n"
+        f"        raise ValueError(f\"{name} {i}: bad value {{value}}\")\n"
+        f"    return value\n\n\n"
+        for i in range(count)
+    )
+    return head + body + extra
+
+
+def folder_of(root: Path) -> Path:
+    return root / "github.com" / "acme" / "widgets"
+
+
+ANNOTATION = re.compile(r"^annotation:\n(?:[ #].*\n|\n)*", re.MULTILINE)
+
+
+def annotate(path: Path, words: str) -> str:
+    """Write a person's annotation into a record file, with a comment; the new block's text."""
+    block = (
+        "annotation:\n"
+        "  # written by hand: keep this comment\n"
+        "  written_for: null\n"
+        f"  what_it_means: {words!r}\n"
+        "  solutions:\n"
+        "  - check the value first\n"
+        "  example_fix: null\n"
+        "  defensive_patterns: []\n"
+        "  prevention: []\n"
+        "  when_it_happens: null\n"
+        "  related: []\n"
+    )
+    text = path.read_text(encoding="utf-8")
+    new, count = ANNOTATION.subn(block, text, count=1)
+    assert count == 1, text
+    path.write_text(new, encoding="utf-8")
+    return block
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under the folder but the lock, by relative path."""
+    files = {}
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            path = Path(dirpath, name)
+            rel = path.relative_to(folder).as_posix()
+            if rel != ".crawler.lock":
+                files[rel] = path.read_bytes()
+    return files
