@@ -52,7 +52,16 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+class FlowList(list):  # type: ignore[type-arg]
+    """A short list written on one line: `[1, 2, 3]`."""
+
+
+def _represent_flow(dumper: yaml.SafeDumper, value: FlowList) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(FlowList, _represent_flow)
 
 
 def dump_yaml(data: Any) -> str:
@@ -272,7 +281,10 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
         "counts": asdict(manifest.counts),
         "exception_classes": list(manifest.exception_classes),
         "skipped": [asdict(s) for s in manifest.skipped],
-        "files": {f.path: {"blob": f.blob, "records": list(f.records)} for f in manifest.files},
+        "files": {f.path: {"blob": f.blob, "records": list(f.records), "raises": FlowList(f.raises)}
+                  for f in manifest.files},
+        "removed": {path: list(ids) for path, ids in sorted(manifest.removed.items()) if ids},
+        "needs_review": sorted(manifest.needs_review),
     }
 
 
@@ -288,10 +300,13 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
                                include_tests=options["include_tests"],
                                max_file_bytes=options["max_file_bytes"]),
         counts=Counts(**data["counts"]),
-        files=tuple(FileEntry(path, entry["blob"], tuple(entry["records"]))
+        files=tuple(FileEntry(path, entry["blob"], tuple(entry["records"]),
+                              tuple(entry.get("raises") or (0, 0, 0, 0)))  # type: ignore[arg-type]
                     for path, entry in data["files"].items()),
         skipped=tuple(Skipped(**entry) for entry in data["skipped"]),
         exception_classes=tuple(data.get("exception_classes") or ()),
+        removed={path: tuple(ids) for path, ids in (data.get("removed") or {}).items()},
+        needs_review=tuple(data.get("needs_review") or ()),
     )
 
 
@@ -388,9 +403,13 @@ def write_record(root: Path, record: ErrorRecord) -> bool:
     return True
 
 
+def manifest_text(manifest: Manifest) -> str:
+    return dump_yaml(manifest_data(manifest))
+
+
 def write_manifest(root: Path, manifest: Manifest) -> bool:
     path = root / MANIFEST
-    text = dump_yaml(manifest_data(manifest))
+    text = manifest_text(manifest)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
-from crawler.merge import MergeResult, merge
+from crawler.cache import ResultCache, default_cache_dir
+from crawler.errors import CrawlerError, OutputError
+from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
 from crawler.pin import PinnedRepo, pin
 from crawler.records import (
+    NEEDS_REVIEW,
     REMOVED,
     Counts,
     ErrorRecord,
@@ -58,6 +61,9 @@ class RunResult:
     merged: MergeResult
     files_written: int
     seconds: float
+    parsed: int = 0  # files visited (read from the cache or parsed) in this run
+    pending: tuple[str, ...] = ()  # files whose text this run changes (or would, in a dry run)
+    stale: tuple[ErrorRecord, ...] = ()  # live records whose annotation names another template
 
 
 # ---------------------------------------------------------------- selecting files
@@ -148,29 +154,48 @@ def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
-                progress: Progress | None) -> list[FileOutcome]:
-    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`."""
-    by_blob = {f.blob: f for f in files}
-    items = ((f.path, f.blob, data) for f, data in _read(repo, files, by_blob))
-    outcomes: list[FileOutcome] = []
-    if jobs <= 1 or len(files) < 2:
+                progress: Progress | None, cache: ResultCache | None = None) -> list[FileOutcome]:
+    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`.
+
+    A file whose (path, blob) is in the cache is not read at all; the others are visited and
+    their results stored for the next run, of this repository or any other.
+    """
+    found: dict[int, FileOutcome] = {}
+    misses: list[tuple[int, SourceFile]] = []
+    for index, entry in enumerate(files):
+        cached = cache.get(entry.path, entry.blob) if cache is not None else None
+        if cached is None:
+            misses.append((index, entry))
+        else:
+            sites, counts, failure = cached
+            found[index] = FileOutcome(entry.path, entry.blob, sites, counts, failure)
+    if progress and found:
+        progress(len(found), len(files))
+    todo = [entry for _, entry in misses]
+    items = ((f.path, f.blob, data) for f, data in _read(repo, todo))
+    if jobs <= 1 or len(todo) < 2:
         results: Iterator[FileOutcome] = map(_visit_packed, items)
-        for outcome in results:
-            outcomes.append(outcome)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(_visit_packed, items, chunksize=8)
+    try:
+        for (index, _), outcome in zip(misses, results):
+            found[index] = outcome
+            if cache is not None:
+                cache.put(outcome.path, outcome.blob, (outcome.sites, outcome.counts, outcome.failure))
             if progress:
-                progress(len(outcomes), len(files))
-        return outcomes
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for outcome in pool.map(_visit_packed, items, chunksize=8):
-            outcomes.append(outcome)
-            if progress:
-                progress(len(outcomes), len(files))
-    return outcomes
+                progress(len(found), len(files))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return [found[index] for index in range(len(files))]
 
 
-def _read(repo: PinnedRepo, files: list[SourceFile], by_blob: dict[str, SourceFile]
-          ) -> Iterator[tuple[SourceFile, bytes]]:
+def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[SourceFile, bytes]]:
     """Blob bytes in file order; a blob shared by two paths is read once per path."""
+    if not files:
+        return
     shas = [f.blob for f in files]
     for entry, (sha, data) in zip(files, repo.read_blobs(shas)):
         assert sha == entry.blob, (sha, entry.blob)
@@ -193,8 +218,14 @@ class Collected:
     options: ExtractOptions
     total: int  # .py files at the commit
     skipped: tuple[Skipped, ...]
-    outcomes: tuple[FileOutcome, ...]
+    outcomes: tuple[FileOutcome, ...]  # the files visited (all of them, for a full run)
     seconds: float
+    kept: tuple[FileEntry, ...] = ()  # files not read again: the same blob as in the manifest
+    renames: tuple[tuple[str, str], ...] = ()  # old path -> new path, from git
+
+
+def result_cache(cache_dir: Path | None) -> ResultCache:
+    return ResultCache(cache_dir if cache_dir is not None else default_cache_dir())
 
 
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
@@ -205,23 +236,75 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
+        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress,
+                               result_cache(cache_dir))
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started)
 
 
+def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
+                    jobs: int | None = None, progress: Progress | None = None) -> Collected:
+    """Visit only the files whose blob differs from the manifest's, with the manifest's options."""
+    started = time.perf_counter()
+    chosen, skipped, total = select_files(repo.list_files(), previous.options)
+    old = {entry.path: entry for entry in previous.files}
+    same_crawler = previous.crawler_version == __version__
+    kept = [old[f.path] for f in chosen
+            if same_crawler and f.path in old and old[f.path].blob == f.blob]
+    kept_paths = {entry.path for entry in kept}
+    todo = [f for f in chosen if f.path not in kept_paths]
+    outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache)
+    renames: dict[str, str] = {}
+    if set(old) - {f.path for f in chosen} and previous.pin.sha != repo.pin.sha:
+        try:
+            renames, _ = repo.changed_paths(previous.pin.sha)
+        except CrawlerError:
+            renames = {}  # the old commit is not at hand: identical blobs still find moved files
+    return Collected(repo.pin, previous.options, total, tuple(skipped), tuple(outcomes),
+                     time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())))
+
+
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> RunResult:
-    """Merge what was collected into the repository's output folder: the driver's part."""
+    """Merge what was collected into the repository's output folder: the driver's part.
+
+    A full run (nothing `kept`) loads every record of the folder; an update loads only the
+    records the manifest lists for files that changed, went or came, and those in review.
+    """
     started = time.perf_counter()
     folder = output_folder(output_root, collected.pin)
-    existing = load_existing(folder)
+    previous = emit.load_manifest(folder)
+    full = not collected.kept
+    failed = {o.path for o in collected.outcomes if o.failure is not None}
+    if full or previous is None:
+        existing = load_existing(folder)
+        taken: set[str] = set()
+    else:
+        existing = load_records(folder, _ids_to_load(previous, collected))
+        taken = _ids_in(folder, previous)
+    kept_paths = {entry.path for entry in collected.kept}
+    frozen = [r for r in existing if r.status != REMOVED and r.site.path in failed]
+    in_review = [r for r in existing if r.status != REMOVED and r.site.path in kept_paths]
+    aside = {id(r) for r in frozen + in_review}
     sites = [site for outcome in collected.outcomes for site in outcome.sites]
-    merged = merge(collected.pin, existing, sites)
-    manifest = build_manifest(collected.pin, collected.options, collected.total,
-                              list(collected.skipped), list(collected.outcomes), merged.records)
-    written = 0 if dry_run else write_output(folder, merged.records, manifest)
+    merged = merge(collected.pin, [r for r in existing if id(r) not in aside], sites,
+                   moves=_moves(previous, collected), taken_ids=taken)
+    for record in frozen:  # a file that no longer parses keeps its records as they were
+        merged.unchanged.append(record.id)
+        merged.records.append(record)
+    for record in in_review:  # an untouched file's record in review: a person may have cleared it
+        reviewed = clear_review(record)
+        (merged.cleared if reviewed is not record else merged.unchanged).append(record.id)
+        merged.records.append(reviewed)
+    merged.records.sort(key=lambda r: r.id)
+    manifest = build_manifest(collected, previous, merged.records, loaded={r.id for r in existing})
+    unchanged = set() if full else set(merged.unchanged)
+    changes = [r for r in merged.records if r.id not in unchanged]
+    pending = pending_writes(folder, changes, manifest)
+    written = 0 if dry_run else write_output(folder, changes, manifest)
     seconds = collected.seconds + time.perf_counter() - started
-    return RunResult(collected.pin, folder, manifest, merged, written, seconds)
+    return RunResult(collected.pin, folder, manifest, merged, written, seconds,
+                     parsed=len(collected.outcomes), pending=tuple(pending),
+                     stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED))
 
 
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
@@ -234,36 +317,137 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
     return apply(collected, output_root, dry_run=dry_run)
 
 
+def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
+           cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
+           progress: Progress | None = None, dry_run: bool = False) -> RunResult:
+    """Move an existing output folder to `ref`, reading again only the files that changed."""
+    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        folder = output_folder(output_root, repo.pin)
+        previous = emit.load_manifest(folder)
+        if previous is None:
+            raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
+                              "first (with the same --name, if it was given one)")
+        collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
+                                    progress=progress)
+    return apply(collected, output_root, dry_run=dry_run)
+
+
+# ---------------------------------------------------------------- loading what an update needs
+
+
 def load_existing(folder: Path) -> list[ErrorRecord]:
     """Every record already in the folder; a file that cannot be loaded stops the run."""
     return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
 
 
-def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: list[Skipped],
-                   outcomes: list[FileOutcome], records: list[ErrorRecord]) -> Manifest:
+def load_records(folder: Path, ids: Iterable[str]) -> list[ErrorRecord]:
+    """The records of these ids; an id whose file a person deleted is passed over."""
+    records = []
+    for record_id in sorted(set(ids)):
+        path = folder / emit.ERRORS_DIR / f"{record_id}.yaml"
+        if path.exists():
+            records.append(emit.load_record(path))
+    return records
+
+
+def _ids_to_load(previous: Manifest, collected: Collected) -> set[str]:
+    """Records that this update may change: of files changed, gone or come, and in review."""
+    kept = {entry.path for entry in collected.kept}
+    touched = {o.path for o in collected.outcomes} | ({e.path for e in previous.files} - kept)
+    ids = {i for entry in previous.files if entry.path in touched for i in entry.records}
+    ids.update(i for path in touched for i in previous.removed.get(path, ()))
+    ids.update(previous.needs_review)
+    return ids
+
+
+def _ids_in(folder: Path, previous: Manifest) -> set[str]:
+    """Every id in use: in the manifest and as a file name, so no new record takes one."""
+    ids = {i for entry in previous.files for i in entry.records}
+    ids.update(i for found in previous.removed.values() for i in found)
+    errors = folder / emit.ERRORS_DIR
+    if errors.is_dir():
+        ids.update(name[:-5] for name in os.listdir(errors) if name.endswith(".yaml"))
+    return ids
+
+
+def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:
+    """Where the old files went: git's renames, and new paths holding an old file's blob."""
+    if previous is None:
+        return PathMoves()
+    now = {o.path: o.blob for o in collected.outcomes}
+    by_blob: dict[str, list[str]] = {}
+    for path, blob in sorted(now.items()):
+        by_blob.setdefault(blob, []).append(path)
+    same_blob = {entry.path: tuple(p for p in by_blob.get(entry.blob, ()) if p != entry.path)
+                 for entry in previous.files if entry.blob in by_blob}
+    return PathMoves(renames=dict(collected.renames),
+                     same_blob={k: v for k, v in same_blob.items() if v})
+
+
+# ---------------------------------------------------------------- the manifest and the writes
+
+
+def build_manifest(collected: Collected, previous: Manifest | None, records: list[ErrorRecord],
+                   loaded: set[str] = frozenset()) -> Manifest:  # type: ignore[assignment]
+    """The new catalogue: kept files as they were, visited ones from the merged records."""
+    outcomes = list(collected.outcomes)
     failures = [o.failure for o in outcomes if o.failure is not None]
+    old = {entry.path: entry for entry in previous.files} if previous else {}
     ids_by_path: dict[str, list[str]] = {}
+    removed: dict[str, list[str]] = {}
     for record in records:
-        if record.status != REMOVED:
-            ids_by_path.setdefault(record.site.path, []).append(record.id)
-    parsed = [o for o in outcomes if o.failure is None]
-    files = tuple(
-        FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))))
-        for o in sorted(parsed, key=lambda o: o.path)
-    )
-    all_skipped = tuple(sorted(skipped + failures, key=lambda s: (s.path, s.reason)))
+        target = removed if record.status == REMOVED else ids_by_path
+        target.setdefault(record.site.path, []).append(record.id)
+    entries = {entry.path: entry for entry in collected.kept}
+    for o in outcomes:
+        if o.failure is None:
+            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
+                      o.counts.without_message)
+            entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
+                                        raises)
+        elif o.path in old and ids_by_path.get(o.path):
+            entries[o.path] = old[o.path]  # records kept from the last good read
+    if previous is not None:  # removed records this run did not load stay listed where they were
+        for path, ids in previous.removed.items():
+            left = [i for i in ids if i not in loaded]
+            if left:
+                removed.setdefault(path, []).extend(left)
+    files = tuple(entries[path] for path in sorted(entries))
+    all_skipped = tuple(sorted(list(collected.skipped) + failures, key=lambda s: (s.path, s.reason)))
+    review = {r.id for r in records if r.status == NEEDS_REVIEW}
     counts = Counts(
-        files=total,
-        parsed=len(parsed),
+        files=collected.total,
+        parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
         skipped=len(all_skipped),
-        raise_statements=sum(o.counts.raise_statements for o in outcomes),
-        records=sum(1 for r in records if r.status != REMOVED),
-        removed=sum(1 for r in records if r.status == REMOVED),
-        bare_raise=sum(o.counts.bare_raise for o in outcomes),
-        reraise=sum(o.counts.reraise for o in outcomes),
-        without_message=sum(o.counts.without_message for o in outcomes),
+        raise_statements=sum(e.raises[0] for e in files),
+        records=sum(len(e.records) for e in files),
+        removed=sum(len(ids) for ids in removed.values()),
+        bare_raise=sum(e.raises[1] for e in files),
+        reraise=sum(e.raises[2] for e in files),
+        without_message=sum(e.raises[3] for e in files),
     )
-    return Manifest(pinned, __version__, options, counts, files, all_skipped)
+    return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
+                    removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
+                    needs_review=tuple(sorted(review)))
+
+
+def pending_writes(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> list[str]:
+    """The files (relative to `folder`) whose text a write would change."""
+    pending = []
+    for record in records:
+        name = f"{emit.ERRORS_DIR}/{record.id}.yaml"
+        if _text_of(folder / name) != emit.record_text(record):
+            pending.append(name)
+    if _text_of(folder / emit.MANIFEST) != emit.manifest_text(manifest):
+        pending.append(emit.MANIFEST)
+    return pending
+
+
+def _text_of(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> int:
