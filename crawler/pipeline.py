@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
@@ -273,6 +273,10 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> 
     started = time.perf_counter()
     folder = output_folder(output_root, collected.pin)
     previous = emit.load_manifest(folder)
+    if previous is not None and previous.pin.sha == collected.pin.sha:
+        # The same commit, maybe under another name or source spelling: nothing moved, so the
+        # manifest keeps the pin it has and a re-run rewrites nothing.
+        collected = replace(collected, pin=previous.pin)
     full = not collected.kept
     failed = {o.path for o in collected.outcomes if o.failure is not None}
     if full or previous is None:
@@ -457,3 +461,41 @@ def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -
     written += emit.write_manifest(folder, manifest)
     emit.sync_folder(folder)
     return written
+
+
+# ---------------------------------------------------------------- annotations against messages
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A record whose annotation may not fit its message any more."""
+
+    path: Path
+    record: ErrorRecord
+
+    def describe(self) -> str:
+        record = self.record
+        template = record.site.message.template
+        if is_stale(record):
+            return (f"{self.path}: {record.status}: annotation written for "
+                    f"{record.annotation.written_for!r}, the message is now {template!r}")
+        previous = record.history.previous_template if record.history else None
+        return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
+                "check the annotation, then set annotation.written_for to the new message")
+
+
+def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
+    """Every record under `root`: how many, those to look at again, and the unreadable files."""
+    checked, findings, problems = 0, [], []
+    for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
+        checked += 1
+        try:
+            record = emit.load_record(path)
+        except CrawlerError as error:
+            problems.append(str(error))
+            continue
+        if record.status == REMOVED:
+            continue
+        if is_stale(record) or record.status == NEEDS_REVIEW:
+            findings.append(Finding(path, record))
+    return checked, findings, problems
