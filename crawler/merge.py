@@ -7,7 +7,9 @@ annotation and history) only through a one-to-one match, tried in this order (DE
 2. the same key with the record's path replaced by where its file went: git's rename, or a new
    path holding the very blob the record's file had;
 3. the same `(path, exception, template)` under another qualname (a function renamed or moved),
-   then the same `(qualname, exception, template)` in another file (a class moved to a file);
+   then the same `(qualname, exception, template)` in another file (a class moved to a file),
+   then the same `(exception, template)` anywhere when exactly one vanished record and exactly
+   one new site have it (a function renamed and moved in one commit);
 4. a close template (`FUZZY_THRESHOLD`), the same exception, the same file: the record keeps its
    id and annotation but becomes `needs_review`, with `history.previous_template`.
 
@@ -113,6 +115,7 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
         (3, lambda s, r: pair_by(s, _live(r), lambda x: (x.qualname, x.exception, x.message.template),
                                  lambda rec: (rec.site.qualname, rec.site.exception,
                                               rec.site.message.template))),
+        (3, lambda s, r: pair_unique(s, _live(r))),
         (4, lambda s, r: pair_fuzzy(s, _live(r), moves)),
     ]
     for step, match in steps:
@@ -199,6 +202,18 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
         else:
             pairs.extend(_closest_pairs(group, candidates))
     return pairs
+
+
+def pair_unique(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord]) -> list[Pair]:
+    """Pair a site and a record when each is the only one left with its (exception, template)."""
+    site_groups: dict[tuple[str, str], list[RaiseSite]] = defaultdict(list)
+    for site in sites:
+        site_groups[(site.exception, site.message.template)].append(site)
+    record_groups: dict[tuple[str, str], list[ErrorRecord]] = defaultdict(list)
+    for record in records:
+        record_groups[(record.site.exception, record.site.message.template)].append(record)
+    return [(group[0], record_groups[key][0]) for key, group in site_groups.items()
+            if len(group) == 1 and len(record_groups.get(key, ())) == 1]
 
 
 def _closest_pairs(sites: list[RaiseSite], records: list[ErrorRecord]) -> list[Pair]:

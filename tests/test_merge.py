@@ -205,3 +205,12 @@ def test_review_is_cleared_when_written_for_is_the_current_template(
     # a second reword before any review keeps the first template as the one annotated
     [twice] = merge(LATER, [changed], [site("x must be strictly positive now")]).records
     assert twice.history is not None and twice.history.previous_template == "x must be positive"
+
+
+def test_function_renamed_and_moved_to_another_file_when_unambiguous() -> None:
+    [old] = first([site("a rare message", path="a.py", qualname="f")])
+    result = merge(NEW, [old], [site("a rare message", path="b.py", qualname="g")])
+    assert [r.id for r in result.records] == [old.id] and result.matched_by[old.id] == 3
+    two = [site("a rare message", path="b.py", qualname="g"),
+           site("a rare message", path="c.py", qualname="h")]
+    assert len(merge(NEW, [old], two).added) == 2  # ambiguous: no guess
