@@ -21,15 +21,8 @@ from crawler.records import RaiseSite, Skipped, Template
 from crawler.visitor import RaiseCounts
 
 FORMAT = 1  # bump when the layout of an entry changes
-APP = "raise-site-crawler"
 
 Entry = tuple[tuple[RaiseSite, ...], RaiseCounts, Skipped | None]
-
-
-def default_cache_dir() -> Path:
-    """The user cache folder: $XDG_CACHE_HOME/raise-site-crawler, else ~/.cache/raise-site-crawler."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / APP
 
 
 class ResultCache:

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
-from crawler.cache import ResultCache, default_cache_dir
+from crawler.cache import ResultCache
 from crawler.errors import CrawlerError, OutputError
 from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
-from crawler.pin import PinnedRepo, pin
+from crawler.pin import PinnedRepo, default_cache_dir, pin
 from crawler.records import (
     NEEDS_REVIEW,
     REMOVED,

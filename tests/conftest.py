@@ -23,12 +23,3 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """Never let a test read or write the user's real cache folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
-
-try:  # crawler/pin.py arrives from its own branch; until then a local-only stand-in
-    import crawler.pin  # noqa: F401
-except ImportError:  # pragma: no cover - removed when pin is merged
-    import sys
-
-    from tests import localpin
-
-    sys.modules["crawler.pin"] = localpin
