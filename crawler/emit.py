@@ -407,9 +407,10 @@ def manifest_text(manifest: Manifest) -> str:
     return dump_yaml(manifest_data(manifest))
 
 
-def write_manifest(root: Path, manifest: Manifest) -> bool:
+def write_manifest(root: Path, manifest: Manifest | str) -> bool:
+    """Write the manifest (or its text, made already) unless the file holds exactly that."""
     path = root / MANIFEST
-    text = manifest_text(manifest)
+    text = manifest if isinstance(manifest, str) else manifest_text(manifest)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False

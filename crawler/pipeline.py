@@ -264,7 +264,8 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
                      time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())))
 
 
-def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> RunResult:
+def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
+          previous: Manifest | None = None) -> RunResult:
     """Merge what was collected into the repository's output folder: the driver's part.
 
     A full run (nothing `kept`) loads every record of the folder; an update loads only the
@@ -272,7 +273,8 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> 
     """
     started = time.perf_counter()
     folder = output_folder(output_root, collected.pin)
-    previous = emit.load_manifest(folder)
+    if previous is None:
+        previous = emit.load_manifest(folder)
     if previous is not None and previous.pin.sha == collected.pin.sha:
         # The same commit, maybe under another name or source spelling: nothing moved, so the
         # manifest keeps the pin it has and a re-run rewrites nothing.
@@ -303,8 +305,9 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> 
     manifest = build_manifest(collected, previous, merged.records, loaded={r.id for r in existing})
     unchanged = set() if full else set(merged.unchanged)
     changes = [r for r in merged.records if r.id not in unchanged]
-    pending = pending_writes(folder, changes, manifest)
-    written = 0 if dry_run else write_output(folder, changes, manifest)
+    manifest_text = emit.manifest_text(manifest)
+    pending = pending_writes(folder, changes, manifest_text)
+    written = 0 if dry_run else write_output(folder, changes, manifest_text)
     seconds = collected.seconds + time.perf_counter() - started
     return RunResult(collected.pin, folder, manifest, merged, written, seconds,
                      parsed=len(collected.outcomes), pending=tuple(pending),
@@ -316,15 +319,18 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
             dry_run: bool = False) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
+    started = time.perf_counter()
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress)
-    return apply(collected, output_root, dry_run=dry_run)
+    result = apply(collected, output_root, dry_run=dry_run)
+    return replace(result, seconds=time.perf_counter() - started)
 
 
 def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
            progress: Progress | None = None, dry_run: bool = False) -> RunResult:
     """Move an existing output folder to `ref`, reading again only the files that changed."""
+    started = time.perf_counter()
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         folder = output_folder(output_root, repo.pin)
         previous = emit.load_manifest(folder)
@@ -333,7 +339,8 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
                               "first (with the same --name, if it was given one)")
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                     progress=progress)
-    return apply(collected, output_root, dry_run=dry_run)
+    result = apply(collected, output_root, dry_run=dry_run, previous=previous)
+    return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 
 # ---------------------------------------------------------------- loading what an update needs
@@ -435,14 +442,14 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: lis
                     needs_review=tuple(sorted(review)))
 
 
-def pending_writes(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> list[str]:
+def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str) -> list[str]:
     """The files (relative to `folder`) whose text a write would change."""
     pending = []
     for record in records:
         name = f"{emit.ERRORS_DIR}/{record.id}.yaml"
         if _text_of(folder / name) != emit.record_text(record):
             pending.append(name)
-    if _text_of(folder / emit.MANIFEST) != emit.manifest_text(manifest):
+    if _text_of(folder / emit.MANIFEST) != manifest_text:
         pending.append(emit.MANIFEST)
     return pending
 
@@ -454,7 +461,7 @@ def _text_of(path: Path) -> str | None:
         return None
 
 
-def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> int:
+def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest | str) -> int:
     """Write the records whose text changed, then the manifest last (it marks the run done)."""
     written = sum(1 for record in records if emit.write_record(folder, record))
     emit.sync_folder(folder / emit.ERRORS_DIR)
