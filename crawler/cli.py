@@ -114,6 +114,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         "records": result.manifest.counts.records,
         "added": len(result.merged.added),
         "moved": len(result.merged.moved),
+        "changed": len(result.merged.changed),
         "removed": len(result.merged.removed),
         "revived": len(result.merged.revived),
         "files_written": result.files_written,
@@ -126,6 +127,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         click.echo(
             f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
             f"{summary['records']} records ({summary['added']} added, {summary['moved']} moved, "
+            f"{summary['changed']} changed, "
             f"{summary['removed']} removed, {summary['revived']} revived) from "
             f"{summary['parsed']} of {summary['files']} files, {summary['skipped']} skipped; "
             + ("nothing written (dry run)" if dry_run
@@ -203,7 +205,9 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 
     Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
     whose content changed are read again; records whose site did not change are not rewritten.
-    Annotations whose written_for is not the current message are listed.
+    A record whose message was reworded gets status needs_review; annotations whose written_for
+    is not the current message are listed. Setting written_for to the current message marks
+    the review done: the next update makes the record active again.
 
     \b
     Example:

@@ -182,7 +182,7 @@ def check_invariants(folder: Path, notes: dict[str, str]) -> None:
         assert record.status == NEEDS_REVIEW or (record.status == REMOVED and in_review), record.id
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_random_histories_keep_every_annotation_in_place(data: st.DataObject) -> None:
     with tempfile.TemporaryDirectory() as tmp:
