@@ -285,11 +285,16 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         existing = load_existing(folder)
         taken: set[str] = set()
     else:
-        existing = load_records(folder, _ids_to_load(previous, collected))
         taken = _ids_in(folder, previous)
+        # Records on disk that the manifest does not list were written by a run that stopped
+        # before its manifest: they take part, so their sites do not get second records.
+        orphans = taken - _ids_listed(previous)
+        existing = load_records(folder, _ids_to_load(previous, collected) | orphans)
     kept_paths = {entry.path for entry in collected.kept}
+    review = set(previous.needs_review) if previous is not None else set()
     frozen = [r for r in existing if r.status != REMOVED and r.site.path in failed]
-    in_review = [r for r in existing if r.status != REMOVED and r.site.path in kept_paths]
+    in_review = [r for r in existing
+                 if r.id in review and r.status != REMOVED and r.site.path in kept_paths]
     aside = {id(r) for r in frozen + in_review}
     sites = [site for outcome in collected.outcomes for site in outcome.sites]
     merged = merge(collected.pin, [r for r in existing if id(r) not in aside], sites,
@@ -371,10 +376,16 @@ def _ids_to_load(previous: Manifest, collected: Collected) -> set[str]:
     return ids
 
 
-def _ids_in(folder: Path, previous: Manifest) -> set[str]:
-    """Every id in use: in the manifest and as a file name, so no new record takes one."""
+def _ids_listed(previous: Manifest) -> set[str]:
     ids = {i for entry in previous.files for i in entry.records}
     ids.update(i for found in previous.removed.values() for i in found)
+    ids.update(previous.needs_review)
+    return ids
+
+
+def _ids_in(folder: Path, previous: Manifest) -> set[str]:
+    """Every id in use: in the manifest and as a file name, so no new record takes one."""
+    ids = _ids_listed(previous)
     errors = folder / emit.ERRORS_DIR
     if errors.is_dir():
         ids.update(name[:-5] for name in os.listdir(errors) if name.endswith(".yaml"))

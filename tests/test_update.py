@@ -347,6 +347,21 @@ def test_only_changed_files_are_read_and_only_their_records_loaded(
     assert result.parsed == 1 and loaded == [ids[UNTOUCHED]]
 
 
+def test_a_run_stopped_before_its_manifest_leaves_no_duplicates(out: Output) -> None:
+    assert out.folder is not None
+    manifest = out.folder / emit.MANIFEST
+    old_manifest = manifest.read_bytes()
+    out.repo.write("lib/m.py", BASE + "\n\ndef more():\n    raise KeyError(\"a new one\")\n")
+    out.repo.commit("add")
+    [added] = out.update().merged.added
+    blocks = {added: out.annotate(added, "written right after")}
+    manifest.write_bytes(old_manifest)  # as if the run had stopped before writing it
+    result = out.update()
+    assert not result.merged.added and out.find("a new one").id == added
+    assert added in {i for entry in emit.load_manifest(out.folder).files for i in entry.records}
+    out.assert_annotations(blocks)
+
+
 def test_hand_edits_are_kept_and_a_broken_record_is_refused(out: Output) -> None:
     ids, blocks = annotate_all(out)
     out.repo.write("lib/m.py", "\n" + BASE)
