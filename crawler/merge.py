@@ -55,6 +55,7 @@ K = TypeVar("K", bound=Hashable)
 # score 0.95. A short message loses more with each word: "bad magic" to "bad magic number
 # found" scores 0.67, "bad magic" to "bad header" 0.5 (no match).
 FUZZY_THRESHOLD = 0.6
+CONTAINED_MIN = 4
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -260,11 +261,22 @@ def tokens(template: str) -> list[str]:
 
 
 def similarity(old: str, new: str) -> float:
-    """Word-level difflib ratio of two templates, 0 to 1."""
+    """Word-level difflib ratio of two templates, 0 to 1.
+
+    A message extended or cut by a clause ("get not supported yet" and "get not supported yet
+    for block shape {b}") keeps every word of the shorter one: that counts as close (exactly
+    the threshold, so any closer candidate goes first) when the shorter has `CONTAINED_MIN`
+    words or more; shorter ones ("{msg}", "not supported") are in too many messages.
+    """
     a, b = tokens(old), tokens(new)
     if not a and not b:
         return 1.0 if old == new else 0.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    ratio = matcher.ratio()
+    shorter = min(len(a), len(b))
+    if shorter >= CONTAINED_MIN and sum(m.size for m in matcher.get_matching_blocks()) == shorter:
+        return max(ratio, FUZZY_THRESHOLD)
+    return ratio
 
 
 def pair_fuzzy(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],

@@ -138,6 +138,13 @@ def test_words_not_letters() -> None:
     assert similarity("x must be positive, got {x}", "x must be strictly positive, got {x}") > 0.9
 
 
+def test_a_message_extended_by_a_clause_is_close_a_short_one_is_not() -> None:
+    extended = "get not supported yet for block shape {b}"
+    assert similarity("get not supported yet", extended) == FUZZY_THRESHOLD
+    assert similarity("not supported", "not supported for this dtype or shape") < FUZZY_THRESHOLD
+    assert similarity("{msg}", "{msg} and a very long explanation follows here") < FUZZY_THRESHOLD
+
+
 def test_fuzzy_is_one_to_one_best_first() -> None:
     old = first([site("invalid shape {s} for array", line=10)])
     old = [annotate(old[0], "shape")]
