@@ -8,8 +8,10 @@ annotation and history) only through a one-to-one match, tried in this order (DE
    path holding the very blob the record's file had;
 3. the same `(path, exception, template)` under another qualname (a function renamed or moved),
    then the same `(qualname, exception, template)` in another file (a class moved to a file),
-   then the same `(exception, template)` anywhere when exactly one vanished record and exactly
-   one new site have it (a function renamed and moved in one commit);
+   then the same `(path, qualname, template)` with another exception class (`ValueError` made
+   a subclass of its own: the message, which the annotation is bound to, is the same), then
+   the same `(exception, template)` anywhere when exactly one vanished record and exactly one
+   new site have it (a function renamed and moved in one commit);
 4. a close template (`FUZZY_THRESHOLD`), the same exception, the same file: the record keeps its
    id and annotation but becomes `needs_review`, with `history.previous_template`.
 
@@ -117,6 +119,9 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
                                               rec.site.message.template))),
         (3, lambda s, r: pair_by(s, _live(r), lambda x: (x.qualname, x.exception, x.message.template),
                                  lambda rec: (rec.site.qualname, rec.site.exception,
+                                              rec.site.message.template))),
+        (3, lambda s, r: pair_by(s, _live(r), lambda x: (x.path, x.qualname, x.message.template),
+                                 lambda rec: (moves.new_path(rec.site.path), rec.site.qualname,
                                               rec.site.message.template))),
         (3, lambda s, r: pair_unique(s, _live(r))),
         (4, lambda s, r: pair_fuzzy(s, _live(r), moves)),

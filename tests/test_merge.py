@@ -221,3 +221,11 @@ def test_function_renamed_and_moved_to_another_file_when_unambiguous() -> None:
     two = [site("a rare message", path="b.py", qualname="g"),
            site("a rare message", path="c.py", qualname="h")]
     assert len(merge(NEW, [old], two).added) == 2  # ambiguous: no guess
+
+
+def test_exception_class_changed_same_message_keeps_the_record() -> None:
+    [old] = first([site("bad tiling", exception="ValueError")])
+    result = merge(NEW, [old], [site("bad tiling", exception="TilingError")])
+    [new] = result.records
+    assert new.id == old.id and new.status == ACTIVE and new.site.exception == "TilingError"
+    assert result.moved == [old.id]
