@@ -77,16 +77,16 @@ class ResultCache:
             "failure": asdict(failure) if failure is not None else None,
         }
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(tmp, file)  # atomic: a reader sees the old entry, the new one, or none
         except OSError:
             try:
                 tmp.unlink()
-            except (OSError, UnboundLocalError):
+            except OSError:
                 pass
 
 
