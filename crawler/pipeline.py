@@ -497,13 +497,20 @@ class Finding:
         if is_stale(record):
             return (f"{self.path}: {record.status}: annotation written for "
                     f"{record.annotation.written_for!r}, the message is now {template!r}")
+        if record.status != NEEDS_REVIEW:
+            return (f"{self.path}: annotation.written_for is empty: set it to the message the "
+                    f"annotation was written for (now {template!r})")
         previous = record.history.previous_template if record.history else None
         return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
                 "check the annotation, then set annotation.written_for to the new message")
 
 
 def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
-    """Every record under `root`: how many, those to look at again, and the unreadable files."""
+    """Every record under `root`: how many, those to look at again, and the unreadable files.
+
+    Listed: live records whose annotation names another template than theirs, or names none
+    while holding text, and records in review.
+    """
     checked, findings, problems = 0, [], []
     for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
         checked += 1
@@ -514,6 +521,7 @@ def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
             continue
         if record.status == REMOVED:
             continue
-        if is_stale(record) or record.status == NEEDS_REVIEW:
+        unbound = record.annotation.written_for is None and not record.annotation.is_empty
+        if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
             findings.append(Finding(path, record))
     return checked, findings, problems

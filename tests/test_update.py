@@ -422,3 +422,21 @@ def test_update_needs_an_extracted_folder(make_repo: Callable[[str], GitRepo], t
     repo.commit()
     run = CliRunner().invoke(main, ["update", str(repo.path), "-o", str(tmp_path / "none")])
     assert run.exit_code == 1 and "crawler extract" in run.output
+
+
+def test_check_lists_annotations_bound_to_no_message(out: Output) -> None:
+    record = out.find(NO_PATH)
+    path = out.path(record.id)
+    text = path.read_text(encoding="utf-8")
+    block = emit.annotation_block(text)
+    assert block is not None
+    path.write_text(text.replace(block, "annotation:\n  what_it_means: text without written_for\n"),
+                    encoding="utf-8")
+    run = CliRunner().invoke(main, ["check", str(out.root), "--json"])
+    found = json.loads(run.output)["findings"]
+    assert run.exit_code == 1 and [f["id"] for f in found] == [record.id]
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for name, command in main.commands.items():
+        assert command.help and "Example" in command.help, name
