@@ -2,8 +2,9 @@
 
 A small model of a library (files, functions, raises) is edited at random (lines inserted above,
 functions renamed or moved to another file, files renamed, messages reworded slightly or heavily,
-raises deleted and restored, templates duplicated, raises added), committed, and the records
-updated. Between commits, a "person" annotates some records by hand and checks some reviews.
+raises deleted and restored, templates duplicated, raises added, exception classes changed),
+committed, and the records updated. Between commits, a "person" annotates some records by hand
+and checks some reviews.
 After every update:
 
 - no annotation is lost and none is duplicated: each note is in exactly the record it was
@@ -94,7 +95,7 @@ class Library:
 
 
 EDITS = ("insert_above", "rename_function", "move_function", "rename_file", "reword_slightly",
-         "reword_heavily", "delete", "restore", "duplicate", "add")
+         "reword_heavily", "delete", "restore", "duplicate", "add", "retype")
 
 
 def apply_edit(lib: Library, kind: str, pick: int, touched: set[int]) -> None:
@@ -130,6 +131,9 @@ def apply_edit(lib: Library, kind: str, pick: int, touched: set[int]) -> None:
         touched.update((target.uid, copy.uid))
     elif kind == "add":
         func.raises.append(lib.new_raise())
+    elif kind == "retype":  # another exception class, the same message
+        target.exception = "RuntimeError" if target.exception != "RuntimeError" else "KeyError"
+        touched.add(target.uid)  # keeps its record alone; not when its function moves too
 
 
 def commit(repo: GitRepo, lib: Library) -> str:
