@@ -22,4 +22,3 @@ def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Never let a test read or write the user's real cache folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-
