@@ -50,6 +50,8 @@ def main() -> None:
     Example:
       crawler extract .                       # this repository at HEAD
       crawler extract jax-ml/jax --commit v0.4.30
+      crawler update jax-ml/jax --commit v0.4.31
+      crawler check output/
       crawler validate output/
     """
 
@@ -125,6 +127,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         "records": result.manifest.counts.records,
         "added": len(result.merged.added),
         "moved": len(result.merged.moved),
+        "changed": len(result.merged.changed),
         "removed": len(result.merged.removed),
         "revived": len(result.merged.revived),
         "files_written": result.files_written,
@@ -139,6 +142,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         click.echo(
             f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
             f"{summary['records']} records ({summary['added']} added, {summary['moved']} moved, "
+            f"{summary['changed']} changed, "
             f"{summary['removed']} removed, {summary['revived']} revived) from "
             f"{summary['parsed']} of {summary['files']} files, {summary['skipped']} skipped; "
             + ("nothing written (dry run)" if dry_run
@@ -148,10 +152,15 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
     for note in result.notes:
         if not quiet:
             click.echo(f"note: {one_line(note)}", err=True)
-    if result.problems:
-        more = len(result.problems) - 1
-        also = f" (and {more} more: `crawler validate {result.folder}` lists them)" if more else ""
-        raise click.ClickException(one_line(result.problems[0]) + also)
+    _raise_problems(result.problems, result.folder)
+
+
+def _raise_problems(problems: tuple[str, ...], folder: Path) -> None:
+    """Broken record files were left as they are: say so as one line, exit 1."""
+    if problems:
+        more = len(problems) - 1
+        also = f" (and {more} more: `crawler validate {folder}` lists them)" if more else ""
+        raise click.ClickException(one_line(problems[0]) + also)
 
 
 @main.command()
@@ -231,3 +240,144 @@ def lookup_command(message: str, output: Path, limit: int, as_json: bool) -> Non
         click.echo(f"    {site.message.template}")
         for name, value in match.captures.items():
             click.echo(f"    {name} = {value!r}")
+CHANGE_ROWS = (
+    ("added", "added", "new raise sites"),
+    ("moved", "moved", "same message, new line, place or code around it"),
+    ("changed", "changed", "message reworded: needs_review"),
+    ("removed", "removed", "site gone; kept with its annotation"),
+    ("revived", "revived", "site back; same id and annotation"),
+    ("cleared", "cleared", "review done: written_for is the current message"),
+)
+
+
+@main.command()
+@click.argument("source", default=".")
+@click.option("--commit", "ref", default="HEAD", show_default=True,
+              help="Branch, tag, or short or full sha to move the records to.")
+@click.option("-o", "--output", "output_root", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("output"), show_default=True, help="Output root folder.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where fetched repositories and parse results are cached.")
+@click.option("--name", default=None, help="The --name the records were extracted with, if any.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes [default: all cores].")
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 if the output is not up to date with the commit.")
+@click.option("--dry-run", is_flag=True, help="Show what would change, but write nothing.")
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
+              help="If another run holds the output folder, wait this long for it, then give up.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
+           jobs: int | None, check_only: bool, dry_run: bool, wait: float, as_json: bool,
+           quiet: bool) -> None:
+    """Move existing records of SOURCE to a new commit; annotations follow their records.
+
+    Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
+    whose content changed are read again; records whose site did not change are not rewritten.
+    A record whose message was reworded gets status needs_review; annotations whose written_for
+    is not the current message are listed. Setting written_for to the current message marks
+    the review done: the next update makes the record active again.
+
+    \b
+    Example:
+      crawler update jax-ml/jax --commit main
+      crawler update jax-ml/jax --commit v0.4.31 --check   # in CI: exit 1 if stale
+    """
+    from crawler.pipeline import update as run_update
+
+    with progress_bar(quiet or as_json, "parsing") as progress:
+        result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
+                            name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
+                            wait=wait)
+    merged = result.merged
+    summary: dict[str, Any] = {
+        "repo": result.pin.repo,
+        "ref": result.pin.ref,
+        "commit": result.pin.sha,
+        "folder": str(result.folder),
+        "files": result.manifest.counts.files,
+        "files_read_again": result.parsed,
+        "records": result.manifest.counts.records,
+        **{key: sorted(getattr(merged, attr)) for key, attr, _ in CHANGE_ROWS},
+        "stale_annotations": [{"id": r.id, "written_for": r.annotation.written_for,
+                               "template": r.site.message.template} for r in result.stale],
+        "files_to_write": list(result.pending),
+        "files_written": result.files_written,
+        "seconds": round(result.seconds, 3),
+        "dry_run": dry_run or check_only,
+        "problems": list(result.problems),
+        "notes": list(result.notes),
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        _print_update(summary, check_only)
+    _raise_problems(result.problems, result.folder)
+    if check_only and result.pending:
+        sys.exit(1)
+
+
+def _print_update(summary: dict[str, Any], check_only: bool) -> None:
+    from rich.table import Table
+
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"{summary['repo']} @ {summary['commit'][:12]} ({summary['ref']}): "
+              f"{summary['records']} records; {summary['files_read_again']} of "
+              f"{summary['files']} files read again in {summary['seconds']:.2f}s")
+    table = Table("change", "records", "ids", "meaning")
+    for key, _, meaning in CHANGE_ROWS:
+        ids = summary[key]
+        shown = " ".join(ids[:4]) + (f" (+{len(ids) - 4})" if len(ids) > 4 else "")
+        table.add_row(key, str(len(ids)), shown, meaning)
+    out.print(table)
+    for stale in summary["stale_annotations"]:
+        out.print(f"stale annotation {stale['id']}: written for {stale['written_for']!r}, "
+                  f"the message is now {stale['template']!r}", markup=False)
+    pending = summary["files_to_write"]
+    if check_only:
+        out.print(f"stale: {len(pending)} files would change" if pending else "up to date")
+    elif summary["dry_run"]:
+        out.print(f"dry run: {len(pending)} files would change, nothing written")
+    else:
+        out.print(f"{summary['files_written']} files written to {summary['folder']}")
+
+
+@main.command()
+@click.argument("folder", default="output", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def check(folder: Path, as_json: bool) -> None:
+    """List records whose annotation may not fit their message any more.
+
+    A record is listed when its annotation's written_for is not its current message template,
+    or when it is in needs_review (its message was reworded). After checking the annotation,
+    set annotation.written_for to the current template: the next `crawler update` makes the
+    record active again. Exits 1 if anything is listed or a record cannot be read.
+
+    \b
+    Example:
+      crawler check output/
+    """
+    from crawler.pipeline import check_output
+
+    checked, findings, problems = check_output(folder)
+    if as_json:
+        click.echo(json.dumps({
+            "checked": checked,
+            "findings": [{"path": str(f.path), "id": f.record.id, "status": f.record.status,
+                          "written_for": f.record.annotation.written_for,
+                          "template": f.record.site.message.template} for f in findings],
+            "problems": problems,
+        }, indent=2))
+    else:
+        for finding in findings:
+            click.echo(finding.describe())
+        for problem in problems:
+            click.echo(problem, err=True)
+        click.echo(f"{checked} records checked, {len(findings)} to review, "
+                   f"{len(problems)} unreadable")
+    if checked == 0:
+        raise click.ClickException(f"{folder}: no records found; run `crawler extract` first")
+    if findings or problems:
+        sys.exit(1)

@@ -61,13 +61,29 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+class FlowList(list):  # type: ignore[type-arg]
+    """A short list written on one line: `[1, 2, 3]`."""
+
+
+def _represent_flow(dumper: yaml.SafeDumper, value: FlowList) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(FlowList, _represent_flow)
 
 
 def dump_yaml(data: Any) -> str:
-    """Deterministic YAML: keys in the order given, no line folding, unicode kept."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16,
+    """Deterministic YAML: keys in the order given, no line folding, unicode kept.
+
+    PyYAML ends a document whose last scalar is a `|+` block (text ending in blank lines) with
+    an explicit `...`; a record is three dumps one after the other, and a `...` between them
+    would end the document early. Without it the block keeps its blank lines up to the next
+    top-level key, so the value reads back the same.
+    """
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16,
                      default_flow_style=False)
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 # ---------------------------------------------------------------- records to data and back
@@ -370,7 +386,10 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
         "counts": asdict(manifest.counts),
         "exception_classes": list(manifest.exception_classes),
         "skipped": [asdict(s) for s in manifest.skipped],
-        "files": {f.path: {"blob": f.blob, "records": list(f.records)} for f in manifest.files},
+        "files": {f.path: {"blob": f.blob, "records": list(f.records), "raises": FlowList(f.raises)}
+                  for f in manifest.files},
+        "removed": {path: list(ids) for path, ids in sorted(manifest.removed.items()) if ids},
+        "needs_review": sorted(manifest.needs_review),
     }
 
 
@@ -386,10 +405,13 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
                                include_tests=options["include_tests"],
                                max_file_bytes=options["max_file_bytes"]),
         counts=Counts(**data["counts"]),
-        files=tuple(FileEntry(path, entry["blob"], tuple(entry["records"]))
+        files=tuple(FileEntry(path, entry["blob"], tuple(entry["records"]),
+                              tuple(entry.get("raises") or (0, 0, 0, 0)))  # type: ignore[arg-type]
                     for path, entry in data["files"].items()),
         skipped=tuple(Skipped(**entry) for entry in data["skipped"]),
         exception_classes=tuple(data.get("exception_classes") or ()),
+        removed={path: tuple(ids) for path, ids in (data.get("removed") or {}).items()},
+        needs_review=tuple(data.get("needs_review") or ()),
     )
 
 
@@ -531,9 +553,14 @@ def write_record(root: Path, record: ErrorRecord) -> bool:
     return True
 
 
-def write_manifest(root: Path, manifest: Manifest) -> bool:
+def manifest_text(manifest: Manifest) -> str:
+    return dump_yaml(manifest_data(manifest))
+
+
+def write_manifest(root: Path, manifest: Manifest | str) -> bool:
+    """Write the manifest (or its text, made already) unless the file holds exactly that."""
     path = root / MANIFEST
-    text = dump_yaml(manifest_data(manifest))
+    text = manifest if isinstance(manifest, str) else manifest_text(manifest)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False

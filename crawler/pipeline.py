@@ -10,17 +10,19 @@ import fnmatch
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from crawler import __version__, classes, output
-from crawler.errors import OutputError
-from crawler.merge import MergeResult, merge
+from crawler import __version__, classes, emit, output
+from crawler.cache import Entry, ResultCache
+from crawler.errors import CrawlerError, OutputError
+from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
 from crawler.names import module_name
-from crawler.pin import PinnedRepo, pin
+from crawler.pin import PinnedRepo, default_cache_dir, pin
 from crawler.records import (
+    NEEDS_REVIEW,
     REMOVED,
     ClassDef,
     Counts,
@@ -67,6 +69,9 @@ class RunResult:
     seconds: float
     problems: tuple[str, ...] = ()  # files in the folder that could not be loaded: left as they are
     notes: tuple[str, ...] = ()  # what the run healed: temp files removed, a manifest rebuilt
+    parsed: int = 0  # files visited (read from the cache or parsed) in this run
+    pending: tuple[str, ...] = ()  # files whose text this run changes (or would, in a dry run)
+    stale: tuple[ErrorRecord, ...] = ()  # live records whose annotation names another template
 
 
 # ---------------------------------------------------------------- selecting files
@@ -143,34 +148,57 @@ def _describe(error: Exception) -> str:
     return f"{type(error).__name__}: {detail}"[:300]
 
 
+def cache_entry(outcome: FileOutcome) -> Entry:
+    return (outcome.sites, outcome.counts, outcome.failure, outcome.pending, outcome.classes,
+            outcome.exports)
+
+
 def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
     return visit_file(*item)
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
-                progress: Progress | None) -> list[FileOutcome]:
-    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`."""
-    by_blob = {f.blob: f for f in files}
-    items = ((f.path, f.blob, data) for f, data in _read(repo, files, by_blob))
-    outcomes: list[FileOutcome] = []
-    if jobs <= 1 or len(files) < 2:
+                progress: Progress | None, cache: ResultCache | None = None) -> list[FileOutcome]:
+    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`.
+
+    A file whose (path, blob) is in the cache is not read at all; the others are visited and
+    their results stored for the next run, of this repository or any other.
+    """
+    found: dict[int, FileOutcome] = {}
+    misses: list[tuple[int, SourceFile]] = []
+    for index, entry in enumerate(files):
+        cached = cache.get(entry.path, entry.blob) if cache is not None else None
+        if cached is None:
+            misses.append((index, entry))
+        else:
+            found[index] = FileOutcome(entry.path, entry.blob, *cached)
+    if progress and found:
+        progress(len(found), len(files))
+    todo = [entry for _, entry in misses]
+    items = ((f.path, f.blob, data) for f, data in _read(repo, todo))
+    if jobs <= 1 or len(todo) < 2:
         results: Iterator[FileOutcome] = map(_visit_packed, items)
-        for outcome in results:
-            outcomes.append(outcome)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(_visit_packed, items, chunksize=8)
+    try:
+        for (index, _), outcome in zip(misses, results):
+            found[index] = outcome
+            if cache is not None:
+                cache.put(outcome.path, outcome.blob, cache_entry(outcome))
             if progress:
-                progress(len(outcomes), len(files))
-        return outcomes
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for outcome in pool.map(_visit_packed, items, chunksize=8):
-            outcomes.append(outcome)
-            if progress:
-                progress(len(outcomes), len(files))
-    return outcomes
+                progress(len(found), len(files))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return [found[index] for index in range(len(files))]
 
 
-def _read(repo: PinnedRepo, files: list[SourceFile], by_blob: dict[str, SourceFile]
-          ) -> Iterator[tuple[SourceFile, bytes]]:
+def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[SourceFile, bytes]]:
     """Blob bytes in file order; a blob shared by two paths is read once per path."""
+    if not files:
+        return
     shas = [f.blob for f in files]
     for entry, (sha, data) in zip(files, repo.read_blobs(shas)):
         assert sha == entry.blob, (sha, entry.blob)
@@ -202,8 +230,15 @@ class Collected:
     options: ExtractOptions
     total: int  # .py files at the commit
     skipped: tuple[Skipped, ...]
-    outcomes: tuple[FileOutcome, ...]
+    outcomes: tuple[FileOutcome, ...]  # the files visited (all of them, for a full run)
     seconds: float
+    kept: tuple[FileEntry, ...] = ()  # files not read again: the same blob as in the manifest
+    renames: tuple[tuple[str, str], ...] = ()  # old path -> new path, from git
+    context: tuple[FileOutcome, ...] = ()  # kept files' visits, for the repository-wide class pass
+
+
+def result_cache(cache_dir: Path | None) -> ResultCache:
+    return ResultCache(cache_dir if cache_dir is not None else default_cache_dir())
 
 
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
@@ -214,50 +249,140 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
+        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress,
+                               result_cache(cache_dir))
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started)
 
 
-def apply(collected: Collected, output_root: Path, *, dry_run: bool = False, wait: float = 0.0
-          ) -> RunResult:
-    """Merge what was collected into the repository's output folder: the driver's part.
+def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
+                    jobs: int | None = None, progress: Progress | None = None) -> Collected:
+    """Visit only the files whose blob differs from the manifest's, with the manifest's options.
 
-    The whole read-merge-write runs under the folder's lock (shared for a dry run). Records are
-    the truth: leftovers of a killed run are removed, the manifest is rebuilt from the records,
-    and a record file that cannot be loaded is left as it is, with its source file held back.
+    The files not read again still take part in the repository-wide class pass: their classes
+    and bindings come from the result cache (or a visit, when the cache lost them).
     """
     started = time.perf_counter()
-    pinned = collected.pin
-    folder = output_folder(output_root, pinned)
+    chosen, skipped, total = select_files(repo.list_files(), previous.options)
+    old = {entry.path: entry for entry in previous.files}
+    same_crawler = previous.crawler_version == __version__
+    kept = [old[f.path] for f in chosen
+            if same_crawler and f.path in old and old[f.path].blob == f.blob]
+    kept_paths = {entry.path for entry in kept}
+    todo = [f for f in chosen if f.path not in kept_paths]
+    outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache)
+    context: tuple[FileOutcome, ...] = ()
+    if todo:  # nothing changed: no class can have changed either
+        unchanged = [f for f in chosen if f.path in kept_paths]
+        context = tuple(visit_files(repo, unchanged, jobs or os.cpu_count() or 1, None, cache))
+    renames: dict[str, str] = {}
+    if set(old) - {f.path for f in chosen} and previous.pin.sha != repo.pin.sha:
+        try:
+            renames, _ = repo.changed_paths(previous.pin.sha)
+        except CrawlerError:
+            renames = {}  # the old commit is not at hand: identical blobs still find moved files
+    return Collected(repo.pin, previous.options, total, tuple(skipped), tuple(outcomes),
+                     time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())),
+                     context)
+
+
+def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
+          previous: Manifest | None = None, wait: float = 0.0) -> RunResult:
+    """Merge what was collected into the repository's output folder: the driver's part.
+
+    The whole read-merge-write runs under the folder's lock (shared for a dry run). A full run
+    (nothing `kept`) loads every record; an update loads only the records the manifest lists for
+    files that changed, went or came, and those in review, unless the repository's exception
+    classes changed (a class default reaches into other files): then it merges everything.
+    Records are the truth: leftovers of a killed run are removed, and a record file that cannot
+    be loaded is left as it is, with its source file held back.
+    """
+    started = time.perf_counter()
+    folder = output_folder(output_root, collected.pin)
     with output.lock(folder, wait=wait, shared=dry_run):
-        removed = [] if dry_run else output.clean_temp_files(folder)
-        notes = [f"{folder}: removed {len(removed)} temp files left by an interrupted run"
-                 ] if removed else []
-        loaded = output.load_folder(folder)
-        if loaded.manifest_problem:
-            notes.append(loaded.manifest_problem)
-        resolved = classes.resolve([o for o in collected.outcomes if o.failure is None])
-        sites = resolved.sites
+        removed_temp = [] if dry_run else output.clean_temp_files(folder)
+        notes = [f"{folder}: removed {len(removed_temp)} temp files left by an interrupted run"
+                 ] if removed_temp else []
+        if previous is None:
+            previous, problem = _manifest_or_note(folder)
+            notes.extend([problem] if problem else [])
+        if previous is not None and previous.pin.sha == collected.pin.sha:
+            # The same commit, maybe under another name or source spelling: nothing moved, so the
+            # manifest keeps the pin it has and a re-run rewrites nothing.
+            collected = replace(collected, pin=previous.pin)
+        pinned = collected.pin
+        resolved = classes.resolve([o for o in (*collected.outcomes, *collected.context)
+                                    if o.failure is None])
+        if collected.kept and (previous is None or tuple(resolved.exception_classes)
+                               != tuple(previous.exception_classes)):
+            # Class defaults changed: every file's sites may have, so this is a full merge.
+            collected = replace(collected, outcomes=(*collected.outcomes, *collected.context),
+                                kept=(), context=())
+        full = not collected.kept
+        visited = {o.path for o in collected.outcomes}
+        sites = [s for s in resolved.sites if s.path in visited]
+        if full or previous is None:
+            loaded = output.load_folder(folder)
+            taken: set[str] = set()
+        else:
+            taken = _ids_in(folder, previous)
+            # Records on disk that the manifest does not list were written by a run that stopped
+            # before its manifest: they take part, so their sites do not get second records.
+            orphans = taken - _ids_listed(previous)
+            loaded = output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans)
         plan = output.plan(loaded, pinned, sites)
-        merged = merge(pinned, plan.existing, plan.sites, reserved=plan.reserved)
-        records = sorted([*merged.records, *plan.kept], key=lambda r: r.id)
-        outcomes = [o for o in collected.outcomes if o.path not in plan.held]
-        manifest = build_manifest(pinned, collected.options, collected.total,
-                                  [*collected.skipped, *plan.skipped()], outcomes, records,
-                                  resolved)
+        merged = _merge(collected, previous, plan, taken)
+        manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
+                                  loaded={r.id for r in loaded.records},
+                                  extra_skipped=plan.skipped())
         if plan.held:
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
+        unchanged = set() if full else set(merged.unchanged)
+        changes = [r for r in merged.records if r.id not in unchanged]
+        pending = pending_writes(folder, changes, emit.manifest_text(manifest))
         written = 0
         if not dry_run and not plan.hold_all:
-            written = output.write_folder(folder, merged.records, manifest, plan.reserved)
+            written = output.write_folder(folder, changes, manifest, plan.reserved)
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
         problems.append(f"{folder}: a broken record could not be placed in a source file, so "
                         "nothing was written; fix it and run again")
     seconds = collected.seconds + time.perf_counter() - started
     return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
-                     tuple(notes))
+                     tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
+                     stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED))
+
+
+def _manifest_or_note(folder: Path) -> tuple[Manifest | None, str | None]:
+    """The folder's manifest; a broken one is only a note, since records are the truth."""
+    try:
+        return emit.load_manifest(folder), None
+    except OutputError as error:
+        return None, f"{error}; it will be rebuilt from the records"
+
+
+def _merge(collected: Collected, previous: Manifest | None, plan: output.Plan, taken: set[str]
+           ) -> MergeResult:
+    """Merge the plan's sites and records; files that failed or sit in review are handled apart."""
+    failed = {o.path for o in collected.outcomes if o.failure is not None}
+    kept_paths = {entry.path for entry in collected.kept}
+    review = set(previous.needs_review) if previous is not None else set()
+    existing = list(plan.existing)
+    frozen = [r for r in existing if r.status != REMOVED and r.site.path in failed]
+    in_review = [r for r in existing
+                 if r.id in review and r.status != REMOVED and r.site.path in kept_paths]
+    aside = {id(r) for r in frozen + in_review}
+    merged = merge(collected.pin, [r for r in existing if id(r) not in aside], plan.sites,
+                   moves=_moves(previous, collected), taken_ids=taken | plan.reserved)
+    for record in frozen:  # a file that no longer parses keeps its records as they were
+        merged.unchanged.append(record.id)
+        merged.records.append(record)
+    for record in in_review:  # an untouched file's record in review: a person may have cleared it
+        reviewed = clear_review(record)
+        (merged.cleared if reviewed is not record else merged.unchanged).append(record.id)
+        merged.records.append(reviewed)
+    merged.records.sort(key=lambda r: r.id)
+    return merged
 
 
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
@@ -265,37 +390,209 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
             dry_run: bool = False, wait: float = 0.0) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
+    started = time.perf_counter()
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress)
-    return apply(collected, output_root, dry_run=dry_run, wait=wait)
+    result = apply(collected, output_root, dry_run=dry_run, wait=wait)
+    return replace(result, seconds=time.perf_counter() - started)
 
 
-def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: list[Skipped],
-                   outcomes: list[FileOutcome], records: list[ErrorRecord],
-                   resolved: classes.Resolved | None = None) -> Manifest:
+def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
+           cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
+           progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0
+           ) -> RunResult:
+    """Move an existing output folder to `ref`, reading again only the files that changed."""
+    started = time.perf_counter()
+    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        folder = output_folder(output_root, repo.pin)
+        previous = emit.load_manifest(folder)
+        if previous is None:
+            raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
+                              "first (with the same --name, if it was given one)")
+        collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
+                                    progress=progress)
+    result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait)
+    return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
+
+
+# ---------------------------------------------------------------- loading what an update needs
+
+
+def load_existing(folder: Path) -> list[ErrorRecord]:
+    """Every record already in the folder; a file that cannot be loaded stops the run."""
+    return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
+
+
+def load_records(folder: Path, ids: Iterable[str]) -> list[ErrorRecord]:
+    """The records of these ids; an id whose file a person deleted is passed over."""
+    records = []
+    for record_id in sorted(set(ids)):
+        path = folder / emit.ERRORS_DIR / f"{record_id}.yaml"
+        if path.exists():
+            records.append(emit.load_record(path))
+    return records
+
+
+def _ids_to_load(previous: Manifest, collected: Collected) -> set[str]:
+    """Records that this update may change: of files changed, gone or come, and in review."""
+    kept = {entry.path for entry in collected.kept}
+    touched = {o.path for o in collected.outcomes} | ({e.path for e in previous.files} - kept)
+    ids = {i for entry in previous.files if entry.path in touched for i in entry.records}
+    ids.update(i for path in touched for i in previous.removed.get(path, ()))
+    ids.update(previous.needs_review)
+    return ids
+
+
+def _ids_listed(previous: Manifest) -> set[str]:
+    ids = {i for entry in previous.files for i in entry.records}
+    ids.update(i for found in previous.removed.values() for i in found)
+    ids.update(previous.needs_review)
+    return ids
+
+
+def _ids_in(folder: Path, previous: Manifest) -> set[str]:
+    """Every id in use: in the manifest and as a file name, so no new record takes one."""
+    ids = _ids_listed(previous)
+    errors = folder / emit.ERRORS_DIR
+    if errors.is_dir():
+        ids.update(name[:-5] for name in os.listdir(errors) if name.endswith(".yaml"))
+    return ids
+
+
+def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:
+    """Where the old files went: git's renames, and new paths holding an old file's blob."""
+    if previous is None:
+        return PathMoves()
+    now = {o.path: o.blob for o in collected.outcomes}
+    by_blob: dict[str, list[str]] = {}
+    for path, blob in sorted(now.items()):
+        by_blob.setdefault(blob, []).append(path)
+    same_blob = {entry.path: tuple(p for p in by_blob.get(entry.blob, ()) if p != entry.path)
+                 for entry in previous.files if entry.blob in by_blob}
+    return PathMoves(renames=dict(collected.renames),
+                     same_blob={k: v for k, v in same_blob.items() if v})
+
+
+# ---------------------------------------------------------------- the manifest and the writes
+
+
+def build_manifest(collected: Collected, previous: Manifest | None, records: list[ErrorRecord],
+                   resolved: classes.Resolved, *, loaded: Collection[str] = (),
+                   extra_skipped: Sequence[Skipped] = ()) -> Manifest:
+    """The new catalogue: kept files as they were, visited ones from the merged records."""
+    outcomes = list(collected.outcomes)
     failures = [o.failure for o in outcomes if o.failure is not None]
+    old = {entry.path: entry for entry in previous.files} if previous else {}
     ids_by_path: dict[str, list[str]] = {}
+    removed: dict[str, list[str]] = {}
     for record in records:
-        if record.status != REMOVED:
-            ids_by_path.setdefault(record.site.path, []).append(record.id)
-    parsed = [o for o in outcomes if o.failure is None]
-    files = tuple(
-        FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))))
-        for o in sorted(parsed, key=lambda o: o.path)
-    )
-    all_skipped = tuple(sorted(skipped + failures, key=lambda s: (s.path, s.reason)))
+        target = removed if record.status == REMOVED else ids_by_path
+        target.setdefault(record.site.path, []).append(record.id)
+    entries = {entry.path: entry for entry in collected.kept}
+    for o in outcomes:
+        if o.failure is None:
+            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
+                      o.counts.without_message)
+            entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
+                                        raises)
+        elif o.path in old and ids_by_path.get(o.path):
+            entries[o.path] = old[o.path]  # records kept from the last good read
+    if previous is not None:  # removed records this run did not load stay listed where they were
+        for path, ids in previous.removed.items():
+            left = [i for i in ids if i not in loaded]
+            if left:
+                removed.setdefault(path, []).extend(left)
+    files = tuple(entries[path] for path in sorted(entries))
+    all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
+                               key=lambda s: (s.path, s.reason)))
+    review = {r.id for r in records if r.status == NEEDS_REVIEW}
     counts = Counts(
-        files=total,
-        parsed=len(parsed),
+        files=collected.total,
+        parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
         skipped=len(all_skipped),
-        raise_statements=sum(o.counts.raise_statements for o in outcomes),
-        records=sum(1 for r in records if r.status != REMOVED),
-        removed=sum(1 for r in records if r.status == REMOVED),
-        bare_raise=sum(o.counts.bare_raise for o in outcomes),
-        reraise=sum(o.counts.reraise for o in outcomes),
-        without_message=sum(o.counts.without_message for o in outcomes)
-        - (resolved.from_pending if resolved else 0),
+        raise_statements=sum(e.raises[0] for e in files),
+        records=sum(len(e.records) for e in files),
+        removed=sum(len(ids) for ids in removed.values()),
+        bare_raise=sum(e.raises[1] for e in files),
+        reraise=sum(e.raises[2] for e in files),
+        # message-less raises of a class with a default message became records
+        without_message=sum(e.raises[3] for e in files) - resolved.from_pending,
     )
-    exception_classes = tuple(resolved.exception_classes) if resolved else ()
-    return Manifest(pinned, __version__, options, counts, files, all_skipped, exception_classes)
+    return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
+                    exception_classes=tuple(resolved.exception_classes),
+                    removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
+                    needs_review=tuple(sorted(review)))
 
+
+def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str) -> list[str]:
+    """The files (relative to `folder`) whose text a write would change."""
+    pending = []
+    for record in records:
+        name = f"{emit.ERRORS_DIR}/{record.id}.yaml"
+        if _text_of(folder / name) != emit.record_text(record):
+            pending.append(name)
+    if _text_of(folder / emit.MANIFEST) != manifest_text:
+        pending.append(emit.MANIFEST)
+    return pending
+
+
+def _text_of(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest | str) -> int:
+    """Write the records whose text changed, then the manifest last (it marks the run done)."""
+    written = sum(1 for record in records if emit.write_record(folder, record))
+    emit.sync_folder(folder / emit.ERRORS_DIR)
+    written += emit.write_manifest(folder, manifest)
+    emit.sync_folder(folder)
+    return written
+
+
+# ---------------------------------------------------------------- annotations against messages
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A record whose annotation may not fit its message any more."""
+
+    path: Path
+    record: ErrorRecord
+
+    def describe(self) -> str:
+        record = self.record
+        template = record.site.message.template
+        if is_stale(record):
+            return (f"{self.path}: {record.status}: annotation written for "
+                    f"{record.annotation.written_for!r}, the message is now {template!r}")
+        if record.status != NEEDS_REVIEW:
+            return (f"{self.path}: annotation.written_for is empty: set it to the message the "
+                    f"annotation was written for (now {template!r})")
+        previous = record.history.previous_template if record.history else None
+        return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
+                "check the annotation, then set annotation.written_for to the new message")
+
+
+def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
+    """Every record under `root`: how many, those to look at again, and the unreadable files.
+
+    Listed: live records whose annotation names another template than theirs, or names none
+    while holding text, and records in review.
+    """
+    checked, findings, problems = 0, [], []
+    for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
+        checked += 1
+        try:
+            record = emit.load_record(path)
+        except CrawlerError as error:
+            problems.append(str(error))
+            continue
+        if record.status == REMOVED:
+            continue
+        unbound = record.annotation.written_for is None and not record.annotation.is_empty
+        if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
+            findings.append(Finding(path, record))
+    return checked, findings, problems

@@ -192,7 +192,8 @@ class FileEntry:
 
     path: str
     blob: str
-    records: tuple[str, ...]
+    records: tuple[str, ...]  # ids of the file's live (active and needs_review) records
+    raises: tuple[int, int, int, int] = (0, 0, 0, 0)  # raise statements, bare, re-raise, no message
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,8 @@ class Manifest:
     files: tuple[FileEntry, ...]
     skipped: tuple[Skipped, ...]
     exception_classes: tuple[dict[str, Any], ...] = ()
+    removed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> removed ids
+    needs_review: tuple[str, ...] = ()  # ids, wherever they are
 
 
 def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int = 0) -> str:
