@@ -311,10 +311,10 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             # manifest keeps the pin it has and a re-run rewrites nothing.
             collected = replace(collected, pin=previous.pin)
         pinned = collected.pin
-        resolved = classes.resolve([o for o in (*collected.outcomes, *collected.context)
-                                    if o.failure is None])
-        if collected.kept and (previous is None or tuple(resolved.exception_classes)
-                               != tuple(previous.exception_classes)):
+        resolved = _class_pass(collected, previous)
+        if collected.kept and collected.outcomes and (
+                previous is None
+                or tuple(resolved.exception_classes) != tuple(previous.exception_classes)):
             # Class defaults changed: every file's sites may have, so this is a full merge.
             collected = replace(collected, outcomes=(*collected.outcomes, *collected.context),
                                 kept=(), context=())
@@ -351,6 +351,16 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED))
+
+
+def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Resolved:
+    """The repository-wide class pass; with nothing read again, what the manifest says of it."""
+    if collected.outcomes or not collected.kept or previous is None:
+        return classes.resolve([o for o in (*collected.outcomes, *collected.context)
+                                if o.failure is None])
+    raw = sum(entry.raises[3] for entry in previous.files)
+    return classes.Resolved(sites=[], exception_classes=list(previous.exception_classes),
+                            from_pending=raw - previous.counts.without_message)
 
 
 def _manifest_or_note(folder: Path) -> tuple[Manifest | None, str | None]:
