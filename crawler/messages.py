@@ -135,6 +135,22 @@ def redisplay(template: Template, display: str) -> Template:
     return replace(template, display=display, regex="^" + pattern + "$")
 
 
+def substitute(template: Template, name: str, given: Template) -> Template | None:
+    """A class's template with its placeholder `name` replaced by the raise's own message."""
+    pieces = pieces_of(template)
+    inserted = pieces_of(given)
+    if pieces is None or inserted is None or template.display not in ("str", "repr"):
+        return None
+    joined: list[Piece] = []
+    for piece in pieces:
+        joined.extend(inserted if piece.is_placeholder and piece.text == name else [piece])
+    merged = _merge_text(joined)
+    seen: list[str] = []
+    pattern = _repr_pattern(merged, seen) if template.display == "repr" else _pattern(merged, seen)
+    return build_template(template.kind, merged, defined_at=template.defined_at,
+                          display=template.display, regex="^" + pattern + "$")
+
+
 def pieces_of(template: Template) -> list[Piece] | None:
     """A template's pieces read back from its text and placeholder list; None if they disagree."""
     text = template.template
