@@ -6,8 +6,11 @@ text is still a template: kind `dynamic`, the expression's source as its only pl
 
 An expression may read as several alternatives (a variable assigned in both branches of an `if`,
 `ngettext`, `a if c else b`): each gives its own template, never a single guess. The regex
-matches `str(exc)` as Python prints it: the message itself for one argument, its repr for a
-`KeyError`, the repr of the args tuple for several arguments, `[Errno n] text` for `OSError`.
+matches `str(exc)` as Python prints it (the template's `display`): the message itself for one
+argument, its repr for a `KeyError`, the repr of the args tuple for several arguments,
+`[Errno n] text` for `OSError`, and the shapes of `E(msg, *args)`, `ExceptionGroup`,
+`SyntaxError(msg, details)` and the `Unicode*Error`s. The expressions themselves are read by
+`crawler.reading`.
 """
 
 from __future__ import annotations
