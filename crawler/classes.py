@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from crawler.messages import redisplay
+from crawler.messages import redisplay, substitute
 from crawler.names import BUILTIN_EXCEPTIONS, module_name
 from crawler.records import ClassDef, RaiseSite, Template
 
@@ -62,7 +62,7 @@ class ClassIndex:
                 self.classes.setdefault(cls.qualname, cls)
             self.exports[module_name(visited.path)] = visited.exports
         self._canonical: dict[str, str] = {}
-        self._templates: dict[str, tuple[tuple[Template, ...], str | None]] = {}
+        self._templates: dict[str, tuple[tuple[Template, ...], str | None, ClassDef | None]] = {}
         self._is_exception: dict[str, bool] = {}
 
     def canonical(self, qualname: str) -> str:
@@ -87,16 +87,17 @@ class ClassIndex:
         self._canonical[qualname] = current
         return current
 
-    def templates(self, qualname: str) -> tuple[tuple[Template, ...], str | None]:
-        """A class's default templates and where from, inherited through bases without __init__."""
+    def templates(self, qualname: str) -> tuple[tuple[Template, ...], str | None, ClassDef | None]:
+        """A class's default templates, where from, and the class that defines them; inherited
+        through bases that do not define __init__."""
         if qualname in self._templates:
             return self._templates[qualname]
-        self._templates[qualname] = ((), None)  # a cycle reads as no template
+        self._templates[qualname] = ((), None, None)  # a cycle reads as no template
         cls = self.classes.get(qualname)
-        found: tuple[tuple[Template, ...], str | None] = ((), None)
+        found: tuple[tuple[Template, ...], str | None, ClassDef | None] = ((), None, None)
         if cls is not None:
             if cls.templates:
-                found = (cls.templates, cls.template_from)
+                found = (cls.templates, cls.template_from, cls)
             elif not cls.has_init:
                 for base in cls.bases:
                     inherited = self.templates(self.canonical(base))
@@ -176,13 +177,30 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     if qualname != site.exception_qualname and qualname in index.classes:
         site = replace(site, exception_qualname=qualname)
         resolved.renamed += 1
-    templates, origin = index.templates(qualname)
+    templates, origin, owner = index.templates(qualname)
     if not templates or (origin == "attribute" and not pending and site.message.kind != "dynamic"):
         return [] if pending else [_shown(index, qualname, site)]
     resolved.class_default += len(templates)
     resolved.from_pending += 1 if pending else 0
-    return [replace(site, message=replace(template, kind="class_default"))
-            for template in templates]
+    given = None if pending or site.message.kind == "dynamic" else _parameter(owner, site)
+    made = []
+    for template in templates:
+        filled = substitute(template, given, site.message) if given else None
+        made.append(replace(site, message=replace(filled or template, kind="class_default")))
+    return made
+
+
+def _parameter(owner: ClassDef | None, site: RaiseSite) -> str | None:
+    """The __init__ parameter the raise's message argument binds, if the template shows it as is."""
+    argument = site.message.argument
+    if owner is None or argument is None:
+        return None
+    if argument.isdigit():
+        index = int(argument)
+        name = owner.params[index] if index < len(owner.params) else None
+    else:
+        name = argument if argument in owner.params or argument in owner.keywords else None
+    return name if name in owner.verbatim else None
 
 
 def _shown(index: ClassIndex, qualname: str, site: RaiseSite) -> RaiseSite:
@@ -197,7 +215,7 @@ def _shown(index: ClassIndex, qualname: str, site: RaiseSite) -> RaiseSite:
 
 
 def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:
-    templates, origin = index.templates(cls.qualname)
+    templates, origin, _ = index.templates(cls.qualname)
     return {
         "qualname": cls.qualname,
         "name": cls.name,

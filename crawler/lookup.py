@@ -95,7 +95,7 @@ class LookupIndex:
         if best:
             ranked = sorted(best.values(), key=lambda m: _order(m, exception))
             return ranked[:limit]
-        return self._closest(texts[-1], exception, closest)
+        return self._closest(texts[0], exception, closest)
 
     def _closest(self, text: str, exception: str | None, limit: int) -> list[Match]:
         shared: Counter[int] = Counter()
@@ -116,7 +116,7 @@ def lookup(message: str, records: Iterable[ErrorRecord], limit: int = 10) -> lis
 
 
 def parse_message(message: str) -> tuple[str | None, list[str]]:
-    """The exception a traceback line names (if any) and the texts to try, the message last."""
+    """The exception a traceback line names (if any) and the texts to try, the message first."""
     text = message.strip("\r\n")
     lines = text.splitlines()
     if len(lines) > 1 and lines[0].startswith("Traceback"):
@@ -125,7 +125,7 @@ def parse_message(message: str) -> tuple[str | None, list[str]]:
     if found is None:
         bare = text.strip()
         return (bare, [text]) if re.fullmatch(r"[A-Za-z_][\w.]*", bare) else (None, [text])
-    return found["exception"], [text, found["message"]]
+    return found["exception"], [found["message"], text]
 
 
 def _order(match: Match, exception: str | None) -> tuple[float, int, int, str, int]:

@@ -6,8 +6,11 @@ text is still a template: kind `dynamic`, the expression's source as its only pl
 
 An expression may read as several alternatives (a variable assigned in both branches of an `if`,
 `ngettext`, `a if c else b`): each gives its own template, never a single guess. The regex
-matches `str(exc)` as Python prints it: the message itself for one argument, its repr for a
-`KeyError`, the repr of the args tuple for several arguments, `[Errno n] text` for `OSError`.
+matches `str(exc)` as Python prints it (the template's `display`): the message itself for one
+argument, its repr for a `KeyError`, the repr of the args tuple for several arguments,
+`[Errno n] text` for `OSError`, and the shapes of `E(msg, *args)`, `ExceptionGroup`,
+`SyntaxError(msg, details)` and the `Unicode*Error`s. The expressions themselves are read by
+`crawler.reading`.
 """
 
 from __future__ import annotations
@@ -133,6 +136,22 @@ def redisplay(template: Template, display: str) -> Template:
     else:
         pattern = _pattern(pieces, seen)
     return replace(template, display=display, regex="^" + pattern + "$")
+
+
+def substitute(template: Template, name: str, given: Template) -> Template | None:
+    """A class's template with its placeholder `name` replaced by the raise's own message."""
+    pieces = pieces_of(template)
+    inserted = pieces_of(given)
+    if pieces is None or inserted is None or template.display not in ("str", "repr"):
+        return None
+    joined: list[Piece] = []
+    for piece in pieces:
+        joined.extend(inserted if piece.is_placeholder and piece.text == name else [piece])
+    merged = _merge_text(joined)
+    seen: list[str] = []
+    pattern = _repr_pattern(merged, seen) if template.display == "repr" else _pattern(merged, seen)
+    return build_template(template.kind, merged, defined_at=template.defined_at,
+                          display=template.display, regex="^" + pattern + "$")
 
 
 def pieces_of(template: Template) -> list[Piece] | None:

@@ -46,6 +46,7 @@ class Piece:
 
     text: str
     is_placeholder: bool = False
+    plain: bool = True  # a placeholder shown as str() of its value: no conversion, no spec
 
 
 Alternative = tuple[str, list[Piece]]  # (kind, pieces)
@@ -164,7 +165,8 @@ class Reader:
                 if len(nested) == 1:
                     pieces.extend(nested[0][1])
                     continue
-            pieces.append(Piece(self.source(inner), is_placeholder=True))
+            plain = part.conversion in (None, "s") and not part.format_spec and part.equal is None
+            pieces.append(Piece(self.source(inner), True, plain))
         return pieces
 
     def _equal_label(self, part: cst.FormattedStringExpression) -> str:
@@ -190,7 +192,9 @@ class Reader:
         for operand in operands:
             shown = _str_or_repr_argument(operand)
             if shown is not None:
-                readings.append([("dynamic", [Piece(self.source(shown), True)])])
+                plain = isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) \
+                    and operand.func.value == "str"
+                readings.append([("dynamic", [Piece(self.source(shown), True, plain)])])
                 continue
             try:
                 readings.append(self.read(operand, position))
@@ -251,7 +255,7 @@ class Reader:
                         raise Unreadable
                     pieces.append(self._value_piece(mapping[key], match.group(0) == f"%({key})s"))
                 else:
-                    pieces.append(Piece(key, True))
+                    pieces.append(Piece(key, True, match.group(0) == f"%({key})s"))
                 continue
             index += (match["width"] == "*") + (match["precision"] == "*")
             if positional is not None:
@@ -261,7 +265,7 @@ class Reader:
             elif takes == 1:
                 pieces.append(self._value_piece(values, match.group(0) == "%s"))
             else:
-                pieces.append(Piece(f"{self.source(values)}[{index}]", True))
+                pieces.append(Piece(f"{self.source(values)}[{index}]", True, False))
             index += 1
         if "%" in text[end:]:
             raise Unreadable
@@ -272,7 +276,7 @@ class Reader:
         """A formatted value: its text when it is a plain string literal shown as is."""
         if plain and isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
             return Piece(value.evaluated_value)
-        return Piece(self.source(value), True)
+        return Piece(self.source(value), True, plain)
 
     # ------------------------------------------------ calls: .format, wrappers, join
 
@@ -349,11 +353,12 @@ class Reader:
                 raise Unreadable
             auto += sum(1 for _, f, _, _ in string.Formatter().parse(spec or "") if f == "")
             if value is None:
-                pieces.append(Piece(head + rest, True))
+                pieces.append(Piece(head + rest, True, not spec and conversion in (None, "s")))
             elif not rest and not spec and conversion in (None, "s"):
                 pieces.append(self._value_piece(value, True))
             else:
-                pieces.append(Piece(self.source(value) + rest, True))
+                pieces.append(Piece(self.source(value) + rest, True,
+                                    not spec and conversion in (None, "s")))
         return _merge_text(pieces)
 
     def _join(self, separator: cst.BaseExpression, items: cst.BaseExpression,

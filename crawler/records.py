@@ -89,6 +89,9 @@ class ClassDef:
     template_from: str | None = None  # "init" or "attribute"
     has_init: bool = False  # defines __init__ (then no template is inherited through it)
     passes: int | None = None  # __init__ hands its positional parameter n (0: after self) on alone
+    params: tuple[str, ...] = ()  # __init__'s positional parameters after self
+    keywords: tuple[str, ...] = ()  # and its keyword-only ones
+    verbatim: tuple[str, ...] = ()  # parameters the template shows as given: str(), no spec
 
 
 @dataclass(frozen=True)

@@ -410,11 +410,19 @@ def _class(path: str, module: cst.Module, found: FoundClass,
     line, init_line, attribute_line = lines
     templates: list[Template] = []
     template_from = None
+    params: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    verbatim: tuple[str, ...] = ()
     if found.init_call is not None:
         call, position, assigned = found.init_call
-        made = call_templates(_without_self(call), module, position, assigned=assigned) or []
+        call = _without_self(call)
+        made = call_templates(call, module, position, assigned=assigned) or []
         templates = [t for t in made if t.kind != "dynamic"]
         template_from = "init" if templates else None
+        if templates and found.init is not None:
+            params, keywords = _params(found.init)
+            verbatim = _verbatim(module, call, templates[0], position, assigned,
+                                 set(params) | set(keywords))
     if not templates and found.attribute is not None:
         _, value, position = found.attribute
         alternatives = Reader(module).message(value, position)
@@ -434,7 +442,30 @@ def _class(path: str, module: cst.Module, found: FoundClass,
         template_from=template_from,
         has_init=found.has_init,
         passes=_passes(found),
+        params=params,
+        keywords=keywords,
+        verbatim=verbatim,
     )
+
+
+def _params(init: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An __init__'s positional parameters after self, and its keyword-only ones."""
+    positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)]
+    return tuple(positional[1:]), tuple(p.name.value for p in init.params.kwonly_params)
+
+
+def _verbatim(module: cst.Module, call: cst.Call, template: Template, position: flow.Position,
+              assigned: set[str], params: set[str]) -> tuple[str, ...]:
+    """Parameters every alternative of the template shows as given (str(), no conversion)."""
+    values = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if template.argument is None or not template.argument.isdigit() \
+            or int(template.argument) >= len(values):
+        return ()
+    alternatives = Reader(module, assigned).message(values[int(template.argument)], position)
+    shown = [p for _, pieces in alternatives for p in pieces if p.is_placeholder]
+    bent = {p.text for p in shown if not p.plain}
+    return tuple(sorted({p.text for p in shown if p.plain and p.text in params}
+                        - bent - assigned))
 
 
 def _passes(found: FoundClass) -> int | None:

@@ -78,6 +78,9 @@ def test_class_defaults(resolved: classes.Resolved) -> None:
     (missing,) = sites["missing_key"]
     assert (missing.message.display, missing.message.regex) == (
         "repr", "^['\"]no key (?P<k>[\\s\\S]*?)['\"]$")
+    (located,) = sites["located"]
+    assert (located.message.kind, located.message.template, located.message.defined_at) == (
+        "class_default", "{where}: empty file {path}; restore it", "clspkg/errors.py:55")
     (with_code,) = sites["with_code"]
     assert (with_code.message.display, with_code.message.regex) == (
         "str", "^bad (?P<x>[\\s\\S]*?)$")
@@ -86,8 +89,8 @@ def test_class_defaults(resolved: classes.Resolved) -> None:
 def test_exception_classes(resolved: classes.Resolved) -> None:
     listed = {entry["qualname"]: entry for entry in resolved.exception_classes}
     assert sorted(listed) == [f"clspkg.errors.{name}" for name in (
-        "BadThing", "BaseError", "Coded", "Legacy", "MissingKey", "Plain", "Sub", "Templated",
-        "WithCode")]
+        "BadThing", "BaseError", "Coded", "Legacy", "Located", "MissingKey", "Plain", "Sub",
+        "Templated", "WithCode")]
     assert listed["clspkg.errors.Sub"]["bases"] == ["clspkg.errors.BadThing"]
     assert listed["clspkg.errors.BaseError"]["bases"] == ["builtins.Exception"]
     assert listed["clspkg.errors.Legacy"]["line"] == 33
@@ -118,4 +121,4 @@ def test_class_default_regexes_match_the_real_messages(resolved: classes.Resolve
         message = str(caught.value)
         assert any(re.fullmatch(s.message.regex, message) for s in sites), (name, message)
         checked += 1
-    assert checked == 12
+    assert checked == 13

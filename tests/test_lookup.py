@@ -66,7 +66,7 @@ def test_closest_when_nothing_matches(records: list[ErrorRecord]) -> None:
 
 
 def test_parse_message() -> None:
-    assert parse_message("ValueError: x: y") == ("ValueError", ["ValueError: x: y", "x: y"])
+    assert parse_message("ValueError: x: y") == ("ValueError", ["x: y", "ValueError: x: y"])
     assert parse_message("plain text") == (None, ["plain text"])
 
 

@@ -10,7 +10,7 @@ def indexed(a="x", b="y"):
     raise ValueError("{1} before {0}, {0} again".format(a, b))
 
 
-def named(path="/tmp", mode="r"):
+def named(path="data.txt", mode="r"):
     raise ValueError("cannot open {path} in mode {mode!r}".format(path=path, mode=mode))
 
 

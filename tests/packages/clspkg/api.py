@@ -55,3 +55,7 @@ def missing_key(k="k"):
 
 def with_code(x="x"):
     raise errors.WithCode(f"bad {x}", 42)
+
+
+def located(path="f.yaml"):
+    raise errors.Located(f"empty file {path!r}; restore it", path=path)

@@ -47,3 +47,9 @@ class WithCode(BaseError):
     def __init__(self, message, code=0):
         super().__init__(message)
         self.code = code
+
+
+class Located(BaseError):
+    def __init__(self, message, *, path, line=None):
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
