@@ -239,6 +239,8 @@ def build_template(kind: str, pieces: Sequence[Piece], *, argument: str | None =
                    defined_at: str | None = None, display: str = "str",
                    regex: str | None = None) -> Template:
     """Join pieces into the template text, its placeholder list and its anchored regex."""
+    pieces = [Piece(_visible(p.text), p.is_placeholder, p.plain) if _SURROGATE.search(p.text) else p
+              for p in pieces]
     text: list[str] = []
     placeholders: list[str] = []
     for piece in pieces:
@@ -247,15 +249,25 @@ def build_template(kind: str, pieces: Sequence[Piece], *, argument: str | None =
             placeholders.append(piece.text)
         else:
             text.append(piece.text.replace("{", "{{").replace("}", "}}"))
+    pattern = regex if regex is not None else "^" + _pattern(pieces, []) + "$"
+    pattern = _SURROGATE.sub(lambda m: escape_regex(_visible(m.group())), pattern)
     return Template(
         kind=kind,
         template="".join(text),
         placeholders=tuple(placeholders),
-        regex=regex if regex is not None else "^" + _pattern(pieces, []) + "$",
+        regex=pattern,
         argument=argument,
         defined_at=defined_at,
         display=display,
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _visible(text: str) -> str:
+    """A lone surrogate cannot be written as UTF-8: keep it as the `\\udcff` a traceback shows."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 _REGEX_SPECIAL = frozenset("\\.^$*+?()[]{}|")

@@ -242,7 +242,7 @@ class Manifest:
 def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int = 0) -> str:
     """16 hex of a hash of the identity key: stable across runs, never from the line."""
     parts = (repo, *key, str(ordinal)) + ((str(salt),) if salt else ())
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

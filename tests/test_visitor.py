@@ -10,9 +10,9 @@ import libcst as cst
 import pytest
 import yaml
 
-from crawler import visitor
+from crawler import emit, visitor
 from crawler.emit import template_data
-from crawler.records import RaiseSite
+from crawler.records import ErrorRecord, History, RaiseSite, record_id
 from crawler.visitor import RaiseVisitor, find_raise_sites
 
 CASES = Path(__file__).parent / "cases"
@@ -145,3 +145,13 @@ def test_class_lines_agree_with_position_provider() -> None:
         assert found[2] == visitor._libcst_class_lines(module, walker)
         compared += len(found[2])
     assert compared >= 12
+
+
+def test_a_lone_surrogate_is_kept_as_a_traceback_shows_it() -> None:
+    """`"\\uDCff"` cannot be written as UTF-8; a traceback prints it as `\\udcff`, and so do we."""
+    (site,) = find_raise_sites("m.py", b'raise ValueError("surrogate:\\uDCff")\n').sites
+    assert site.message.template == "surrogate:\\udcff"
+    text = emit.record_text(ErrorRecord(id="0" * 16, status="active", repo="r", commit="a" * 40,
+                                        url=None, site=site, history=History(first_seen="a" * 40)))
+    assert yaml.safe_load(text.encode("utf-8"))["extracted"]["message"]["template"] == "surrogate:\\udcff"
+    assert record_id("r", site.key(), 0)
