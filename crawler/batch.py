@@ -1,0 +1,511 @@
+"""Batch extraction: many repositories, in local worker processes or on a Dask cluster.
+
+The driver (this process) reads repos.yaml, sends one `RepoTask` per repository to the workers,
+and applies each `RepoOutcome` as it comes back. A worker only pins and visits
+(`pipeline.collect`); the driver alone merges and writes (`pipeline.apply`), so what crosses the
+network is small (a source and a ref out, a `Collected` back) and the output folder needs no
+locks. A repository already up to date at its pinned commit is skipped, so an interrupted batch
+picks up where it stopped. Nothing here prints: progress goes to the callback the caller gives.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from crawler import __version__, emit
+from crawler.errors import BatchError, CrawlerError
+from crawler.pipeline import Collected, RunResult, apply, collect, output_folder
+from crawler.records import ExtractOptions, Pin
+
+DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
+LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
+POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
+
+
+# ---------------------------------------------------------------- the batch file
+
+
+@dataclass(frozen=True)
+class RepoEntry:
+    """One repository of a batch, with the defaults filled in and paths resolved."""
+
+    index: int  # zero-indexed position in `repos:`, as error messages name it
+    source: str
+    ref: str
+    options: ExtractOptions
+    name: str | None
+    output_root: Path
+
+
+@cache
+def _batch_validator() -> jsonschema.protocols.Validator:
+    schema = json.loads((emit.SCHEMA_DIR / "batch.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.validators.validator_for(schema)(schema)  # type: ignore[no-any-return]
+
+
+def load_batch(path: Path, output_root: Path = Path("output")) -> list[RepoEntry]:
+    """The entries of a repos.yaml; a bad file raises one `BatchError` naming the entry and field.
+
+    Relative local sources (`./x`, `../x`) and `output` folders are taken from the file's own
+    folder; `output_root` (the command line's `-o`) is the output of entries that give none.
+    """
+    data, text = emit.load_yaml_file(path)
+    error = jsonschema.exceptions.best_match(_batch_validator().iter_errors(data))
+    if error is not None:
+        raise BatchError(_describe_error(path, text, data, list(error.absolute_path), error.message))
+    defaults = data.get("defaults") or {}
+    base = path.resolve().parent
+    entries: list[RepoEntry] = []
+    seen: dict[tuple[str, str, str | None, Path], int] = {}
+    for index, raw in enumerate(data["repos"]):
+        if "ref" in raw and "commit" in raw:
+            raise BatchError(_describe_error(path, text, data, ["repos", index, "commit"],
+                                             "give `ref` or `commit`, not both"))
+        field = {**defaults, **raw}
+        source = raw["source"]
+        if source.startswith(("./", "../")):
+            source = str((base / source).resolve())
+        output = Path(raw["output"]) if "output" in raw else None
+        if output is None and "output" in defaults:
+            output = Path(defaults["output"])
+        root = base / output if output is not None else output_root
+        entry = RepoEntry(
+            index=index,
+            source=source,
+            ref=raw.get("commit") or raw.get("ref") or defaults.get("ref") or "HEAD",
+            options=ExtractOptions(
+                include=tuple(field.get("include", ())),
+                exclude=tuple(field.get("exclude", ())),
+                include_tests=field.get("include_tests", False),
+                max_file_bytes=field.get("max_file_bytes", ExtractOptions.max_file_bytes),
+            ),
+            name=raw.get("name"),
+            output_root=root,
+        )
+        key = (entry.source, entry.ref, entry.name, entry.output_root.resolve())
+        if key in seen:
+            raise BatchError(_describe_error(path, text, data, ["repos", index, "source"],
+                                             f"repeats repos[{seen[key]}] (same source, ref, "
+                                             "name and output); remove one"))
+        seen[key] = index
+        entries.append(entry)
+    return entries
+
+
+def _describe_error(path: Path, text: str, data: Any, where: list[Any], problem: str) -> str:
+    """`repos.yaml:12: repos[3] (source 'x'): ref: problem`, as close to the entry as we can."""
+    line = _line_of(text, where)
+    place = f"{path}:{line}" if line else str(path)
+    if len(where) >= 2 and where[0] == "repos" and isinstance(where[1], int):
+        entry = data["repos"][where[1]]
+        source = entry.get("source") if isinstance(entry, dict) else None
+        label = f"repos[{where[1]}]" + (f" (source {source!r})" if isinstance(source, str) else "")
+        field = ".".join(str(part) for part in where[2:]) or "(entry)"
+        return f"{place}: {label}: {field}: {problem}"
+    field = ".".join(str(part) for part in where) or "(top)"
+    return f"{place}: {field}: {problem}"
+
+
+def _line_of(text: str, where: list[Any]) -> int | None:
+    """The one-indexed line of the YAML node at `where`, or of its nearest parent."""
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    line = None
+    for part in where:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+    if node is not None:
+        line = node.start_mark.line + 1
+    return line
+
+
+# ---------------------------------------------------------------- what is already on disk
+
+
+@dataclass(frozen=True)
+class Known:
+    """A repository folder already written: enough of its manifest to tell if it is up to date."""
+
+    folder: Path
+    slug: str  # host/owner/name, the folder under its output root
+    source: str
+    sha: str
+    options: ExtractOptions
+    crawler_version: str
+    files: int
+    records: int
+
+
+def scan_outputs(roots: set[Path]) -> list[Known]:
+    """Every manifest under the output roots; a manifest that cannot be read counts as absent."""
+    known = []
+    for root in sorted(roots):
+        for folder in _manifest_folders(root):
+            head = _manifest_head(folder / emit.MANIFEST)
+            if head is not None:
+                known.append(replace(head, slug=folder.relative_to(root).as_posix()))
+    return known
+
+
+def _manifest_folders(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        if emit.MANIFEST in filenames:
+            dirnames.clear()  # a repository folder: its errors/ may hold thousands of files
+            yield Path(dirpath)
+        else:
+            dirnames.sort()
+
+
+def _manifest_head(path: Path) -> Known | None:
+    """The first keys of a manifest, parsed without its (long) lists of skipped and read files."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.load(text.split("\nexception_classes:", 1)[0],  # noqa: S506 - safe loader
+                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        options = data["options"]
+        return Known(
+            folder=path.parent, slug="", source=data["source"], sha=data["commit"],
+            options=ExtractOptions(include=tuple(options["include"]),
+                                   exclude=tuple(options["exclude"]),
+                                   include_tests=options["include_tests"],
+                                   max_file_bytes=options["max_file_bytes"]),
+            crawler_version=data["crawler_version"],
+            files=data["counts"]["files"], records=data["counts"]["records"],
+        )
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
+        return None
+
+
+# ---------------------------------------------------------------- the worker's part
+
+
+@dataclass(frozen=True)
+class RepoTask:
+    """What a worker is sent for one repository: small and picklable."""
+
+    index: int
+    source: str
+    ref: str
+    options: ExtractOptions
+    name: str | None
+    cache_dir: str | None  # a path on the worker; None for its user cache folder
+    fresh: tuple[tuple[str, str], ...] = ()  # (slug, sha) pairs that are already up to date
+    attempt: int = 0
+
+
+@dataclass(frozen=True)
+class RepoOutcome:
+    """What a worker sends back: the collected sites, or that it is up to date, or why it failed."""
+
+    index: int
+    pin: Pin | None = None
+    collected: Collected | None = None  # None when up to date or failed
+    error: str | None = None
+    seconds: float = 0.0
+
+
+_files_parsed: Any = None  # a shared counter in local worker processes, for live progress
+
+
+def _init_local_worker(counter: Any) -> None:
+    global _files_parsed
+    _files_parsed = counter
+
+
+def _count_file(done: int, total: int) -> None:
+    if _files_parsed is not None:
+        with _files_parsed.get_lock():
+            _files_parsed.value += 1
+
+
+def collect_repo(task: RepoTask) -> RepoOutcome:
+    """Pin and visit one repository (on a worker); every failure comes back as a reason.
+
+    When the output already holds this repository, the ref is resolved first: at the same
+    commit with the same options there is nothing to do. Otherwise the files are visited at
+    the resolved sha, so a branch that moves meanwhile cannot mix two commits.
+    """
+    started = time.perf_counter()
+    try:
+        if task.fresh:
+            from crawler.pin import pin
+
+            with pin(task.source, task.ref, cache_dir=_path(task.cache_dir), name=task.name) as repo:
+                resolved = repo.pin
+            if (resolved.slug, resolved.sha) in task.fresh:
+                return RepoOutcome(task.index, resolved, seconds=time.perf_counter() - started)
+            collected = collect(task.source, ref=resolved.sha, options=task.options,
+                                cache_dir=_path(task.cache_dir), name=task.name, jobs=1,
+                                progress=_count_file)
+            collected = replace(collected, pin=resolved)  # keep the ref as the user gave it
+        else:
+            collected = collect(task.source, ref=task.ref, options=task.options,
+                                cache_dir=_path(task.cache_dir), name=task.name, jobs=1,
+                                progress=_count_file)
+    except CrawlerError as error:
+        return RepoOutcome(task.index, error=str(error), seconds=time.perf_counter() - started)
+    except Exception as error:  # noqa: BLE001 - one repository's crash must not stop the batch
+        return RepoOutcome(task.index, error=f"crashed: {type(error).__name__}: {error}"[:500],
+                           seconds=time.perf_counter() - started)
+    return RepoOutcome(task.index, collected.pin, collected, seconds=time.perf_counter() - started)
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+# ---------------------------------------------------------------- where tasks run
+
+
+def scheduler_address(option: str | None) -> str | None:
+    """The Dask scheduler to use: `--scheduler`, else Dask's `scheduler-address` setting.
+
+    None means local worker processes (also for `--scheduler local`, whatever the config says).
+    """
+    if option is not None:
+        return None if option == LOCAL else option
+    try:
+        import dask.config
+    except ImportError:
+        return None
+    address = dask.config.get("scheduler-address", None)
+    return str(address) if address else None
+
+
+class _LocalPool:
+    """A process pool that can be replaced when a worker process dies (a crash in a parser)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.context = multiprocessing.get_context("spawn")  # no fork of a threaded driver
+        self.counter = self.context.Value("q", 0)
+        self.generation = 0
+        self.executor = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.jobs, mp_context=self.context,
+                                   initializer=_init_local_worker, initargs=(self.counter,))
+
+    def restart(self, generation: int) -> None:
+        """Replace the pool, once for every break, whichever of its futures reports it first."""
+        if generation == self.generation:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = self._start()
+            self.generation += 1
+
+    def files_parsed(self) -> int:
+        return int(self.counter.value)
+
+
+@contextmanager
+def _dask_executor(address: str) -> Iterator[tuple[Executor, int]]:
+    """A concurrent.futures view of a Dask client, and how many tasks its workers run at once."""
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise CrawlerError(f"--scheduler {address}: dask.distributed is not installed; "
+                           "install the extra with `pip install 'raise-site-crawler[dask]'`") from error
+    try:
+        client = Client(address, timeout=30)
+    except (OSError, TimeoutError) as error:
+        raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
+                           "start one with `dask scheduler`") from error
+    with client:
+        yield client.get_executor(pure=False), max(1, sum(client.nthreads().values()))
+
+
+# ---------------------------------------------------------------- the driver
+
+
+@dataclass(frozen=True)
+class RepoResult:
+    """One repository's line in the summary."""
+
+    entry: RepoEntry
+    status: str  # done, up to date, failed
+    pin: Pin | None = None
+    folder: Path | None = None
+    records: int = 0
+    added: int = 0
+    changed: int = 0  # moved, template changed (needs review) or revived
+    removed: int = 0
+    files: int = 0  # files visited
+    files_written: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a batch stands, reported while it runs."""
+
+    total: int
+    done: int  # finished, whatever the status
+    running: int
+    failed: int
+    files_parsed: int
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Every repository's result, in the order of the batch file."""
+
+    results: tuple[RepoResult, ...]
+    seconds: float
+    scheduler: str  # "local" or the scheduler's address
+
+    @property
+    def failed(self) -> list[RepoResult]:
+        return [r for r in self.results if r.status == FAILED]
+
+    @property
+    def files(self) -> int:
+        return sum(r.files for r in self.results)
+
+
+def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: int | None = None,
+              cache_dir: Path | None = None, force: bool = False, dry_run: bool = False,
+              progress: Callable[[BatchProgress], None] | None = None) -> BatchResult:
+    """Collect every repository on the workers and apply each result here as it arrives.
+
+    `scheduler` is a Dask scheduler address, or None for `jobs` local processes (default: one
+    per core). With `force`, repositories already up to date are extracted again.
+    """
+    started = time.perf_counter()
+    known = [] if force else scan_outputs({entry.output_root for entry in entries})
+    driver = _Driver(entries, known, dry_run, progress)
+    tasks = driver.plan(None if cache_dir is None else str(cache_dir))
+    if scheduler is None:
+        pool = _LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
+        try:
+            driver.run(tasks, pool)
+        finally:
+            pool.executor.shutdown(wait=True, cancel_futures=True)
+    else:
+        with _dask_executor(scheduler) as (executor, slots):
+            driver.run(tasks, executor, slots)
+    results = tuple(driver.results[entry.index] for entry in entries)
+    return BatchResult(results, time.perf_counter() - started, scheduler or LOCAL)
+
+
+class _Driver:
+    """Submits tasks, applies outcomes as they arrive, and keeps the tally for progress."""
+
+    def __init__(self, entries: list[RepoEntry], known: list[Known], dry_run: bool,
+                 progress: Callable[[BatchProgress], None] | None) -> None:
+        self.entries = {entry.index: entry for entry in entries}
+        self.known = {known_.folder: known_ for known_ in known}
+        self.dry_run = dry_run
+        self.progress = progress
+        self.results: dict[int, RepoResult] = {}
+        self.folders: dict[Path, int] = {}  # output folder -> the entry that wrote it
+        self.files_done = 0
+
+    def plan(self, cache_dir: str | None) -> list[RepoTask]:
+        """One task per entry, the largest repositories known from earlier runs first."""
+        tasks = []
+        for entry in self.entries.values():
+            fresh = tuple(
+                (k.slug, k.sha) for k in self.known.values()
+                if k.source == entry.source and k.folder == entry.output_root / k.slug
+                and k.options == entry.options and k.crawler_version == __version__
+            )
+            size = max((k.files for k in self.known.values() if k.source == entry.source),
+                       default=-1)
+            tasks.append((-1 if size < 0 else 0, -size, entry.index,
+                          RepoTask(entry.index, entry.source, entry.ref, entry.options,
+                                   entry.name, cache_dir, fresh)))
+        return [task for *_, task in sorted(tasks, key=lambda t: t[:3])]
+
+    def run(self, tasks: list[RepoTask], pool: _LocalPool | Executor, slots: int = 1) -> None:
+        local = pool if isinstance(pool, _LocalPool) else None
+        pending: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
+
+        def submit(task: RepoTask) -> None:
+            executor = local.executor if local else pool
+            assert isinstance(executor, Executor)
+            pending[executor.submit(collect_repo, task)] = (task, local.generation if local else 0)
+
+        for task in tasks:
+            submit(task)
+        workers = local.jobs if local else slots
+        try:
+            while pending:
+                self._report(len(pending), workers, local)
+                finished, _ = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task, generation = pending.pop(future)
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        assert local is not None
+                        if task.attempt == 0:
+                            local.restart(generation)
+                            submit(replace(task, attempt=1))
+                            continue
+                        outcome = RepoOutcome(task.index, error="the worker process died twice "
+                                              "(a crash in the parser, or out of memory)")
+                    except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
+                        outcome = RepoOutcome(task.index, error=f"{type(error).__name__}: {error}")
+                    self.results[task.index] = self._apply(self.entries[task.index], outcome)
+        finally:
+            for future in pending:
+                future.cancel()
+        self._report(0, workers, local)
+
+    def _report(self, pending: int, workers: int, local: _LocalPool | None) -> None:
+        if self.progress is None:
+            return
+        parsed = max(self.files_done, local.files_parsed() if local else 0)
+        failed = sum(1 for r in self.results.values() if r.status == FAILED)
+        self.progress(BatchProgress(len(self.entries), len(self.results), min(pending, workers),
+                                    failed, parsed))
+
+    def _apply(self, entry: RepoEntry, outcome: RepoOutcome) -> RepoResult:
+        """Write one repository's output; its failure is its own, the batch goes on."""
+        if outcome.error is not None or outcome.pin is None:
+            return RepoResult(entry, FAILED, seconds=outcome.seconds, error=outcome.error)
+        folder = output_folder(entry.output_root, outcome.pin)
+        other = self.folders.setdefault(folder, entry.index)
+        if other != entry.index:
+            return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds,
+                              error=f"writes the same folder as repos[{other}] ({folder}); "
+                                    "give one of them its own `name`")
+        if outcome.collected is None:
+            known = self.known.get(folder)
+            return RepoResult(entry, UP_TO_DATE, outcome.pin, folder,
+                              records=known.records if known else 0, seconds=outcome.seconds)
+        self.files_done += len(outcome.collected.outcomes)
+        try:
+            run: RunResult = apply(outcome.collected, entry.output_root, dry_run=self.dry_run)
+        except (CrawlerError, OSError) as error:
+            return RepoResult(entry, FAILED, outcome.pin, folder, seconds=outcome.seconds,
+                              files=len(outcome.collected.outcomes), error=str(error))
+        merged = run.merged
+        return RepoResult(
+            entry, DONE, run.pin, run.folder, records=run.manifest.counts.records,
+            added=len(merged.added), changed=len(merged.moved) + len(merged.changed)
+            + len(merged.revived), removed=len(merged.removed),
+            files=len(outcome.collected.outcomes), files_written=run.files_written,
+            seconds=run.seconds,
+        )
