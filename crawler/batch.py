@@ -15,7 +15,14 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -34,6 +41,7 @@ from crawler.records import ExtractOptions, Pin
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
 POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
+WRITER_THREADS = 4  # repositories the driver merges and writes at once (the writes wait on fsync)
 
 
 # ---------------------------------------------------------------- the batch file
@@ -439,22 +447,28 @@ class _Driver:
 
     def run(self, tasks: list[RepoTask], pool: _LocalPool | Executor, slots: int = 1) -> None:
         local = pool if isinstance(pool, _LocalPool) else None
-        pending: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
+        remote: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
+        writing: dict[Future[RepoResult], int] = {}
+        writer = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="crawler-apply")
 
         def submit(task: RepoTask) -> None:
             executor = local.executor if local else pool
             assert isinstance(executor, Executor)
-            pending[executor.submit(collect_repo, task)] = (task, local.generation if local else 0)
+            remote[executor.submit(collect_repo, task)] = (task, local.generation if local else 0)
 
         for task in tasks:
             submit(task)
         workers = local.jobs if local else slots
         try:
-            while pending:
-                self._report(len(pending), workers, local)
-                finished, _ = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            while remote or writing:
+                self._report(len(remote), workers, local)
+                waiting: list[Future[Any]] = [*remote, *writing]
+                finished, _ = wait(waiting, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    task, generation = pending.pop(future)
+                    if future in writing:
+                        self.results[writing.pop(future)] = future.result()
+                        continue
+                    task, generation = remote.pop(future)
                     try:
                         outcome = future.result()
                     except BrokenProcessPool:
@@ -467,10 +481,18 @@ class _Driver:
                                               "(a crash in the parser, or out of memory)")
                     except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
                         outcome = RepoOutcome(task.index, error=f"{type(error).__name__}: {error}")
-                    self.results[task.index] = self._apply(self.entries[task.index], outcome)
+                    entry = self.entries[task.index]
+                    done = self._settle(entry, outcome)
+                    if done is not None:
+                        self.results[task.index] = done
+                    else:
+                        assert outcome.collected is not None
+                        self.files_done += len(outcome.collected.outcomes)
+                        writing[writer.submit(self._write, entry, outcome)] = task.index
         finally:
-            for future in pending:
-                future.cancel()
+            for pending in remote:
+                pending.cancel()
+            writer.shutdown(wait=True, cancel_futures=True)  # a write under way is finished
         self._report(0, workers, local)
 
     def _report(self, pending: int, workers: int, local: _LocalPool | None) -> None:
@@ -481,8 +503,8 @@ class _Driver:
         self.progress(BatchProgress(len(self.entries), len(self.results), min(pending, workers),
                                     failed, parsed))
 
-    def _apply(self, entry: RepoEntry, outcome: RepoOutcome) -> RepoResult:
-        """Write one repository's output; its failure is its own, the batch goes on."""
+    def _settle(self, entry: RepoEntry, outcome: RepoOutcome) -> RepoResult | None:
+        """The result of an outcome that needs no writing; None when it must be written."""
         if outcome.error is not None or outcome.pin is None:
             return RepoResult(entry, FAILED, seconds=outcome.seconds, error=outcome.error)
         folder = output_folder(entry.output_root, outcome.pin)
@@ -495,17 +517,25 @@ class _Driver:
             known = self.known.get(folder)
             return RepoResult(entry, UP_TO_DATE, outcome.pin, folder,
                               records=known.records if known else 0, seconds=outcome.seconds)
-        self.files_done += len(outcome.collected.outcomes)
+        return None
+
+    def _write(self, entry: RepoEntry, outcome: RepoOutcome) -> RepoResult:
+        """Merge and write one repository (in a driver thread); its failure is its own."""
+        collected = outcome.collected
+        assert collected is not None and outcome.pin is not None
+        files = len(collected.outcomes)
         try:
-            run: RunResult = apply(outcome.collected, entry.output_root, dry_run=self.dry_run)
+            run: RunResult = apply(collected, entry.output_root, dry_run=self.dry_run)
         except (CrawlerError, OSError) as error:
-            return RepoResult(entry, FAILED, outcome.pin, folder, seconds=outcome.seconds,
-                              files=len(outcome.collected.outcomes), error=str(error))
+            return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
+                              error=str(error))
+        except Exception as error:  # noqa: BLE001 - a bug met in one repository's merge
+            return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
+                              error=f"crashed while merging: {type(error).__name__}: {error}"[:500])
         merged = run.merged
         return RepoResult(
             entry, DONE, run.pin, run.folder, records=run.manifest.counts.records,
             added=len(merged.added), changed=len(merged.moved) + len(merged.changed)
-            + len(merged.revived), removed=len(merged.removed),
-            files=len(outcome.collected.outcomes), files_written=run.files_written,
-            seconds=run.seconds,
+            + len(merged.revived), removed=len(merged.removed), files=files,
+            files_written=run.files_written, seconds=run.seconds,
         )
