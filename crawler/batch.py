@@ -37,6 +37,7 @@ from crawler import __version__, emit
 from crawler.errors import BatchError, CrawlerError
 from crawler.pipeline import Collected, RunResult, apply, collect, output_folder
 from crawler.records import ExtractOptions, Pin
+from crawler.source import redact
 
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
@@ -433,12 +434,13 @@ class _Driver:
         """One task per entry, the largest repositories known from earlier runs first."""
         tasks = []
         for entry in self.entries.values():
+            source = redact(entry.source)  # as the manifest holds it: no token from a URL
             fresh = tuple(
                 (k.slug, k.sha) for k in self.known.values()
-                if k.source == entry.source and k.folder == entry.output_root / k.slug
+                if k.source == source and k.folder == entry.output_root / k.slug
                 and k.options == entry.options and k.crawler_version == __version__
             )
-            size = max((k.files for k in self.known.values() if k.source == entry.source),
+            size = max((k.files for k in self.known.values() if k.source == source),
                        default=-1)
             tasks.append((-1 if size < 0 else 0, -size, entry.index,
                           RepoTask(entry.index, entry.source, entry.ref, entry.options,

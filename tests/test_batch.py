@@ -52,7 +52,7 @@ def repos(make_repo: Callable[[str], GitRepo], tmp_path: Path) -> Path:
         "  - source: ./alpha\n"
         "  - source: ./beta\n"
         "    ref: main\n"
-        "  - source: ./gamma\n"
+        f"  - source: {(tmp_path / 'gamma').as_uri()}\n"  # fetched into the cache, not read in place
         "  - source: ./beta\n"
         "    commit: no-such-tag\n"
         "    name: beta-broken\n",
@@ -76,7 +76,8 @@ def statuses(result: BatchResult) -> list[str]:
 
 def test_load_applies_defaults_and_resolves_paths(repos: Path, tmp_path: Path) -> None:
     entries = load_batch(repos, Path("elsewhere"))
-    assert [e.source for e in entries] == [str(tmp_path / n) for n in ("alpha", "beta", "gamma", "beta")]
+    assert [e.source for e in entries] == [str(tmp_path / "alpha"), str(tmp_path / "beta"),
+                                           (tmp_path / "gamma").as_uri(), str(tmp_path / "beta")]
     assert [e.ref for e in entries] == ["HEAD", "main", "HEAD", "no-such-tag"]
     assert entries[0].options == ExtractOptions(exclude=("*/mod3.py",))
     assert entries[3].name == "beta-broken"
