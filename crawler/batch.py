@@ -340,7 +340,18 @@ def _dask_executor(address: str) -> Iterator[tuple[Executor, int]]:
         raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
                            "start one with `dask scheduler`") from error
     with client:
+        daemonic = sorted(address for address, flag in client.run(_is_daemonic).items() if flag)
+        if daemonic:
+            raise CrawlerError(
+                f"--scheduler {address}: the Dask workers {', '.join(daemonic[:3])} are daemonic "
+                "processes, which cannot start the crawler's parser processes; start the workers "
+                "with DASK_DISTRIBUTED__WORKER__DAEMON=False (see docs/batch.md)")
         yield client.get_executor(pure=False), max(1, sum(client.nthreads().values()))
+
+
+def _is_daemonic() -> bool:
+    """Run on each Dask worker: may this process start child processes?"""
+    return bool(multiprocessing.current_process().daemon)
 
 
 # ---------------------------------------------------------------- the driver

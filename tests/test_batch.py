@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from crawler import batch
 from crawler.batch import DONE, FAILED, UP_TO_DATE, BatchResult, load_batch, run_batch
 from crawler.cli import main
-from crawler.errors import BatchError
+from crawler.errors import BatchError, CrawlerError
 from crawler.records import ExtractOptions
 from tests.gitrepo import GitRepo
 
@@ -123,11 +123,13 @@ def test_scheduler_address_from_option_or_dask_config() -> None:
 
 
 def test_local_and_dask_write_identical_output(repos: Path, tmp_path: Path) -> None:
+    from dask import config as dask_config
     from distributed import LocalCluster
 
     local = run_batch(load_batch(repos, tmp_path / "out-local"), jobs=2)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=":0", worker_dashboard_address=None) as cluster:
+    with dask_config.set({"distributed.worker.daemon": False}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=":0", worker_dashboard_address=None) as cluster:
         dask = run_batch(load_batch(repos, tmp_path / "out-dask"), scheduler=cluster.scheduler_address)
 
     for result in (local, dask):
@@ -252,6 +254,18 @@ def test_cli_bad_batch_file_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
         f"Error: {path}:3: repos[0] (source './a'): ref: ['main'] is not of type 'string'"]
+
+
+def test_daemonic_dask_workers_are_refused_with_the_fix(repos: Path, tmp_path: Path) -> None:
+    from dask import config as dask_config
+    from distributed import LocalCluster
+
+    with dask_config.set({"distributed.worker.daemon": True}), \
+            LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=":0", worker_dashboard_address=None) as cluster:
+        with pytest.raises(CrawlerError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
+            run_batch(load_batch(repos, tmp_path / "out"), scheduler=cluster.scheduler_address)
+    assert not (tmp_path / "out").exists()
 
 
 def test_local_run_does_not_import_distributed(repos: Path, tmp_path: Path) -> None:
