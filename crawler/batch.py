@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import resource
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import (
     FIRST_COMPLETED,
@@ -239,6 +241,7 @@ _files_parsed: Any = None  # a shared counter in local worker processes, for liv
 def _init_local_worker(counter: Any) -> None:
     global _files_parsed
     _files_parsed = counter
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a parser that segfaults writes no core
 
 
 def _count_file(done: int, total: int) -> None:
@@ -302,25 +305,37 @@ def scheduler_address(option: str | None) -> str | None:
 
 
 class _LocalPool:
-    """A process pool that can be replaced when a worker process dies (a crash in a parser)."""
+    """Local worker processes that survive one of them dying (a parser crash, the OOM killer).
+
+    A dead process breaks the whole pool, failing every repository under way, and does not say
+    which one killed it. Those repositories are run again, one at a time, each in a fresh
+    process of its own, so only the one that kills its process again is reported.
+    """
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.context = multiprocessing.get_context("spawn")  # no fork of a threaded driver
         self.counter = self.context.Value("q", 0)
         self.generation = 0
-        self.executor = self._start()
+        self.executor = self._start(jobs)
 
-    def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.jobs, mp_context=self.context,
+    def _start(self, jobs: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(jobs, mp_context=self.context,
                                    initializer=_init_local_worker, initargs=(self.counter,))
 
     def restart(self, generation: int) -> None:
         """Replace the pool, once for every break, whichever of its futures reports it first."""
         if generation == self.generation:
             self.executor.shutdown(wait=False, cancel_futures=True)
-            self.executor = self._start()
+            self.executor = self._start(self.jobs)
             self.generation += 1
+
+    def alone(self, task: RepoTask) -> Future[RepoOutcome]:
+        """Run one task in a process of its own, gone when the task is done."""
+        executor = self._start(1)
+        future = executor.submit(collect_repo, task)
+        future.add_done_callback(lambda _: executor.shutdown(wait=False))
+        return future
 
     def files_parsed(self) -> int:
         return int(self.counter.value)
@@ -464,6 +479,8 @@ class _Driver:
         writing: dict[Future[RepoResult], int] = {}
         writer = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="crawler-apply")
 
+        suspects: deque[RepoTask] = deque()  # under way when a local process died
+
         def submit(task: RepoTask) -> None:
             executor = local.executor if local else pool
             assert isinstance(executor, Executor)
@@ -473,7 +490,10 @@ class _Driver:
             submit(task)
         workers = local.jobs if local else slots
         try:
-            while remote or writing:
+            while remote or writing or suspects:
+                if local and suspects and not any(t.attempt for t, _ in remote.values()):
+                    suspect = suspects.popleft()
+                    remote[local.alone(suspect)] = (suspect, -1)
                 self._report(len(remote), workers, local)
                 waiting: list[Future[Any]] = [*remote, *writing]
                 finished, _ = wait(waiting, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -488,9 +508,9 @@ class _Driver:
                         assert local is not None
                         if task.attempt == 0:
                             local.restart(generation)
-                            submit(replace(task, attempt=1))
+                            suspects.append(replace(task, attempt=1))
                             continue
-                        outcome = RepoOutcome(task.index, error="the worker process died twice "
+                        outcome = RepoOutcome(task.index, error="its worker process died, twice "
                                               "(a crash in the parser, or out of memory)")
                     except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
                         outcome = RepoOutcome(task.index, error=f"{type(error).__name__}: {error}")

@@ -227,6 +227,26 @@ def test_two_entries_writing_one_folder_fail_the_second(make_repo: Callable[[str
     assert "writes the same folder as repos[" in (result.failed[0].error or "")
 
 
+def test_a_repository_that_kills_its_process_fails_alone(make_repo: Callable[[str], GitRepo],
+                                                         tmp_path: Path) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        fill(make_repo(name), name, 1)
+    crasher = make_repo("crasher")
+    depth = 20_000  # LibCST 1.9's parser segfaults on this many nested parentheses
+    crasher.write("crash.py", "x = " + "(" * depth + "1" + ")" * depth + "\n")
+    crasher.commit()
+    path = tmp_path / "repos.yaml"
+    path.write_text("repos:\n" + "".join(f"  - source: ./{n}\n" for n in
+                                         ("alpha", "crasher", "beta", "gamma")), encoding="utf-8")
+    result = run_batch(load_batch(path, tmp_path / "out"), jobs=2)
+    assert [statuses(result)[i] for i in (0, 2, 3)] == [DONE, DONE, DONE]
+    crashed = result.results[1]
+    if crashed.status == FAILED:  # the parser ran in the pool's own process
+        assert "worker process died" in (crashed.error or "")
+    else:  # the parser ran in a child process, which took the crash: only the file is lost
+        assert crashed.status == DONE and crashed.records == 0
+
+
 # ---------------------------------------------------------------- the command line
 
 
