@@ -205,7 +205,8 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
       crawler batch repos.yaml
       crawler batch repos.yaml --scheduler tcp://10.0.0.5:8786 --json
     """
-    from crawler.batch import load_batch, run_batch, scheduler_address
+    from crawler.batch import run_batch, scheduler_address
+    from crawler.batchfile import load_batch
 
     entries = load_batch(repos_file, output_root)
     address = scheduler_address(scheduler)

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from crawler import batch
-from crawler.batch import DONE, FAILED, UP_TO_DATE, BatchResult, load_batch, run_batch
+from crawler.batch import DONE, FAILED, UP_TO_DATE, BatchResult, run_batch
+from crawler.batchfile import load_batch
 from crawler.cli import main
 from crawler.errors import BatchError, CrawlerError
 from crawler.records import ExtractOptions
