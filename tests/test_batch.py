@@ -290,7 +290,8 @@ def test_daemonic_dask_workers_are_refused_with_the_fix(repos: Path, tmp_path: P
 
 
 def test_local_run_does_not_import_distributed(repos: Path, tmp_path: Path) -> None:
-    code = ("import sys; from pathlib import Path; from crawler.batch import load_batch, run_batch; "
+    code = ("import sys; from pathlib import Path; from crawler.batch import run_batch; "
+            "from crawler.batchfile import load_batch; "
             f"run_batch(load_batch(Path({str(repos)!r}), Path({str(tmp_path / 'out')!r})), jobs=1); "
             "assert 'distributed' not in sys.modules, 'distributed imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
