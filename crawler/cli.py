@@ -214,7 +214,8 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
         result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
                            force=force, dry_run=dry_run, progress=progress)
     for failed in result.failed:
-        _err.print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False)
+        _err.print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
+                   soft_wrap=True)
     if as_json:
         click.echo(json.dumps(batch_summary(result), indent=2))
     elif not quiet:
@@ -256,16 +257,20 @@ def batch_summary(result: BatchResult) -> dict[str, Any]:
 
 
 def batch_table(result: BatchResult) -> Table:
+    """One row a repository; changes are +added ~changed (moved, reworded, revived) -removed."""
     table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
-                        f"{result.files} files in {result.seconds:.1f}s", title_justify="left")
-    for column in ("repository", "sha", "records", "added", "changed", "removed", "time"):
-        table.add_column(column, justify="left" if column in ("repository", "sha") else "right",
-                         overflow="fold" if column == "repository" else "ellipsis")
-    table.add_column("status")
+                        f"{result.files} files parsed in {result.seconds:.1f}s",
+                  title_justify="left", caption="changes: +added ~changed -removed records",
+                  caption_justify="left")
+    table.add_column("repository", overflow="fold", min_width=16)
+    table.add_column("sha", no_wrap=True)
+    for column in ("records", "changes", "time"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
     style = {"done": "green", "up to date": "dim", "failed": "bold red"}
     for r in result.results:
-        numbers = ("", "", "", "") if r.status == "failed" else (
-            str(r.records), str(r.added), str(r.changed), str(r.removed))
-        table.add_row(Text(r.pin.repo if r.pin else r.entry.source), r.pin.sha[:10] if r.pin else "",
-                      *numbers, f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
+        changes = "" if r.status == "failed" else f"+{r.added} ~{r.changed} -{r.removed}"
+        table.add_row(Text(r.pin.repo if r.pin else r.entry.source), r.pin.sha[:8] if r.pin else "",
+                      "" if r.status == "failed" else str(r.records), changes,
+                      f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
     return table

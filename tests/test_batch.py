@@ -257,8 +257,8 @@ def test_cli_reports_failures_table_and_json(repos: Path, tmp_path: Path) -> Non
     shown = runner.invoke(main, ["batch", str(repos), "-o", out, "-j", "2"])
     assert shown.exit_code == 1, shown.output
     assert "repos[3]: " in shown.stderr and "no-such-tag" in shown.stderr
-    for word in ("repository", "sha", "records", "added", "changed", "removed", "time", "status",
-                 "done", "failed"):
+    for word in ("repository", "sha", "records", "changes", "time", "status", "done", "failed",
+                 "+6 ~0 -0", "+added ~changed -removed"):
         assert word in shown.stdout
 
     as_json = runner.invoke(main, ["batch", str(repos), "-o", out, "--json", "-j", "2"])
