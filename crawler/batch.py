@@ -373,22 +373,25 @@ class _Driver:
         remote: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
         writing: dict[Future[RepoResult], int] = {}
         writer = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="crawler-apply")
-
+        queue = deque(tasks)
         suspects: deque[RepoTask] = deque()  # under way when a local process died
+        workers = local.jobs if local else slots
+        # Back-pressure: results the driver has not written yet are held in its memory, so no
+        # more tasks are out than keep the workers busy while the writers catch up.
+        window = 2 * workers + WRITER_THREADS
 
         def submit(task: RepoTask) -> None:
             executor = local.executor if local else pool
             assert isinstance(executor, Executor)
             remote[executor.submit(collect_repo, task)] = (task, local.generation if local else 0)
 
-        for task in tasks:
-            submit(task)
-        workers = local.jobs if local else slots
         try:
-            while remote or writing or suspects:
+            while queue or remote or writing or suspects:
                 if local and suspects and not any(t.attempt for t, _ in remote.values()):
                     suspect = suspects.popleft()
                     remote[local.alone(suspect)] = (suspect, -1)
+                while queue and len(remote) + len(writing) < window:
+                    submit(queue.popleft())
                 self._report(len(remote), workers, local)
                 waiting: list[Future[Any]] = [*remote, *writing]
                 finished, _ = wait(waiting, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
