@@ -85,11 +85,19 @@ def _manifest_folders(root: Path) -> Iterator[Path]:
 
 
 def _manifest_head(path: Path) -> Known | None:
-    """The first keys of a manifest, parsed without its (long) lists of skipped and read files."""
+    """What a manifest says of its pin, parsed without its long lists of skipped and read files.
+
+    emit.py writes the pin, options and counts first; a manifest laid out otherwise is parsed
+    whole. One that cannot be read at all counts as absent: the repository is extracted again.
+    """
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.load(text.split("\nexception_classes:", 1)[0],  # noqa: S506 - safe loader
-                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        head = text.split("\nexception_classes:", 1)[0]
+        for part in (head, text) if head != text else (text,):
+            data = yaml.load(part, Loader=_Loader)  # noqa: S506 - a safe loader
+            if isinstance(data, dict) and {"source", "commit", "options", "counts",
+                                           "crawler_version"} <= data.keys():
+                break
         options = data["options"]
         return Known(
             folder=path.parent, slug="", source=data["source"], sha=data["commit"],
@@ -102,6 +110,9 @@ def _manifest_head(path: Path) -> Known | None:
         )
     except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
         return None
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # ---------------------------------------------------------------- the worker's part

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from crawler import batch
@@ -202,6 +203,21 @@ def test_interrupted_batch_resumes(repos: Path, tmp_path: Path, monkeypatch: pyt
     assert resumed.results[first].status == UP_TO_DATE
     assert sorted(statuses(resumed)) == sorted([UP_TO_DATE, DONE, DONE, FAILED])
     assert tree(out) == tree(clean)
+
+
+def test_scan_reads_manifests_in_any_layout_and_passes_over_broken_ones(repos: Path,
+                                                                        tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_batch(load_batch(repos, out)[:3], jobs=2)
+    manifests = sorted(out.rglob("manifest.yaml"))
+    data = yaml.safe_load(manifests[0].read_text(encoding="utf-8"))
+    reordered = {"exception_classes": data.pop("exception_classes"), **data}
+    manifests[0].write_text(yaml.safe_dump(reordered, sort_keys=False), encoding="utf-8")
+    manifests[1].write_text("source: [unclosed\n", encoding="utf-8")
+    found = {k.folder: k for k in batch.scan_outputs({out})}
+    assert set(found) == {manifests[0].parent, manifests[2].parent}
+    assert found[manifests[0].parent].sha == data["commit"]
+    assert found[manifests[0].parent].slug == manifests[0].parent.relative_to(out).as_posix()
 
 
 def test_half_written_repository_is_finished(repos: Path, tmp_path: Path) -> None:
