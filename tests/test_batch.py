@@ -111,7 +111,7 @@ def test_bad_top_level_is_named(tmp_path: Path) -> None:
 
 
 def test_scheduler_address_from_option_or_dask_config() -> None:
-    import dask
+    dask = pytest.importorskip("dask")
 
     assert batch.scheduler_address("tcp://10.0.0.5:8786") == "tcp://10.0.0.5:8786"
     with dask.config.set({"scheduler-address": "tcp://10.0.0.6:8786"}):
@@ -125,12 +125,12 @@ def test_scheduler_address_from_option_or_dask_config() -> None:
 
 
 def test_local_and_dask_write_identical_output(repos: Path, tmp_path: Path) -> None:
-    from dask import config as dask_config
-    from distributed import LocalCluster
+    dask_config = pytest.importorskip("dask.config")  # the [dask] extra
+    local_cluster = pytest.importorskip("distributed").LocalCluster
 
     local = run_batch(load_batch(repos, tmp_path / "out-local"), jobs=2)
     with dask_config.set({"distributed.worker.daemon": False}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            local_cluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                          dashboard_address=":0", worker_dashboard_address=None) as cluster:
         dask = run_batch(load_batch(repos, tmp_path / "out-dask"), scheduler=cluster.scheduler_address)
 
@@ -294,11 +294,11 @@ def test_cli_bad_batch_file_is_one_line(tmp_path: Path) -> None:
 
 
 def test_daemonic_dask_workers_are_refused_with_the_fix(repos: Path, tmp_path: Path) -> None:
-    from dask import config as dask_config
-    from distributed import LocalCluster
+    dask_config = pytest.importorskip("dask.config")  # the [dask] extra
+    local_cluster = pytest.importorskip("distributed").LocalCluster
 
     with dask_config.set({"distributed.worker.daemon": True}), \
-            LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+            local_cluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
                          dashboard_address=":0", worker_dashboard_address=None) as cluster:
         with pytest.raises(CrawlerError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
             run_batch(load_batch(repos, tmp_path / "out"), scheduler=cluster.scheduler_address)
