@@ -138,43 +138,6 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
 
 
 @main.command()
-@click.argument("folder", default="output", type=click.Path(exists=True, file_okay=False,
-                                                            path_type=Path))
-@click.option("-q", "--quiet", is_flag=True, help="Print only the problems.")
-def validate(folder: Path, quiet: bool) -> None:
-    """Check every record and manifest under FOLDER against the schemas in schemas/.
-
-    Prints each bad file with the field and what is wrong; exits 1 if any file is bad.
-
-    \b
-    Example:
-      crawler validate output/
-    """
-    checked, problems = 0, []
-    for path in sorted(folder.rglob("*.yaml")):
-        kind = "manifest" if path.name == emit.MANIFEST else "record"
-        if kind == "record" and path.parent.name != emit.ERRORS_DIR:
-            continue
-        checked += 1
-        try:
-            data, _ = emit.load_yaml_file(path)
-        except CrawlerError as error:
-            problems.append(str(error))
-            continue
-        problems.extend(f"{path}: {p}" for p in emit.schema_problems(data, kind))
-        if kind == "record" and isinstance(data, dict) and data.get("id") != path.stem:
-            problems.append(f"{path}: id: {data.get('id')!r} is not the file's name")
-    for problem in problems:
-        click.echo(problem, err=True)
-    if not quiet:
-        click.echo(f"{checked} files checked, {len(problems)} problems")
-    if problems:
-        sys.exit(1)
-    if checked == 0:
-        raise click.ClickException(f"{folder}: no records or manifests found; run `crawler extract` first")
-
-
-@main.command()
 @click.argument("repos_file", metavar="REPOS.yaml",
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", "output_root", type=click.Path(file_okay=False, path_type=Path),
@@ -274,3 +237,41 @@ def batch_table(result: BatchResult) -> Table:
                       "" if r.status == "failed" else str(r.records), changes,
                       f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
     return table
+
+
+@main.command()
+@click.argument("folder", default="output", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("-q", "--quiet", is_flag=True, help="Print only the problems.")
+def validate(folder: Path, quiet: bool) -> None:
+    """Check every record and manifest under FOLDER against the schemas in schemas/.
+
+    Prints each bad file with the field and what is wrong; exits 1 if any file is bad.
+
+    \b
+    Example:
+      crawler validate output/
+    """
+    checked, problems = 0, []
+    for path in sorted(folder.rglob("*.yaml")):
+        kind = "manifest" if path.name == emit.MANIFEST else "record"
+        if kind == "record" and path.parent.name != emit.ERRORS_DIR:
+            continue
+        checked += 1
+        try:
+            data, _ = emit.load_yaml_file(path)
+        except CrawlerError as error:
+            problems.append(str(error))
+            continue
+        problems.extend(f"{path}: {p}" for p in emit.schema_problems(data, kind))
+        if kind == "record" and isinstance(data, dict) and data.get("id") != path.stem:
+            problems.append(f"{path}: id: {data.get('id')!r} is not the file's name")
+    for problem in problems:
+        click.echo(problem, err=True)
+    if not quiet:
+        click.echo(f"{checked} files checked, {len(problems)} problems")
+    if problems:
+        sys.exit(1)
+    if checked == 0:
+        raise click.ClickException(f"{folder}: no records or manifests found; run `crawler extract` first")
+
