@@ -274,4 +274,3 @@ def validate(folder: Path, quiet: bool) -> None:
         sys.exit(1)
     if checked == 0:
         raise click.ClickException(f"{folder}: no records or manifests found; run `crawler extract` first")
-
