@@ -364,16 +364,19 @@ class _Driver:
 
     def plan(self, cache_dir: str | None) -> list[RepoTask]:
         """One task per entry, the largest repositories known from earlier runs first."""
+        by_source: dict[str, list[Known]] = {}
+        for known in self.known.values():
+            by_source.setdefault(known.source, []).append(known)
         tasks = []
         for entry in self.entries.values():
-            source = redact(entry.source)  # as the manifest holds it: no token from a URL
+            # The manifest holds the source as pin redacts it: no token from a URL.
+            candidates = by_source.get(redact(entry.source), [])
             fresh = tuple(
-                (k.slug, k.sha) for k in self.known.values()
-                if k.source == source and k.folder == entry.output_root / k.slug
-                and k.options == entry.options and k.crawler_version == __version__
+                (k.slug, k.sha) for k in candidates
+                if k.folder == entry.output_root / k.slug and k.options == entry.options
+                and k.crawler_version == __version__
             )
-            size = max((k.files for k in self.known.values() if k.source == source),
-                       default=-1)
+            size = max((k.files for k in candidates), default=-1)
             tasks.append((-1 if size < 0 else 0, -size, entry.index,
                           RepoTask(entry.index, entry.source, entry.ref, entry.options,
                                    entry.name, cache_dir, fresh)))
