@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -218,6 +221,38 @@ def test_scan_reads_manifests_in_any_layout_and_passes_over_broken_ones(repos: P
     assert set(found) == {manifests[0].parent, manifests[2].parent}
     assert found[manifests[0].parent].sha == data["commit"]
     assert found[manifests[0].parent].slug == manifests[0].parent.relative_to(out).as_posix()
+
+
+def test_killed_batch_resumes_without_writing_twice(make_repo: Callable[[str], GitRepo],
+                                                   tmp_path: Path) -> None:
+    """SIGKILL a real `crawler batch` (driver and workers) once its first repository is written."""
+    names = [f"repo{i}" for i in range(6)]
+    for name in names:
+        fill(make_repo(name), name, 12)
+    path = tmp_path / "repos.yaml"
+    path.write_text("repos:\n" + "".join(f"  - source: ./{n}\n" for n in names), encoding="utf-8")
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    run_batch(load_batch(path, clean), jobs=2)
+
+    command = [sys.executable, "-m", "crawler", "batch", str(path), "-o", str(out), "-j", "1", "-q"]
+    process = subprocess.Popen(command, cwd=Path(__file__).parent.parent, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(out.rglob("manifest.yaml")) and time.monotonic() < deadline:
+            assert process.poll() is None, "the batch ended before it could be killed"
+            time.sleep(0.005)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    finished = {m.parent for m in out.rglob("manifest.yaml")}
+    assert 1 <= len(finished) < len(names)
+
+    resumed = run_batch(load_batch(path, out), jobs=2)
+    for result in resumed.results:
+        assert result.status == (UP_TO_DATE if result.folder in finished else DONE), result
+    assert {k: v for k, v in tree(out).items() if not k.rsplit("/", 1)[-1].startswith(".")} \
+        == tree(clean)
 
 
 def test_half_written_repository_is_finished(repos: Path, tmp_path: Path) -> None:
