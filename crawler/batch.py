@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import resource
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -45,6 +46,8 @@ DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
 POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
 WRITER_THREADS = 4  # repositories the driver merges and writes at once (the writes wait on fsync)
+FILES_TOPIC = "crawler-files-parsed"  # Dask event by which workers report files parsed
+FILES_EVERY = 0.5  # seconds between two such events from one worker
 
 
 # ---------------------------------------------------------------- what is already on disk
@@ -153,9 +156,31 @@ def _init_local_worker(counter: Any) -> None:
 
 
 def _count_file(done: int, total: int) -> None:
+    """collect's progress callback on a worker: one more file parsed."""
+    global _unsent
     if _files_parsed is not None:
         with _files_parsed.get_lock():
             _files_parsed.value += 1
+        return
+    _unsent += 1
+    if time.monotonic() - _sent_at >= FILES_EVERY:
+        _send_files()
+
+
+_unsent, _sent_at = 0, 0.0  # on a Dask worker: files parsed and not yet told, and when last told
+
+
+def _send_files() -> None:
+    """On a Dask worker, tell the driver how many more files were parsed (progress only)."""
+    global _unsent, _sent_at
+    if _unsent and "distributed" in sys.modules:
+        try:
+            from distributed import get_worker
+
+            get_worker().log_event(FILES_TOPIC, _unsent)
+        except Exception:  # noqa: BLE001, S110 - not on a worker, or the event was lost: no progress
+            pass
+    _unsent, _sent_at = 0, time.monotonic()
 
 
 def collect_repo(task: RepoTask) -> RepoOutcome:
@@ -166,6 +191,13 @@ def collect_repo(task: RepoTask) -> RepoOutcome:
     the resolved sha, so a branch that moves meanwhile cannot mix two commits.
     """
     started = time.perf_counter()
+    try:
+        return _collect(task, started)
+    finally:
+        _send_files()
+
+
+def _collect(task: RepoTask, started: float) -> RepoOutcome:
     try:
         if task.fresh:
             with pin(task.source, task.ref, cache_dir=_path(task.cache_dir), name=task.name) as repo:
@@ -248,8 +280,9 @@ class _LocalPool:
 
 
 @contextmanager
-def _dask_executor(address: str) -> Iterator[tuple[Executor, int]]:
-    """A concurrent.futures view of a Dask client, and how many tasks its workers run at once."""
+def _dask_executor(address: str) -> Iterator[tuple[Executor, int, Callable[[], int]]]:
+    """A concurrent.futures view of a Dask client, how many tasks its workers run at once, and
+    how many files they have parsed so far."""
     try:
         from distributed import Client
     except ImportError as error:
@@ -267,7 +300,10 @@ def _dask_executor(address: str) -> Iterator[tuple[Executor, int]]:
                 f"--scheduler {address}: the Dask workers {', '.join(daemonic[:3])} are daemonic "
                 "processes, which cannot start the crawler's parser processes; start the workers "
                 "with DASK_DISTRIBUTED__WORKER__DAEMON=False (see docs/batch.md)")
-        yield client.get_executor(pure=False), max(1, sum(client.nthreads().values()))
+        parsed = [0]
+        client.subscribe_topic(FILES_TOPIC, lambda event: parsed.__setitem__(0, parsed[0] + event[1]))
+        yield (client.get_executor(pure=False), max(1, sum(client.nthreads().values())),
+               lambda: parsed[0])
 
 
 def _is_daemonic() -> bool:
@@ -343,8 +379,8 @@ def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: i
         finally:
             pool.executor.shutdown(wait=True, cancel_futures=True)
     else:
-        with _dask_executor(scheduler) as (executor, slots):
-            driver.run(tasks, executor, slots)
+        with _dask_executor(scheduler) as (executor, slots, parsed):
+            driver.run(tasks, executor, slots, parsed)
     results = tuple(driver.results[entry.index] for entry in entries)
     return BatchResult(results, time.perf_counter() - started, scheduler or LOCAL)
 
@@ -382,8 +418,11 @@ class _Driver:
                                    entry.name, cache_dir, fresh)))
         return [task for *_, task in sorted(tasks, key=lambda t: t[:3])]
 
-    def run(self, tasks: list[RepoTask], pool: _LocalPool | Executor, slots: int = 1) -> None:
+    def run(self, tasks: list[RepoTask], pool: _LocalPool | Executor, slots: int = 1,
+            parsed: Callable[[], int] | None = None) -> None:
+        """Run the tasks on `pool` (`slots` at a time on Dask, where `parsed` counts files)."""
         local = pool if isinstance(pool, _LocalPool) else None
+        live = local.files_parsed if local else parsed or (lambda: 0)
         remote: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
         writing: dict[Future[RepoResult], int] = {}
         writer = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="crawler-apply")
@@ -406,7 +445,7 @@ class _Driver:
                     remote[local.alone(suspect)] = (suspect, -1)
                 while queue and len(remote) + len(writing) < window:
                     submit(queue.popleft())
-                self._report(len(remote), workers, local)
+                self._report(len(remote), workers, live)
                 waiting: list[Future[Any]] = [*remote, *writing]
                 finished, _ = wait(waiting, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -438,12 +477,12 @@ class _Driver:
             for pending in remote:
                 pending.cancel()
             writer.shutdown(wait=True, cancel_futures=True)  # a write under way is finished
-        self._report(0, workers, local)
+        self._report(0, workers, live)
 
-    def _report(self, pending: int, workers: int, local: _LocalPool | None) -> None:
+    def _report(self, pending: int, workers: int, live: Callable[[], int]) -> None:
         if self.progress is None:
             return
-        parsed = max(self.files_done, local.files_parsed() if local else 0)
+        parsed = max(self.files_done, live())  # events from Dask workers may lag behind results
         failed = sum(1 for r in self.results.values() if r.status == FAILED)
         self.progress(BatchProgress(len(self.entries), len(self.results), min(pending, workers),
                                     failed, parsed))

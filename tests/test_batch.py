@@ -129,13 +129,17 @@ def test_scheduler_address_from_option_or_dask_config() -> None:
 
 def test_local_and_dask_write_identical_output(repos: Path, tmp_path: Path) -> None:
     dask_config = pytest.importorskip("dask.config")  # the [dask] extra
-    local_cluster = pytest.importorskip("distributed").LocalCluster
+    distributed = pytest.importorskip("distributed")
+    local_cluster = distributed.LocalCluster
 
     local = run_batch(load_batch(repos, tmp_path / "out-local"), jobs=2)
     with dask_config.set({"distributed.worker.daemon": False}), \
             local_cluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                          dashboard_address=":0", worker_dashboard_address=None) as cluster:
         dask = run_batch(load_batch(repos, tmp_path / "out-dask"), scheduler=cluster.scheduler_address)
+        with distributed.Client(cluster) as client:  # the workers told of the files they parsed
+            events = client.get_events(batch.FILES_TOPIC)
+            assert sum(count for _, count in events) == 3 + 2 + 3
 
     for result in (local, dask):
         assert statuses(result) == [DONE, DONE, DONE, FAILED]
