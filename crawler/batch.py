@@ -87,6 +87,9 @@ def _manifest_folders(root: Path) -> Iterator[Path]:
             dirnames.sort()
 
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _manifest_head(path: Path) -> Known | None:
     """What a manifest says of its pin, parsed without its long lists of skipped and read files.
 
@@ -113,9 +116,6 @@ def _manifest_head(path: Path) -> Known | None:
         )
     except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
         return None
-
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # ---------------------------------------------------------------- the worker's part
