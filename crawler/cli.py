@@ -10,15 +10,20 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
 
 from crawler import __version__, emit, output
 from crawler.errors import CrawlerError
 from crawler.records import ExtractOptions
+
+if TYPE_CHECKING:
+    from crawler.batch import BatchProgress, BatchResult
 
 _err = Console(stderr=True)
 
@@ -161,6 +166,108 @@ def _raise_problems(problems: tuple[str, ...], folder: Path) -> None:
         more = len(problems) - 1
         also = f" (and {more} more: `crawler validate {folder}` lists them)" if more else ""
         raise click.ClickException(one_line(problems[0]) + also)
+
+
+@main.command()
+@click.argument("repos_file", metavar="REPOS.yaml",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "output_root", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("output"), show_default=True,
+              help="Output root for entries that name none.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler (tcp://HOST:8786) [default: Dask's scheduler-address setting, "
+                   "else local processes; `local` forces local processes].")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Local worker processes, one repository each [default: all cores].")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where workers cache fetched repositories [default: their user cache folder].")
+@click.option("--force", is_flag=True, help="Extract again even repositories already up to date.")
+@click.option("--dry-run", is_flag=True, help="Extract and merge, but write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no table; failures still printed.")
+def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int | None,
+          cache_dir: Path | None, force: bool, dry_run: bool, as_json: bool, quiet: bool) -> None:
+    """Extract or update every repository listed in REPOS.yaml, in parallel.
+
+    Repositories run in local worker processes, or on a Dask cluster with --scheduler. One
+    that fails is reported with its reason and the others go on (exit code 1 if any failed).
+    A repository already up to date at its pinned commit is skipped, so an interrupted batch
+    picks up where it stopped. The file's format is schemas/batch.schema.json.
+
+    \b
+    Example:
+      crawler batch repos.yaml
+      crawler batch repos.yaml --scheduler tcp://10.0.0.5:8786 --json
+    """
+    from crawler.batch import run_batch, scheduler_address
+    from crawler.batchfile import load_batch
+
+    entries = load_batch(repos_file, output_root)
+    address = scheduler_address(scheduler)
+    with batch_progress(quiet or as_json, len(entries)) as progress:
+        result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
+                           force=force, dry_run=dry_run, progress=progress)
+    for failed in result.failed:
+        _err.print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
+                   soft_wrap=True)
+    if as_json:
+        click.echo(json.dumps(batch_summary(result), indent=2))
+    elif not quiet:
+        Console().print(batch_table(result))
+    if result.failed:
+        sys.exit(1)
+
+
+@contextmanager
+def batch_progress(quiet: bool, total: int) -> Iterator[Callable[[BatchProgress], None] | None]:
+    """Repositories done and running, and files parsed, on a terminal; nothing in a pipe."""
+    if quiet or not _err.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("repositories"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[running]} running, {task.fields[failed]} failed, "
+                          "{task.fields[files]} files parsed"), TimeElapsedColumn())
+    with Progress(*columns, console=_err, transient=True) as bar:
+        task = bar.add_task("batch", total=total, running=0, failed=0, files=0)
+
+        def update(state: BatchProgress) -> None:
+            bar.update(task, completed=state.done, running=state.running, failed=state.failed,
+                       files=state.files_parsed)
+
+        yield update
+
+
+def batch_summary(result: BatchResult) -> dict[str, Any]:
+    repos = [{
+        "index": r.entry.index, "source": r.entry.source, "ref": r.entry.ref,
+        "repo": r.pin.repo if r.pin else None, "commit": r.pin.sha if r.pin else None,
+        "folder": str(r.folder) if r.folder else None, "status": r.status,
+        "records": r.records, "added": r.added, "changed": r.changed, "removed": r.removed,
+        "files": r.files, "files_written": r.files_written, "seconds": round(r.seconds, 3),
+        "error": r.error,
+    } for r in result.results]
+    return {"scheduler": result.scheduler, "seconds": round(result.seconds, 3),
+            "failed": len(result.failed), "files": result.files, "repos": repos}
+
+
+def batch_table(result: BatchResult) -> Table:
+    """One row a repository; changes are +added ~changed (moved, reworded, revived) -removed."""
+    table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
+                        f"{result.files} files parsed in {result.seconds:.1f}s",
+                  title_justify="left", caption="changes: +added ~changed -removed records",
+                  caption_justify="left")
+    table.add_column("repository", overflow="fold", min_width=16)
+    table.add_column("sha", no_wrap=True)
+    for column in ("records", "changes", "time"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    style = {"done": "green", "up to date": "dim", "failed": "bold red"}
+    for r in result.results:
+        changes = "" if r.status == "failed" else f"+{r.added} ~{r.changed} -{r.removed}"
+        table.add_row(Text(r.pin.repo if r.pin else r.entry.source), r.pin.sha[:8] if r.pin else "",
+                      "" if r.status == "failed" else str(r.records), changes,
+                      f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
+    return table
 
 
 @main.command()

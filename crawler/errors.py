@@ -34,3 +34,7 @@ class RecordError(OutputError):
 
 class SchemaError(OutputError):
     """A file does not validate against its JSON Schema."""
+
+
+class BatchError(CrawlerError):
+    """A batch file (repos.yaml) is not valid; the message names the entry and the field."""
