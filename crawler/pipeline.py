@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
+from crawler.evidence import EvidenceStats, FileAssertions, find_assertions, match_evidence
 from crawler.merge import MergeResult, merge
 from crawler.pin import PinnedRepo, pin
 from crawler.records import (
@@ -28,7 +29,9 @@ from crawler.records import (
     RaiseSite,
     Skipped,
     SourceFile,
+    TestAssertion,
 )
+from crawler.related import related_records, with_derived
 from crawler.visitor import RaiseCounts, find_raise_sites
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
@@ -58,6 +61,7 @@ class RunResult:
     merged: MergeResult
     files_written: int
     seconds: float
+    evidence: EvidenceStats | None = None  # None when the tests were not read
 
 
 # ---------------------------------------------------------------- selecting files
@@ -111,6 +115,16 @@ def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str |
     return None
 
 
+def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> list[SourceFile]:
+    """The test files read for evidence: skipped for cataloguing (unless asked for), read anyway."""
+    return [
+        entry for entry in files
+        if entry.path.endswith(".py") and is_test_path(entry.path)
+        and entry.mode not in (SYMLINK, SUBMODULE) and 0 <= entry.size <= options.max_file_bytes
+        and not any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude)
+    ]
+
+
 def module_name(path: str) -> str:
     """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
     parts = list(PurePosixPath(path).with_suffix("").parts)
@@ -145,6 +159,30 @@ def _describe(error: Exception) -> str:
 
 def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
     return visit_file(*item)
+
+
+def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
+    """One test file's assertions; a file that cannot be parsed gives none (it is no record)."""
+    try:
+        return find_assertions(path, data)
+    except RecursionError:
+        return FileAssertions(path, ())
+    except Exception:  # noqa: BLE001 - a test file we cannot parse only costs its evidence
+        return FileAssertions(path, ())
+
+
+def _assertions_packed(item: tuple[str, str, bytes]) -> FileAssertions:
+    return read_assertions(*item)
+
+
+def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> list[FileAssertions]:
+    """Every test file's assertions, in the order of `files`, in worker processes when jobs > 1."""
+    by_blob = {f.blob: f for f in files}
+    items = ((f.path, f.blob, data) for f, data in _read(repo, files, by_blob))
+    if jobs <= 1 or len(files) < 2:
+        return list(map(_assertions_packed, items))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_assertions_packed, items, chunksize=8))
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
@@ -195,6 +233,8 @@ class Collected:
     skipped: tuple[Skipped, ...]
     outcomes: tuple[FileOutcome, ...]
     seconds: float
+    assertions: tuple[TestAssertion, ...] = ()  # from the test files, for evidence
+    tests_read: bool = False  # False: keep the records' evidence as it is
 
 
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
@@ -205,9 +245,12 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
+        workers = jobs or os.cpu_count() or 1
+        outcomes = visit_files(repo, chosen, workers, progress)
+        tests = read_test_files(repo, select_test_files(entries, options), workers)
+    assertions = tuple(a for found in tests for a in found.assertions)
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, assertions, tests_read=True)
 
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> RunResult:
@@ -217,11 +260,14 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> 
     existing = load_existing(folder)
     sites = [site for outcome in collected.outcomes for site in outcome.sites]
     merged = merge(collected.pin, existing, sites)
+    stats = EvidenceStats() if collected.tests_read else None
+    evidence = match_evidence(merged.records, collected.assertions, stats) if stats else None
+    merged.records = with_derived(merged.records, related_records(merged.records), evidence)
     manifest = build_manifest(collected.pin, collected.options, collected.total,
                               list(collected.skipped), list(collected.outcomes), merged.records)
     written = 0 if dry_run else write_output(folder, merged.records, manifest)
     seconds = collected.seconds + time.perf_counter() - started
-    return RunResult(collected.pin, folder, manifest, merged, written, seconds)
+    return RunResult(collected.pin, folder, manifest, merged, written, seconds, stats)
 
 
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
