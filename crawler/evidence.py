@@ -495,13 +495,14 @@ def fits(assertion_pattern: str, template: str, placeholders: Sequence[str]) -> 
        no test, and "bad value: {x}" does not take every test that mentions a value.
 
     Fast path: when the pattern, run by `re` itself, finds the example text (every placeholder
-    empty), both hold at once. Otherwise the glob search in `coverage` decides.
+    empty), both hold at once: a STRONG fit. Otherwise the glob search in `coverage` decides: a
+    WEAK fit. `match_evidence` keeps an assertion's weak fits only when it has no strong one.
     """
     target = _target_of(template, placeholders)
     compiled = _compile(assertion_pattern)
     if compiled is None:
         return False
-    return _fits(compiled, _globs(assertion_pattern), target)
+    return _fits(compiled, _globs(assertion_pattern), target) != NONE
 
 
 def _target_of(template: str, placeholders: Sequence[str]) -> tuple[str, Glob, bool]:
@@ -534,23 +535,28 @@ def _globs(pattern: str) -> tuple[list[Glob], bool, int]:
     return _GLOBS[pattern]
 
 
+STRONG, WEAK, NONE = 2, 1, 0  # how a pattern fits: on the template's own text, through a value
+
+
 def _fits(compiled: re.Pattern[str], globs: tuple[list[Glob], bool, int],
-          target: tuple[str, Glob, bool]) -> bool:
+          target: tuple[str, Glob, bool]) -> int:
+    """STRONG when the pattern finds the example text, WEAK when it fits only through
+    placeholder values (the glob search), NONE otherwise."""
     example, glob, has_placeholders = target
     branches, ignore_case, literal = globs
     if literal < MIN_LITERAL:
-        return False
+        return NONE
     if compiled.search(example):
-        return True
+        return STRONG
     if not has_placeholders:
-        return False  # the example is the only message this template gives
+        return NONE  # the example is the only message this template gives
     if ignore_case:
         glob = tuple(s.lower() if s is not WILD else s for s in glob)
     for branch in branches:
         needed = sum(1 for s in branch if s is not WILD)
         if coverage(glob, branch) >= max(MIN_LITERAL, (needed + 1) // 2):
-            return True
-    return False
+            return WEAK
+    return NONE
 
 
 def _names(record: ErrorRecord) -> frozenset[str]:
@@ -578,6 +584,9 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
     Exception names must agree: the last part of one of the test's exceptions equals the last
     part of the record's exception as written or of its qualname. Each record keeps at most
     MAX_EVIDENCE items, the most specific first (fewest fits), then listed by path and line.
+    An assertion that fits some records on their own text (STRONG) is not listed on records it
+    fits only through a placeholder's value (WEAK): "cannot encode None" goes to the raise that
+    says so, not also to "cannot encode {value!r} as {kind}".
     """
     by_name: dict[str, list[tuple[ErrorRecord, tuple[str, Glob, bool]]]] = defaultdict(list)
     targets: dict[tuple[str, tuple[str, ...]], tuple[str, Glob, bool]] = {}
@@ -596,11 +605,13 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         if compiled is None:
             continue
         globs = _globs(assertion.pattern)
-        hits: dict[str, str] = {}  # record id -> the exception as the test wrote it
+        tiers: dict[int, dict[str, str]] = {STRONG: {}, WEAK: {}}  # id -> exception as written
         for written in assertion.exceptions:
             for record, target in by_name.get(written.rsplit(".", 1)[-1], ()):
-                if record.id not in hits and _fits(compiled, globs, target):
-                    hits[record.id] = written
+                tier = _fits(compiled, globs, target)
+                if tier != NONE:
+                    tiers[tier].setdefault(record.id, written)
+        hits = tiers[STRONG] or tiers[WEAK]
         if stats is not None:
             stats.assertions += 1
             stats.fitted += bool(hits)
