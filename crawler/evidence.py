@@ -15,7 +15,7 @@ become `.*`), a `+` of those, or a name bound to one earlier in the function or 
 Lines come from `ast` matched in source order, as in the visitor; LibCST's `PositionProvider` is
 the fallback and the tests hold both to the same answers.
 
-The fit rule (`fits`): see its docstring.
+Fitting the assertions to records is `crawler/fit.py`.
 """
 
 from __future__ import annotations
@@ -23,28 +23,18 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
-
-try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
-    import re._parser as _sre  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover
-    import sre_parse as _sre  # type: ignore[no-redef]
+from crawler.records import TestAssertion
 
 REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}
 CONTEXT_FORMS = {"assertRaises": "assertRaises", "raises": "pytest.raises"}
 LITERAL_FORMS = {"assertRaisesWithLiteralMatch": "assertRaisesWithLiteralMatch"}
 ASSERTION_NAMES = frozenset({*REGEX_FORMS, *CONTEXT_FORMS, *LITERAL_FORMS})
-
-MIN_LITERAL = 3  # a pattern with fewer literal characters is no evidence for any one message
-MAX_EVIDENCE = 20  # per record: the most specific assertions, then by place
-MAX_DP_CELLS = 200_000  # a fit search larger than this is not tried (none in jax comes close)
 
 
 # ---------------------------------------------------------------- reading the tests
@@ -378,255 +368,3 @@ def _ast_name(func: ast.expr) -> str | None:
 def _libcst_lines(module: cst.Module, visitor: AssertionVisitor) -> dict[int, int]:
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     return {id(call): positions[call].start.line for call in visitor.calls}
-
-
-# ---------------------------------------------------------------- fitting assertions to records
-
-WILD = None  # a glob symbol: any text
-Glob = tuple[str | None, ...]
-
-
-def template_glob(template: str, placeholders: Sequence[str]) -> Glob:
-    """A template as a glob: its literal characters, each placeholder one wildcard."""
-    symbols: list[str | None] = []
-    index, k = 0, 0
-    while index < len(template):
-        char = template[index]
-        if template.startswith("{{", index) or template.startswith("}}", index):
-            symbols.append(char)
-            index += 2
-        elif char == "{" and k < len(placeholders) and \
-                template.startswith("{" + placeholders[k] + "}", index):
-            if not symbols or symbols[-1] is not WILD:
-                symbols.append(WILD)
-            index += len(placeholders[k]) + 2
-            k += 1
-        else:
-            symbols.append(char)
-            index += 1
-    return tuple(symbols)
-
-
-def pattern_globs(pattern: str) -> tuple[list[Glob], bool]:
-    """A searched regex as globs (one per top-level alternative), and whether it ignores case.
-
-    Literal characters are kept; anything else (classes, `.`, repeats, back references) is a
-    wildcard; zero-width parts are dropped; `^` and `$` at the ends anchor the glob.
-    """
-    parsed = _sre.parse(pattern)
-    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
-    items = list(parsed)
-    branches = [items]
-    if len(items) == 1 and items[0][0] == _sre.BRANCH:
-        branches = [list(branch) for branch in items[0][1][1]]
-    globs = []
-    for branch in branches:
-        start = bool(branch) and branch[0] == (_sre.AT, _sre.AT_BEGINNING) or \
-            bool(branch) and branch[0] == (_sre.AT, _sre.AT_BEGINNING_STRING)
-        end = bool(branch) and branch[-1][0] == _sre.AT and branch[-1][1] in (_sre.AT_END, _sre.AT_END_STRING)
-        symbols: list[str | None] = [] if start else [WILD]
-        _flatten(branch, symbols, ignore_case)
-        if not end:
-            symbols.append(WILD)
-        globs.append(_collapse(symbols))
-    return globs, ignore_case
-
-
-def _flatten(items: Iterable[tuple[object, object]], out: list[str | None], ignore_case: bool) -> None:
-    for op, arg in items:
-        if op == _sre.LITERAL:
-            char = chr(arg)  # type: ignore[arg-type]
-            out.append(char.lower() if ignore_case else char)
-        elif op == _sre.SUBPATTERN:
-            _flatten(arg[-1], out, ignore_case)  # type: ignore[index]
-        elif op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
-            continue  # zero-width
-        else:
-            out.append(WILD)
-
-
-def _collapse(symbols: list[str | None]) -> Glob:
-    out: list[str | None] = []
-    for symbol in symbols:
-        if symbol is WILD and out and out[-1] is WILD:
-            continue
-        out.append(symbol)
-    return tuple(out)
-
-
-def coverage(template: Glob, pattern: Glob) -> int:
-    """The most literal pattern characters matched by literal template characters, over every
-    message the template can give that the pattern finds; -1 when there is no such message."""
-    rows, cols = len(template), len(pattern)
-    if (rows + 1) * (cols + 1) > MAX_DP_CELLS:
-        return -1
-    impossible = -1
-    below = [impossible] * (cols + 1)  # best[i + 1][*]
-    for i in range(rows, -1, -1):
-        row = [impossible] * (cols + 1)
-        for j in range(cols, -1, -1):
-            if i == rows and j == cols:
-                row[j] = 0
-                continue
-            a = template[i] if i < rows else False
-            b = pattern[j] if j < cols else False
-            best = impossible
-            if a is WILD:
-                best = max(below[j], row[j + 1] if j < cols else impossible)
-            if b is WILD:
-                best = max(best, row[j + 1], below[j] if i < rows else impossible)
-            if a is not WILD and b is not WILD and i < rows and j < cols and a == b:
-                if below[j + 1] >= 0:
-                    best = max(best, below[j + 1] + 1)
-            row[j] = best
-        below = row
-    return below[0]
-
-
-def fits(assertion_pattern: str, template: str, placeholders: Sequence[str]) -> bool:
-    """The fit rule for one pattern and one template (exception names are checked by the caller).
-
-    A test's pattern fits a template when both hold:
-
-    1. there is a message the template can give that the pattern finds (`re.search`), reading
-       each placeholder as any text and each non-literal part of the pattern as any text;
-    2. at least half of the pattern's literal characters, and at least MIN_LITERAL, fall on the
-       template's own literal text, not on placeholder values: so `raise ValueError(msg)` fits
-       no test, and "bad value: {x}" does not take every test that mentions a value.
-
-    Fast path: when the pattern, run by `re` itself, finds the example text (every placeholder
-    empty), both hold at once: a STRONG fit. Otherwise the glob search in `coverage` decides: a
-    WEAK fit. `match_evidence` keeps an assertion's weak fits only when it has no strong one.
-    """
-    target = _target_of(template, placeholders)
-    compiled = _compile(assertion_pattern)
-    if compiled is None:
-        return False
-    return _fits(compiled, _globs(assertion_pattern), target) != NONE
-
-
-def _target_of(template: str, placeholders: Sequence[str]) -> tuple[str, Glob, bool]:
-    glob = template_glob(template, placeholders)
-    example = "".join(s for s in glob if s is not WILD)
-    return example, glob, WILD in glob
-
-
-_COMPILED: dict[str, re.Pattern[str] | None] = {}
-_GLOBS: dict[str, tuple[list[Glob], bool, int]] = {}
-
-
-def _compile(pattern: str) -> re.Pattern[str] | None:
-    if pattern not in _COMPILED:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                _COMPILED[pattern] = re.compile(pattern)
-        except (re.error, RecursionError, OverflowError):
-            _COMPILED[pattern] = None
-    return _COMPILED[pattern]
-
-
-def _globs(pattern: str) -> tuple[list[Glob], bool, int]:
-    """The pattern's globs, whether it ignores case, and its fewest literal characters."""
-    if pattern not in _GLOBS:
-        globs, ignore_case = pattern_globs(pattern)
-        literal = min(sum(1 for s in g if s is not WILD) for g in globs)
-        _GLOBS[pattern] = (globs, ignore_case, literal)
-    return _GLOBS[pattern]
-
-
-STRONG, WEAK, NONE = 2, 1, 0  # how a pattern fits: on the template's own text, through a value
-
-
-def _fits(compiled: re.Pattern[str], globs: tuple[list[Glob], bool, int],
-          target: tuple[str, Glob, bool]) -> int:
-    """STRONG when the pattern finds the example text, WEAK when it fits only through
-    placeholder values (the glob search), NONE otherwise."""
-    example, glob, has_placeholders = target
-    branches, ignore_case, literal = globs
-    if literal < MIN_LITERAL:
-        return NONE
-    if compiled.search(example):
-        return STRONG
-    if not has_placeholders:
-        return NONE  # the example is the only message this template gives
-    if ignore_case:
-        glob = tuple(s.lower() if s is not WILD else s for s in glob)
-    for branch in branches:
-        needed = sum(1 for s in branch if s is not WILD)
-        if coverage(glob, branch) >= max(MIN_LITERAL, (needed + 1) // 2):
-            return WEAK
-    return NONE
-
-
-def _names(record: ErrorRecord) -> frozenset[str]:
-    site = record.site
-    names = {site.exception.rsplit(".", 1)[-1]}
-    if site.exception_qualname:
-        names.add(site.exception_qualname.rsplit(".", 1)[-1])
-    return frozenset(names)
-
-
-@dataclass
-class EvidenceStats:
-    """How a matching went, for the run's summary and the report."""
-
-    assertions: int = 0
-    fitted: int = 0  # assertions that fit at least one record
-    records: int = 0  # records that gained evidence
-    seconds: float = 0.0
-
-
-def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAssertion],
-                   stats: EvidenceStats | None = None) -> dict[str, tuple[Evidence, ...]]:
-    """Evidence by record id, for every record (removed ones are not matched) that an assertion fits.
-
-    Exception names must agree: the last part of one of the test's exceptions equals the last
-    part of the record's exception as written or of its qualname. Each record keeps at most
-    MAX_EVIDENCE items, the most specific first (fewest fits), then listed by path and line.
-    An assertion that fits some records on their own text (STRONG) is not listed on records it
-    fits only through a placeholder's value (WEAK): "cannot encode None" goes to the raise that
-    says so, not also to "cannot encode {value!r} as {kind}".
-    """
-    by_name: dict[str, list[tuple[ErrorRecord, tuple[str, Glob, bool]]]] = defaultdict(list)
-    targets: dict[tuple[str, tuple[str, ...]], tuple[str, Glob, bool]] = {}
-    for record in records:
-        if record.status == REMOVED:
-            continue
-        message = record.site.message
-        key = (message.template, message.placeholders)
-        if key not in targets:
-            targets[key] = _target_of(*key)
-        for name in _names(record):
-            by_name[name].append((record, targets[key]))
-    found: dict[str, list[Evidence]] = defaultdict(list)
-    for assertion in sorted(set(assertions), key=_assertion_order):
-        compiled = _compile(assertion.pattern)
-        if compiled is None:
-            continue
-        globs = _globs(assertion.pattern)
-        tiers: dict[int, dict[str, str]] = {STRONG: {}, WEAK: {}}  # id -> exception as written
-        for written in assertion.exceptions:
-            for record, target in by_name.get(written.rsplit(".", 1)[-1], ()):
-                tier = _fits(compiled, globs, target)
-                if tier != NONE:
-                    tiers[tier].setdefault(record.id, written)
-        hits = tiers[STRONG] or tiers[WEAK]
-        if stats is not None:
-            stats.assertions += 1
-            stats.fitted += bool(hits)
-        for record_id, written in hits.items():
-            found[record_id].append(Evidence(
-                path=assertion.path, line=assertion.line, test=assertion.test, form=assertion.form,
-                check=assertion.check, exception=written, pattern=assertion.pattern, fits=len(hits)))
-    result: dict[str, tuple[Evidence, ...]] = {}
-    for record_id, items in found.items():
-        kept = sorted(items, key=lambda e: (e.fits, e.path, e.line, e.pattern))[:MAX_EVIDENCE]
-        result[record_id] = tuple(sorted(kept, key=lambda e: (e.path, e.line, e.pattern, e.check)))
-    if stats is not None:
-        stats.records = len(result)
-    return result
-
-
-def _assertion_order(a: TestAssertion) -> tuple[str, int, str, str, str]:
-    return (a.path, a.line, a.pattern, a.check, a.form)

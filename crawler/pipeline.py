@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
-from crawler.evidence import EvidenceStats, FileAssertions, find_assertions, match_evidence
+from crawler.evidence import FileAssertions, find_assertions
+from crawler.fit import EvidenceStats, match_evidence
 from crawler.merge import MergeResult, merge
 from crawler.pin import PinnedRepo, pin
 from crawler.records import (

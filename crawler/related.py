@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from crawler.fit import WILD, template_glob
 from crawler.records import REMOVED, ErrorRecord, Evidence, Related
 
 MAX_PER_REASON = 10
@@ -28,8 +29,6 @@ MIN_SHAPE_TEXT = 12  # non-space literal characters a shape needs to relate reco
 
 def shape(record: ErrorRecord) -> str | None:
     """The template with every placeholder made `{}`; None when too little text is left."""
-    from crawler.evidence import WILD, template_glob  # one parser of templates for both modules
-
     message = record.site.message
     glob = template_glob(message.template, message.placeholders)
     text = "".join("\0" if symbol is WILD else symbol for symbol in glob)

@@ -10,15 +10,8 @@ import libcst as cst
 import pytest
 
 from crawler import evidence
-from crawler.evidence import (
-    EvidenceStats,
-    coverage,
-    find_assertions,
-    fits,
-    match_evidence,
-    pattern_globs,
-    template_glob,
-)
+from crawler.evidence import find_assertions
+from crawler.fit import EvidenceStats, coverage, fits, match_evidence, pattern_globs, template_glob
 from crawler.messages import Piece, build_template
 from crawler.records import ErrorRecord, RaiseSite, Template
 

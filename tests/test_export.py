@@ -21,7 +21,8 @@ from click.testing import CliRunner
 
 from crawler import emit, export
 from crawler.cli import main
-from crawler.evidence import find_assertions, match_evidence
+from crawler.evidence import find_assertions
+from crawler.fit import match_evidence
 from crawler.merge import merge
 from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
 from crawler.related import related_records, with_derived
