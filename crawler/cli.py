@@ -115,6 +115,8 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         "removed": len(result.merged.removed),
         "revived": len(result.merged.revived),
         "files_written": result.files_written,
+        "test_assertions": result.evidence.assertions if result.evidence else None,
+        "records_with_evidence": result.evidence.records if result.evidence else None,
         "seconds": round(result.seconds, 3),
         "dry_run": dry_run,
     }

@@ -12,6 +12,8 @@ The rule, for a test's pattern P (a regex the test searches in the message) and 
    in one run of at least MIN_RUN characters. This admits tests that name a value where the
    template has a placeholder ("No such option: 'bad_key'" for "No such option: '{key}'") and
    refuses the ones a placeholder alone would carry (`raise ValueError(msg)` fits no test).
+   The search (`coverage`, quadratic, in Python) is tried on the MAX_WEAK_TRIES records that
+   share the most pattern text, a cost cap: a weak fit beyond them is missed, never invented.
 
 An assertion with STRONG fits is listed on those records only; one with WEAK fits only, on those.
 """
@@ -36,6 +38,7 @@ MIN_LITERAL = 3  # a pattern with fewer literal characters is no evidence for an
 MIN_RUN = 4  # a weak fit needs this many pattern characters in a row on the template's text
 MAX_EVIDENCE = 20  # per record: the most specific assertions (fewest fits), then by place
 MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
+MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
 
 WILD = None  # a glob symbol: any text
 Glob = tuple[str | None, ...]
@@ -270,16 +273,27 @@ class _Group:
         return self._grams
 
     def weak_candidates(self, pattern: Pattern) -> list[int]:
-        """Records sharing a MIN_RUN-gram with the pattern: the only ones a weak fit can reach."""
-        if pattern.ignore_case:
-            return list(range(len(self.records)))
+        """The records a weak fit can reach, best first, at most MAX_WEAK_TRIES of them.
+
+        A record must share a MIN_RUN-gram with the pattern. Records are ranked by how many of
+        the pattern's literal characters fall in such shared grams (then by position), a bound
+        on what the glob search can find; the search is tried on the best few only.
+        """
         grams = self.grams()
-        found: set[int] = set()
+        covered: dict[int, int] = defaultdict(int)  # record position -> bitmask of pattern chars
         for branch in pattern.globs:
+            offset = 0
             for fragment in _fragments(branch):
-                for start in range(len(fragment) - MIN_RUN + 1):
-                    found.update(grams.get(fragment[start:start + MIN_RUN], ()))
-        return sorted(found)
+                text = fragment.lower() if pattern.ignore_case else fragment
+                for start in range(len(text) - MIN_RUN + 1):
+                    bits = ((1 << MIN_RUN) - 1) << (offset + start)
+                    for position in grams.get(text[start:start + MIN_RUN], ()):
+                        covered[position] |= bits
+                offset += len(fragment) + 1
+        needed = max(MIN_LITERAL, (pattern.literal + 1) // 2)
+        ranked = sorted((-bin(mask).count("1"), position) for position, mask in covered.items()
+                        if bin(mask).count("1") >= min(needed, MIN_RUN))
+        return [position for _, position in ranked[:MAX_WEAK_TRIES]]
 
 
 def _names(record: ErrorRecord) -> set[str]:
