@@ -15,7 +15,8 @@ The rule, for a test's pattern P (a regex the test searches in the message) and 
    The search (`coverage`, quadratic, in Python) is tried on the MAX_WEAK_TRIES records that
    share the most pattern text, a cost cap: a weak fit beyond them is missed, never invented.
 
-An assertion with STRONG fits is listed on those records only; one with WEAK fits only, on those.
+An assertion with STRONG fits is listed on those records only; one with WEAK fits only, on those;
+one that fits more than MAX_FITS records is too vague to list anywhere (it is counted).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ except ImportError:  # pragma: no cover
 MIN_LITERAL = 3  # a pattern with fewer literal characters is no evidence for any one message
 MIN_RUN = 4  # a weak fit needs this many pattern characters in a row on the template's text
 MAX_EVIDENCE = 20  # per record: the most specific assertions (fewest fits), then by place
+MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') is evidence for none
 MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
 MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
 
@@ -251,6 +253,7 @@ class EvidenceStats:
     assertions: int = 0
     fitted: int = 0  # assertions that fit at least one record
     weak: int = 0  # of those, the ones that fit through placeholder values only
+    too_vague: int = 0  # of those, the ones that fit more than MAX_FITS records: not listed
     records: int = 0  # records that gained evidence
     seconds: float = 0.0
 
@@ -338,6 +341,9 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
             stats.assertions += 1
             stats.fitted += bool(hits)
             stats.weak += bool(hits) and is_weak
+            stats.too_vague += len(hits) > MAX_FITS
+        if len(hits) > MAX_FITS:
+            continue
         for record_id, written in hits.items():
             found[record_id].append(Evidence(
                 path=assertion.path, line=assertion.line, test=assertion.test, form=assertion.form,

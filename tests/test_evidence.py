@@ -250,3 +250,17 @@ def test_removed_records_get_no_evidence() -> None:
     gone = record("a" * 16, "ValueError", fstring("x must be positive"))
     gone = ErrorRecord(**{**gone.__dict__, "status": "removed"})
     assert match_evidence([gone], assertions) == {}
+
+
+def test_an_assertion_that_fits_too_many_records_is_listed_nowhere() -> None:
+    from crawler.fit import MAX_FITS
+    from crawler.records import TestAssertion
+
+    vague = TestAssertion(path="tests/test_v.py", line=3, test="test_v", form="pytest.raises",
+                          check="match", exceptions=("ValueError",), pattern=".*supported")
+    records = [record(f"{i:016x}", "ValueError", fstring(f"thing {i} is not supported"))
+               for i in range(MAX_FITS + 1)]
+    stats = EvidenceStats()
+    assert match_evidence(records, [vague], stats) == {}
+    assert stats.fitted == 1 and stats.too_vague == 1
+    assert len(match_evidence(records[:MAX_FITS], [vague])) == MAX_FITS
