@@ -58,9 +58,16 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def dump_yaml(data: Any) -> str:
-    """Deterministic YAML: keys in the order given, no line folding, unicode kept."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16,
+    """Deterministic YAML: keys in the order given, no line folding, unicode kept.
+
+    PyYAML ends a document whose last scalar is a `|+` block (text ending in blank lines) with
+    an explicit `...`; a record is three dumps one after the other, and a `...` between them
+    would end the document early. Without it the block keeps its blank lines up to the next
+    top-level key, so the value reads back the same. (The same fix as on branch `regen`.)
+    """
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16,
                      default_flow_style=False)
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 # ---------------------------------------------------------------- records to data and back

@@ -110,3 +110,21 @@ def test_related_by_shape_across_files() -> None:
     assert [x.id for x in related[by_path["a.py"]]] == [by_path["b.py"]]
     assert [x.id for x in related[by_path["b.py"]]] == [by_path["a.py"]]
     assert related[by_path["c.py"]] == ()  # too little text to relate anything
+
+
+def test_record_with_evidence_and_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from crawler.merge import merge
+    from crawler.records import Evidence, Pin, Related
+    from crawler.visitor import find_raise_sites
+
+    pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
+    (site,) = find_raise_sites("a.py", b"def f():\n    raise ValueError('no')\n").sites
+    record = merge(pin, [], [replace(site, snippet="def f():\n    raise ValueError('no')\n\n\n")]).records[0]
+    record = replace(record, related=(Related("1" * 16, "same_scope"),), evidence=(Evidence(
+        "tests/test_a.py", 3, "test_f", "pytest.raises", "match", "ValueError", "^no$", 1),))
+    emit.write_record(tmp_path, record)
+    back = emit.load_record(tmp_path / emit.ERRORS_DIR / f"{record.id}.yaml")
+    assert back.site == record.site and back.evidence == record.evidence and back.related == record.related
+    assert emit.record_text(back) == emit.record_text(record)
