@@ -144,7 +144,7 @@ class AssertionVisitor:
         exception = positional[0] if positional else keywords.get("expected_exception")
         if exception is None:
             return
-        exceptions = _exception_names(exception, self._module)
+        exceptions = _exception_names(exception)
         if not exceptions:
             self.unread += 1
             return
@@ -277,7 +277,7 @@ def _dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _exception_names(node: cst.BaseExpression, module: cst.Module) -> tuple[str, ...]:
+def _exception_names(node: cst.BaseExpression) -> tuple[str, ...]:
     if isinstance(node, cst.Tuple):
         names = [_dotted(element.value) for element in node.elements]
         return tuple(n for n in names if n) if all(names) else ()

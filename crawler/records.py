@@ -149,6 +149,8 @@ def empty_annotation() -> Annotation:
 class TestAssertion:
     """A test that expects an exception and checks its message, read off a test file."""
 
+    __test__ = False  # not a test class, whatever pytest makes of its name
+
     path: str
     line: int  # one-indexed, the line of the assertion call, at the pin the tests were read at
     test: str  # qualname of the enclosing test function: "ApiTest.test_jit_bad_input"
