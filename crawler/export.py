@@ -290,8 +290,8 @@ def search_database(db_path: Path, message: str, limit: int = 10) -> list[Databa
 
     The message's words are OR-ed in an FTS5 query over the templates (placeholder values in the
     message are words no template has); the best-ranked candidates are then tried with each
-    record's own regex. Exact fits come first (those with the most literal text first), then the
-    other candidates by rank.
+    record's own regex. Exact fits come first (those with the most literal text first; a template
+    that is placeholders only is never exact), then the other candidates by rank.
     """
     if not db_path.is_file():
         raise OutputError(f"{db_path}: no such database; write one with `crawler export --format sqlite`")
@@ -315,8 +315,8 @@ def search_database(db_path: Path, message: str, limit: int = 10) -> list[Databa
     hits = []
     for rank, row in enumerate(rows):
         regex, template = row[8], row[4]
-        exact = _fullmatch(regex, message)
         literal = len(template) - sum(len(p) + 2 for p in json.loads(row[9]))
+        exact = literal > 0 and _fullmatch(regex, message)  # `{msg}` alone fits every message
         hits.append((0 if exact else 1, -literal if exact else 0, rank,
                      DatabaseHit(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], exact)))
     hits.sort(key=lambda h: h[:3])

@@ -191,6 +191,21 @@ def test_search_by_runtime_message(output_root: Path, tmp_path: Path, message: s
     assert hits[0].template == template and hits[0].exact
 
 
+def test_search_puts_templates_of_placeholders_only_after_real_fits(tmp_path: Path) -> None:
+    from crawler.records import Pin
+
+    pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
+    source = b"def f(msg, n):\n    raise ValueError(f'{msg}')\n    raise ValueError(f'got {n} items')\n"
+    records = merge(pin, [], find_raise_sites("a.py", source).sites).records
+    folder = tmp_path / "out" / "local" / "o" / "n"
+    for record in records:
+        emit.write_record(folder, record)
+    emit.write_manifest(folder, Manifest(pin, "0.1.0", ExtractOptions(), Counts(records=2), (), ()))
+    export.export(tmp_path / "out", "sqlite", tmp_path / "e.db")
+    hits = export.search_database(tmp_path / "e.db", "got 3 items")
+    assert [(h.template, h.exact) for h in hits] == [("got {n} items", True)]
+
+
 def test_search_refuses_a_missing_database(tmp_path: Path) -> None:
     with pytest.raises(export.OutputError, match="no such database"):
         export.search_database(tmp_path / "none.db", "x")
