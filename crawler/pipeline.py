@@ -117,7 +117,11 @@ def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str |
 
 
 def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> list[SourceFile]:
-    """The test files read for evidence: skipped for cataloguing (unless asked for), read anyway."""
+    """The test files read for evidence: skipped for cataloguing (unless asked for), read anyway.
+
+    `--exclude` globs apply (a suite can be left out); `--include` does not, since it narrows the
+    catalogue to library code and the tests that exercise it live elsewhere.
+    """
     return [
         entry for entry in files
         if entry.path.endswith(".py") and is_test_path(entry.path)
