@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import shutil
 import socket
 import sqlite3
 import subprocess
@@ -236,7 +236,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def datasette(output_root: Path, tmp_path: Path) -> Iterator[str]:
-    if shutil.which("datasette") is None:
+    if importlib.util.find_spec("datasette") is None:
         pytest.skip("datasette is not installed (pip install -e '.[test]')")
     db_path = tmp_path / "errors.db"
     export.export(output_root, "sqlite", db_path)
