@@ -136,6 +136,8 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         "removed": len(result.merged.removed),
         "revived": len(result.merged.revived),
         "files_written": result.files_written,
+        "test_assertions": result.evidence.assertions if result.evidence else None,
+        "records_with_evidence": result.evidence.records if result.evidence else None,
         "seconds": round(result.seconds, 3),
         "dry_run": dry_run,
         "problems": list(result.problems),
@@ -488,3 +490,38 @@ def check(folder: Path, as_json: bool) -> None:
         raise click.ClickException(f"{folder}: no records found; run `crawler extract` first")
     if findings or problems:
         sys.exit(1)
+_DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sqlite": Path("errors.db")}
+
+
+@main.command("export")
+@click.argument("output", default="output", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "sqlite"]), required=True,
+              help="jsonl: one record a line; json: errors/<id>.json and index.json; "
+                   "sqlite: a database datasette serves as it is.")
+@click.option("--to", "target", type=click.Path(path_type=Path), default=None,
+              help="File or folder to write [default: records.jsonl, export/ or errors.db]; "
+                   "'-' writes JSON Lines to stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+def export_command(output: Path, fmt: str, target: Path | None, quiet: bool) -> None:
+    """Export every repository's records under OUTPUT for the site and API projects.
+
+    Output is deterministic: the same records give byte-identical files. Schemas are in
+    schemas/ (record.schema.json, export-index.schema.json, export.sql).
+
+    \b
+    Example:
+      crawler export output/ --format sqlite --to errors.db && datasette errors.db
+      crawler export output/ --format jsonl --to - | head -1
+    """
+    from crawler import export as exports
+
+    target = target or _DEFAULT_TARGETS[fmt]
+    if str(target) == "-":
+        if fmt != "jsonl":
+            raise click.UsageError("--to - (stdout) is for --format jsonl only")
+        exports.write_jsonl(exports.load_output(output), sys.stdout)
+        return
+    count = exports.export(output, fmt, target)
+    if not quiet:
+        click.echo(f"{count} records exported as {fmt} to {target}")

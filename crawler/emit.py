@@ -27,12 +27,14 @@ from crawler.records import (
     Annotation,
     Counts,
     ErrorRecord,
+    Evidence,
     ExtractOptions,
     FileEntry,
     History,
     Manifest,
     Pin,
     RaiseSite,
+    Related,
     Skipped,
     Template,
 )
@@ -121,6 +123,8 @@ def extracted_data(record: ErrorRecord) -> dict[str, Any]:
         "cause": site.cause,
         "condition": site.condition,
         "url": record.url,
+        "related": [{"id": r.id, "reason": r.reason} for r in record.related],
+        "evidence": [asdict(e) for e in record.evidence],
         "snippet_line": site.snippet_line,
         "snippet": site.snippet,
     }
@@ -181,6 +185,9 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
         factory=ex.get("factory", False),
     )
     history = data.get("history") or {}
+    # `related` and `evidence` came after schema version 1's first records: absent means none.
+    related = tuple(Related(id=r["id"], reason=r["reason"]) for r in ex.get("related") or ())
+    evidence = tuple(Evidence(**e) for e in ex.get("evidence") or ())
     return ErrorRecord(
         id=data["id"],
         status=data["status"],
@@ -194,6 +201,8 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             removed_in=history.get("removed_in"),
             previous_template=history.get("previous_template"),
         ),
+        evidence=evidence,
+        related=related,
     )
 
 

@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 from crawler import __version__, classes, emit, output
 from crawler.cache import Entry, ResultCache
 from crawler.errors import CrawlerError, OutputError
+from crawler.evidence import FileAssertions, find_assertions
+from crawler.fit import EvidenceStats, match_evidence
 from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
 from crawler.names import module_name
 from crawler.pin import PinnedRepo, default_cache_dir, pin
@@ -34,7 +36,9 @@ from crawler.records import (
     RaiseSite,
     Skipped,
     SourceFile,
+    TestAssertion,
 )
+from crawler.related import related_records, with_derived
 from crawler.visitor import RaiseCounts, find_raise_sites
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
@@ -72,6 +76,7 @@ class RunResult:
     parsed: int = 0  # files visited (read from the cache or parsed) in this run
     pending: tuple[str, ...] = ()  # files whose text this run changes (or would, in a dry run)
     stale: tuple[ErrorRecord, ...] = ()  # live records whose annotation names another template
+    evidence: EvidenceStats | None = None  # None when the tests were not read
 
 
 # ---------------------------------------------------------------- selecting files
@@ -125,6 +130,20 @@ def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str |
     return None
 
 
+def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> list[SourceFile]:
+    """The test files read for evidence: skipped for cataloguing (unless asked for), read anyway.
+
+    `--exclude` globs apply (a suite can be left out); `--include` does not, since it narrows the
+    catalogue to library code and the tests that exercise it live elsewhere.
+    """
+    return [
+        entry for entry in files
+        if entry.path.endswith(".py") and is_test_path(entry.path)
+        and entry.mode not in (SYMLINK, SUBMODULE) and 0 <= entry.size <= options.max_file_bytes
+        and not any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude)
+    ]
+
+
 # ---------------------------------------------------------------- visiting files
 
 
@@ -155,6 +174,29 @@ def cache_entry(outcome: FileOutcome) -> Entry:
 
 def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
     return visit_file(*item)
+
+
+def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
+    """One test file's assertions; a file that cannot be parsed gives none (it is no record)."""
+    try:
+        return find_assertions(path, data)
+    except RecursionError:
+        return FileAssertions(path, ())
+    except Exception:  # noqa: BLE001 - a test file we cannot parse only costs its evidence
+        return FileAssertions(path, ())
+
+
+def _assertions_packed(item: tuple[str, str, bytes]) -> FileAssertions:
+    return read_assertions(*item)
+
+
+def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> list[FileAssertions]:
+    """Every test file's assertions, in the order of `files`, in worker processes when jobs > 1."""
+    items = ((f.path, f.blob, data) for f, data in _read(repo, files))
+    if jobs <= 1 or len(files) < 2:
+        return list(map(_assertions_packed, items))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_assertions_packed, items, chunksize=8))
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
@@ -235,6 +277,8 @@ class Collected:
     kept: tuple[FileEntry, ...] = ()  # files not read again: the same blob as in the manifest
     renames: tuple[tuple[str, str], ...] = ()  # old path -> new path, from git
     context: tuple[FileOutcome, ...] = ()  # kept files' visits, for the repository-wide class pass
+    assertions: tuple[TestAssertion, ...] = ()  # from the test files, for evidence
+    tests_read: bool = False  # False: keep the records' evidence as it is
 
 
 def result_cache(cache_dir: Path | None) -> ResultCache:
@@ -249,10 +293,12 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress,
-                               result_cache(cache_dir))
+        workers = jobs or os.cpu_count() or 1
+        outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir))
+        tests = read_test_files(repo, select_test_files(entries, options), workers)
+    assertions = tuple(a for found in tests for a in found.assertions)
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, assertions=assertions, tests_read=True)
 
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
@@ -332,6 +378,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             loaded = output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans)
         plan = output.plan(loaded, pinned, sites)
         merged = _merge(collected, previous, plan, taken)
+        stats = _derive(merged, collected) if full else None
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())
@@ -350,7 +397,20 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     seconds = collected.seconds + time.perf_counter() - started
     return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
-                     stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED))
+                     stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
+                     evidence=stats)
+
+
+def _derive(merged: MergeResult, collected: Collected) -> EvidenceStats | None:
+    """Related errors and test evidence, over every record: only a full run sees them all.
+
+    An update that reads only the changed files carries each record's derived parts over as
+    they are; the next full `extract` refreshes them.
+    """
+    stats = EvidenceStats() if collected.tests_read else None
+    evidence = match_evidence(merged.records, collected.assertions, stats) if stats else None
+    merged.records = with_derived(merged.records, related_records(merged.records), evidence)
+    return stats
 
 
 def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Resolved:

@@ -167,6 +167,43 @@ def empty_annotation() -> Annotation:
 
 
 @dataclass(frozen=True)
+class TestAssertion:
+    """A test that expects an exception and checks its message, read off a test file."""
+
+    __test__ = False  # not a test class, whatever pytest makes of its name
+
+    path: str
+    line: int  # one-indexed, the line of the assertion call, at the pin the tests were read at
+    test: str  # qualname of the enclosing test function: "ApiTest.test_jit_bad_input"
+    form: str  # "pytest.raises", "assertRaisesRegex", "assertRaises", "assertRaisesWithLiteralMatch"
+    check: str  # "match" (regex searched), "contains" or "equals" (literal text)
+    exceptions: tuple[str, ...]  # as the test writes them: ("ValueError",), ("jax.errors.X",)
+    pattern: str  # a regex searched in the message; literal checks escaped (equals anchored)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A test assertion that fits a record, and how many records it fits in all (1: unambiguous)."""
+
+    path: str
+    line: int  # at the manifest's commit (the run's pin), not the record's `commit`
+    test: str
+    form: str
+    check: str
+    exception: str  # as the test writes it
+    pattern: str
+    fits: int
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another record worth reading beside this one, and why."""
+
+    id: str
+    reason: str  # "same_scope": same exception in the same class or module; "same_shape": same text
+
+
+@dataclass(frozen=True)
 class ErrorRecord:
     """One raise site's record: crawler-owned `site` and `history`, people-owned `annotation`."""
 
@@ -178,6 +215,8 @@ class ErrorRecord:
     site: RaiseSite
     annotation: Annotation = field(default_factory=empty_annotation)
     history: History | None = None
+    evidence: tuple[Evidence, ...] = ()  # derived from the tests at each run; crawler-owned
+    related: tuple[Related, ...] = ()  # derived from the other records at each run; crawler-owned
 
 
 @dataclass(frozen=True)

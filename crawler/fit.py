@@ -1,0 +1,378 @@
+"""Which records a test assertion is evidence for: the fit rule, and matching at repository scale.
+
+The rule, for a test's pattern P (a regex the test searches in the message) and a record:
+
+0. The exception names agree: the last part of one of the test's exceptions equals the last part
+   of the record's exception as written or of its qualname. P has MIN_LITERAL literal characters.
+1. STRONG fit: P, run by `re` itself, finds the template's example text (every placeholder
+   empty). Every literal character P needs is then the template's own text.
+2. WEAK fit (only for an assertion with no STRONG fit anywhere): reading each placeholder and
+   each non-literal part of P as "any text", some message the template can give is found by P,
+   with at least half of P's literal characters (and MIN_LITERAL) on the template's literal text,
+   in one run of at least MIN_RUN characters. This admits tests that name a value where the
+   template has a placeholder ("No such option: 'bad_key'" for "No such option: '{key}'") and
+   refuses the ones a placeholder alone would carry (`raise ValueError(msg)` fits no test).
+   The search (`coverage`, quadratic, in Python) is tried on the MAX_WEAK_TRIES records that
+   share the most pattern text, a cost cap: a weak fit beyond them is missed, never invented.
+
+An assertion with STRONG fits is listed on those records only; one with WEAK fits only, on those;
+one that fits more than MAX_FITS records is too vague to list anywhere (it is counted).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
+
+try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
+    import re._parser as _sre  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover
+    import sre_parse as _sre  # type: ignore[no-redef]
+
+MIN_LITERAL = 3  # a pattern with fewer literal characters is no evidence for any one message
+MIN_RUN = 4  # a weak fit needs this many pattern characters in a row on the template's text
+MAX_EVIDENCE = 20  # per record: the most specific assertions (fewest fits), then by place
+MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') is evidence for none
+MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
+MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
+
+WILD = None  # a glob symbol: any text
+Glob = tuple[str | None, ...]
+STRONG, WEAK, NONE = 2, 1, 0
+
+
+# ---------------------------------------------------------------- templates and patterns as globs
+
+
+def template_glob(template: str, placeholders: Sequence[str]) -> Glob:
+    """A template as a glob: its literal characters, each placeholder one wildcard."""
+    symbols: list[str | None] = []
+    index, k = 0, 0
+    while index < len(template):
+        char = template[index]
+        if template.startswith("{{", index) or template.startswith("}}", index):
+            symbols.append(char)
+            index += 2
+        elif char == "{" and k < len(placeholders) and \
+                template.startswith("{" + placeholders[k] + "}", index):
+            if not symbols or symbols[-1] is not WILD:
+                symbols.append(WILD)
+            index += len(placeholders[k]) + 2
+            k += 1
+        else:
+            symbols.append(char)
+            index += 1
+    return tuple(symbols)
+
+
+def pattern_globs(pattern: str) -> tuple[list[Glob], bool]:
+    """A searched regex as globs (one per top-level alternative), and whether it ignores case.
+
+    Literal characters are kept; anything else (classes, `.`, repeats, back references) is a
+    wildcard; zero-width parts are dropped; `^` and `$` at the ends anchor the glob.
+    """
+    parsed = _sre.parse(pattern)
+    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
+    items = list(parsed)
+    branches = [items]
+    if len(items) == 1 and items[0][0] == _sre.BRANCH:
+        branches = [list(branch) for branch in items[0][1][1]]
+    globs = []
+    for branch in branches:
+        start = bool(branch) and branch[0][0] == _sre.AT and \
+            branch[0][1] in (_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING)
+        end = bool(branch) and branch[-1][0] == _sre.AT and \
+            branch[-1][1] in (_sre.AT_END, _sre.AT_END_STRING)
+        symbols: list[str | None] = [] if start else [WILD]
+        _flatten(branch, symbols, ignore_case)
+        if not end:
+            symbols.append(WILD)
+        globs.append(_collapse(symbols))
+    return globs, ignore_case
+
+
+def _flatten(items: Iterable[tuple[object, object]], out: list[str | None], ignore_case: bool) -> None:
+    for op, arg in items:
+        if op == _sre.LITERAL:
+            char = chr(arg)  # type: ignore[arg-type]
+            out.append(char.lower() if ignore_case else char)
+        elif op == _sre.SUBPATTERN:
+            _flatten(arg[-1], out, ignore_case)  # type: ignore[index]
+        elif op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            continue  # zero-width
+        else:
+            out.append(WILD)
+
+
+def _collapse(symbols: list[str | None]) -> Glob:
+    out: list[str | None] = []
+    for symbol in symbols:
+        if symbol is WILD and out and out[-1] is WILD:
+            continue
+        out.append(symbol)
+    return tuple(out)
+
+
+def coverage(template: Glob, pattern: Glob) -> int:
+    """The most literal pattern characters matched by literal template characters, over every
+    message the template can give that the pattern finds; -1 when there is no such message."""
+    rows, cols = len(template), len(pattern)
+    if (rows + 1) * (cols + 1) > MAX_DP_CELLS:
+        return -1
+    impossible = -1
+    below = [impossible] * (cols + 1)  # best[i + 1][*]
+    for i in range(rows, -1, -1):
+        row = [impossible] * (cols + 1)
+        a = template[i] if i < rows else False
+        for j in range(cols, -1, -1):
+            if i == rows and j == cols:
+                row[j] = 0
+                continue
+            b = pattern[j] if j < cols else False
+            best = impossible
+            if a is WILD:
+                best = max(below[j], row[j + 1] if j < cols else impossible)
+            if b is WILD:
+                best = max(best, row[j + 1], below[j] if i < rows else impossible)
+            elif a is not WILD and i < rows and j < cols and a == b and below[j + 1] >= 0:
+                best = max(best, below[j + 1] + 1)
+            row[j] = best
+        below = row
+    return below[0]
+
+
+def _fragments(glob: Glob) -> list[str]:
+    """The literal runs of a glob, in order."""
+    runs: list[str] = []
+    current: list[str] = []
+    for symbol in glob:
+        if symbol is WILD:
+            if current:
+                runs.append("".join(current))
+            current = []
+        else:
+            current.append(symbol)
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+# ---------------------------------------------------------------- one pattern, one template
+
+
+@dataclass(frozen=True)
+class Target:
+    """A record's template, ready to be fitted: example text, glob and literal runs."""
+
+    example: str  # every placeholder empty
+    glob: Glob
+    runs: tuple[str, ...]  # its literal runs, between placeholders
+    wilds: int  # how many placeholders (runs of them count once)
+
+    @classmethod
+    def of(cls, template: str, placeholders: Sequence[str]) -> Target:
+        glob = template_glob(template, placeholders)
+        runs = _fragments(glob)
+        return cls("".join(runs), glob, tuple(runs), sum(1 for s in glob if s is WILD))
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A test's pattern, ready to be fitted."""
+
+    compiled: re.Pattern[str]
+    globs: tuple[Glob, ...]
+    ignore_case: bool
+    literal: int  # the fewest literal characters over its alternatives
+
+    @classmethod
+    def of(cls, pattern: str) -> Pattern | None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compiled = re.compile(pattern)
+                globs, ignore_case = pattern_globs(pattern)
+        except (re.error, RecursionError, OverflowError):
+            return None
+        literal = min(sum(1 for s in g if s is not WILD) for g in globs)
+        return cls(compiled, tuple(globs), ignore_case, literal)
+
+
+def strong(pattern: Pattern, target: Target) -> bool:
+    return pattern.literal >= MIN_LITERAL and pattern.compiled.search(target.example) is not None
+
+
+def weak(pattern: Pattern, target: Target) -> bool:
+    """The glob search of rule 2 (callers have checked that no STRONG fit exists)."""
+    if pattern.literal < MIN_LITERAL or not target.wilds:
+        return False
+    glob = target.glob
+    if pattern.ignore_case:
+        glob = tuple(s.lower() if s is not WILD else s for s in glob)
+    runs = [r.lower() for r in target.runs] if pattern.ignore_case else list(target.runs)
+    for branch in pattern.globs:
+        if not _has_run(branch, runs):
+            continue
+        needed = sum(1 for s in branch if s is not WILD)
+        if coverage(glob, branch) >= max(MIN_LITERAL, (needed + 1) // 2):
+            return True
+    return False
+
+
+def _has_run(branch: Glob, runs: Sequence[str]) -> bool:
+    for fragment in _fragments(branch):
+        for start in range(len(fragment) - MIN_RUN + 1):
+            gram = fragment[start:start + MIN_RUN]
+            if any(gram in run for run in runs):
+                return True
+    return False
+
+
+def fits(pattern: str, template: str, placeholders: Sequence[str]) -> bool:
+    """The rule for one pattern and one template, exception names aside: STRONG or WEAK."""
+    compiled = Pattern.of(pattern)
+    if compiled is None:
+        return False
+    target = Target.of(template, placeholders)
+    return strong(compiled, target) or weak(compiled, target)
+
+
+# ---------------------------------------------------------------- many assertions, many records
+
+
+@dataclass
+class EvidenceStats:
+    """How a matching went, for the run's summary and the report."""
+
+    assertions: int = 0
+    fitted: int = 0  # assertions that fit at least one record
+    weak: int = 0  # of those, the ones that fit through placeholder values only
+    too_vague: int = 0  # of those, the ones that fit more than MAX_FITS records: not listed
+    records: int = 0  # records that gained evidence
+    seconds: float = 0.0
+
+
+@dataclass
+class _Group:
+    """The records answering to one exception name, with an index of their literal text."""
+
+    records: list[tuple[ErrorRecord, Target]] = field(default_factory=list)
+    _grams: dict[str, set[int]] | None = None
+
+    def grams(self) -> dict[str, set[int]]:
+        """MIN_RUN-grams of every record's literal runs -> positions in `records`."""
+        if self._grams is None:
+            self._grams = defaultdict(set)
+            for position, (_, target) in enumerate(self.records):
+                for run in target.runs:
+                    for start in range(len(run) - MIN_RUN + 1):
+                        self._grams[run[start:start + MIN_RUN]].add(position)
+        return self._grams
+
+    def weak_candidates(self, pattern: Pattern) -> list[int]:
+        """The records a weak fit can reach, best first, at most MAX_WEAK_TRIES of them.
+
+        A record must share a MIN_RUN-gram with the pattern. Records are ranked by how many of
+        the pattern's literal characters fall in such shared grams (then by position), a bound
+        on what the glob search can find; the search is tried on the best few only.
+        """
+        grams = self.grams()
+        covered: dict[int, int] = defaultdict(int)  # record position -> bitmask of pattern chars
+        for branch in pattern.globs:
+            offset = 0
+            for fragment in _fragments(branch):
+                text = fragment.lower() if pattern.ignore_case else fragment
+                for start in range(len(text) - MIN_RUN + 1):
+                    bits = ((1 << MIN_RUN) - 1) << (offset + start)
+                    for position in grams.get(text[start:start + MIN_RUN], ()):
+                        covered[position] |= bits
+                offset += len(fragment) + 1
+        needed = max(MIN_LITERAL, (pattern.literal + 1) // 2)
+        ranked = sorted((-bin(mask).count("1"), position) for position, mask in covered.items()
+                        if bin(mask).count("1") >= min(needed, MIN_RUN))
+        return [position for _, position in ranked[:MAX_WEAK_TRIES]]
+
+
+def _names(record: ErrorRecord) -> set[str]:
+    site = record.site
+    names = {site.exception.rsplit(".", 1)[-1]}
+    if site.exception_qualname:
+        names.add(site.exception_qualname.rsplit(".", 1)[-1])
+    return names
+
+
+def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAssertion],
+                   stats: EvidenceStats | None = None) -> dict[str, tuple[Evidence, ...]]:
+    """Evidence by record id for the records (not removed) that assertions fit, by the rule above.
+
+    Each record keeps at most MAX_EVIDENCE items, the most specific (fewest fits) first, then
+    listed by path and line.
+    """
+    started = time.perf_counter()
+    groups: dict[str, _Group] = defaultdict(_Group)
+    targets: dict[tuple[str, tuple[str, ...]], Target] = {}
+    for record in records:
+        if record.status == REMOVED:
+            continue
+        key = (record.site.message.template, record.site.message.placeholders)
+        if key not in targets:
+            targets[key] = Target.of(*key)
+        for name in sorted(_names(record)):
+            groups[name].records.append((record, targets[key]))
+    patterns: dict[str, Pattern | None] = {}
+    found: dict[str, list[Evidence]] = defaultdict(list)
+    for assertion in sorted(set(assertions), key=_assertion_order):
+        if assertion.pattern not in patterns:
+            patterns[assertion.pattern] = Pattern.of(assertion.pattern)
+        pattern = patterns[assertion.pattern]
+        if pattern is None or pattern.literal < MIN_LITERAL:
+            continue
+        hits = _hits(pattern, assertion, groups, strong)
+        is_weak = not hits
+        if is_weak:
+            hits = _hits(pattern, assertion, groups, weak, candidates=True)
+        if stats is not None:
+            stats.assertions += 1
+            stats.fitted += bool(hits)
+            stats.weak += bool(hits) and is_weak
+            stats.too_vague += len(hits) > MAX_FITS
+        if len(hits) > MAX_FITS:
+            continue
+        for record_id, written in hits.items():
+            found[record_id].append(Evidence(
+                path=assertion.path, line=assertion.line, test=assertion.test, form=assertion.form,
+                check=assertion.check, exception=written, pattern=assertion.pattern, fits=len(hits)))
+    result: dict[str, tuple[Evidence, ...]] = {}
+    for record_id, items in found.items():
+        kept = sorted(items, key=lambda e: (e.fits, e.path, e.line, e.pattern))[:MAX_EVIDENCE]
+        result[record_id] = tuple(sorted(kept, key=lambda e: (e.path, e.line, e.pattern, e.check)))
+    if stats is not None:
+        stats.records = len(result)
+        stats.seconds = time.perf_counter() - started
+    return result
+
+
+def _hits(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group], test: object,
+          candidates: bool = False) -> dict[str, str]:
+    """Record id -> the exception as the test wrote it, for the records `test` accepts."""
+    hits: dict[str, str] = {}
+    for written in assertion.exceptions:
+        group = groups.get(written.rsplit(".", 1)[-1])
+        if group is None:
+            continue
+        positions = group.weak_candidates(pattern) if candidates else range(len(group.records))
+        for position in positions:
+            record, target = group.records[position]
+            if record.id not in hits and test(pattern, target):  # type: ignore[operator]
+                hits[record.id] = written
+    return hits
+
+
+def _assertion_order(a: TestAssertion) -> tuple[str, int, str, str, str]:
+    return (a.path, a.line, a.pattern, a.check, a.form)
