@@ -309,12 +309,13 @@ def validate(folder: Path, quiet: bool) -> None:
 
 @main.command("lookup")
 @click.argument("message")
-@click.argument("output", default="output", type=click.Path(exists=True, file_okay=False,
-                                                            path_type=Path))
+@click.argument("output", default="output", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
               help="Most records to print.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Search a database written by `crawler export --format sqlite` instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
-def lookup_command(message: str, output: Path, limit: int, as_json: bool) -> None:
+def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_json: bool) -> None:
     """Find the records whose template matches MESSAGE, a message a user saw at runtime.
 
     MESSAGE may be the text alone or a whole traceback line (`ValueError: ...`). OUTPUT is
@@ -326,9 +327,15 @@ def lookup_command(message: str, output: Path, limit: int, as_json: bool) -> Non
     Example:
       crawler lookup "KeyError: 'missing column x'" output/
       crawler lookup "bad shape (3, 4)" output/github.com/jax-ml/jax --json
+      crawler lookup "ValueError: bad shape (3, 4)" --db errors.sqlite
     """
     from crawler.lookup import LookupIndex, describe, load_records
 
+    if db is not None:
+        _lookup_database(message, db, limit, as_json)
+        return
+    if not output.is_dir():
+        raise click.ClickException(f"{output}: no such folder; give the output folder or --db")
     records = load_records(output)
     if not records:
         raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
@@ -349,6 +356,32 @@ def lookup_command(message: str, output: Path, limit: int, as_json: bool) -> Non
         click.echo(f"    {site.message.template}")
         for name, value in match.captures.items():
             click.echo(f"    {name} = {value!r}")
+def _lookup_database(message: str, db: Path, limit: int, as_json: bool) -> None:
+    """`lookup --db`: the same question, answered by the SQLite export's full-text index."""
+    from dataclasses import asdict
+
+    from crawler.export import search_database
+    from crawler.lookup import parse_message
+
+    _, texts = parse_message(message)
+    hits = []
+    for text in texts:  # the message without its `ValueError: ` first, then as given
+        hits = search_database(db, text, limit=limit)
+        if any(hit.exact for hit in hits):
+            break
+    if as_json:
+        click.echo(json.dumps([asdict(hit) for hit in hits], indent=2, ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("no record matches, and none is close")
+        return
+    if not hits[0].exact:
+        click.echo("no template matches exactly; the closest (~):")
+    for hit in hits:
+        click.echo(f"{'=' if hit.exact else '~'} {hit.id}  {hit.exception}  {hit.path}:{hit.line}")
+        click.echo(f"    {hit.template}")
+
+
 CHANGE_ROWS = (
     ("added", "added", "new raise sites"),
     ("moved", "moved", "same message, new line, place or code around it"),

@@ -84,3 +84,15 @@ def test_errors_are_one_line_with_exit_code_1(small_repo: GitRepo, tmp_path: Pat
 def test_usage_errors_exit_2() -> None:
     result = CliRunner().invoke(main, ["extract", "--jobs", "0"])
     assert result.exit_code == 2
+
+
+def test_lookup_over_the_folder_and_over_the_database(small_repo: GitRepo, tmp_path: Path) -> None:
+    out, db = tmp_path / "out", tmp_path / "errors.sqlite"
+    runner = CliRunner()
+    assert runner.invoke(main, ["extract", str(small_repo.path), "-o", str(out), "-q"]).exit_code == 0
+    assert runner.invoke(main, ["export", str(out), "--format", "sqlite", "--to", str(db)]).exit_code == 0
+    for where in ([str(out)], ["--db", str(db)]):
+        result = runner.invoke(main, ["lookup", "ValueError: bad 42", *where, "--json"])
+        assert result.exit_code == 0, result.output
+        (hit,) = [h for h in json.loads(result.output) if h["exact"]]
+        assert hit["template"] == "bad {x}" and hit["path"] == "m.py"
