@@ -126,6 +126,8 @@ def _fstring_pieces(node: cst.FormattedString, module: cst.Module) -> list[Piece
         if isinstance(part, cst.FormattedStringText):
             pieces.append(Piece(_fstring_text(part.value, prefix)))
             continue
+        if not isinstance(part, cst.FormattedStringExpression):
+            raise Unreadable
         expression_source = _source(part.expression, module)
         if part.equal is not None:
             # `{x=}` shows the expression's own source, then its value.
