@@ -7,11 +7,9 @@ nothing: progress goes to the callback the caller gives.
 from __future__ import annotations
 
 import fnmatch
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
@@ -25,27 +23,17 @@ from crawler.records import (
     FileEntry,
     Manifest,
     Pin,
-    RaiseSite,
     Skipped,
     SourceFile,
 )
-from crawler.visitor import RaiseCounts, find_raise_sites
+from crawler.workers import FileOutcome, Job, Limits, default_jobs, module_name, visit_all, visit_file
+
+__all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
 
 SYMLINK, SUBMODULE = "120000", "160000"
 TEST_DIRS = frozenset({"test", "tests"})
-
-
-@dataclass(frozen=True)
-class FileOutcome:
-    """What visiting one file gave: its sites, or why it could not be read."""
-
-    path: str
-    blob: str
-    sites: tuple[RaiseSite, ...] = ()
-    counts: RaiseCounts = field(default_factory=RaiseCounts)
-    failure: Skipped | None = None
 
 
 @dataclass(frozen=True)
@@ -111,70 +99,34 @@ def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str |
     return None
 
 
-def module_name(path: str) -> str:
-    """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 # ---------------------------------------------------------------- visiting files
 
 
-def visit_file(path: str, blob: str, data: bytes) -> FileOutcome:
-    """Parse one file and find its sites; a file that cannot be parsed becomes a reason."""
-    try:
-        found = find_raise_sites(path, data, module_name(path))
-    except RecursionError:
-        return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", "nested too deeply"))
-    except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
-        return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", _describe(error)))
-    return FileOutcome(path, blob, tuple(found.sites), found.counts)
-
-
-def _describe(error: Exception) -> str:
-    lines = str(error).strip().splitlines()
-    detail = lines[0] if lines else ""
-    if hasattr(error, "raw_line"):  # libcst's ParserSyntaxError
-        detail = f"line {error.raw_line}: {getattr(error, 'message', detail)}"
-    return f"{type(error).__name__}: {detail}"[:300]
-
-
-def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
-    return visit_file(*item)
-
-
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
-                progress: Progress | None) -> list[FileOutcome]:
-    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`."""
-    by_blob = {f.blob: f for f in files}
-    items = ((f.path, f.blob, data) for f, data in _read(repo, files, by_blob))
-    outcomes: list[FileOutcome] = []
-    if jobs <= 1 or len(files) < 2:
-        results: Iterator[FileOutcome] = map(_visit_packed, items)
-        for outcome in results:
-            outcomes.append(outcome)
-            if progress:
-                progress(len(outcomes), len(files))
-        return outcomes
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for outcome in pool.map(_visit_packed, items, chunksize=8):
-            outcomes.append(outcome)
-            if progress:
-                progress(len(outcomes), len(files))
-    return outcomes
+                progress: Progress | None, limits: Limits | None = None) -> list[FileOutcome]:
+    """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
+
+    Blobs are read as workers become free and outcomes are taken as they finish, so what is held
+    is the outcomes and one batch of bytes per worker, whatever the size of the repository.
+    """
+    outcomes: list[FileOutcome | None] = [None] * len(files)
+    if not files:
+        return []
+    total = len(files)
+    report = (lambda done: progress(done, total)) if progress else None
+    for index, outcome in visit_all(_read(repo, files), jobs, limits, report):
+        outcomes[index] = outcome
+    assert all(o is not None for o in outcomes)
+    return outcomes  # type: ignore[return-value]
 
 
-def _read(repo: PinnedRepo, files: list[SourceFile], by_blob: dict[str, SourceFile]
-          ) -> Iterator[tuple[SourceFile, bytes]]:
-    """Blob bytes in file order; a blob shared by two paths is read once per path."""
+def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[Job]:
+    """(path, blob, bytes) in file order, read lazily; a blob shared by two paths is read per path."""
     shas = [f.blob for f in files]
     for entry, (sha, data) in zip(files, repo.read_blobs(shas)):
-        assert sha == entry.blob, (sha, entry.blob)
-        yield entry, data
+        if sha != entry.blob:
+            raise AssertionError(f"{entry.path}: read blob {sha}, expected {entry.blob}")
+        yield entry.path, entry.blob, data
 
 
 # ---------------------------------------------------------------- the whole run
@@ -205,7 +157,7 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or os.cpu_count() or 1, progress)
+        outcomes = visit_files(repo, chosen, jobs or default_jobs(), progress)
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started)
 
