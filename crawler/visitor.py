@@ -334,13 +334,7 @@ def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    raise_nodes: list[ast.Raise] = []
-    function_nodes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise):
-            raise_nodes.append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            function_nodes.append(node)
+    raise_nodes, function_nodes = _ast_statements(tree)
     if len(raise_nodes) != len(visitor.found) or len(function_nodes) != len(visitor.functions):
         return None
     raise_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
@@ -356,6 +350,34 @@ def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
         if cst_node.name.value != ast_node.name:
             return None
         functions[id(cst_node)] = Span(ast_node.lineno, 0, ast_node.end_lineno or ast_node.lineno)
+    return raises, functions
+
+
+_AST_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _ast_statements(tree: ast.Module) -> tuple[list[ast.Raise],
+                                                list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every raise and function of a module, walking statement lists only.
+
+    Both are statements, and statements only sit in these lists; `ast.walk` would also enter
+    every expression, which made it cost a fifth of LibCST's whole parse (measured on the
+    stdlib).
+    """
+    raises: list[ast.Raise] = []
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    stack: list[list[ast.AST]] = [tree.body]  # type: ignore[list-item]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, ast.Raise):
+                raises.append(node)
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append(node)
+            for name in _AST_BLOCKS:
+                block = getattr(node, name, None)
+                if block and isinstance(block, list):
+                    stack.append(block)
     return raises, functions
 
 
