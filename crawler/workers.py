@@ -125,7 +125,9 @@ def _worker_main(conn: Connection, memory_bytes: int) -> None:
             batch = conn.recv()
         except (EOFError, OSError):
             return
-        if batch is None:
+        if batch is None:  # retired: say what this worker spent, for the benchmark
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            conn.send((usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
             return
         for path, blob, data in batch:
             conn.send(visit_file(path, blob, data))
@@ -166,6 +168,18 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0)) or 1
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+@dataclass
+class WorkerStats:
+    """What the workers of this process spent, as they reported it when retired (not killed)."""
+
+    started: int = 0
+    cpu_seconds: float = 0.0
+    peak_rss_kib: int = 0  # the largest worker's ru_maxrss (KiB on Linux)
+
+
+STATS = WorkerStats()  # over the life of this process: read by the benchmark
 
 
 class WorkerPool:
@@ -334,6 +348,7 @@ class WorkerPool:
         process.start()
         child.close()
         self.started += 1
+        STATS.started += 1
         worker = _Worker(process, parent)
         self._workers.append(worker)
         return worker
@@ -347,6 +362,13 @@ class WorkerPool:
             except (OSError, ValueError):
                 force = True
         if not force:
+            try:
+                if worker.conn.poll(5.0):
+                    peak, cpu = worker.conn.recv()
+                    STATS.peak_rss_kib = max(STATS.peak_rss_kib, peak)
+                    STATS.cpu_seconds += cpu
+            except (EOFError, OSError, ValueError, TypeError):
+                pass
             worker.process.join(5.0)
         if worker.process.is_alive():
             worker.process.kill()
