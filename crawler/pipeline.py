@@ -220,7 +220,7 @@ def build_manifest(pinned: Pin, options: ExtractOptions, total: int, skipped: li
 
 def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest) -> int:
     """Write the records whose text changed, then the manifest last (it marks the run done)."""
-    written = sum(1 for record in records if emit.write_record(folder, record))
+    written = emit.write_records(folder, records)
     emit.sync_folder(folder / emit.ERRORS_DIR)
     written += emit.write_manifest(folder, manifest)
     emit.sync_folder(folder)
