@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from crawler.records import (
     RaiseSite,
     Skipped,
     Template,
+    empty_annotation,
 )
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -77,10 +78,13 @@ def template_data(template: Template) -> dict[str, Any]:
 
 def extracted_data(record: ErrorRecord) -> dict[str, Any]:
     """The crawler-owned facts of a record, in the order they are written."""
-    site = record.site
+    return _extracted_fields(record.repo, record.commit, record.url, record.site)
+
+
+def _extracted_fields(repo: str, commit: str, url: str | None, site: RaiseSite) -> dict[str, Any]:
     return {
-        "repo": record.repo,
-        "commit": record.commit,
+        "repo": repo,
+        "commit": commit,
         "path": site.path,
         "line": site.line,
         "end_line": site.end_line,
@@ -94,7 +98,7 @@ def extracted_data(record: ErrorRecord) -> dict[str, Any]:
         "message": template_data(site.message),
         "cause": site.cause,
         "condition": site.condition,
-        "url": record.url,
+        "url": url,
         "snippet_line": site.snippet_line,
         "snippet": site.snippet,
     }
@@ -105,15 +109,46 @@ def history_data(history: History | None) -> dict[str, Any]:
     return asdict(history)
 
 
+# `extracted` blocks rendered ahead of the merge, by (repo, commit, url, site): the pipeline
+# renders each new site's block while the workers are still parsing, on a core that would
+# otherwise wait. A record whose facts differ simply misses and is rendered when written.
+_PRERENDERED: dict[tuple[str, str, str | None, RaiseSite], str] = {}
+
+
+def prerender_extracted(repo: str, commit: str, url: str | None, site: RaiseSite) -> None:
+    """Render the `extracted` block a record with these facts would have, for `record_text`."""
+    _PRERENDERED[(repo, commit, url, site)] = dump_yaml(
+        {"extracted": _extracted_fields(repo, commit, url, site)})
+
+
+def forget_prerendered() -> None:
+    _PRERENDERED.clear()
+
+
+@lru_cache(maxsize=256)
+def _history_text(history: History) -> str:
+    return dump_yaml({"history": asdict(history)})
+
+
+@cache
+def _empty_annotation_text() -> str:
+    return dump_yaml({"annotation": empty_annotation().data})
+
+
 def record_text(record: ErrorRecord) -> str:
     """The whole file of a record; its annotation block kept as the text it was read with."""
-    head = dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status,
-                      "extracted": extracted_data(record)})
+    head = dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
+    body = _PRERENDERED.get((record.repo, record.commit, record.url, record.site))
+    if body is None:
+        body = dump_yaml({"extracted": extracted_data(record)})
     annotation = record.annotation.text
     if annotation is None:
-        annotation = dump_yaml({"annotation": record.annotation.data})
-    tail = dump_yaml({"history": history_data(record.history)})
-    return head + annotation + tail
+        if record.annotation.data == empty_annotation().data:
+            annotation = _empty_annotation_text()
+        else:
+            annotation = dump_yaml({"annotation": record.annotation.data})
+    tail = _history_text(record.history or History(first_seen=""))
+    return head + body + annotation + tail
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:

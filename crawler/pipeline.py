@@ -10,6 +10,7 @@ import fnmatch
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, emit
@@ -26,6 +27,7 @@ from crawler.records import (
     Skipped,
     SourceFile,
 )
+from crawler.urls import permalink
 from crawler.workers import FileOutcome, Job, Limits, default_jobs, module_name, visit_all, visit_file
 
 __all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
@@ -103,11 +105,13 @@ def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str |
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
-                progress: Progress | None, limits: Limits | None = None) -> list[FileOutcome]:
+                progress: Progress | None, limits: Limits | None = None,
+                each: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
     """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
 
     Blobs are read as workers become free and outcomes are taken as they finish, so what is held
     is the outcomes and one batch of bytes per worker, whatever the size of the repository.
+    `each` is called with every outcome as it arrives, while the workers go on parsing.
     """
     outcomes: list[FileOutcome | None] = [None] * len(files)
     if not files:
@@ -116,6 +120,8 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     report = (lambda done: progress(done, total)) if progress else None
     for index, outcome in visit_all(_read(repo, files), jobs, limits, report):
         outcomes[index] = outcome
+        if each is not None:
+            each(outcome)
     assert all(o is not None for o in outcomes)
     return outcomes  # type: ignore[return-value]
 
@@ -157,9 +163,17 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        outcomes = visit_files(repo, chosen, jobs or default_jobs(), progress)
+        outcomes = visit_files(repo, chosen, jobs or default_jobs(), progress,
+                               each=partial(_prerender, repo.pin))
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started)
+
+
+def _prerender(pinned: Pin, outcome: FileOutcome) -> None:
+    """Render the records of new sites while the workers parse (see `emit.prerender_extracted`)."""
+    for site in outcome.sites:
+        emit.prerender_extracted(pinned.repo, pinned.sha,
+                                 permalink(pinned, site.path, site.line, site.end_line), site)
 
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> RunResult:
@@ -171,7 +185,10 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False) -> 
     merged = merge(collected.pin, existing, sites)
     manifest = build_manifest(collected.pin, collected.options, collected.total,
                               list(collected.skipped), list(collected.outcomes), merged.records)
-    written = 0 if dry_run else write_output(folder, merged.records, manifest)
+    try:
+        written = 0 if dry_run else write_output(folder, merged.records, manifest)
+    finally:
+        emit.forget_prerendered()
     seconds = collected.seconds + time.perf_counter() - started
     return RunResult(collected.pin, folder, manifest, merged, written, seconds)
 

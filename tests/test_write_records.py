@@ -42,3 +42,25 @@ def test_only_changed_records_are_written_and_no_temp_file_is_left(tmp_path: Pat
 def test_nothing_to_write_creates_no_folder(tmp_path: Path) -> None:
     assert emit.write_records(tmp_path, []) == 0
     assert not (tmp_path / emit.ERRORS_DIR).exists()
+
+
+def one_dump_text(record: ErrorRecord) -> str:
+    """The record file as a single YAML mapping (how record_text first wrote it)."""
+    return (emit.dump_yaml({"schema_version": 1, "id": record.id, "status": record.status,
+                            "extracted": emit.extracted_data(record)})
+            + emit.dump_yaml({"annotation": record.annotation.data})
+            + emit.dump_yaml({"history": emit.history_data(record.history)}))
+
+
+def test_record_text_is_the_same_rendered_ahead_or_not() -> None:
+    tricky = [replace(r, id=i) for r, i in zip(records(), ["1234567890123456", "12e4567890123456",
+                                                          "0000000000000000", "abcdefabcdefabcd",
+                                                          "0x00000000000001"])]
+    plain = [emit.record_text(r) for r in tricky]
+    assert plain == [one_dump_text(r) for r in tricky]
+    for record in tricky:
+        emit.prerender_extracted(record.repo, record.commit, record.url, record.site)
+    try:
+        assert [emit.record_text(r) for r in tricky] == plain
+    finally:
+        emit.forget_prerendered()
