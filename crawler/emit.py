@@ -57,9 +57,15 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def dump_yaml(data: Any) -> str:
-    """Deterministic YAML: keys in the order given, no line folding, unicode kept."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16,
+    """Deterministic YAML: keys in the order given, no line folding, unicode kept.
+
+    A text that ends in a block scalar kept with its trailing blank lines (`|+`) gets a
+    document-end marker (`...`) from PyYAML; it is dropped, because record files are pieces
+    joined into one document, where the next top-level key ends the scalar just as well.
+    """
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16,
                      default_flow_style=False)
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 # ---------------------------------------------------------------- records to data and back

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from crawler import emit
 from crawler.records import ACTIVE, ErrorRecord, History
 from crawler.visitor import find_raise_sites
@@ -64,3 +66,12 @@ def test_record_text_is_the_same_rendered_ahead_or_not() -> None:
         assert [emit.record_text(r) for r in tricky] == plain
     finally:
         emit.forget_prerendered()
+
+
+@pytest.mark.parametrize("snippet", ["x\n\n", "x\n\n\n", "x\n \n\n", "    a\n\n", "x\n"])
+def test_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path, snippet: str) -> None:
+    """PyYAML ends such a text with `...`; joined with the next block it must still load."""
+    record = replace(records()[0], site=replace(records()[0].site, snippet=snippet))
+    emit.write_records(tmp_path, [record])
+    (path,) = (tmp_path / emit.ERRORS_DIR).iterdir()
+    assert emit.load_record(path).site.snippet == snippet
