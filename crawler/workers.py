@@ -201,9 +201,8 @@ class WorkerPool:
 
     def close(self) -> None:
         """Stop every worker: politely when idle, by force when busy."""
-        for worker in self._workers:
+        for worker in list(self._workers):  # _stop removes it from the list
             self._stop(worker, force=worker.busy)
-        self._workers.clear()
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:
         """(index in `jobs`, outcome) for every file, in the order they finish."""

@@ -226,3 +226,11 @@ def test_visit_files_keeps_file_order_with_a_crash_among_them(jobs: int) -> None
     assert outcomes[7].failure is not None and outcomes[7].failure.reason == PARSER_CRASHED
     assert [len(o.sites) for o in outcomes].count(1) == 30
     assert seen[-1] == (31, 31) and store.read == 31
+
+
+def test_closing_the_pool_stops_every_worker() -> None:
+    with WorkerPool(3, Limits(batch_files=2)) as pool:
+        list(pool.run([good(f"f{i}") for i in range(9)]))
+        processes = [w.process for w in pool._workers]
+        assert len(processes) == 3
+    assert not any(p.is_alive() for p in processes)
