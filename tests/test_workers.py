@@ -6,7 +6,9 @@ Every test here runs LibCST in real worker processes, as a run does; nothing is 
 from __future__ import annotations
 
 import ast
+import sysconfig
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,7 @@ from crawler.workers import (
     Job,
     Limits,
     WorkerPool,
+    visit_file,
 )
 
 # LibCST 1.9 kills its process with SIGSEGV on these (measured; the `+` chain takes about 30 s
@@ -189,6 +192,16 @@ def test_mixed_tabs_agree_with_python(pool: WorkerPool) -> None:
     except SyntaxError:
         return
     assert messages(outcome) == ["mixed"]
+
+
+def test_workers_give_the_same_outcomes_as_an_in_process_parse(pool: WorkerPool) -> None:
+    """Workers skip LibCST's node validation and the cyclic GC; the records must not change."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    jobs = [(p.name, "0" * 40, p.read_bytes()) for p in sorted(stdlib.glob("*.py"))[:40]]
+    got = dict(pool.run(jobs))
+    assert sum(len(o.sites) for o in got.values()) > 200
+    for index, job in enumerate(jobs):
+        assert got[index] == visit_file(*job), job[0]
 
 
 # ---------------------------------------------------------------- through the pipeline
