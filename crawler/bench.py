@@ -192,40 +192,30 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def benchmark(source: str, ref: str, jobs: int, repeat: int, old: str | None, new: str | None,
               workdir: Path, say: Any) -> dict[str, Any]:
-    results: dict[str, Any] = {}
+    """Every measure, `repeat` rounds interleaved (so a change in the machine's load falls on all
+    of them alike), and the median of each."""
+    runs: dict[str, list[dict[str, Any]]] = {}
     pin_cache = workdir / "pin-cache"
-
-    say("floor: libcst.parse_module, one process")
-    results["floor"] = median_of([run_phase("floor", source, ref, pin_cache)
-                                  for _ in range(repeat)])
-
-    def extraction(label: str, workers: int) -> dict[str, Any]:
-        runs = []
-        for attempt in range(repeat):
-            # A fresh output folder and cache each time: nothing from an earlier run is reused.
+    for attempt in range(repeat):
+        say(f"round {attempt + 1} of {repeat}: floor (libcst.parse_module, one process)")
+        runs.setdefault("floor", []).append(run_phase("floor", source, ref, pin_cache))
+        for label, workers in (("extract_1", 1), ("extract_n", jobs)):
+            say(f"round {attempt + 1}: extraction, {workers} worker(s)")
+            # A fresh output folder and cache: nothing from an earlier run is reused.
             out, cache = workdir / f"out-{label}-{attempt}", workdir / f"cache-{label}-{attempt}"
-            runs.append(run_phase("extract", source, ref, cache, output=out, jobs=workers))
-        return median_of(runs)
-
-    say("extraction, 1 worker")
-    results["extract_1"] = extraction("1", 1)
-    say(f"extraction, {jobs} workers")
-    results["extract_n"] = extraction("n", jobs)
-
-    say("re-run with no change")
-    out, cache = workdir / "out-n-0", workdir / "cache-n-0"
-    results["rerun"] = median_of([run_phase("extract", source, ref, cache, output=out, jobs=jobs)
-                                  for _ in range(repeat)])
-
-    if old and new:
-        say(f"regeneration {old[:12]} -> {new[:12]}")
-        runs = []
-        for attempt in range(repeat):
+            runs.setdefault(label, []).append(
+                run_phase("extract", source, ref, cache, output=out, jobs=workers))
+        say(f"round {attempt + 1}: re-run with no change")
+        out, cache = workdir / f"out-extract_n-{attempt}", workdir / f"cache-extract_n-{attempt}"
+        runs.setdefault("rerun", []).append(
+            run_phase("extract", source, ref, cache, output=out, jobs=jobs))
+        if old and new:
+            say(f"round {attempt + 1}: regeneration {old[:12]} -> {new[:12]}")
             out, cache = workdir / f"out-regen-{attempt}", workdir / f"cache-regen-{attempt}"
             run_phase("extract", source, old, cache, output=out, jobs=jobs)
-            runs.append(run_phase("extract", source, new, cache, output=out, jobs=jobs))
-        results["regen"] = median_of(runs)
-
+            runs.setdefault("regen", []).append(
+                run_phase("extract", source, new, cache, output=out, jobs=jobs))
+    results = {name: median_of(found) for name, found in runs.items()}
     say("ruff " + EM_RULES)
     ruff = run_ruff(source, ref, pin_cache, workdir)
     if ruff is not None:
