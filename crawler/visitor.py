@@ -328,11 +328,13 @@ def _positions(module: cst.Module, source: bytes, lines: list[str], visitor: Rai
 
 def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
                    ) -> tuple[dict[int, Span], dict[int, Span]] | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _ast_parse(source)
+    if tree is None:
+        # Newer syntax than this interpreter's: try again with its type parameters blanked
+        # out line for line. Whatever comes of it is checked below like any other answer.
+        older = _without_type_parameters("\n".join(lines))
+        tree = _ast_parse(older) if older is not None else None
+    if tree is None:
         return None
     raise_nodes, function_nodes = _ast_statements(tree)
     if len(raise_nodes) != len(visitor.found) or len(function_nodes) != len(visitor.functions):
@@ -351,6 +353,63 @@ def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
             return None
         functions[id(cst_node)] = Span(ast_node.lineno, 0, ast_node.end_lineno or ast_node.lineno)
     return raises, functions
+
+
+def _ast_parse(source: str | bytes) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+# PEP 695 (Python 3.12): `class C[T](Base):`, `def f[T](x):` and `type Alias[T] = ...`.
+_GENERIC_HEADER = re.compile(r"\b(?:class|def)[ \t]+\w+[ \t]*\[")
+_TYPE_ALIAS = re.compile(r"^([ \t]*)type[ \t]+(?=\w+[ \t]*[=\[])", re.MULTILINE)
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+def _without_type_parameters(text: str) -> str | None:
+    """`text` with PEP 695 syntax made readable to an older `ast`, every line where it was.
+
+    Type parameter lists become spaces (their line breaks become backslash continuations) and
+    `type X = ...` becomes `X = ...`: no raise or function moves to another line, and a raise's
+    own line is never touched. None when there is nothing of the kind, or a list is unclosed.
+    """
+    if "[" not in text:
+        return None
+    pieces: list[str] = []
+    done = 0
+    for match in _GENERIC_HEADER.finditer(text):
+        start = match.end() - 1
+        if start < done:
+            continue
+        end = _closing_bracket(text, start)
+        if end is None:
+            return None
+        params = text[start : end + 1]
+        if "\r" in params:
+            return None
+        pieces.append(text[done:start])
+        pieces.append(re.sub(r"[^\n]", " ", params).replace("\n", "\\\n"))
+        done = end + 1
+    pieces.append(text[done:])
+    rewritten = _TYPE_ALIAS.sub(r"\1", "".join(pieces))
+    return rewritten if rewritten != text else None
+
+
+def _closing_bracket(text: str, start: int) -> int | None:
+    depth = 0
+    for index in range(start, len(text)):
+        char = text[index]
+        if char in _OPENERS:
+            depth += 1
+        elif char in _CLOSERS:
+            depth -= 1
+            if depth == 0:
+                return index if char == "]" else None
+    return None
 
 
 _AST_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
