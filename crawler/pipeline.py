@@ -118,7 +118,12 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
         return []
     total = len(files)
     report = (lambda done: progress(done, total)) if progress else None
-    for index, outcome in visit_all(_read(repo, files), jobs, limits, report):
+    # Largest first: the last files to finish are then small ones, and no worker waits long
+    # on another's big file at the end. Outcomes still come back in the order of `files`.
+    order = sorted(range(total), key=lambda i: -files[i].size)
+    ordered = [files[i] for i in order]
+    for position, outcome in visit_all(_read(repo, ordered), jobs, limits, report):
+        index = order[position]
         outcomes[index] = outcome
         if each is not None:
             each(outcome)

@@ -62,8 +62,8 @@ class Limits:
     seconds: float = 120.0  # wall clock per file; jax's largest file parses in about 3 s
     memory_bytes: int = 4 << 30  # RLIMIT_AS of a worker: address space, not resident memory
     files_per_worker: int = 500  # a worker is replaced after this many files
-    batch_files: int = 16  # files sent to a worker at once
-    batch_bytes: int = 1 << 20  # ... or fewer, when they add up to this many bytes
+    batch_files: int = 8  # files sent to a worker at once
+    batch_bytes: int = 256 << 10  # ... or fewer, when they add up to this many bytes
 
 
 # ---------------------------------------------------------------- inside a worker
