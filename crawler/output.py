@@ -304,7 +304,7 @@ def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifes
             if record.id in protected:
                 raise OutputError(f"{folder}: record {record.id} is protected this run (its file "
                                   "could not be loaded)")
-            written += emit.write_record(folder, record)
+        written += emit.write_records(folder, records)
         emit.sync_folder(folder / emit.ERRORS_DIR)
         if manifest is not None:
             written += emit.write_manifest(folder, manifest)

@@ -12,7 +12,8 @@ import re
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from crawler import __version__, classes, emit, output
@@ -26,39 +27,25 @@ from crawler.pin import PinnedRepo, default_cache_dir, pin
 from crawler.records import (
     NEEDS_REVIEW,
     REMOVED,
-    ClassDef,
     Counts,
     ErrorRecord,
     ExtractOptions,
     FileEntry,
     Manifest,
     Pin,
-    RaiseSite,
     Skipped,
     SourceFile,
     TestAssertion,
 )
 from crawler.related import related_records, with_derived
-from crawler.visitor import RaiseCounts, find_raise_sites
+from crawler.workers import FileOutcome, Job, Limits, default_jobs, visit_all, visit_file
+
+__all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
 
 SYMLINK, SUBMODULE = "120000", "160000"
 TEST_DIRS = frozenset({"test", "tests"})
-
-
-@dataclass(frozen=True)
-class FileOutcome:
-    """What visiting one file gave: its sites, or why it could not be read."""
-
-    path: str
-    blob: str
-    sites: tuple[RaiseSite, ...] = ()
-    counts: RaiseCounts = field(default_factory=RaiseCounts)
-    failure: Skipped | None = None
-    pending: tuple[RaiseSite, ...] = ()  # message-less raises that may take a class default
-    classes: tuple[ClassDef, ...] = ()
-    exports: dict[str, str] = field(default_factory=dict)  # module-level names: qualified names
 
 
 @dataclass(frozen=True)
@@ -147,33 +134,9 @@ def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> l
 # ---------------------------------------------------------------- visiting files
 
 
-def visit_file(path: str, blob: str, data: bytes) -> FileOutcome:
-    """Parse one file and find its sites; a file that cannot be parsed becomes a reason."""
-    try:
-        found = find_raise_sites(path, data, module_name(path))
-    except RecursionError:
-        return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", "nested too deeply"))
-    except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
-        return FileOutcome(path, blob, failure=Skipped(path, "parse_failed", _describe(error)))
-    return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
-                       classes=tuple(found.classes), exports=found.exports)
-
-
-def _describe(error: Exception) -> str:
-    lines = str(error).strip().splitlines()
-    detail = lines[0] if lines else ""
-    if hasattr(error, "raw_line"):  # libcst's ParserSyntaxError
-        detail = f"line {error.raw_line}: {getattr(error, 'message', detail)}"
-    return f"{type(error).__name__}: {detail}"[:300]
-
-
 def cache_entry(outcome: FileOutcome) -> Entry:
     return (outcome.sites, outcome.counts, outcome.failure, outcome.pending, outcome.classes,
             outcome.exports)
-
-
-def _visit_packed(item: tuple[str, str, bytes]) -> FileOutcome:
-    return visit_file(*item)
 
 
 def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
@@ -191,60 +154,62 @@ def _assertions_packed(item: tuple[str, str, bytes]) -> FileAssertions:
 
 
 def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> list[FileAssertions]:
-    """Every test file's assertions, in the order of `files`, in worker processes when jobs > 1."""
-    items = ((f.path, f.blob, data) for f, data in _read(repo, files))
-    if jobs <= 1 or len(files) < 2:
-        return list(map(_assertions_packed, items))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_assertions_packed, items, chunksize=8))
+    """Every test file's assertions, in worker processes: a test file that crashes the parser
+    costs the evidence still unread, never the run."""
+    found: list[FileAssertions] = []
+    if not files:
+        return found
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        try:
+            found.extend(pool.map(_assertions_packed, _read(repo, files), chunksize=8))
+        except BrokenProcessPool:
+            pass  # evidence is a help, not a record: what was read is kept
+    return found
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
-                progress: Progress | None, cache: ResultCache | None = None) -> list[FileOutcome]:
-    """Visit every file, in worker processes when jobs > 1; outcomes in the order of `files`.
+                progress: Progress | None, cache: ResultCache | None = None,
+                limits: Limits | None = None) -> list[FileOutcome]:
+    """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
 
-    A file whose (path, blob) is in the cache is not read at all; the others are visited and
-    their results stored for the next run, of this repository or any other.
+    A file whose (path, blob) is in the cache is not read at all. The others are read as workers
+    become free and taken as they finish, so what is held is the outcomes and one batch of bytes
+    per worker, whatever the size of the repository; each is stored in the cache for the next
+    run, of this repository or any other.
     """
-    found: dict[int, FileOutcome] = {}
-    misses: list[tuple[int, SourceFile]] = []
+    outcomes: list[FileOutcome | None] = [None] * len(files)
+    misses: list[int] = []
     for index, entry in enumerate(files):
         cached = cache.get(entry.path, entry.blob) if cache is not None else None
         if cached is None:
-            misses.append((index, entry))
+            misses.append(index)
         else:
-            found[index] = FileOutcome(entry.path, entry.blob, *cached)
-    if progress and found:
-        progress(len(found), len(files))
-    todo = [entry for _, entry in misses]
-    items = ((f.path, f.blob, data) for f, data in _read(repo, todo))
-    if jobs <= 1 or len(todo) < 2:
-        results: Iterator[FileOutcome] = map(_visit_packed, items)
-        pool = None
-    else:
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        results = pool.map(_visit_packed, items, chunksize=8)
-    try:
-        for (index, _), outcome in zip(misses, results):
-            found[index] = outcome
-            if cache is not None:
-                cache.put(outcome.path, outcome.blob, cache_entry(outcome))
-            if progress:
-                progress(len(found), len(files))
-    finally:
-        if pool is not None:
-            pool.shutdown()
-    return [found[index] for index in range(len(files))]
+            outcomes[index] = FileOutcome(entry.path, entry.blob, *cached)
+    hits, total = len(files) - len(misses), len(files)
+    if progress and hits:
+        progress(hits, total)
+    report = (lambda done: progress(hits + done, total)) if progress else None
+    # Largest first: the last files to finish are then small ones, and no worker waits long
+    # on another's big file at the end. Outcomes still come back in the order of `files`.
+    order = sorted(misses, key=lambda i: -files[i].size)
+    for position, outcome in visit_all(_read(repo, [files[i] for i in order]), jobs, limits,
+                                       report):
+        outcomes[order[position]] = outcome
+        if cache is not None:
+            cache.put(outcome.path, outcome.blob, cache_entry(outcome))
+    assert all(o is not None for o in outcomes)
+    return outcomes  # type: ignore[return-value]
 
 
-def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[SourceFile, bytes]]:
-    """Blob bytes in file order; a blob shared by two paths is read once per path."""
+def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[Job]:
+    """(path, blob, bytes) in file order, read lazily; a blob shared by two paths is read per path."""
     if not files:
         return
     shas = [f.blob for f in files]
     for entry, (sha, data) in zip(files, repo.read_blobs(shas)):
-        assert sha == entry.blob, (sha, entry.blob)
-        yield entry, data
+        if sha != entry.blob:
+            raise AssertionError(f"{entry.path}: read blob {sha}, expected {entry.blob}")
+        yield entry.path, entry.blob, data
 
 
 # ---------------------------------------------------------------- the whole run
@@ -293,7 +258,7 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
-        workers = jobs or os.cpu_count() or 1
+        workers = jobs or default_jobs()
         outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir))
         tests = read_test_files(repo, select_test_files(entries, options), workers)
     assertions = tuple(a for found in tests for a in found.assertions)
@@ -615,7 +580,7 @@ def _text_of(path: Path) -> str | None:
 
 def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest | str) -> int:
     """Write the records whose text changed, then the manifest last (it marks the run done)."""
-    written = sum(1 for record in records if emit.write_record(folder, record))
+    written = emit.write_records(folder, records)
     emit.sync_folder(folder / emit.ERRORS_DIR)
     written += emit.write_manifest(folder, manifest)
     emit.sync_folder(folder)

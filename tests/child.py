@@ -31,7 +31,7 @@ def _log(what: str) -> None:
 
 
 def kill_before(step: int) -> None:
-    """SIGKILL this process just before its Nth file step (temp file, fsync, rename)."""
+    """SIGKILL this process just before its Nth file step (temp file, fsync or sync, rename)."""
     count = 0
 
     def wrap(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -45,6 +45,7 @@ def kill_before(step: int) -> None:
         return step_then
 
     os.fsync = wrap(os.fsync)
+    os.sync = wrap(os.sync)
     os.replace = wrap(os.replace)
     tempfile.mkstemp = wrap(tempfile.mkstemp)  # type: ignore[assignment]
 

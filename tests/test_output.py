@@ -302,8 +302,10 @@ class _Full:
         return self.real(*args, **kwargs)  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("target", ["fsync", "mkstemp", "fdopen"])
-@pytest.mark.parametrize("nth", [1, 2, 4, 7, 8])
+# Records are made durable together by one sync, after every temp file is written; the
+# manifest alone is fsynced on its own: so a full disk shows at a temp file, a write, or that fsync.
+@pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("mkstemp", "fdopen")
+                                               for n in (1, 2, 4, 7, 8)), ("fsync", 1)])
 def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
                                  monkeypatch: pytest.MonkeyPatch, target: str, nth: int) -> None:
     root, folder, reference = built

@@ -1,0 +1,374 @@
+"""The benchmark: our extraction against the floor (LibCST's bare parse) and ruff, in one run.
+
+    python -m crawler.bench PATH_OR_REPO [--ref REF] [--old SHA --new SHA] [--json FILE]
+    python -m crawler.bench --stdlib            # this interpreter's standard library
+
+Every measurement runs in a fresh child process, on the same files (those `crawler extract`
+selects at the pin), and reports its wall time and peak resident memory (`ru_maxrss` of the
+child itself and of its largest worker process). Ratios are to the floor: `libcst.parse_module`
+over every file, one process, nothing else. A table goes to stdout, the figures to `--json`.
+
+This is a developer's tool, like a test: it prints, and it is not part of `crawler`'s commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+EM_RULES = "EM101,EM102,EM103"
+
+# (label, phase, what the ratio is to, target ratio or None)
+TARGETS = {
+    "extract_1": ("floor", 1.25),
+    "extract_n": ("floor", 0.70),
+    "rerun": ("extract_n", 0.05),
+    "regen": ("extract_n", 0.25),
+}
+
+
+# ---------------------------------------------------------------- inside a child process
+
+
+_KIB = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is bytes on macOS, KiB on Linux
+
+
+def _peak() -> dict[str, float]:
+    """Peak resident memory in MiB: this process, and its largest worker or other child.
+
+    Workers are forked by multiprocessing's fork server, not by us, so their own report
+    (`crawler.workers.STATS`) is taken along with RUSAGE_CHILDREN (git and the like).
+    """
+    from crawler.workers import STATS
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _KIB / (1 << 20)
+    kids = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, STATS.peak_rss_kib)
+    return {"rss_mib": round(own, 1), "worker_rss_mib": round(kids * _KIB / (1 << 20), 1),
+            "workers_started": STATS.started}
+
+
+def _cpu() -> float:
+    """CPU seconds of this process, its waited-for children, and its retired workers."""
+    from crawler.workers import STATS
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + STATS.cpu_seconds)
+
+
+def _files(source: str, ref: str, cache_dir: Path) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of the files an extraction would parse, read from the pinned commit."""
+    from crawler.pin import pin
+    from crawler.pipeline import select_files
+    from crawler.records import ExtractOptions
+
+    with pin(source, ref, cache_dir=cache_dir) as repo:
+        chosen, _, _ = select_files(repo.list_files(), ExtractOptions())
+        for entry, (_, data) in zip(chosen, repo.read_blobs([f.blob for f in chosen])):
+            yield entry.path, data
+
+
+def phase_floor(args: argparse.Namespace) -> dict[str, Any]:
+    """LibCST's bare parse of every file, one process: the floor. Also `ast`, for reference."""
+    import ast
+    import warnings
+
+    import libcst
+
+    blobs = [data for _, data in _files(args.source, args.ref, Path(args.cache_dir))]
+    failed = 0
+    cpu = time.process_time()
+    started = time.perf_counter()
+    for data in blobs:
+        try:
+            libcst.parse_module(data)
+        except Exception:  # noqa: BLE001 - a file LibCST refuses still costs its time
+            failed += 1
+    seconds = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    ast_failed = 0
+    ast_started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for data in blobs:
+            try:
+                ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                ast_failed += 1
+    return {"seconds": seconds, "cpu_seconds": cpu, "files": len(blobs), "bytes": sum(map(len, blobs)),
+            "parse_failed": failed, "ast_seconds": time.perf_counter() - ast_started,
+            "ast_failed": ast_failed}
+
+
+def phase_extract(args: argparse.Namespace) -> dict[str, Any]:
+    """`crawler extract` as the command runs it: pin, visit in workers, merge, write."""
+    from crawler.pin import pin
+    from crawler.pipeline import extract
+
+    cache = Path(args.cache_dir)
+    pin_started = time.perf_counter()
+    with pin(args.source, args.ref, cache_dir=cache):  # fills the fetch cache; timed apart
+        pass
+    pin_seconds = time.perf_counter() - pin_started
+    cpu = _cpu()
+    started = time.perf_counter()
+    result = extract(args.source, ref=args.ref, output_root=Path(args.output), cache_dir=cache,
+                     jobs=args.jobs)
+    seconds = time.perf_counter() - started
+    cpu = _cpu() - cpu
+    counts = result.manifest.counts
+    return {"seconds": seconds, "cpu_seconds": cpu, "pin_seconds": pin_seconds,
+            "files": counts.parsed,
+            "records": counts.records, "skipped": counts.skipped,
+            "files_written": result.files_written}
+
+
+PHASES = {"floor": phase_floor, "extract": phase_extract}
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def run_phase(phase: str, source: str, ref: str, cache_dir: Path, *, output: Path | None = None,
+              jobs: int = 1) -> dict[str, Any]:
+    """Run one measurement in a fresh interpreter; its figures, plus its wall time from outside."""
+    command = [sys.executable, "-m", "crawler.bench", "--phase", phase, source, "--ref", ref,
+               "--cache-dir", str(cache_dir), "--jobs", str(jobs)]
+    if output is not None:
+        command += ["--output", str(output)]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"bench: phase {phase} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    figures["wall_seconds"] = wall
+    return figures
+
+
+def run_ruff(source: str, ref: str, cache_dir: Path, workdir: Path) -> dict[str, Any] | None:
+    """ruff's EM101/EM102/EM103 over the same files, written out to a folder; None without ruff."""
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        return None
+    tree = workdir / "ruff-tree"
+    count = 0
+    for path, data in _files(source, ref, cache_dir):
+        target = tree / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        count += 1
+    command = [ruff, "check", "--isolated", "--no-cache", "--select", EM_RULES, "--exit-zero",
+               "--output-format", "concise", str(tree)]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    findings = sum(1 for line in done.stdout.splitlines() if " EM10" in line)
+    return {"seconds": seconds, "files": count, "findings": findings}
+
+
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median time, with every run's time kept beside it."""
+    ordered = sorted(runs, key=lambda r: r["seconds"])
+    middle = dict(ordered[(len(ordered) - 1) // 2])
+    middle["runs"] = [round(r["seconds"], 3) for r in runs]
+    middle["seconds"] = statistics.median(r["seconds"] for r in runs)
+    return middle
+
+
+def benchmark(source: str, ref: str, jobs: int, repeat: int, old: str | None, new: str | None,
+              workdir: Path, say: Any) -> dict[str, Any]:
+    """Every measure, `repeat` rounds interleaved (so a change in the machine's load falls on all
+    of them alike), and the median of each."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    pin_cache = workdir / "pin-cache"
+    for attempt in range(repeat):
+        say(f"round {attempt + 1} of {repeat}: floor (libcst.parse_module, one process)")
+        runs.setdefault("floor", []).append(run_phase("floor", source, ref, pin_cache))
+        for label, workers in (("extract_1", 1), ("extract_n", jobs)):
+            say(f"round {attempt + 1}: extraction, {workers} worker(s)")
+            # A fresh output folder and cache: nothing from an earlier run is reused.
+            out, cache = workdir / f"out-{label}-{attempt}", workdir / f"cache-{label}-{attempt}"
+            runs.setdefault(label, []).append(
+                run_phase("extract", source, ref, cache, output=out, jobs=workers))
+        say(f"round {attempt + 1}: re-run with no change")
+        out, cache = workdir / f"out-extract_n-{attempt}", workdir / f"cache-extract_n-{attempt}"
+        runs.setdefault("rerun", []).append(
+            run_phase("extract", source, ref, cache, output=out, jobs=jobs))
+        if old and new:
+            say(f"round {attempt + 1}: regeneration {old[:12]} -> {new[:12]}")
+            out, cache = workdir / f"out-regen-{attempt}", workdir / f"cache-regen-{attempt}"
+            run_phase("extract", source, old, cache, output=out, jobs=jobs)
+            runs.setdefault("regen", []).append(
+                run_phase("extract", source, new, cache, output=out, jobs=jobs))
+    results = {name: median_of(found) for name, found in runs.items()}
+    say("ruff " + EM_RULES)
+    ruff = run_ruff(source, ref, pin_cache, workdir)
+    if ruff is not None:
+        results["ruff_em"] = ruff
+    return results
+
+
+def ratios(results: dict[str, Any]) -> dict[str, float]:
+    floor = results["floor"]["seconds"]
+    found = {name: results[name]["seconds"] / floor for name in results if name != "floor"}
+    found["ast"] = results["floor"]["ast_seconds"] / floor
+    floor_cpu = results["floor"]["cpu_seconds"]
+    for name in results:
+        if name != "floor" and "cpu_seconds" in results[name]:
+            found[f"{name}_cpu"] = results[name]["cpu_seconds"] / floor_cpu
+    for name, (base, _) in TARGETS.items():
+        if name in results and base != "floor":
+            found[f"{name}/{base}"] = results[name]["seconds"] / results[base]["seconds"]
+    return found
+
+
+def table(results: dict[str, Any], jobs: int) -> str:
+    floor = results["floor"]
+    labels = {
+        "floor": "bare libcst.parse_module, 1 process (floor)",
+        "ast": "ast.parse, 1 process (reference)",
+        "extract_1": "extraction, 1 worker",
+        "extract_n": f"extraction, {jobs} workers",
+        "rerun": "re-run, no change",
+        "regen": "regeneration, old -> new",
+        "ruff_em": f"ruff {EM_RULES}",
+    }
+    rows = [("measure", "seconds", "/ floor", "target", "CPU s", "CPU / floor",
+             "peak MiB (self / worker)")]
+    found = ratios(results)
+    for name, label in labels.items():
+        if name == "ast":
+            rows.append((label, f"{floor['ast_seconds']:.2f}", f"{found['ast']:.2f}", "", "", "",
+                         ""))
+            continue
+        if name not in results:
+            continue
+        figures = results[name]
+        target = ""
+        ratio = f"{figures['seconds'] / floor['seconds']:.2f}"
+        if name in TARGETS:
+            base, goal = TARGETS[name]
+            if base != "floor":
+                ratio += f" ({found[f'{name}/{base}']:.3f} of {base})"
+            target = f"<= {goal:g}" + ("" if base == "floor" else f" of {base}")
+        memory = (f"{figures['rss_mib']:.0f} / {figures['worker_rss_mib']:.0f}"
+                  if "rss_mib" in figures else "")
+        cpu = figures.get("cpu_seconds")
+        cpu_cells = ((f"{cpu:.2f}", f"{cpu / floor['cpu_seconds']:.2f}") if cpu is not None
+                     else ("", ""))
+        rows.append((label, f"{figures['seconds']:.2f}", ratio, target, *cpu_cells, memory))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    head = (f"{floor['files']} files, {floor['bytes'] / 1e6:.1f} MB; LibCST refused "
+            f"{floor['parse_failed']}, ast refused {floor['ast_failed']}")
+    return head + "\n" + "\n".join(lines)
+
+
+@contextmanager
+def stdlib_repo(workdir: Path) -> Iterator[Path]:
+    """This interpreter's standard library (.py files only) committed into a new git repo."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    repo = workdir / "stdlib"
+    for path in sorted(stdlib.rglob("*.py")):
+        relative = path.relative_to(stdlib)
+        if relative.parts[0] in ("site-packages", "dist-packages") or not path.is_file():
+            continue
+        target = repo / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.invalid",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid",
+               GIT_CONFIG_NOSYSTEM="1")
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"],
+                    ["-c", "commit.gpgsign=false", "commit", "-q", "-m", "stdlib"]):
+        subprocess.run(["git", *command], cwd=repo, env=env, check=True, capture_output=True)
+    yield repo
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m crawler.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source", nargs="?", help="a local repository, URL or OWNER/NAME")
+    parser.add_argument("--stdlib", action="store_true",
+                        help="benchmark this interpreter's standard library, committed to a temp repo")
+    parser.add_argument("--ref", default="HEAD", help="the commit to measure [HEAD]")
+    parser.add_argument("--old", help="with --new: time a regeneration from OLD to NEW")
+    parser.add_argument("--new", help="the commit a regeneration moves to")
+    parser.add_argument("--jobs", type=int, default=None, help="workers for the parallel run [all cores]")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each measure; medians are shown")
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temp folder)")
+    parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
+    parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if not args.phase and not args.source and not args.stdlib:
+        parser.error("give PATH_OR_REPO or --stdlib")
+    if bool(args.old) != bool(args.new):
+        parser.error("--old and --new go together")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.phase:
+        figures = PHASES[args.phase](args)
+        figures.update(_peak())
+        print(json.dumps(figures))
+        return
+    from crawler.workers import default_jobs
+
+    jobs = args.jobs or default_jobs()
+    with _workdir(args.keep) as workdir:
+        context = stdlib_repo(workdir) if args.stdlib else _given(args.source)
+        with context as source_path:
+            source = str(source_path)
+            results = benchmark(source, args.ref, jobs, max(1, args.repeat), args.old, args.new,
+                                workdir, lambda text: print(f"... {text}", file=sys.stderr))
+    print(table(results, jobs))
+    if args.json:
+        report = {
+            "source": "stdlib" if args.stdlib else args.source,
+            "ref": args.ref, "old": args.old, "new": args.new, "jobs": jobs,
+            "repeat": args.repeat, "python": platform.python_version(),
+            "machine": {"cores": default_jobs(), "platform": platform.platform()},
+            "results": results, "ratios": ratios(results),
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+@contextmanager
+def _workdir(keep: Path | None) -> Iterator[Path]:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="crawler-bench-") as folder:
+        yield Path(folder)
+
+
+@contextmanager
+def _given(source: str) -> Iterator[str]:
+    yield source
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""The benchmark runs end to end on a small repository and reports every measure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from crawler import bench
+from tests.gitrepo import GitRepo
+
+
+def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo("lib")
+    for i in range(4):
+        repo.write(f"pkg/m{i}.py", f"def f():\n    raise ValueError('m{i}')\n")
+    old = repo.commit("first")
+    repo.write("pkg/m0.py", "def f():\n    raise ValueError('m0 changed')\n")
+    new = repo.commit("second")
+    report = tmp_path / "bench.json"
+    bench.main([str(repo.path), "--old", old, "--new", new, "--jobs", "2", "--json", str(report)])
+    table = capsys.readouterr().out
+    assert "bare libcst.parse_module" in table and "regeneration" in table
+    data = json.loads(report.read_text(encoding="utf-8"))
+    results = data["results"]
+    assert results["floor"]["files"] == 4
+    assert results["extract_1"]["records"] == results["extract_n"]["records"] == 4
+    assert results["rerun"]["files_written"] == 0
+    assert results["regen"]["files_written"] >= 1
+    assert {"extract_1", "extract_n", "rerun", "regen"} <= set(data["ratios"])

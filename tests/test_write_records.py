@@ -1,0 +1,71 @@
+"""Writing many records at once: only changed texts are written, each atomically, none left half."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from crawler import emit
+from crawler.records import ACTIVE, ErrorRecord, History
+from crawler.visitor import find_raise_sites
+
+SOURCE = b"".join(b"def f%d():\n    raise ValueError('message %d')\n" % (i, i) for i in range(5))
+
+
+def records() -> list[ErrorRecord]:
+    sites = find_raise_sites("m.py", SOURCE, "m").sites
+    return [ErrorRecord(id=f"{i:016x}", status=ACTIVE, repo="local/o/n", commit="0" * 40,
+                        url=None, site=site, history=History(first_seen="0" * 40))
+            for i, site in enumerate(sites)]
+
+
+def test_only_changed_records_are_written_and_no_temp_file_is_left(tmp_path: Path) -> None:
+    first = records()
+    assert emit.write_records(tmp_path, first) == 5
+    folder = tmp_path / emit.ERRORS_DIR
+    paths = sorted(folder.iterdir())
+    assert [p.name for p in paths] == [f"{i:016x}.yaml" for i in range(5)]
+    for record, path in zip(first, paths):
+        assert path.read_text(encoding="utf-8") == emit.record_text(record)
+        assert emit.load_record(path).site == record.site
+    before = {p.name: p.stat().st_mtime_ns for p in paths}
+
+    assert emit.write_records(tmp_path, first) == 0
+    changed = list(first)
+    changed[2] = replace(changed[2], status="needs_review")
+    assert emit.write_records(tmp_path, changed) == 1
+    after = {p.name: p.stat().st_mtime_ns for p in sorted(folder.iterdir())}
+    assert {name for name in before if before[name] != after[name]} == {f"{2:016x}.yaml"}
+    assert not [p for p in folder.iterdir() if p.suffix == ".tmp"]
+
+
+def test_nothing_to_write_creates_no_folder(tmp_path: Path) -> None:
+    assert emit.write_records(tmp_path, []) == 0
+    assert not (tmp_path / emit.ERRORS_DIR).exists()
+
+
+def one_dump_text(record: ErrorRecord) -> str:
+    """The record file as a single YAML mapping (how record_text first wrote it)."""
+    return (emit.dump_yaml({"schema_version": 1, "id": record.id, "status": record.status,
+                            "extracted": emit.extracted_data(record)})
+            + emit.dump_yaml({"annotation": record.annotation.data})
+            + emit.dump_yaml({"history": emit.history_data(record.history)}))
+
+
+def test_record_text_is_the_same_rendered_ahead_or_not() -> None:
+    tricky = [replace(r, id=i) for r, i in zip(records(), ["1234567890123456", "12e4567890123456",
+                                                          "0000000000000000", "abcdefabcdefabcd",
+                                                          "0x00000000000001"])]
+    plain = [emit.record_text(r) for r in tricky]
+    assert plain == [one_dump_text(r) for r in tricky]
+
+
+@pytest.mark.parametrize("snippet", ["x\n\n", "x\n\n\n", "x\n \n\n", "    a\n\n", "x\n"])
+def test_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path, snippet: str) -> None:
+    """PyYAML ends such a text with `...`; joined with the next block it must still load."""
+    record = replace(records()[0], site=replace(records()[0].site, snippet=snippet))
+    emit.write_records(tmp_path, [record])
+    (path,) = (tmp_path / emit.ERRORS_DIR).iterdir()
+    assert emit.load_record(path).site.snippet == snippet
