@@ -58,7 +58,13 @@ class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
     """Safe dumper that writes multi-line strings as literal blocks, for readable diffs."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if not value.isascii() and _SURROGATE.search(value):
+        # UTF-8 cannot hold a lone surrogate: written as the `\\udc80` a traceback would show.
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

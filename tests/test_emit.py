@@ -123,3 +123,9 @@ def test_any_text_round_trips_through_a_record_file(snippet: str, template: str,
     assert data["history"]["first_seen"] == SHA
     if kept:
         assert "  what_it_means: x  # mine\n" in text
+
+
+def test_a_lone_surrogate_anywhere_is_written_as_its_escape() -> None:
+    """Test patterns, conditions, snippets: any text read off a file may hold one."""
+    text = emit.dump_yaml({"evidence": [{"pattern": "x\udc80y"}], "plain": "é"})
+    assert yaml.safe_load(text) == {"evidence": [{"pattern": "x\\udc80y"}], "plain": "é"}
