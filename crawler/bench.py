@@ -127,7 +127,7 @@ def phase_extract(args: argparse.Namespace) -> dict[str, Any]:
     cpu = _cpu()
     started = time.perf_counter()
     result = extract(args.source, ref=args.ref, output_root=Path(args.output), cache_dir=cache,
-                     jobs=args.jobs)
+                     jobs=args.jobs, evidence=args.evidence)
     seconds = time.perf_counter() - started
     cpu = _cpu() - cpu
     counts = result.manifest.counts
@@ -161,10 +161,12 @@ PHASES = {"floor": phase_floor, "extract": phase_extract, "update": phase_update
 
 
 def run_phase(phase: str, source: str, ref: str, cache_dir: Path, *, output: Path | None = None,
-              jobs: int = 1) -> dict[str, Any]:
+              jobs: int = 1, evidence: bool = False) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter; its figures, plus its wall time from outside."""
     command = [sys.executable, "-m", "crawler.bench", "--phase", phase, source, "--ref", ref,
                "--cache-dir", str(cache_dir), "--jobs", str(jobs)]
+    if evidence:
+        command.append("--evidence")
     if output is not None:
         command += ["--output", str(output)]
     started = time.perf_counter()
@@ -222,6 +224,10 @@ def benchmark(source: str, ref: str, jobs: int, repeat: int, old: str | None, ne
             out, cache = workdir / f"out-{label}-{attempt}", workdir / f"cache-{label}-{attempt}"
             runs.setdefault(label, []).append(
                 run_phase("extract", source, ref, cache, output=out, jobs=workers))
+        say(f"round {attempt + 1}: extraction, {jobs} worker(s), with test evidence")
+        out, cache = workdir / f"out-evidence-{attempt}", workdir / f"cache-evidence-{attempt}"
+        runs.setdefault("extract_evidence", []).append(
+            run_phase("extract", source, ref, cache, output=out, jobs=jobs, evidence=True))
         say(f"round {attempt + 1}: re-run with no change")
         out, cache = workdir / f"out-extract_n-{attempt}", workdir / f"cache-extract_n-{attempt}"
         runs.setdefault("rerun", []).append(
@@ -261,6 +267,7 @@ def table(results: dict[str, Any], jobs: int) -> str:
         "ast": "ast.parse, 1 process (reference)",
         "extract_1": "extraction, 1 worker",
         "extract_n": f"extraction, {jobs} workers",
+        "extract_evidence": f"extraction, {jobs} workers, test files read for evidence",
         "rerun": "re-run, no change",
         "regen": "regeneration, old -> new",
         "ruff_em": f"ruff {EM_RULES}",
@@ -330,6 +337,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--old", help="with --new: time a regeneration from OLD to NEW")
     parser.add_argument("--new", help="the commit a regeneration moves to")
     parser.add_argument("--jobs", type=int, default=None, help="workers for the parallel run [all cores]")
+    parser.add_argument("--evidence", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measure; medians are shown")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temp folder)")

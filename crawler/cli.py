@@ -90,6 +90,9 @@ def progress_bar(quiet: bool, label: str) -> Iterator[Callable[[int, int], None]
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
+@click.option("--evidence/--no-evidence", default=True, show_default=True,
+              help="Read the test files for assertions on each message (costs their parse; "
+                   "--no-evidence keeps the records' evidence as it is).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes [default: all cores].")
 @click.option("--dry-run", is_flag=True, help="Extract and merge, but write nothing.")
@@ -99,7 +102,8 @@ def progress_bar(quiet: bool, label: str) -> Iterator[Callable[[int, int], None]
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
             include: tuple[str, ...], exclude: tuple[str, ...], include_tests: bool,
-            jobs: int | None, dry_run: bool, wait: float, as_json: bool, quiet: bool) -> None:
+            evidence: bool, jobs: int | None, dry_run: bool, wait: float, as_json: bool,
+            quiet: bool) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
     SOURCE is a local repository path, a file://, https:// or ssh URL, or OWNER/NAME on
@@ -120,7 +124,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
     with progress_bar(quiet, "parsing") as progress:
         result = run_extract(source, ref=ref, output_root=output_root, options=options,
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
-                             dry_run=dry_run, wait=wait)
+                             dry_run=dry_run, wait=wait, evidence=evidence)
     summary = {
         "repo": result.pin.repo,
         "ref": result.pin.ref,

@@ -252,18 +252,23 @@ def result_cache(cache_dir: Path | None) -> ResultCache:
 
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
             cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
-            progress: Progress | None = None) -> Collected:
-    """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere."""
+            progress: Progress | None = None, evidence: bool = True) -> Collected:
+    """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere.
+
+    With `evidence`, the repository's test files are parsed too, for the assertions that name
+    an error: often more code than the library itself, so it can be left out.
+    """
     started = time.perf_counter()
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
         workers = jobs or default_jobs()
         outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir))
-        tests = read_test_files(repo, select_test_files(entries, options), workers)
+        tests = (read_test_files(repo, select_test_files(entries, options), workers)
+                 if evidence else [])
     assertions = tuple(a for found in tests for a in found.assertions)
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
-                     time.perf_counter() - started, assertions=assertions, tests_read=True)
+                     time.perf_counter() - started, assertions=assertions, tests_read=evidence)
 
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
@@ -423,11 +428,11 @@ def _merge(collected: Collected, previous: Manifest | None, plan: output.Plan, t
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
-            dry_run: bool = False, wait: float = 0.0) -> RunResult:
+            dry_run: bool = False, wait: float = 0.0, evidence: bool = True) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
-                        jobs=jobs, progress=progress)
+                        jobs=jobs, progress=progress, evidence=evidence)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait)
     return replace(result, seconds=time.perf_counter() - started)
 
