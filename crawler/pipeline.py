@@ -328,12 +328,8 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             collected = replace(collected, pin=previous.pin)
         pinned = collected.pin
         resolved = _class_pass(collected, previous)
-        if collected.kept and collected.outcomes and (
-                previous is None
-                or tuple(resolved.exception_classes) != tuple(previous.exception_classes)):
-            # Class defaults changed: every file's sites may have, so this is a full merge.
-            collected = replace(collected, outcomes=(*collected.outcomes, *collected.context),
-                                kept=(), context=())
+        if collected.kept and collected.outcomes:
+            collected = _reach_of_class_changes(collected, previous, resolved)
         full = not collected.kept
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
@@ -381,6 +377,40 @@ def _derive(merged: MergeResult, collected: Collected) -> EvidenceStats | None:
     evidence = match_evidence(merged.records, collected.assertions, stats) if stats else None
     merged.records = with_derived(merged.records, related_records(merged.records), evidence)
     return stats
+
+
+def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
+                            resolved: classes.Resolved) -> Collected:
+    """Files not read again whose sites a changed exception class reaches, read as if changed.
+
+    A class's entry holds what its raises take from it (its template, inherited through its
+    bases, and its bases); a kept file that raises a class whose entry changed, by qualified or
+    plain name (a re-export may spell it otherwise), is merged again with the changed files.
+    """
+    if previous is None:
+        return replace(collected, outcomes=(*collected.outcomes, *collected.context), kept=(),
+                       context=())
+    before = {entry.get("qualname"): entry for entry in previous.exception_classes}
+    after = {entry.get("qualname"): entry for entry in resolved.exception_classes}
+    changed = {q for q in before.keys() | after.keys() if before.get(q) != after.get(q)}
+    if not changed:
+        return collected
+    names = {str(q) for q in changed} | {str(q).rsplit(".", 1)[-1] for q in changed}
+
+    def reached(outcome: FileOutcome) -> bool:
+        for site in (*outcome.sites, *outcome.pending):
+            written = site.exception_qualname or site.exception
+            if written in names or written.rsplit(".", 1)[-1] in names:
+                return True
+        return False
+
+    moved = [o for o in collected.context if reached(o)]
+    if not moved:
+        return collected
+    paths = {o.path for o in moved}
+    return replace(collected, outcomes=(*collected.outcomes, *moved),
+                   kept=tuple(e for e in collected.kept if e.path not in paths),
+                   context=tuple(o for o in collected.context if o.path not in paths))
 
 
 def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Resolved:
