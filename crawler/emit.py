@@ -12,7 +12,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -37,6 +37,7 @@ from crawler.records import (
     Related,
     Skipped,
     Template,
+    empty_annotation,
 )
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -346,7 +347,8 @@ def load_record(path: Path) -> ErrorRecord:
         raise RecordError(f"id {data['id']!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
     block = annotation_block(text)
-    if block is not None:
+    if block is not None and not (block == _empty_annotation_block()
+                                  and data.get("annotation") == empty_annotation().data):
         try:
             reparsed = safe_load_text(block, str(path))
         except RecordError:
@@ -354,6 +356,12 @@ def load_record(path: Path) -> ErrorRecord:
         if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
             block = None  # an unusual layout: fall back to writing the data itself
     return record_from_data(data, block)
+
+
+@cache
+def _empty_annotation_block() -> str:
+    """The block a new record's empty slots are written as: it needs no second parse."""
+    return dump_yaml({"annotation": empty_annotation().data})
 
 
 def is_record_id(value: object) -> bool:
@@ -568,7 +576,8 @@ def write_record(root: Path, record: ErrorRecord) -> bool:
     return True
 
 
-def write_records(root: Path, records: Iterable[ErrorRecord]) -> int:
+def write_records(root: Path, records: Iterable[ErrorRecord],
+                  texts: Mapping[str, str] | None = None) -> int:
     """Write every record whose file text changes, atomically each; how many were written.
 
     The same guarantee as `write_atomic` for each file (a crash leaves it as it was or as it
@@ -581,7 +590,7 @@ def write_records(root: Path, records: Iterable[ErrorRecord]) -> int:
     try:
         for record in records:
             path = record_path(root, record.id)  # ids only, checked
-            text = record_text(record)
+            text = texts[record.id] if texts and record.id in texts else record_text(record)
             if _holds(path, text):
                 continue
             if not staged:

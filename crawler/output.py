@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -293,7 +293,8 @@ def _path_hint(path: Path) -> str | None:
 
 
 def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | None,
-                 protected: frozenset[str] = frozenset()) -> int:
+                 protected: frozenset[str] = frozenset(),
+                 texts: Mapping[str, str] | None = None) -> int:
     """Write the records whose text changed, then the manifest last; how many files were written.
 
     A record id in `protected` (a broken file's, or a held-back record's) is never written.
@@ -304,7 +305,7 @@ def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifes
             if record.id in protected:
                 raise OutputError(f"{folder}: record {record.id} is protected this run (its file "
                                   "could not be loaded)")
-        written += emit.write_records(folder, records)
+        written += emit.write_records(folder, records, texts)
         emit.sync_folder(folder / emit.ERRORS_DIR)
         if manifest is not None:
             written += emit.write_manifest(folder, manifest)

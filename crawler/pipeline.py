@@ -352,10 +352,13 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
         unchanged = set() if full else set(merged.unchanged)
         changes = [r for r in merged.records if r.id not in unchanged]
-        pending = pending_writes(folder, changes, emit.manifest_text(manifest))
+        texts: dict[str, str] = {}
+        pending = pending_writes(folder, changes, emit.manifest_text(manifest), texts)
         written = 0
         if not dry_run and not plan.hold_all:
-            written = output.write_folder(folder, changes, manifest, plan.reserved)
+            # Only the records whose text changes, each rendered once.
+            to_write = [r for r in changes if r.id in texts]
+            written = output.write_folder(folder, to_write, manifest, plan.reserved, texts)
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
         problems.append(f"{folder}: a broken record could not be placed in a source file, so "
@@ -594,13 +597,17 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: lis
                     needs_review=tuple(sorted(review)))
 
 
-def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str) -> list[str]:
-    """The files (relative to `folder`) whose text a write would change."""
+def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str,
+                   texts: dict[str, str] | None = None) -> list[str]:
+    """The files (relative to `folder`) whose text a write would change; `texts` gets them."""
     pending = []
     for record in records:
         name = f"{emit.ERRORS_DIR}/{record.id}.yaml"
-        if _text_of(folder / name) != emit.record_text(record):
+        text = emit.record_text(record)
+        if _text_of(folder / name) != text:
             pending.append(name)
+            if texts is not None:
+                texts[record.id] = text
     if _text_of(folder / emit.MANIFEST) != manifest_text:
         pending.append(emit.MANIFEST)
     return pending
