@@ -261,11 +261,8 @@ def safe_load_text(text: str, where: str) -> Any:
             # PyYAML's constructors raise these for odd plain values; the file is broken.
             raise RecordError(f"a value cannot be read ({type(error).__name__}); fix the file by "
                               "hand, it was left as it is", path=where) from error
-    except yaml.MarkedYAMLError as error:
-        raise _yaml_error(error, where) from error
     except yaml.YAMLError as error:
-        raise RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
-                          path=where) from error
+        raise _yaml_error(error, where) from error
     finally:
         loader.dispose()
 
@@ -290,11 +287,8 @@ def _scan_events(text: str, where: str) -> None:
                                       path=where, line=_line(event))
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
-    except yaml.MarkedYAMLError as error:
-        raise _yaml_error(error, where) from error
     except yaml.YAMLError as error:
-        raise RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
-                          path=where) from error
+        raise _yaml_error(error, where) from error
     finally:
         loader.dispose()
 
@@ -310,7 +304,11 @@ def _line(event: yaml.Event) -> int | None:
     return mark.line + 1 if mark is not None else None
 
 
-def _yaml_error(error: yaml.MarkedYAMLError, where: str) -> RecordError:
+def _yaml_error(error: yaml.YAMLError, where: str) -> RecordError:
+    """One line for what PyYAML found wrong, at its line when it says."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
+                           path=where)
     mark = error.problem_mark or error.context_mark
     line = mark.line + 1 if mark is not None else None
     problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
