@@ -87,9 +87,6 @@ def _manifest_folders(root: Path) -> Iterator[Path]:
             dirnames.sort()
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _manifest_head(path: Path) -> Known | None:
     """What a manifest says of its pin, parsed without its long lists of skipped and read files.
 
@@ -100,7 +97,7 @@ def _manifest_head(path: Path) -> Known | None:
         text = path.read_text(encoding="utf-8")
         head = text.split("\nexception_classes:", 1)[0]
         for part in (head, text) if head != text else (text,):
-            data = yaml.load(part, Loader=_Loader)  # noqa: S506 - a safe loader
+            data = emit.safe_load_text(part, str(path))  # refuses tags, aliases, deep nesting
             if isinstance(data, dict) and {"source", "commit", "options", "counts",
                                            "crawler_version"} <= data.keys():
                 break
@@ -114,7 +111,7 @@ def _manifest_head(path: Path) -> Known | None:
             crawler_version=data["crawler_version"],
             files=data["counts"]["files"], records=data["counts"]["records"],
         )
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, CrawlerError, KeyError, TypeError):
         return None
 
 
