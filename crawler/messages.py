@@ -58,19 +58,6 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # ---------------------------------------------------------------- a raise's call to templates
 
 
-def message_argument(call: cst.Call) -> tuple[str, cst.BaseExpression] | None:
-    """The argument of an exception call that carries its message (the first), and which one."""
-    for index, arg in enumerate(call.args):
-        if arg.keyword is None and not arg.star:
-            return str(index), arg.value
-        if arg.star:
-            return f"{arg.star}{index}", arg.value
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in MESSAGE_KEYWORDS:
-            return arg.keyword.value, arg.value
-    return None
-
-
 def call_templates(call: cst.Call, module: cst.Module, position: flow.Position = (),
                    exception_qualname: str | None = None,
                    assigned: set[str] | None = None) -> list[Template] | None:

@@ -496,16 +496,6 @@ def load_existing(folder: Path) -> list[ErrorRecord]:
     return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
 
 
-def load_records(folder: Path, ids: Iterable[str]) -> list[ErrorRecord]:
-    """The records of these ids; an id whose file a person deleted is passed over."""
-    records = []
-    for record_id in sorted(set(ids)):
-        path = folder / emit.ERRORS_DIR / f"{record_id}.yaml"
-        if path.exists():
-            records.append(emit.load_record(path))
-    return records
-
-
 def _ids_to_load(previous: Manifest, collected: Collected) -> set[str]:
     """Records that this update may change: of files changed, gone or come, and in review."""
     kept = {entry.path for entry in collected.kept}
@@ -618,15 +608,6 @@ def _text_of(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def write_output(folder: Path, records: list[ErrorRecord], manifest: Manifest | str) -> int:
-    """Write the records whose text changed, then the manifest last (it marks the run done)."""
-    written = emit.write_records(folder, records)
-    emit.sync_folder(folder / emit.ERRORS_DIR)
-    written += emit.write_manifest(folder, manifest)
-    emit.sync_folder(folder)
-    return written
 
 
 # ---------------------------------------------------------------- annotations against messages
