@@ -112,10 +112,16 @@ def template_data(template: Template) -> dict[str, Any]:
 
 def extracted_data(record: ErrorRecord) -> dict[str, Any]:
     """The crawler-owned facts of a record, in the order they are written."""
-    site = record.site
+    return {**_pin_data(record), **site_data(record.site), **_derived_data(record)}
+
+
+def _pin_data(record: ErrorRecord) -> dict[str, Any]:
+    return {"repo": record.repo, "commit": record.commit, "url": record.url}
+
+
+def site_data(site: RaiseSite) -> dict[str, Any]:
+    """What one raise site says, read off its file."""
     return {
-        "repo": record.repo,
-        "commit": record.commit,
         "path": site.path,
         "line": site.line,
         "end_line": site.end_line,
@@ -129,12 +135,14 @@ def extracted_data(record: ErrorRecord) -> dict[str, Any]:
         "message": template_data(site.message),
         "cause": site.cause,
         "condition": site.condition,
-        "url": record.url,
-        "related": [{"id": r.id, "reason": r.reason} for r in record.related],
-        "evidence": [asdict(e) for e in record.evidence],
         "snippet_line": site.snippet_line,
         "snippet": site.snippet,
     }
+
+
+def _derived_data(record: ErrorRecord) -> dict[str, Any]:
+    return {"related": [{"id": r.id, "reason": r.reason} for r in record.related],
+            "evidence": [asdict(e) for e in record.evidence]}
 
 
 def history_data(history: History | None) -> dict[str, Any]:
@@ -142,24 +150,50 @@ def history_data(history: History | None) -> dict[str, Any]:
     return asdict(history)
 
 
+# A site's part of the `extracted` block, rendered while the workers still parse (the crawler's
+# own process is otherwise idle then); bounded, since a batch worker never writes records.
+_SITE_BLOCKS: dict[RaiseSite, str] = {}
+_SITE_BLOCKS_MAX = 100_000
+
+
+def prerender_sites(sites: Iterable[RaiseSite]) -> None:
+    """Render the sites' blocks ahead of `record_text`, which then only joins them."""
+    if len(_SITE_BLOCKS) > _SITE_BLOCKS_MAX:
+        _SITE_BLOCKS.clear()
+    for site in sites:
+        if site not in _SITE_BLOCKS:
+            _SITE_BLOCKS[site] = _nested(site_data(site))
+
+
+def forget_prerendered() -> None:
+    _SITE_BLOCKS.clear()
+
+
+def _nested(data: dict[str, Any]) -> str:
+    """A mapping dumped as it stands one level down: every non-empty line indented by two."""
+    return "".join("  " + line if line != "\n" else line
+                   for line in dump_yaml(data).splitlines(keepends=True))
+
+
+@cache
+def _empty_annotation_text() -> str:
+    return dump_yaml({"annotation": empty_annotation().data})
+
+
 def record_text(record: ErrorRecord) -> str:
-    """The whole file of a record; its annotation block kept as the text it was read with."""
-    text = dump_yaml({
-        "schema_version": SCHEMA_VERSION,
-        "id": record.id,
-        "status": record.status,
-        "extracted": extracted_data(record),
-        "annotation": record.annotation.data,
-        "history": history_data(record.history),
-    })
-    kept = record.annotation.text
-    if kept is None:
-        return text
-    # One document, dumped whole, then the annotation's lines swapped for the person's own text.
-    dumped = annotation_block(text)
-    assert dumped is not None
-    start = text.index("\nannotation:") + 1
-    return text[:start] + kept + text[start + len(dumped):]
+    """The whole file of a record, one YAML document, joined from blocks dumped apart.
+
+    The annotation block is the exact text it was read with, when it was read from a file.
+    """
+    site_block = _SITE_BLOCKS.get(record.site) or _nested(site_data(record.site))
+    annotation = record.annotation.text
+    if annotation is None:
+        annotation = (_empty_annotation_text() if record.annotation.data == empty_annotation().data
+                      else dump_yaml({"annotation": record.annotation.data}))
+    return (dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
+            + "extracted:\n" + _nested(_pin_data(record)) + site_block
+            + _nested(_derived_data(record)) + annotation
+            + dump_yaml({"history": history_data(record.history)}))
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:
@@ -345,7 +379,7 @@ def load_record(path: Path) -> ErrorRecord:
         raise RecordError(f"id {data['id']!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
     block = annotation_block(text)
-    if block is not None and not (block == _empty_annotation_block()
+    if block is not None and not (block == _empty_annotation_text()
                                   and data.get("annotation") == empty_annotation().data):
         try:
             reparsed = safe_load_text(block, str(path))
@@ -354,12 +388,6 @@ def load_record(path: Path) -> ErrorRecord:
         if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
             block = None  # an unusual layout: fall back to writing the data itself
     return record_from_data(data, block)
-
-
-@cache
-def _empty_annotation_block() -> str:
-    """The block a new record's empty slots are written as: it needs no second parse."""
-    return dump_yaml({"annotation": empty_annotation().data})
 
 
 def is_record_id(value: object) -> bool:

@@ -195,6 +195,7 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     for position, outcome in visit_all(_read(repo, [files[i] for i in order]), jobs, limits,
                                        report):
         outcomes[order[position]] = outcome
+        emit.prerender_sites(outcome.sites)  # while the workers parse on
         if cache is not None:
             cache.put(outcome.path, outcome.blob, cache_entry(outcome))
     assert all(o is not None for o in outcomes)
@@ -359,6 +360,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             # Only the records whose text changes, each rendered once.
             to_write = [r for r in changes if r.id in texts]
             written = output.write_folder(folder, to_write, manifest, plan.reserved, texts)
+    emit.forget_prerendered()
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
         problems.append(f"{folder}: a broken record could not be placed in a source file, so "

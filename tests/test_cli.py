@@ -61,7 +61,8 @@ def test_validate_names_the_bad_file_and_field(small_repo: GitRepo, tmp_path: Pa
     record.write_text(record.read_text().replace("line: 2\n", "line: two\n", 1))
     result = CliRunner().invoke(main, ["validate", str(out)])
     assert result.exit_code == 1
-    assert f"{record}:8: extracted.line: 'two' is not of type 'integer'" in result.output
+    line = record.read_text().splitlines().index("  line: two") + 1
+    assert f"{record}:{line}: extracted.line: 'two' is not of type 'integer'" in result.output
 
 
 @pytest.mark.parametrize(
