@@ -163,7 +163,8 @@ def clean_temp_files(folder: Path) -> list[str]:
     return removed
 
 
-def load_folder(folder: Path, ids: Collection[str] | None = None) -> Loaded:
+def load_folder(folder: Path, ids: Collection[str] | None = None,
+                manifest: Manifest | None = None) -> Loaded:
     """Every record in the folder that loads safely, and every file in errors/ that does not.
 
     With `ids`, only those records are read (an update that knows which files changed); the
@@ -197,11 +198,12 @@ def load_folder(folder: Path, ids: Collection[str] | None = None) -> Loaded:
         except OutputError as error:  # a schema problem
             broken.append(BrokenFile(str(path), claimed,
                                      f"{error}; fix the file by hand, it was left as it is"))
-    manifest, problem = None, None
-    try:
-        manifest = emit.load_manifest(folder)
-    except OutputError as error:
-        problem = f"{error}; it will be rebuilt from the records"
+    problem = None
+    if manifest is None:  # an update has read it already
+        try:
+            manifest = emit.load_manifest(folder)
+        except OutputError as error:
+            problem = f"{error}; it will be rebuilt from the records"
     return Loaded(tuple(records), tuple(broken), manifest, problem)
 
 
@@ -292,7 +294,7 @@ def _path_hint(path: Path) -> str | None:
 # ---------------------------------------------------------------- writing the folder
 
 
-def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | None,
+def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | str | None,
                  protected: frozenset[str] = frozenset(),
                  texts: Mapping[str, str] | None = None) -> int:
     """Write the records whose text changed, then the manifest last; how many files were written.

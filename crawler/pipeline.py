@@ -335,14 +335,15 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
         if full or previous is None:
-            loaded = output.load_folder(folder)
+            loaded = output.load_folder(folder, manifest=previous)
             taken: set[str] = set()
         else:
             taken = _ids_in(folder, previous)
             # Records on disk that the manifest does not list were written by a run that stopped
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
-            loaded = output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans)
+            loaded = output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
+                                        manifest=previous)
         plan = output.plan(loaded, pinned, sites)
         merged = _merge(collected, previous, plan, taken)
         stats = _derive(merged, collected) if full else None
@@ -354,12 +355,13 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         unchanged = set() if full else set(merged.unchanged)
         changes = [r for r in merged.records if r.id not in unchanged]
         texts: dict[str, str] = {}
-        pending = pending_writes(folder, changes, emit.manifest_text(manifest), texts)
+        manifest_text = emit.manifest_text(manifest)
+        pending = pending_writes(folder, changes, manifest_text, texts)
         written = 0
         if not dry_run and not plan.hold_all:
             # Only the records whose text changes, each rendered once.
             to_write = [r for r in changes if r.id in texts]
-            written = output.write_folder(folder, to_write, manifest, plan.reserved, texts)
+            written = output.write_folder(folder, to_write, manifest_text, plan.reserved, texts)
     emit.forget_prerendered()
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
