@@ -77,9 +77,14 @@ def pin(
 
 def _on_branch_or_tag(git_dir: Path, sha: str, where: str) -> bool:
     """Is `sha` reachable from a branch (local or remote-tracking) or a tag?"""
+    refs = ("refs/heads", "refs/remotes", "refs/tags")
     try:
-        out = run_git(git_dir, "for-each-ref", "--count=1", f"--contains={sha}",
-                      "--format=%(refname)", "refs/heads", "refs/remotes", "refs/tags")
+        # A branch or tag that points at it answers at once; `--contains` walks the history.
+        out = run_git(git_dir, "for-each-ref", "--count=1", f"--points-at={sha}",
+                      "--format=%(refname)", *refs)
+        if not out.strip():
+            out = run_git(git_dir, "for-each-ref", "--count=1", f"--contains={sha}",
+                          "--format=%(refname)", *refs)
     except GitFailed as exc:
         raise SourceError(f"[{where}] cannot list branches and tags: {exc.reason}") from None
     return bool(out.strip())

@@ -192,6 +192,8 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     # Largest first: the last files to finish are then small ones, and no worker waits long
     # on another's big file at the end. Outcomes still come back in the order of `files`.
     order = sorted(misses, key=lambda i: -files[i].size)
+    if not order:
+        return outcomes  # type: ignore[return-value]  # every file from the cache: no worker
     for position, outcome in visit_all(_read(repo, [files[i] for i in order]), jobs, limits,
                                        report):
         outcomes[order[position]] = outcome
