@@ -593,11 +593,8 @@ def write_record(root: Path, record: ErrorRecord) -> bool:
     """Write a record unless the file already holds exactly this text; True if written."""
     path = record_path(root, record.id)
     text = record_text(record)
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except (OSError, UnicodeDecodeError):
-        pass
+    if _holds(path, text):
+        return False
     write_atomic(path, text)
     return True
 
@@ -650,7 +647,7 @@ def _holds(path: Path, text: str) -> bool:
 
 def _stage(path: Path, text: str) -> str:
     """A temp file beside `path` holding `text`, written but not yet synced."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -683,10 +680,7 @@ def write_manifest(root: Path, manifest: Manifest | str) -> bool:
     """Write the manifest (or its text, made already) unless the file holds exactly that."""
     path = root / MANIFEST
     text = manifest if isinstance(manifest, str) else manifest_text(manifest)
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except (OSError, UnicodeDecodeError):
-        pass
+    if _holds(path, text):
+        return False
     write_atomic(path, text)
     return True
