@@ -18,13 +18,15 @@ from typing import Any
 
 from crawler import __version__
 from crawler.records import ClassDef, RaiseSite, Skipped, Template
+from crawler.skeleton import Region
 from crawler.visitor import RaiseCounts
 
-FORMAT = 2  # bump when the layout of an entry changes
+FORMAT = 3  # bump when the layout of an entry changes
 
-# sites, counts, failure, pending (message-less raises), classes defined, module-level bindings
+# sites, counts, failure, pending (message-less raises), classes defined, module-level bindings,
+# functions and context (for reading the file's next version as a skeleton)
 Entry = tuple[tuple[RaiseSite, ...], RaiseCounts, Skipped | None, tuple[RaiseSite, ...],
-              tuple[ClassDef, ...], dict[str, str]]
+              tuple[ClassDef, ...], dict[str, str], tuple[Region, ...], str]
 
 
 class ResultCache:
@@ -71,7 +73,7 @@ class ResultCache:
         file = self._file(key)
         if file is None:
             return
-        sites, counts, failure, pending, classes, exports = entry
+        sites, counts, failure, pending, classes, exports, regions, context = entry
         data = {
             "key": key, "path": path, "blob": blob, "version": self.version,
             "sites": [asdict(site) for site in sites],
@@ -80,6 +82,8 @@ class ResultCache:
             "pending": [asdict(site) for site in pending],
             "classes": [asdict(cls) for cls in classes],
             "exports": exports,
+            "regions": [asdict(region) for region in regions],
+            "context": context,
         }
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
@@ -113,6 +117,16 @@ def _entry_from_data(data: dict[str, Any]) -> Entry:
     exports = data["exports"]
     if not isinstance(exports, dict):
         raise ValueError("exports is not a mapping")
+    context = data["context"]
+    if not isinstance(context, str):
+        raise ValueError("context is not a string")
     return (tuple(_site(item) for item in data["sites"]), RaiseCounts(**data["counts"]), failure,
             tuple(_site(item) for item in data["pending"]),
-            tuple(_class(item) for item in data["classes"]), exports)
+            tuple(_class(item) for item in data["classes"]), exports,
+            tuple(_region(item) for item in data["regions"]), context)
+
+
+def _region(item: dict[str, Any]) -> Region:
+    lookups = tuple((tuple(parts), answer) for parts, answer in item["lookups"])
+    return Region(**{**item, "classes": tuple(item["classes"]), "counts": tuple(item["counts"]),
+                     "lookups": lookups})

@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from crawler import __version__, classes, emit, output
+from crawler import __version__, classes, emit, output, skeleton
 from crawler.cache import Entry, ResultCache
 from crawler.errors import CrawlerError, OutputError
 from crawler.evidence import FileAssertions, find_assertions
@@ -38,7 +38,8 @@ from crawler.records import (
     TestAssertion,
 )
 from crawler.related import related_records, with_derived
-from crawler.workers import FileOutcome, Job, Limits, default_jobs, visit_all, visit_file
+from crawler.visitor import RaiseCounts
+from crawler.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
 
 __all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
 
@@ -136,7 +137,7 @@ def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> l
 
 def cache_entry(outcome: FileOutcome) -> Entry:
     return (outcome.sites, outcome.counts, outcome.failure, outcome.pending, outcome.classes,
-            outcome.exports)
+            outcome.exports, outcome.regions, outcome.context)
 
 
 def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
@@ -169,13 +170,16 @@ def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> lis
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
                 progress: Progress | None, cache: ResultCache | None = None,
-                limits: Limits | None = None) -> list[FileOutcome]:
+                limits: Limits | None = None, before: dict[str, str] | None = None
+                ) -> list[FileOutcome]:
     """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
 
     A file whose (path, blob) is in the cache is not read at all. The others are read as workers
     become free and taken as they finish, so what is held is the outcomes and one batch of bytes
     per worker, whatever the size of the repository; each is stored in the cache for the next
-    run, of this repository or any other.
+    run, of this repository or any other. `before` maps a path to its blob at the previous
+    run: when the cache holds that version's results, only the file's changed functions are
+    parsed (`crawler.skeleton`).
     """
     outcomes: list[FileOutcome | None] = [None] * len(files)
     misses: list[int] = []
@@ -194,8 +198,12 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     order = sorted(misses, key=lambda i: -files[i].size)
     if not order:
         return outcomes  # type: ignore[return-value]  # every file from the cache: no worker
-    for position, outcome in visit_all(_read(repo, [files[i] for i in order]), jobs, limits,
-                                       report):
+    previous = _previous_versions([files[i] for i in order], before, cache)
+    jobs_in = ((path, blob, data, _known(previous.get(path)))
+               for path, blob, data in _read(repo, [files[i] for i in order]))
+    for position, outcome in visit_all(jobs_in, jobs, limits, report):
+        if outcome.stubbed:
+            outcome = _filled(outcome, previous[outcome.path])
         outcomes[order[position]] = outcome
         emit.prerender_sites(outcome.sites)  # while the workers parse on
         if cache is not None:
@@ -204,7 +212,43 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     return outcomes  # type: ignore[return-value]
 
 
-def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[Job]:
+def _previous_versions(files: list[SourceFile], before: dict[str, str] | None,
+                       cache: ResultCache | None) -> dict[str, skeleton.Previous]:
+    """The cached results of each file's previous version that can be read as a skeleton."""
+    found: dict[str, skeleton.Previous] = {}
+    if not before or cache is None:
+        return found
+    for entry in files:
+        blob = before.get(entry.path)
+        cached = cache.get(entry.path, blob) if blob is not None and blob != entry.blob else None
+        if cached is None:
+            continue
+        sites, _, failure, pending, classes, _, regions, context = cached
+        if failure is None and regions and context:
+            found[entry.path] = skeleton.Previous(sites, pending, classes, regions, context)
+    return found
+
+
+def _known(previous: skeleton.Previous | None) -> skeleton.Known | None:
+    if previous is None:
+        return None
+    return skeleton.Known(previous.context,
+                          tuple((region.key, region.lookups) for region in previous.regions))
+
+
+def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:
+    """A skeleton's outcome with its stubbed functions' results taken from the previous version."""
+    filled = skeleton.fill(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
+                           outcome.stubbed, previous)
+    counts = outcome.counts
+    more = filled.counts
+    return replace(outcome, sites=filled.sites, pending=filled.pending, classes=filled.classes,
+                   regions=filled.regions, stubbed=(),
+                   counts=RaiseCounts(counts.raise_statements + more[0], counts.bare_raise + more[1],
+                                      counts.reraise + more[2], counts.without_message + more[3]))
+
+
+def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[str, str, bytes]]:
     """(path, blob, bytes) in file order, read lazily; a blob shared by two paths is read per path."""
     if not files:
         return
@@ -289,7 +333,9 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
             if same_crawler and f.path in old and old[f.path].blob == f.blob]
     kept_paths = {entry.path for entry in kept}
     todo = [f for f in chosen if f.path not in kept_paths]
-    outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache)
+    before = {entry.path: entry.blob for entry in previous.files}
+    outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache,
+                           before=before)
     context: tuple[FileOutcome, ...] = ()
     if todo:  # nothing changed: no class can have changed either
         unchanged = [f for f in chosen if f.path in kept_paths]

@@ -12,7 +12,12 @@ LibCST's `PositionProvider` gives them instead. Tests hold both to the same answ
 from __future__ import annotations
 
 import ast
+import codecs
+import hashlib
+import io
+import json
 import re
+import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from crawler import flow, names
+from crawler import flow, names, skeleton
 from crawler.messages import Reader, build_template, call_templates
 from crawler.records import ClassDef, RaiseSite, Template
 
@@ -98,6 +103,7 @@ class RaiseVisitor:
     module_classes: set[str] = field(default_factory=set)  # classes defined at module level
     module_names: set[str] = field(default_factory=set)  # every other module-level binding
     module_bindings: dict[str, str] = field(default_factory=dict)
+    lookups: list[tuple[str, ...]] = field(default_factory=list)  # dotted names the module resolved
     _stack: list[Scope] = field(default_factory=list)
     _levels: list[flow.Level] = field(default_factory=list)
     _aliases: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -304,6 +310,9 @@ class FileSites:
     `pending` holds raises without a message (`raise Foo`, `raise Foo()`) of a class that is not
     a builtin: they become records only if the repository-wide pass finds a template for Foo.
     `exports` maps the module's top-level names to qualified names, to follow re-exports.
+    `regions`, `context` and `stubbed` are for reading the file's next version (see
+    `crawler.skeleton`): read from a skeleton, `stubbed` lists the functions whose results the
+    caller takes from the previous version (`skeleton.fill`).
     """
 
     sites: list[RaiseSite]
@@ -312,32 +321,177 @@ class FileSites:
     classes: list[ClassDef] = field(default_factory=list)
     pending: list[RaiseSite] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
+    regions: list[skeleton.Region] = field(default_factory=list)
+    context: str = ""
+    stubbed: tuple[skeleton.Region, ...] = ()
 
 
-def find_raise_sites(path: str, source: bytes, module_name: str | None = None) -> FileSites:
-    """Parse one file and return its raise sites. Raises libcst's ParserSyntaxError and friends."""
+def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
+                     known: skeleton.Known | None = None) -> FileSites:
+    """Parse one file and return its raise sites. Raises libcst's ParserSyntaxError and friends.
+
+    With `known` (the context and functions of the file's previous version), a file whose
+    context is unchanged is read as a skeleton: its known functions are stubbed, and listed in
+    `stubbed` for the caller to fill in.
+    """
+    if known is not None:
+        found = _skeleton_sites(path, source, module_name, known)
+        if found is not None:
+            return found
     module = cst.parse_module(source)
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
     visitor.visit_module(module)
+    context = context_digest(visitor, module)
+    if not visitor.found and not visitor.classes:
+        counts = RaiseCounts(raise_statements=len(visitor.found))
+        return FileSites([], counts, positions="none", exports=dict(visitor.module_bindings),
+                         context=context)
+    text = _decode(source, module.encoding)
+    lines = _LINE_BREAK.split(text)
+    tree = _ast_tree(source, lines)
+    plain = _plain_text(source)
+    regions = skeleton.outline(tree, skeleton.split_lines(plain))[0] \
+        if tree is not None and plain is not None else []
+    found = _read(path, module, visitor, tree, lines, lines, regions)
+    found.context = context
+    return found
+
+
+def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: skeleton.Known
+                    ) -> FileSites | None:
+    """The file read as a skeleton; None when it must be read whole after all."""
+    text = _plain_text(source)
+    if text is None:
+        return None
+    real_lines = skeleton.split_lines(text)
+    tree = _ast_tree(source, _LINE_BREAK.split(text))
+    if tree is None:
+        return None
+    regions, strings = skeleton.outline(tree, real_lines)
+    skeletal = skeleton.build(real_lines, regions, strings, known)
+    visited = _visit_skeleton(skeletal, path, module_name, known) if skeletal else None
+    if visited is None or skeletal is None:
+        return None
+    module, visitor = visited
+    refused = _lookups_changed(skeletal.stubbed, known, visitor)
+    if refused:  # a function whose names now resolve otherwise is read again: a second skeleton
+        skeletal = skeleton.build(real_lines, regions, strings, known, refused)
+        visited = _visit_skeleton(skeletal, path, module_name, known) if skeletal else None
+        if visited is None or skeletal is None:
+            return None
+        module, visitor = visited
+    lines = _LINE_BREAK.split(text)
+    skeleton_lines = _LINE_BREAK.split(skeletal.text)
+    found = _read(path, module, visitor, _ast_tree(skeletal.text, skeleton_lines), skeleton_lines,
+                  lines, regions, skeletal.real_line)
+    found.context = known.context
+    found.stubbed = skeletal.stubbed
+    return found
+
+
+def _visit_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | None,
+                    known: skeleton.Known) -> tuple[cst.Module, RaiseVisitor] | None:
+    """The skeleton parsed and visited; None when LibCST refuses it or the context changed."""
+    try:
+        module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
+    except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
+        return None
+    visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
+    visitor.visit_module(module)
+    if context_digest(visitor, module) != known.context:
+        return None
+    return module, visitor
+
+
+def _lookups_changed(stubbed: Sequence[skeleton.Region], known: skeleton.Known,
+                     visitor: RaiseVisitor) -> frozenset[skeleton.Key]:
+    """The stubbed functions a module-level name they use now resolves otherwise for."""
+    lookups = dict(known.functions)
+    return frozenset(region.key for region in stubbed
+                     if any(module_lookup(visitor, parts) != answer
+                            for parts, answer in lookups[region.key]))
+
+
+def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module | None,
+          parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
+          real_line: Sequence[int] | None = None) -> FileSites:
+    """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
     counts = RaiseCounts(raise_statements=len(visitor.found))
     exports = dict(visitor.module_bindings)
     if not visitor.found and not visitor.classes:
-        return FileSites([], counts, positions="none", exports=exports)
-    text = _decode(source, module.encoding)
-    lines = _LINE_BREAK.split(text)
-    spans, function_spans, class_lines, positions = _positions(module, source, lines, visitor)
+        return FileSites([], counts, "none", exports=exports, regions=regions)
+    spans, function_spans, class_lines, positions = _positions(module, tree, parsed_lines, visitor)
+    if real_line is not None:
+        spans, function_spans, class_lines = _moved_to(real_line, spans, function_spans,
+                                                       class_lines)
     sites: list[RaiseSite] = []
     pending: list[RaiseSite] = []
+    tallies = [[0, 0, 0, 0] for _ in regions]
+    lookups: list[set[tuple[str, ...]]] = [set() for _ in regions]
     for found in visitor.found:
-        made = _sites(path, module, found, spans[id(found.node)], function_spans, lines,
-                      visitor, counts)
+        before = (counts.bare_raise, counts.reraise, counts.without_message)
+        looked = len(visitor.lookups)
+        span = spans[id(found.node)]
+        made = _sites(path, module, found, span, function_spans, lines, visitor, counts)
         if made and made[0].message.kind == PENDING:
             pending.extend(made)
         else:
             sites.extend(made)
-    classes = [_class(path, module, found, class_lines[id(found.node)], visitor)
-               for found in visitor.classes]
-    return FileSites(sites, counts, positions, classes, pending, exports)
+        index = skeleton.region_at(regions, span.line)
+        if index is not None:
+            after = (counts.bare_raise, counts.reraise, counts.without_message)
+            tally = tallies[index]
+            tally[0] += 1
+            for at, (was, now) in enumerate(zip(before, after), start=1):
+                tally[at] += now - was
+            lookups[index].update(visitor.lookups[looked:])
+    classes = []
+    for found_class in visitor.classes:
+        looked = len(visitor.lookups)
+        made_class = _class(path, module, found_class, class_lines[id(found_class.node)], visitor)
+        classes.append(made_class)
+        index = skeleton.region_at(regions, made_class.line)
+        if index is not None:
+            lookups[index].update(visitor.lookups[looked:])
+    counted = [replace(r, counts=(t[0], t[1], t[2], t[3]),
+                       lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
+               for r, t, u in zip(regions, tallies, lookups)]
+    return FileSites(sites, counts, positions, classes, pending, exports, regions=counted)
+
+
+def _moved_to(real_line: Sequence[int], spans: dict[int, Span], function_spans: dict[int, Span],
+              class_lines: ClassLines) -> tuple[dict[int, Span], dict[int, Span], ClassLines]:
+    """A skeleton's positions, as lines of the file itself."""
+    def span(s: Span) -> Span:
+        return Span(real_line[s.line - 1], s.column, real_line[s.end_line - 1])
+
+    def line(n: int | None) -> int | None:
+        return real_line[n - 1] if n is not None else None
+
+    return ({k: span(s) for k, s in spans.items()}, {k: span(s) for k, s in function_spans.items()},
+            {k: (real_line[c - 1], line(i), line(a)) for k, (c, i, a) in class_lines.items()})
+
+
+def context_digest(visitor: RaiseVisitor, module: cst.Module) -> str:
+    """What every function's records take from the module: its name, and its line break.
+
+    The module-level names a function's records depend on are its region's `lookups`.
+    """
+    parts = (visitor.module_name, visitor.is_package, module.default_newline)
+    text = json.dumps(parts, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode("ascii")).hexdigest()
+
+
+def _plain_text(source: bytes) -> str | None:
+    """The text of a UTF-8 file with no BOM and no other declared encoding; else None."""
+    if source.startswith(codecs.BOM_UTF8):
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode("utf-8")
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    return text if encoding == "utf-8" else None
 
 
 PENDING = "pending"  # the kind of a message-less raise waiting for its class's template
@@ -553,9 +707,17 @@ def _is_local(name: str, scopes: Sequence[Scope]) -> bool:
 
 def _qualify(parts: list[str], scopes: Sequence[Scope], visitor: RaiseVisitor) -> str | None:
     chain = [scope.names for scope in reversed(scopes) if not scope.is_class]
+    if not any(parts[0] in bound for bound in chain):
+        visitor.lookups.append(tuple(parts))  # resolved by the module: what a function takes from it
     chain.append(visitor.module_bindings)
     shadowed = visitor.module_names | visitor.module_classes
     return names.qualify(parts, chain, shadowed)
+
+
+def module_lookup(visitor: RaiseVisitor, parts: Sequence[str]) -> str | None:
+    """What a dotted name no enclosing function binds resolves to in this module."""
+    return names.qualify(parts, [visitor.module_bindings],
+                         visitor.module_names | visitor.module_classes)
 
 
 def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, int]:
@@ -573,26 +735,31 @@ def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, 
 ClassLines = dict[int, tuple[int, "int | None", "int | None"]]
 
 
-def _positions(module: cst.Module, source: bytes, lines: list[str], visitor: RaiseVisitor
-               ) -> tuple[dict[int, Span], dict[int, Span], ClassLines, str]:
+def _positions(module: cst.Module, tree: ast.Module | None, lines: list[str],
+               visitor: RaiseVisitor) -> tuple[dict[int, Span], dict[int, Span], ClassLines, str]:
     """Spans of every raise and function, keyed by node id: from `ast`, else from LibCST."""
-    found = _ast_positions(source, lines, visitor)
+    found = _ast_positions(tree, lines, visitor) if tree is not None else None
     if found is not None:
         return found[0], found[1], found[2], "ast"
     raises, functions = _libcst_positions(module, visitor)
     return raises, functions, _libcst_class_lines(module, visitor), "libcst"
 
 
-def _ast_positions(source: bytes, lines: list[str], visitor: RaiseVisitor
-                   ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
+def _ast_tree(source: str | bytes, lines: list[str]) -> ast.Module | None:
+    """Python's own tree of the file, else of the file with PEP 695 type parameters blanked.
+
+    Newer syntax than this interpreter's is tried again with its type parameters blanked out
+    line for line; whatever positions come of it are checked like any other answer.
+    """
     tree = _ast_parse(source)
     if tree is None:
-        # Newer syntax than this interpreter's: try again with its type parameters blanked
-        # out line for line. Whatever comes of it is checked below like any other answer.
         older = _without_type_parameters("\n".join(lines))
         tree = _ast_parse(older) if older is not None else None
-    if tree is None:
-        return None
+    return tree
+
+
+def _ast_positions(tree: ast.Module, lines: list[str], visitor: RaiseVisitor
+                   ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
     raise_nodes, function_nodes, class_nodes = _ast_statements(tree)
     if (len(raise_nodes) != len(visitor.found) or len(function_nodes) != len(visitor.functions)
             or len(class_nodes) != len(visitor.classes)):

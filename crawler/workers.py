@@ -31,9 +31,11 @@ from typing import Any
 from crawler.errors import CrawlerError
 from crawler.names import module_name
 from crawler.records import ClassDef, RaiseSite, Skipped
+from crawler.skeleton import Known, Region
 from crawler.visitor import RaiseCounts, find_raise_sites
 
-Job = tuple[str, str, bytes]  # (path, blob sha, file bytes)
+# (path, blob sha, file bytes, what the file's previous version held or None)
+Job = tuple[str, str, bytes, Known | None]
 
 PARSE_FAILED = "parse_failed"
 PARSER_CRASHED = "parser_crashed"
@@ -52,6 +54,9 @@ class FileOutcome:
     pending: tuple[RaiseSite, ...] = ()  # message-less raises that may take a class default
     classes: tuple[ClassDef, ...] = ()
     exports: dict[str, str] = field(default_factory=dict)  # module-level names: qualified names
+    regions: tuple[Region, ...] = ()  # its functions, for reading its next version
+    context: str = ""  # what its functions take from the module (`visitor.context_digest`)
+    stubbed: tuple[Region, ...] = ()  # read as a skeleton: functions to fill from the previous
 
 
 class WorkerError(CrawlerError):
@@ -72,10 +77,14 @@ class Limits:
 # ---------------------------------------------------------------- inside a worker
 
 
-def visit_file(path: str, blob: str, data: bytes) -> FileOutcome:
-    """Parse one file and find its sites; a file that cannot be parsed becomes a reason."""
+def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) -> FileOutcome:
+    """Parse one file and find its sites; a file that cannot be parsed becomes a reason.
+
+    With `known`, only the functions that changed since the previous version may be parsed;
+    the outcome's `stubbed` then lists those to fill in from it (`crawler.skeleton.fill`).
+    """
     try:
-        found = find_raise_sites(path, data, module_name(path))
+        found = find_raise_sites(path, data, module_name(path), known)
     except RecursionError:
         return failed(path, blob, PARSE_FAILED, "nested too deeply")
     except MemoryError:
@@ -83,7 +92,9 @@ def visit_file(path: str, blob: str, data: bytes) -> FileOutcome:
     except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
         return failed(path, blob, PARSE_FAILED, _describe(error))
     return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
-                       classes=tuple(found.classes), exports=found.exports)
+                       classes=tuple(found.classes), exports=found.exports,
+                       regions=tuple(found.regions), context=found.context,
+                       stubbed=found.stubbed)
 
 
 def failed(path: str, blob: str, reason: str, detail: str) -> FileOutcome:
@@ -147,8 +158,8 @@ def _worker_main(conn: Connection, memory_bytes: int) -> None:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             conn.send((usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
             return
-        for path, blob, data in batch:
-            conn.send(visit_file(path, blob, data))
+        for job in batch:  # (path, blob, data) or (path, blob, data, known)
+            conn.send(visit_file(*job))
         gc.collect()  # between batches, when no tree is alive: a few milliseconds
 
 
@@ -327,7 +338,7 @@ class WorkerPool:
     def _died(self, worker: _Worker, retry: deque[tuple[int, Job]],
               suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, FileOutcome]]:
         worker.process.join(1.0)
-        index, (path, blob, _) = worker.batch[worker.answered]
+        index, (path, blob, *_) = worker.batch[worker.answered]
         retry.extendleft(reversed(worker.batch[worker.answered + 1 :]))
         alone = worker.alone
         culprit = worker.batch[worker.answered]
@@ -350,7 +361,7 @@ class WorkerPool:
 
     def _timed_out(self, worker: _Worker, retry: deque[tuple[int, Job]]
                    ) -> Iterator[tuple[int, FileOutcome]]:
-        index, (path, blob, _) = worker.batch[worker.answered]
+        index, (path, blob, *_) = worker.batch[worker.answered]
         retry.extendleft(reversed(worker.batch[worker.answered + 1 :]))
         worker.batch, worker.answered = [], 0
         self._stop(worker, force=True)

@@ -18,6 +18,7 @@ from crawler import emit, pipeline
 from crawler.cache import ResultCache
 from crawler.cli import main
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, RaiseSite, Template
+from crawler.skeleton import Region
 from crawler.visitor import RaiseCounts
 from tests.gitrepo import GitRepo
 
@@ -386,7 +387,8 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     cache = ResultCache(tmp_path)
     site = RaiseSite("a.py", 1, 1, 0, None, None, "<module>", "E", None,
                      Template("literal", "m", (), "^m$"), None, None, "raise E('m')", 1)
-    value = ((site,), RaiseCounts(raise_statements=1), None, (), (), {})
+    region = Region(("C",), "f", "d" * 40, 1, 3, (1, 0, 0, 0), ((("E",), "pkg.E"),))
+    value = ((site,), RaiseCounts(raise_statements=1), None, (), (), {}, (region,), "c" * 40)
     cache.put("a.py", "f" * 40, value)
     assert cache.get("a.py", "f" * 40) == value
     assert cache.get("b.py", "f" * 40) is None  # the path is part of the key

@@ -57,7 +57,9 @@ def ast_lines(source: bytes) -> list[tuple[int, int, int]] | None:
     walker = RaiseVisitor()
     walker.visit_module(module)
     text = visitor._decode(source, module.encoding)
-    found = visitor._ast_positions(source, visitor._LINE_BREAK.split(text), walker)
+    lines = visitor._LINE_BREAK.split(text)
+    tree = visitor._ast_tree(source, lines)
+    found = visitor._ast_positions(tree, lines, walker) if tree is not None else None
     if found is None:
         return None
     return [(s.line, s.column, s.end_line) for s in (found[0][id(f.node)] for f in walker.found)]
@@ -158,7 +160,10 @@ def test_class_lines_agree_with_position_provider() -> None:
         walker = RaiseVisitor()
         walker.visit_module(module)
         text = visitor._decode(source, module.encoding)
-        found = visitor._ast_positions(source, visitor._LINE_BREAK.split(text), walker)
+        lines = visitor._LINE_BREAK.split(text)
+        tree = visitor._ast_tree(source, lines)
+        assert tree is not None
+        found = visitor._ast_positions(tree, lines, walker)
         assert found is not None
         assert found[2] == visitor._libcst_class_lines(module, walker)
         compared += len(found[2])
