@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +76,10 @@ class ResultCache:
         sites, counts, failure, pending, classes, exports, regions, context = entry
         data = {
             "key": key, "path": path, "blob": blob, "version": self.version,
-            "sites": [asdict(site) for site in sites],
+            "sites": [_site_data(site) for site in sites],
             "counts": asdict(counts),
             "failure": asdict(failure) if failure is not None else None,
-            "pending": [asdict(site) for site in pending],
+            "pending": [_site_data(site) for site in pending],
             "classes": [asdict(cls) for cls in classes],
             "exports": exports,
             "regions": [asdict(region) for region in regions],
@@ -97,6 +97,17 @@ class ResultCache:
                 tmp.unlink()
             except OSError:
                 pass
+
+
+_SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
+_TEMPLATE_FIELDS = tuple(f.name for f in fields(Template))
+
+
+def _site_data(site: RaiseSite) -> dict[str, Any]:
+    """`asdict(site)`, without its deep copies: a site's fields are strings, numbers and tuples."""
+    data = {name: getattr(site, name) for name in _SITE_FIELDS}
+    data["message"] = {name: getattr(site.message, name) for name in _TEMPLATE_FIELDS}
+    return data
 
 
 def _template(item: dict[str, Any]) -> Template:
