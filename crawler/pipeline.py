@@ -232,8 +232,7 @@ def _previous_versions(files: list[SourceFile], before: dict[str, str] | None,
 def _known(previous: skeleton.Previous | None) -> skeleton.Known | None:
     if previous is None:
         return None
-    return skeleton.Known(previous.context,
-                          tuple((region.key, region.lookups) for region in previous.regions))
+    return skeleton.Known(previous.context, previous.regions)
 
 
 def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:

@@ -1,18 +1,23 @@
 """Reading a changed file again: only the functions that changed are parsed by LibCST.
 
 A week upstream touches a few functions of large files, and LibCST's parse of a whole file is the
-floor of a full read. The raises in a function depend only on the function's own text and on the
-module around it: its imports and top-level names (the *context*, a digest of what the visitor
-collects at module level) and the classes that enclose it. So a file whose context is unchanged
-is read as a *skeleton*: every function whose exact text was in the previous version becomes a
-one-line stub `def name(): ...`, lone string statements (docstrings) outside functions become
-`""`, and everything else stays verbatim. LibCST parses the skeleton; the stubbed functions'
-records come from the previous version's cached results, moved by however many lines the
-function moved. Whatever the path, the result equals a full read: tests hold the two equal.
+floor of a full read. The raises in a function depend only on the function's own text, the
+classes that enclose it, and the module-level names it looks up (each function's `lookups`, kept
+with what they resolved to). So a changed file is read as a *skeleton*: every function whose
+exact text the previous version had becomes a one-line stub `def name(): ...`, each docstring
+it had (a lone string statement outside functions) becomes `""`, and everything else stays as it
+is. LibCST parses the skeleton; the stubbed functions' records come from the previous version's
+cached results, moved by however many lines the function moved.
 
-What is never stubbed: a class's `__init__` (the class's default message is read from it), a
-function on one line with its header, and anything inside a function. A file whose context
-changed, that is not plain UTF-8, or that `ast` cannot read is read whole.
+Where the old texts stand in the new file is found by their first line and digest, without
+parsing the file; then the skeleton's own tree must show each stub as what it stands for (a
+function of that name, in the same classes, not decorated; a string statement outside
+functions), and each stubbed function's lookups must resolve as before. A stub that fails is
+put back and the skeleton parsed again. Whatever the path, the result equals a whole read:
+tests hold the two equal.
+
+Never stubbed: a class's `__init__` (the class's default message is read from it), a function
+on one line with its header, anything inside a function.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import hashlib
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from crawler.records import ClassDef, RaiseSite
@@ -30,47 +35,48 @@ from crawler.records import ClassDef, RaiseSite
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
+FUNCTION, STRING = "def", "str"
 Counts = tuple[int, int, int, int]  # raise statements, bare raises, re-raises, without message
-Key = tuple[tuple[str, ...], str]  # (enclosing classes, digest): what makes a function the same
+Key = tuple[str, tuple[str, ...], str]  # (kind, enclosing classes, digest): what makes it the same
 # A dotted name a function looked up in the module's bindings, and what it resolved to there.
 Lookup = tuple[tuple[str, ...], "str | None"]
 
 
 @dataclass(frozen=True)
 class Region:
-    """A function outside every function (and not a class's `__init__`), as one file has it."""
+    """A stretch of lines a skeleton may stub: a function outside functions, or a docstring."""
 
+    kind: str  # FUNCTION or STRING
     classes: tuple[str, ...]  # the enclosing classes, outermost first
-    name: str
+    name: str  # the function's; "" for a string
     digest: str  # sha1 of its exact text, first decorator to last line, line breaks included
     line: int  # one-indexed: its first decorator, else its `def`
     end_line: int  # inclusive
+    head: str  # its first line, without the line break: where to look for it in a new version
     counts: Counts = (0, 0, 0, 0)  # its raise statements, as `RaiseCounts` counts them
     lookups: tuple[Lookup, ...] = ()  # the module-level names its records depend on
 
     @property
     def key(self) -> Key:
-        return (self.classes, self.digest)
+        return (self.kind, self.classes, self.digest)
 
 
 @dataclass(frozen=True)
 class Known:
-    """What a worker is told of a file's previous version: its context and its functions.
-
-    A function is taken back only if each module-level name it looked up resolves as before.
-    """
+    """What a worker is told of a file's previous version: its context and its regions."""
 
     context: str
-    functions: tuple[tuple[Key, tuple[Lookup, ...]], ...]
+    regions: tuple[Region, ...]
 
 
 @dataclass(frozen=True)
 class Skeleton:
-    """A file with its known functions stubbed, and where each of its lines stands in the file."""
+    """A file with regions stubbed, and where each of its lines stands in the file."""
 
     text: str
     real_line: tuple[int, ...]  # real_line[n - 1]: the file's line of the skeleton's line n
-    stubbed: tuple[Region, ...]  # the functions stubbed, at their lines in the file
+    stubbed: tuple[Region, ...]  # the regions stubbed, at their lines in the file
+    stub_lines: dict[int, Region]  # skeleton line of each stub: what it stands for
 
 
 def split_lines(text: str) -> list[str]:
@@ -78,47 +84,59 @@ def split_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def outline(tree: ast.Module, lines: Sequence[str]) -> tuple[list[Region], list[tuple[int, int]]]:
-    """The functions a skeleton may stub, and the lone string statements outside functions."""
-    regions: list[Region] = []
-    strings: list[tuple[int, int]] = []
+def digest(lines: Sequence[str], first: int, last: int) -> str:
+    """sha1 of lines `first` to `last` (one-indexed, inclusive), breaks included."""
+    text = "".join(lines[first - 1 : last])
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def outline(tree: ast.Module, lines: Sequence[str]) -> list[Region]:
+    """The functions and docstrings a skeleton of the next version may stub, in line order."""
+    found: list[Region] = []
+    for node, classes, in_class in _statements(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not (in_class and node.name == "__init__") and _own_lines(node, lines):
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                found.append(_region(FUNCTION, classes, node.name, first,
+                                     node.end_lineno or node.lineno, lines))
+        elif _lone_string(node, lines):
+            found.append(_region(STRING, classes, "", node.lineno, node.end_lineno or node.lineno,
+                                 lines))
+    found.sort(key=lambda r: r.line)
+    return found
+
+
+def _statements(tree: ast.Module) -> Iterable[tuple[ast.stmt, tuple[str, ...], bool]]:
+    """Every statement outside functions: (statement, enclosing classes, directly in a class)."""
     stack: list[tuple[list[ast.stmt], tuple[str, ...], bool]] = [(tree.body, (), False)]
     while stack:
         block, classes, in_class = stack.pop()
         for node in block:
+            yield node, classes, in_class
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if not (in_class and node.name == "__init__"):
-                    region = _region(node, classes, lines)
-                    if region is not None:
-                        regions.append(region)
                 continue
             if isinstance(node, ast.ClassDef):
                 stack.append((node.body, (*classes, node.name), True))
                 continue
-            if _lone_string(node, lines):
-                strings.append((node.lineno, node.end_lineno or node.lineno))
             for name in _BLOCKS:
                 for child in getattr(node, name, None) or ():
                     if isinstance(child, ast.stmt):
                         stack.append((getattr(node, name), classes, in_class))
                         break
                     stack.append((child.body, classes, in_class))  # except handlers, match cases
-    regions.sort(key=lambda r: r.line)
-    strings.sort()
-    return regions, strings
 
 
-def _region(node: ast.FunctionDef | ast.AsyncFunctionDef, classes: tuple[str, ...],
-            lines: Sequence[str]) -> Region | None:
-    first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-    end = node.end_lineno or node.lineno
+def _region(kind: str, classes: tuple[str, ...], name: str, first: int, last: int,
+            lines: Sequence[str]) -> Region:
+    return Region(kind, classes, name, digest(lines, first, last), first, last,
+                  lines[first - 1].rstrip("\r\n"))
+
+
+def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence[str]) -> bool:
+    """False for `def f(): return 1`, or a body that shares a line with the header."""
     body = node.body[0]
     body_line = min([d.lineno for d in getattr(body, "decorator_list", ())] + [body.lineno])
-    if body_line <= node.lineno or lines[body_line - 1][: body.col_offset].strip():
-        return None  # `def f(): return 1`, or a body that shares a line with the header
-    text = "".join(lines[first - 1 : end])
-    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return Region(classes, node.name, digest, first, end)
+    return body_line > node.lineno and not lines[body_line - 1][: body.col_offset].strip()
 
 
 def _lone_string(node: ast.stmt, lines: Sequence[str]) -> bool:
@@ -133,36 +151,73 @@ def _lone_string(node: ast.stmt, lines: Sequence[str]) -> bool:
     return not rest or rest.startswith(b"#")
 
 
-def build(lines: Sequence[str], regions: Sequence[Region], strings: Sequence[tuple[int, int]],
-          known: Known, refused: frozenset[Key] = frozenset()) -> Skeleton | None:
-    """The skeleton that stubs every function `known` lists but `refused`; None when none is."""
-    wanted = Counter(key for key, _ in known.functions if key not in refused)
-    stubs: dict[int, tuple[int, str]] = {}  # first line: (last line, stub text)
-    stubbed: list[Region] = []
-    for region in regions:
-        if wanted[region.key] > 0:
-            wanted[region.key] -= 1
-            stubbed.append(region)
-            stubs[region.line] = (region.end_line, _stub(lines[region.line - 1],
-                                                         f"def {region.name}(): ..."))
-    if not stubbed:
+def place(lines: Sequence[str], known: Iterable[Region]) -> list[Region]:
+    """Where the known regions' exact texts stand in `lines`: by first line, then digest.
+
+    Each known region is placed at most as often as the previous version had it, first come
+    first placed, and placements never overlap. Whether a placement really is that function or
+    docstring is for the skeleton's tree to show (`misplaced`).
+    """
+    by_head: dict[str, list[Region]] = {}
+    for region in known:
+        by_head.setdefault(region.head, []).append(region)
+    left = Counter(region.key for regions in by_head.values() for region in regions)
+    placed: list[Region] = []
+    free_from = 1
+    for number, line in enumerate(lines, start=1):
+        candidates = by_head.get(line.rstrip("\r\n")) if number >= free_from else None
+        if not candidates:
+            continue
+        for region in candidates:
+            last = number + region.end_line - region.line
+            if left[region.key] <= 0 or last > len(lines):
+                continue
+            if _continued(lines, last, region.head):
+                continue  # a body that goes on past the old text: not the same function
+            if digest(lines, number, last) == region.digest:
+                left[region.key] -= 1
+                placed.append(replace(region, line=number, end_line=last))
+                free_from = last + 1
+                break
+    return placed
+
+
+def _continued(lines: Sequence[str], last: int, head: str) -> bool:
+    """The next line of code after line `last` is indented deeper than `head`.
+
+    Only a guess, to spare a skeleton LibCST would refuse (a stub followed by an indented line):
+    what decides is the skeleton's tree.
+    """
+    indent = len(head) - len(head.lstrip())
+    for line in lines[last : last + 200]:
+        code = line.strip()
+        if code and not code.startswith("#"):
+            return len(line) - len(line.lstrip()) > indent
+    return False
+
+
+def build(lines: Sequence[str], placed: Sequence[Region]) -> Skeleton | None:
+    """The file with every placed region stubbed; None when no function is among them."""
+    if not any(region.kind == FUNCTION for region in placed):
         return None
-    for line, end in strings:
-        stubs.setdefault(line, (end, _stub(lines[line - 1], '""')))
+    starts = {region.line: region for region in placed}
     pieces: list[str] = []
     real_line: list[int] = []
+    stub_lines: dict[int, Region] = {}
     number = 1
     while number <= len(lines):
-        if number in stubs:
-            end, stub = stubs[number]
-            pieces.append(stub)
+        region = starts.get(number)
+        if region is not None:
+            statement = f"def {region.name}(): ..." if region.kind == FUNCTION else '""'
+            pieces.append(_stub(lines[number - 1], statement))
             real_line.append(number)
-            number = end + 1
+            stub_lines[len(real_line)] = region
+            number = region.end_line + 1
         else:
             pieces.append(lines[number - 1])
             real_line.append(number)
             number += 1
-    return Skeleton("".join(pieces), tuple(real_line), tuple(stubbed))
+    return Skeleton("".join(pieces), tuple(real_line), tuple(placed), stub_lines)
 
 
 def _stub(first_line: str, statement: str) -> str:
@@ -170,6 +225,35 @@ def _stub(first_line: str, statement: str) -> str:
     body = first_line.rstrip("\r\n")
     indent = body[: len(body) - len(body.lstrip())]
     return f"{indent}{statement}{first_line[len(body):] or chr(10)}"
+
+
+def misplaced(tree: ast.Module, skeletal: Skeleton) -> set[Region]:
+    """The stubs the skeleton's tree does not show as what they stand for, where they stand."""
+    confirmed: set[int] = set()
+    for node, classes, in_class in _statements(tree):
+        region = skeletal.stub_lines.get(node.lineno)
+        if region is None or region.classes != classes:
+            continue
+        if region.kind == FUNCTION and isinstance(node, ast.FunctionDef) \
+                and node.name == region.name and not node.decorator_list \
+                and not (in_class and node.name == "__init__") and node.end_lineno == node.lineno:
+            confirmed.add(node.lineno)
+        elif region.kind == STRING and isinstance(node, ast.Expr) \
+                and isinstance(node.value, ast.Constant) and node.value.value == "":
+            confirmed.add(node.lineno)
+    return {region for line, region in skeletal.stub_lines.items() if line not in confirmed}
+
+
+def fresh_regions(tree: ast.Module, skeletal: Skeleton, lines: Sequence[str]) -> list[Region]:
+    """The regions of the file that the skeleton did not stub, read off its tree, on real lines."""
+    found = []
+    for region in outline(tree, split_lines(skeletal.text)):
+        if region.line in skeletal.stub_lines:
+            continue
+        first, last = skeletal.real_line[region.line - 1], skeletal.real_line[region.end_line - 1]
+        found.append(replace(region, line=first, end_line=last,
+                             digest=digest(lines, first, last)))
+    return found
 
 
 def region_at(regions: Sequence[Region], line: int) -> int | None:
@@ -215,6 +299,8 @@ def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequ
     filled = {r.line: r for r in regions}
     counts = [0, 0, 0, 0]
     for region in stubbed:
+        if region.kind != FUNCTION:
+            continue  # a docstring: no records
         was = old[region.key].pop(0)  # the worker stubbed it because the previous version has it
         shift = region.line - was.line
         sites += [_moved(s, shift) for s in previous.sites if was.line <= s.line <= was.end_line]

@@ -350,7 +350,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     lines = _LINE_BREAK.split(text)
     tree = _ast_tree(source, lines)
     plain = _plain_text(source)
-    regions = skeleton.outline(tree, skeleton.split_lines(plain))[0] \
+    regions = skeleton.outline(tree, skeleton.split_lines(plain)) \
         if tree is not None and plain is not None else []
     found = _read(path, module, visitor, tree, lines, lines, regions)
     found.context = context
@@ -364,52 +364,53 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
     if text is None:
         return None
     real_lines = skeleton.split_lines(text)
-    tree = _ast_tree(source, _LINE_BREAK.split(text))
-    if tree is None:
-        return None
-    regions, strings = skeleton.outline(tree, real_lines)
-    skeletal = skeleton.build(real_lines, regions, strings, known)
-    visited = _visit_skeleton(skeletal, path, module_name, known) if skeletal else None
-    if visited is None or skeletal is None:
-        return None
-    module, visitor = visited
-    refused = _lookups_changed(skeletal.stubbed, known, visitor)
-    if refused:  # a function whose names now resolve otherwise is read again: a second skeleton
-        skeletal = skeleton.build(real_lines, regions, strings, known, refused)
-        visited = _visit_skeleton(skeletal, path, module_name, known) if skeletal else None
-        if visited is None or skeletal is None:
+    placed = skeleton.place(real_lines, known.regions)
+    for _ in range(3):  # a stub refused is put back, and the skeleton read again
+        skeletal = skeleton.build(real_lines, placed)
+        if skeletal is None:
             return None
-        module, visitor = visited
-    lines = _LINE_BREAK.split(text)
+        read = _read_skeleton(skeletal, path, module_name, known)
+        if read is None:
+            return None
+        module, visitor, tree, refused = read
+        if not refused:
+            break
+        placed = [region for region in placed if region not in refused]
+    else:
+        return None
     skeleton_lines = _LINE_BREAK.split(skeletal.text)
-    found = _read(path, module, visitor, _ast_tree(skeletal.text, skeleton_lines), skeleton_lines,
-                  lines, regions, skeletal.real_line)
+    regions = sorted([*skeletal.stubbed, *skeleton.fresh_regions(tree, skeletal, real_lines)],
+                     key=lambda r: r.line)
+    functions = [r for r in regions if r.kind == skeleton.FUNCTION]
+    found = _read(path, module, visitor, tree, skeleton_lines, _LINE_BREAK.split(text), functions,
+                  skeletal.real_line)
+    counted = {r.line: r for r in found.regions}
+    found.regions = [counted.get(r.line, r) for r in regions]
     found.context = known.context
     found.stubbed = skeletal.stubbed
     return found
 
 
-def _visit_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | None,
-                    known: skeleton.Known) -> tuple[cst.Module, RaiseVisitor] | None:
-    """The skeleton parsed and visited; None when LibCST refuses it or the context changed."""
+def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | None,
+                   known: skeleton.Known
+                   ) -> tuple[cst.Module, RaiseVisitor, ast.Module, set[skeleton.Region]] | None:
+    """The skeleton parsed and visited, and the stubs it cannot keep; None: read it whole."""
     try:
         module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
     except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
         return None
+    tree = _ast_tree(skeletal.text, _LINE_BREAK.split(skeletal.text))
+    if tree is None:
+        return None  # nothing to check the stubs against
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
     visitor.visit_module(module)
     if context_digest(visitor, module) != known.context:
         return None
-    return module, visitor
-
-
-def _lookups_changed(stubbed: Sequence[skeleton.Region], known: skeleton.Known,
-                     visitor: RaiseVisitor) -> frozenset[skeleton.Key]:
-    """The stubbed functions a module-level name they use now resolves otherwise for."""
-    lookups = dict(known.functions)
-    return frozenset(region.key for region in stubbed
-                     if any(module_lookup(visitor, parts) != answer
-                            for parts, answer in lookups[region.key]))
+    refused = skeleton.misplaced(tree, skeletal)
+    refused.update(region for region in skeletal.stubbed if region.kind == skeleton.FUNCTION
+                   and any(module_lookup(visitor, list(parts)) != answer
+                           for parts, answer in region.lookups))
+    return module, visitor, tree, refused
 
 
 def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module | None,

@@ -387,7 +387,8 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     cache = ResultCache(tmp_path)
     site = RaiseSite("a.py", 1, 1, 0, None, None, "<module>", "E", None,
                      Template("literal", "m", (), "^m$"), None, None, "raise E('m')", 1)
-    region = Region(("C",), "f", "d" * 40, 1, 3, (1, 0, 0, 0), ((("E",), "pkg.E"),))
+    region = Region("def", ("C",), "f", "d" * 40, 1, 3, "def f(self):", (1, 0, 0, 0),
+                    ((("E",), "pkg.E"),))
     value = ((site,), RaiseCounts(raise_statements=1), None, (), (), {}, (region,), "c" * 40)
     cache.put("a.py", "f" * 40, value)
     assert cache.get("a.py", "f" * 40) == value
