@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import yaml
@@ -39,6 +39,9 @@ from crawler.records import (
     Template,
     empty_annotation,
 )
+
+if TYPE_CHECKING:
+    from crawler.loadcache import Checked, LoadCache
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 ERRORS_DIR = "errors"
@@ -252,26 +255,36 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
 
 def load_yaml_file(path: Path) -> tuple[Any, str]:
     """Load one YAML document safely: plain data only, no aliases, bounded depth; (data, text)."""
+    text = yaml_text(read_capped(path), str(path))
+    return safe_load_text(text, str(path)), text
+
+
+def read_capped(path: Path) -> bytes:
+    """A file's bytes, unless it is too large to be a record."""
     try:
         size = path.stat().st_size
         if size > MAX_YAML_BYTES:
             raise RecordError(f"{size} bytes, too large for a record; it was left as it is",
                               path=str(path))
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise RecordError(f"cannot read: {error.strerror}", path=str(path)) from error
+
+
+def yaml_text(raw: bytes, where: str) -> str:
+    """The text of a YAML file: UTF-8, and none of the characters YAML does not allow."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
         raise RecordError(f"not UTF-8 text ({error.reason} at byte {error.start}); fix the file "
-                          "by hand, it was left as it is", path=str(path), line=line) from error
+                          "by hand, it was left as it is", path=where, line=line) from error
     bad = _NOT_YAML_CHAR.search(text)
     if bad is not None:
         line = text.count("\n", 0, bad.start()) + 1
         raise RecordError(f"control character U+{ord(bad.group()):04X} (YAML allows none); fix the "
-                          "file by hand, it was left as it is", path=str(path), line=line)
-    return safe_load_text(text, str(path)), text
+                          "file by hand, it was left as it is", path=where, line=line)
+    return text
 
 
 def safe_load_text(text: str, where: str) -> Any:
@@ -367,27 +380,62 @@ def _starts_top_level_key(line: str) -> bool:
     return bool(line) and not line[0].isspace() and not line.startswith(("#", "-", "..."))
 
 
-def load_record(path: Path) -> ErrorRecord:
-    """A record file, safely loaded and checked against the record schema and its file name."""
+def load_record(path: Path, cache: LoadCache | None = None) -> ErrorRecord:
+    """A record file, safely loaded and checked against the record schema and its file name.
+
+    With a `cache`, bytes that passed every check before are not checked again; the checks of
+    the file's name run on every load, since the same bytes may sit under another name.
+    """
     if not is_record_id(path.stem):
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))
-    data, text = load_yaml_file(path)
-    check_schema(data, "record", path, text)
-    if data["id"] != path.stem:
+    raw = read_capped(path)
+    record = _cached_record(cache, raw) if cache is not None else None
+    if record is None:
+        data, block = check_record_bytes(raw, path)
+        if cache is not None:
+            cache.put(raw, (data, block))
+        record = record_from_data(data, block)
+    if record.id != path.stem:
+        text = raw.decode("utf-8")
         line = next((i for i, row in enumerate(text.splitlines(), 1) if row.startswith("id:")), None)
-        raise RecordError(f"id {data['id']!r} is not the file's name {path.stem!r}; rename the file "
+        raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
+    return record
+
+
+def check_record_bytes(raw: bytes, path: Path) -> Checked:
+    """Every check of a record file that depends on its bytes alone: its data and kept block."""
+    text = yaml_text(raw, str(path))
+    data = safe_load_text(text, str(path))
+    check_schema(data, "record", path, text)
+    return data, kept_annotation_block(text, data, str(path))
+
+
+def kept_annotation_block(text: str, data: dict[str, Any], where: str) -> str | None:
+    """The annotation block to write back as it stands, or None where its layout is unusual."""
     block = annotation_block(text)
-    if block is not None and not (block == _empty_annotation_text()
-                                  and data.get("annotation") == empty_annotation().data):
-        try:
-            reparsed = safe_load_text(block, str(path))
-        except RecordError:
-            reparsed = None
-        if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
-            block = None  # an unusual layout: fall back to writing the data itself
-    return record_from_data(data, block)
+    if block is None or (block == _empty_annotation_text()
+                         and data.get("annotation") == empty_annotation().data):
+        return block
+    try:
+        reparsed = safe_load_text(block, where)
+    except RecordError:
+        reparsed = None
+    if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
+        return None  # an unusual layout: fall back to writing the data itself
+    return block
+
+
+def _cached_record(cache: LoadCache, raw: bytes) -> ErrorRecord | None:
+    checked = cache.get(raw)
+    if checked is None:
+        return None
+    try:
+        return record_from_data(*checked)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        cache.spoiled()  # an entry that does not make a record: loaded in full, stored again
+        return None
 
 
 def is_record_id(value: object) -> bool:

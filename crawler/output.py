@@ -20,6 +20,7 @@ from pathlib import Path
 
 from crawler import emit
 from crawler.errors import OutputError, RecordError
+from crawler.loadcache import LoadCache
 from crawler.merge import compute_ordinals
 from crawler.records import (
     BrokenFile,
@@ -164,11 +165,13 @@ def clean_temp_files(folder: Path) -> list[str]:
 
 
 def load_folder(folder: Path, ids: Collection[str] | None = None,
-                manifest: Manifest | None = None) -> Loaded:
+                manifest: Manifest | None = None, cache: LoadCache | None = None) -> Loaded:
     """Every record in the folder that loads safely, and every file in errors/ that does not.
 
     With `ids`, only those records are read (an update that knows which files changed); the
-    folder is still listed, so stray files and links are reported all the same.
+    folder is still listed, so stray files and links are reported all the same. With a `cache`,
+    a file whose exact bytes passed every check before is not checked again (see
+    `emit.load_record`); a user's own check (`crawler validate`) passes none.
     """
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
@@ -192,7 +195,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
         if ids is not None and claimed not in ids:
             continue
         try:
-            records.append(emit.load_record(path))
+            records.append(emit.load_record(path, cache))
         except RecordError as error:
             broken.append(BrokenFile(str(path), claimed, str(error)))
         except OutputError as error:  # a schema problem

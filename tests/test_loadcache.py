@@ -1,0 +1,197 @@
+"""The cache of checked record loads: hits skip the checks, everything else loads as before."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler import emit
+from crawler.errors import CrawlerError
+from crawler.loadcache import LoadCache, is_plain
+from tests.test_emit import a_record
+from tests.test_output import BREAKS, _break
+
+
+def exact(value: Any) -> Any:
+    """A value with every type and every key order spelled out: `==` then means identical."""
+    if isinstance(value, dict):
+        return ("dict", [(exact(k), exact(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [exact(item) for item in value])
+    return (type(value).__name__, repr(value))
+
+
+def written(root: Path, text_of_annotation: str | None = None) -> Path:
+    """A record file as the crawler writes it, with a person's annotation block if given."""
+    record = a_record()
+    emit.write_record(root, record)
+    path = root / "errors" / f"{record.id}.yaml"
+    if text_of_annotation is not None:
+        text = path.read_text(encoding="utf-8")
+        start, end = text.index("annotation:"), text.index("history:")
+        path.write_text(text[:start] + text_of_annotation + text[end:], encoding="utf-8")
+    return path
+
+
+def outcome(path: Path, cache: LoadCache | None) -> Any:
+    """What loading gives: the record, or the error's exact message."""
+    try:
+        return emit.load_record(path, cache)
+    except CrawlerError as error:
+        return f"{type(error).__name__}: {error}"
+
+
+ANNOTATED = ("annotation:\n"
+             "  # reviewed by a person: keep this comment\n"
+             "  written_for: 'bad {x}: {{literal}}'\n"
+             "  what_it_means: >\n    Ünïcödé, 漢字 and 🙂\n    folded\n"
+             "  solutions: [one,   two]\n"
+             "  notes: {count: 3, ratio: 0.5, flag: yes}\n")
+
+
+@pytest.mark.parametrize("annotation", [None, ANNOTATED])
+def test_a_second_load_is_a_hit_and_gives_the_same_record(tmp_path: Path,
+                                                          annotation: str | None) -> None:
+    path = written(tmp_path / "out", annotation)
+    cache = LoadCache(tmp_path / "cache")
+    first = emit.load_record(path, cache)
+    assert (cache.hits, cache.misses, cache.stored) == (0, 1, 1)
+    second = emit.load_record(path, cache)
+    assert cache.hits == 1
+    assert second == first == emit.load_record(path)
+    assert second.annotation.text == first.annotation.text
+    assert exact(second.annotation.data) == exact(first.annotation.data)
+    key = cache.key(path.read_bytes())
+    assert (tmp_path / "cache" / "loads" / key[:2] / f"{key}.json").is_file()
+
+
+def test_a_hit_runs_no_yaml_and_no_schema_check(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    path = written(tmp_path / "out", ANNOTATED)
+    cache = LoadCache(tmp_path / "cache")
+    expected = emit.load_record(path, cache)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("checked again")
+
+    for name in ("safe_load_text", "check_schema", "annotation_block", "yaml_text"):
+        monkeypatch.setattr(emit, name, refuse)
+    assert emit.load_record(path, cache) == expected
+
+
+def test_the_same_bytes_under_another_name_fail_as_without_a_cache(tmp_path: Path) -> None:
+    path = written(tmp_path / "out")
+    cache = LoadCache(tmp_path / "cache")
+    emit.load_record(path, cache)
+    copy = path.with_name("fedcba9876543210.yaml")
+    shutil.copyfile(path, copy)
+    expected = outcome(copy, None)
+    assert "is not the file's name" in expected
+    assert outcome(copy, cache) == expected
+    assert cache.hits == 1
+    odd = path.with_name("not-an-id.yaml")
+    shutil.copyfile(path, odd)
+    assert outcome(odd, cache) == outcome(odd, None)
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_a_broken_file_is_never_a_hit(tmp_path: Path, name: str) -> None:
+    """A person's edit gives other bytes: every check runs, with the message it gives today."""
+    path = written(tmp_path / "out", ANNOTATED)
+    cache = LoadCache(tmp_path / "cache")
+    emit.load_record(path, cache)
+    _break(path, name, tmp_path / "marker")
+    expected = outcome(path, None)
+    assert isinstance(expected, str), name  # broken: an error message
+    hits = cache.hits
+    assert outcome(path, cache) == expected
+    assert cache.hits == hits
+    assert outcome(path, cache) == expected, "a refused file is not stored either"
+
+
+def entry_file(cache: LoadCache, path: Path) -> Path:
+    key = cache.key(path.read_bytes())
+    assert cache.folder is not None
+    return cache.folder / key[:2] / f"{key}.json"
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda entry: "{not json",
+    lambda entry: "",
+    lambda entry: json.dumps({**entry, "key": "0" * 64}),
+    lambda entry: json.dumps({**entry, "data": []}),
+    lambda entry: json.dumps({**entry, "block": 7}),
+    lambda entry: json.dumps({k: v for k, v in entry.items() if k != "data"}),
+    lambda entry: json.dumps({**entry, "data": {"id": "0123456789abcdef"}}),
+    lambda entry: json.dumps([entry]),
+])
+def test_an_entry_that_is_not_what_its_name_says_is_rebuilt(tmp_path: Path, spoil: Any) -> None:
+    path = written(tmp_path / "out", ANNOTATED)
+    cache = LoadCache(tmp_path / "cache")
+    expected = emit.load_record(path, cache)
+    file = entry_file(cache, path)
+    file.write_text(spoil(json.loads(file.read_text(encoding="utf-8"))), encoding="utf-8")
+    fresh = LoadCache(tmp_path / "cache")
+    assert emit.load_record(path, fresh) == expected
+    assert (fresh.hits, fresh.corrupt) == (0, 1)
+    assert emit.load_record(path, fresh) == expected
+    assert fresh.hits == 1, "rebuilt by the full load"
+
+
+def test_a_cache_that_cannot_be_written_never_fails_a_load(tmp_path: Path) -> None:
+    path = written(tmp_path / "out")
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be\n")
+    cache = LoadCache(blocked)
+    assert emit.load_record(path, cache) == emit.load_record(path, cache) == emit.load_record(path)
+    assert cache.hits == 0
+    assert LoadCache(None).get(path.read_bytes()) is None
+    assert emit.load_record(path, LoadCache(None)) == emit.load_record(path)
+
+
+def test_data_that_json_cannot_hold_exactly_loads_but_is_not_stored(tmp_path: Path) -> None:
+    dated = ANNOTATED.replace("  solutions:", "  reviewed: 2024-05-01\n  solutions:")
+    path = written(tmp_path / "out", dated)
+    cache = LoadCache(tmp_path / "cache")
+    record = emit.load_record(path, cache)
+    assert record.annotation.data["reviewed"] == datetime.date(2024, 5, 1)
+    assert (cache.stored, cache.unstorable) == (0, 1)
+    assert emit.load_record(path, cache) == record and cache.hits == 0
+
+
+def test_the_key_holds_the_crawler_and_the_schema(tmp_path: Path) -> None:
+    raw = written(tmp_path / "out").read_bytes()
+    assert LoadCache(tmp_path, "1.0").key(raw) != LoadCache(tmp_path, "1.1").key(raw)
+    assert LoadCache(tmp_path).key(raw) != LoadCache(tmp_path).key(raw + b"\n")
+
+
+@pytest.mark.parametrize("value", [
+    datetime.date(2024, 1, 1), math.nan, math.inf, {1: "int key"}, {"k": (1, 2)}, b"bytes",
+    "\ud83d\ude00", "lone \udcff", {"k": {"deeper": [set()]}}, {"\udc80": 1},
+])
+def test_what_json_would_not_give_back_is_not_plain(value: Any) -> None:
+    assert not is_plain(value)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=("Cs",))),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(st.characters(exclude_categories=("Cs",)), max_size=5), inner,
+                      max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values)
+def test_plain_values_come_back_from_json_exactly(value: Any) -> None:
+    assert is_plain(value)
+    assert exact(json.loads(json.dumps(value, ensure_ascii=False))) == exact(value)
