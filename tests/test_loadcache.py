@@ -6,16 +6,20 @@ import datetime
 import json
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler import emit
 from crawler.errors import CrawlerError
 from crawler.loadcache import LoadCache, is_plain
+from crawler.pipeline import extract
+from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
 from tests.test_emit import a_record
 from tests.test_output import BREAKS, _break
 
@@ -195,3 +199,138 @@ json_values = st.recursive(
 def test_plain_values_come_back_from_json_exactly(value: Any) -> None:
     assert is_plain(value)
     assert exact(json.loads(json.dumps(value, ensure_ascii=False))) == exact(value)
+
+
+# ---------------------------------------------------------------- priming from written records
+
+CASES = Path(__file__).resolve().parent / "cases"
+ODD_TEXT = '''\
+def odd(value):
+    if value is None or value == "ünïcödé":
+        raise ValueError("naïve café: 漢字 🙂 {value}")
+    raise RuntimeError("lone \\udcff and \\ud800 escapes, a\\x85line\\u2028break")
+
+
+def blank_lines(value):
+    raise KeyError("""tail
+
+
+""")
+'''
+
+
+def real_records(make_repo: Any, tmp_path: Path) -> list[ErrorRecord]:
+    """Every record of a real extraction of the test cases, as the crawler loads them back."""
+    repo = make_repo("cases")
+    for case in sorted(CASES.glob("*.py")):
+        repo.write(f"pkg/{case.name}", case.read_text(encoding="utf-8"))
+    repo.write("pkg/odd.py", ODD_TEXT)
+    repo.commit("cases")
+    result = extract(str(repo.path), output_root=tmp_path / "extracted",
+                     cache_dir=tmp_path / "extract-cache", evidence=False)
+    return [emit.load_record(path) for path in emit.iter_record_paths(result.folder)]
+
+
+def varied(records: list[ErrorRecord]) -> list[ErrorRecord]:
+    """The records, and the shapes a run writes: kept blocks, removals, derived parts, surrogates."""
+    block = ANNOTATED
+    data = yaml.safe_load(block)["annotation"]
+    out = list(records)
+    for index, record in enumerate(records):
+        if index % 4 == 1:  # a person's block, comments and all, carried over as it stands
+            record = replace(record, annotation=Annotation(data=data, text=block))
+        elif index % 4 == 2:  # annotated data with no text to keep: dumped from the data
+            record = replace(record, annotation=Annotation(
+                data={**empty_annotation().data, "what_it_means": "é\n\nblank lines\n"}))
+        elif index % 4 == 3:  # removed, in review, with derived parts
+            record = replace(
+                record, status="removed",
+                history=replace(record.history, removed_in="c" * 40, previous_template="old {x}"),
+                related=(Related(id="0" * 16, reason="same_scope"),),
+                evidence=(Evidence("tests/test_x.py", 3, "test_x", "pytest.raises", "match",
+                                   "ValueError", "bad \udc80 pattern", 1),))
+        if index % 5 == 0:  # text read off a file may hold a lone surrogate: written as its escape
+            record = replace(record, site=replace(
+                record.site, snippet=record.site.snippet + "# \udcff\n", condition="x == '\ud800'"))
+        out.append(replace(record, id=f"{index:016x}"))
+    return out
+
+
+def test_primed_entries_are_what_a_full_load_finds(make_repo: Any, tmp_path: Path) -> None:
+    records = varied(real_records(make_repo, tmp_path))
+    assert len(records) > 100
+    cache = LoadCache(tmp_path / "cache")
+    root = tmp_path / "out"
+    assert emit.write_records(root, records, cache=cache) == len(records)
+    assert (cache.stored, cache.hits, cache.misses) == (len(records), 0, 0)
+    for path in emit.iter_record_paths(root):
+        raw = path.read_bytes()
+        primed = cache.get(raw)
+        assert primed is not None, path
+        full = emit.check_record_bytes(raw, path)
+        assert exact(primed[0]) == exact(full[0]), path
+        assert primed[1] == full[1], path
+        assert emit.load_record(path, cache) == emit.load_record(path)
+    assert cache.hits == 2 * len(records)
+
+
+def test_what_cannot_be_vouched_for_is_not_primed(tmp_path: Path) -> None:
+    cache = LoadCache(tmp_path / "cache")
+    floats = a_record(annotation=Annotation(data={"ratio": 0.5}))  # dumped and read back: maybe not
+    invalid = a_record(id="fedcba9876543210", commit="not a sha")  # a full load would refuse it
+    assert emit.write_records(tmp_path / "out", [floats, invalid], cache=cache) == 2
+    assert cache.stored == 0
+    for record in (floats, invalid):
+        path = tmp_path / "out" / "errors" / f"{record.id}.yaml"
+        assert cache.get(path.read_bytes()) is None
+    assert isinstance(outcome(tmp_path / "out" / "errors" / f"{invalid.id}.yaml", cache), str)
+
+
+any_text = st.text(st.characters(exclude_categories=()), max_size=40)  # surrogates too
+some_text = st.text(st.characters(exclude_categories=()), min_size=1, max_size=20)
+annotation_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=8), inner,
+        max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(snippet=any_text, template=any_text, condition=st.none() | any_text,
+       cause=st.none() | any_text, function=st.none() | some_text, exception=some_text,
+       placeholders=st.lists(any_text, max_size=3), pattern=any_text,
+       annotation=st.dictionaries(st.sampled_from(["what_it_means", "notes", "solutions", "x"]),
+                                  annotation_values, max_size=3),
+       kept=st.booleans(), line=st.integers(-1, 10**6))
+def test_priming_agrees_with_a_full_load_of_any_record(
+        snippet: str, template: str, condition: str | None, cause: str | None,
+        function: str | None, exception: str, placeholders: list[str], pattern: str,
+        annotation: dict[str, Any], kept: bool, line: int) -> None:
+    """Whatever the record holds, a primed entry is the full load's result, or there is none."""
+    base = a_record()
+    message = replace(base.site.message, template=template, placeholders=tuple(placeholders))
+    site = replace(base.site, snippet=snippet, condition=condition, cause=cause,
+                   function=function, exception=exception, message=message, line=line)
+    record = replace(base, site=site, evidence=(Evidence("t.py", 1, "t", "pytest.raises", "match",
+                                                         "E", pattern, 1),))
+    data = {**empty_annotation().data, **annotation}
+    text_of_block = None
+    if kept:  # a person's block: what the file would hold after a load, a comment added
+        dumped = emit.dump_yaml({"annotation": data})
+        text_of_block = dumped.replace("annotation:\n", "annotation:\n  # ünï comment\n", 1)
+        try:
+            data = emit.safe_load_text(text_of_block, "block")["annotation"]
+        except (CrawlerError, TypeError):
+            return
+    record = replace(record, annotation=Annotation(data=data, text=text_of_block))
+    text = emit.record_text(record)
+    primed = emit.checked_of_written(record, text)
+    try:
+        full = emit.check_record_bytes(text.encode("utf-8"), Path(f"{record.id}.yaml"))
+    except CrawlerError:
+        assert primed is None
+        return
+    if primed is not None:
+        assert exact(primed[0]) == exact(full[0])
+        assert primed[1] == full[1]
