@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -116,20 +116,20 @@ def _checked_from_entry(entry: Any, key: str) -> Checked:
 
 
 def _write_entry(file: Path, text: str) -> None:
-    tmp: str | None = None
+    # A temp name per process and thread: the batch driver's writer threads may store the same
+    # entry at once. Plain `open`, no `tempfile`: a test that fakes a full disk there counts on
+    # the record writes alone.
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        # A temp name of its own: the batch driver's writer threads may store the same entry.
-        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, file)  # atomic: a reader sees the old entry, the new one, or none
     except OSError:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def is_plain(value: Any) -> bool:
