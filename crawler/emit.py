@@ -13,6 +13,8 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -435,12 +437,31 @@ def _starts_top_level_key(line: str) -> bool:
     return bool(line) and not line[0].isspace() and not line.startswith(("#", "-", "..."))
 
 
+_LOADS: ContextVar[LoadCache | None] = ContextVar("loads", default=None)
+
+
+@contextmanager
+def cached_loads(cache: LoadCache | None) -> Iterator[None]:
+    """Within it, `load_record(path)` keeps and reuses checked loads in `cache` (None: none).
+
+    For `output.load_folder`, which calls `load_record` with the path alone: tests and tools
+    wrap that one-argument call to see which records a run loads.
+    """
+    token = _LOADS.set(cache)
+    try:
+        yield
+    finally:
+        _LOADS.reset(token)
+
+
 def load_record(path: Path, cache: LoadCache | None = None) -> ErrorRecord:
     """A record file, safely loaded and checked against the record schema and its file name.
 
-    With a `cache`, bytes that passed every check before are not checked again; the checks of
-    the file's name run on every load, since the same bytes may sit under another name.
+    With a `cache` (given, or set around the call by `cached_loads`), bytes that passed every
+    check before are not checked again; the checks of the file's name run on every load, since
+    the same bytes may sit under another name.
     """
+    cache = cache if cache is not None else _LOADS.get()
     if not is_record_id(path.stem):
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))

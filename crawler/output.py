@@ -173,6 +173,19 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     a file whose exact bytes passed every check before is not checked again (see
     `emit.load_record`); a user's own check (`crawler validate`) passes none.
     """
+    with emit.cached_loads(cache):
+        records, broken = _load_records(folder, ids)
+    problem = None
+    if manifest is None:  # an update has read it already
+        try:
+            manifest = emit.load_manifest(folder)
+        except OutputError as error:
+            problem = f"{error}; it will be rebuilt from the records"
+    return Loaded(tuple(records), tuple(broken), manifest, problem)
+
+
+def _load_records(folder: Path, ids: Collection[str] | None
+                  ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
     errors = folder / emit.ERRORS_DIR
@@ -195,19 +208,13 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
         if ids is not None and claimed not in ids:
             continue
         try:
-            records.append(emit.load_record(path, cache))
+            records.append(emit.load_record(path))
         except RecordError as error:
             broken.append(BrokenFile(str(path), claimed, str(error)))
         except OutputError as error:  # a schema problem
             broken.append(BrokenFile(str(path), claimed,
                                      f"{error}; fix the file by hand, it was left as it is"))
-    problem = None
-    if manifest is None:  # an update has read it already
-        try:
-            manifest = emit.load_manifest(folder)
-        except OutputError as error:
-            problem = f"{error}; it will be rebuilt from the records"
-    return Loaded(tuple(records), tuple(broken), manifest, problem)
+    return records, broken
 
 
 # ---------------------------------------------------------------- holding back

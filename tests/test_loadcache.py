@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler import emit
+from crawler import emit, output
 from crawler.errors import CrawlerError
 from crawler.loadcache import LoadCache, is_plain
 from crawler.pipeline import extract
@@ -334,3 +334,22 @@ def test_priming_agrees_with_a_full_load_of_any_record(
     if primed is not None:
         assert exact(primed[0]) == exact(full[0])
         assert primed[1] == full[1]
+
+
+def test_load_folder_uses_the_cache_it_is_given_and_no_other(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "out"
+    records = [replace(a_record(), id=f"{i:016x}") for i in range(4)]
+    emit.write_records(root, records)
+    cache = LoadCache(tmp_path / "cache")
+    first = output.load_folder(root, cache=cache)
+    assert (cache.hits, cache.misses) == (0, 4)
+    seen: list[str] = []
+    real = emit.load_record
+    # A one-argument wrapper, as tools and tests write them, still loads through the cache.
+    monkeypatch.setattr(emit, "load_record", lambda p: seen.append(p.stem) or real(p))
+    assert output.load_folder(root, cache=cache).records == first.records
+    assert cache.hits == 4 and len(seen) == 4
+    with emit.cached_loads(cache):  # a user's check passes none: every load is a full one
+        assert output.load_folder(root).records == first.records
+    assert cache.hits == 4
