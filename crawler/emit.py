@@ -724,7 +724,7 @@ def write_record(root: Path, record: ErrorRecord) -> bool:
 
 
 def write_records(root: Path, records: Iterable[ErrorRecord],
-                  texts: Mapping[str, str] | None = None, *,
+                  texts: Mapping[str, str] | None = None, *, compared: bool = False,
                   cache: LoadCache | None = None) -> int:
     """Write every record whose file text changes, atomically each; how many were written.
 
@@ -733,8 +733,10 @@ def write_records(root: Path, records: Iterable[ErrorRecord],
     one `sync` makes them all durable, then each is renamed over its record. One fsync per file
     cost 5 ms each here, more than all of the YAML (measured: 3,500 records of the stdlib).
 
-    With a `cache`, each file written primes it with what a checked load of its text finds, so
-    the next run need not check what this one wrote.
+    With `compared`, the caller found each text of `texts` to differ from its file already (see
+    `pipeline.pending_writes`): those files are not read again. With a `cache`, each file
+    written primes it with what a checked load of its text finds, so the next run need not
+    check what this one wrote.
     """
     folder = root / ERRORS_DIR
     staged: list[tuple[str, Path]] = []
@@ -742,8 +744,9 @@ def write_records(root: Path, records: Iterable[ErrorRecord],
     try:
         for record in records:
             path = record_path(root, record.id)  # ids only, checked
-            text = texts[record.id] if texts and record.id in texts else record_text(record)
-            if _holds(path, text):
+            given = texts.get(record.id) if texts else None
+            text = given if given is not None else record_text(record)
+            if not (compared and given is not None) and _holds(path, text):
                 continue
             if not staged:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -816,11 +819,14 @@ def manifest_text(manifest: Manifest) -> str:
     return dump_yaml(manifest_data(manifest))
 
 
-def write_manifest(root: Path, manifest: Manifest | str) -> bool:
-    """Write the manifest (or its text, made already) unless the file holds exactly that."""
+def write_manifest(root: Path, manifest: Manifest | str, *, compared: bool = False) -> bool:
+    """Write the manifest (or its text, made already) unless the file holds exactly that.
+
+    With `compared`, the caller found the file to hold another text already: it is not read.
+    """
     path = root / MANIFEST
     text = manifest if isinstance(manifest, str) else manifest_text(manifest)
-    if _holds(path, text):
+    if not compared and _holds(path, text):
         return False
     write_atomic(path, text)
     return True

@@ -361,9 +361,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         pending = pending_writes(folder, changes, manifest_text, texts)
         written = 0
         if not dry_run and not plan.hold_all:
-            # Only the records whose text changes, each rendered once.
+            # Only the records whose text changes, each rendered once and its file read once.
             to_write = [r for r in changes if r.id in texts]
-            written = output.write_folder(folder, to_write, manifest_text, plan.reserved, texts)
+            changed_manifest = manifest_text if emit.MANIFEST in pending else None
+            written = output.write_folder(folder, to_write, changed_manifest, plan.reserved, texts,
+                                          compared=True)
     emit.forget_prerendered()
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:

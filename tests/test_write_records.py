@@ -69,3 +69,28 @@ def test_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path, snippet: str
     emit.write_records(tmp_path, [record])
     (path,) = (tmp_path / emit.ERRORS_DIR).iterdir()
     assert emit.load_record(path).site.snippet == snippet
+
+
+def test_an_update_reads_each_rewritten_file_once(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pending_writes` compares each new text with its file; the write does not read it again."""
+    from crawler import pipeline
+    from tests.outputkit import SHA_B, collected, folder_of, module
+
+    root = tmp_path / "out"
+    pipeline.apply(collected({"pkg/a.py": module("a", 3)}), root)
+    reads: list[str] = []
+    real_read_text = Path.read_text
+
+    def counted(self: Path, *args: object, **kwargs: object) -> str:
+        if self.suffix == ".yaml":
+            reads.append(self.name)
+        return real_read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    result = pipeline.apply(collected({"pkg/a.py": module("a", 3, offset=2)}, SHA_B), root)
+    assert result.files_written == 4  # three moved records and the manifest
+    assert sorted(reads) == sorted({*reads}), f"a file read twice: {reads}"
+    assert emit.MANIFEST in reads and len(reads) == 4
+    monkeypatch.undo()
+    assert emit.load_manifest(folder_of(root)) == result.manifest
