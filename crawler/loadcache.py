@@ -117,8 +117,7 @@ def _checked_from_entry(entry: Any, key: str) -> Checked:
 
 def _write_entry(file: Path, text: str) -> None:
     # A temp name per process and thread: the batch driver's writer threads may store the same
-    # entry at once. Plain `open`, no `tempfile`: a test that fakes a full disk there counts on
-    # the record writes alone.
+    # entry at once.
     tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)

@@ -306,12 +306,14 @@ def _path_hint(path: Path) -> str | None:
 
 def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | str | None,
                  protected: frozenset[str] = frozenset(),
-                 texts: Mapping[str, str] | None = None, *, compared: bool = False) -> int:
+                 texts: Mapping[str, str] | None = None, *, compared: bool = False,
+                 cache: LoadCache | None = None) -> int:
     """Write the records whose text changed, then the manifest last; how many files were written.
 
     A record id in `protected` (a broken file's, or a held-back record's) is never written.
     With `compared`, each text in `texts` and the manifest are known to differ from their files
-    (see `pipeline.pending_writes`), so those files are not read again.
+    (see `pipeline.pending_writes`), so those files are not read again; a `cache` is primed with
+    the records written (see `emit.write_records`).
     """
     written = 0
     try:
@@ -319,7 +321,7 @@ def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifes
             if record.id in protected:
                 raise OutputError(f"{folder}: record {record.id} is protected this run (its file "
                                   "could not be loaded)")
-        written += emit.write_records(folder, records, texts, compared=compared)
+        written += emit.write_records(folder, records, texts, compared=compared, cache=cache)
         emit.sync_folder(folder / emit.ERRORS_DIR)
         if manifest is not None:
             written += emit.write_manifest(folder, manifest, compared=compared)

@@ -12,14 +12,17 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler import emit, output
+from crawler import emit, output, pipeline
+from crawler.cli import main
 from crawler.errors import CrawlerError
 from crawler.loadcache import LoadCache, is_plain
-from crawler.pipeline import extract
+from crawler.pipeline import extract, update
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
+from tests.outputkit import snapshot
 from tests.test_emit import a_record
 from tests.test_output import BREAKS, _break
 
@@ -353,3 +356,80 @@ def test_load_folder_uses_the_cache_it_is_given_and_no_other(tmp_path: Path,
     with emit.cached_loads(cache):  # a user's check passes none: every load is a full one
         assert output.load_folder(root).records == first.records
     assert cache.hits == 4
+
+
+# ---------------------------------------------------------------- the runs that use it
+
+def full_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The record files that go through every check from now on, by name."""
+    checked: list[str] = []
+    real = emit.check_record_bytes
+
+    def counted(raw: bytes, path: Path) -> Any:
+        checked.append(path.name)
+        return real(raw, path)
+
+    monkeypatch.setattr(emit, "check_record_bytes", counted)
+    return checked
+
+
+def a_library(make_repo: Any) -> Any:
+    repo = make_repo("lib")
+    for case in sorted(CASES.glob("*.py")):
+        repo.write(f"pkg/{case.name}", case.read_text(encoding="utf-8"))
+    repo.write("pkg/odd.py", ODD_TEXT)
+    repo.commit("first")
+    return repo
+
+
+def test_an_update_after_an_extract_checks_only_the_files_edited_by_hand(
+        make_repo: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = a_library(make_repo)
+    cache = tmp_path / "cache"
+    first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=cache, evidence=False)
+    paths = list(emit.iter_record_paths(first.folder))
+    assert len(list((cache / "loads").rglob("*.json"))) == len(paths)  # primed as written
+    edited = next(p for p in paths if emit.load_record(p).site.path == "pkg/literals.py")
+    text = edited.read_text(encoding="utf-8")
+    start, end = text.index("annotation:"), text.index("history:")
+    edited.write_text(text[:start] + ANNOTATED + text[end:], encoding="utf-8")
+    for case in ("literals.py", "scopes.py", "odd.py"):  # every record of these moves
+        repo.write(f"pkg/{case}", "\n\n" + (repo.path / "pkg" / case).read_text(encoding="utf-8"))
+    repo.commit("shift")
+    checked = full_checks(monkeypatch)
+    result = update(str(repo.path), output_root=tmp_path / "out", cache_dir=cache)
+    assert result.problems == () and result.files_written > 10
+    assert set(checked) <= {edited.name}
+    checked.clear()
+    monkeypatch.setattr(emit, "check_record_bytes", lambda raw, path: pytest.fail("checked"))
+    for path in emit.iter_record_paths(first.folder):  # written and primed, or loaded and kept
+        assert emit.load_record(path, LoadCache(cache)) is not None
+
+
+def test_an_update_writes_the_same_files_with_or_without_the_cache(
+        make_repo: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = a_library(make_repo)
+    cache = tmp_path / "cache"
+    extract(str(repo.path), output_root=tmp_path / "cached", cache_dir=cache, evidence=False)
+    shutil.copytree(tmp_path / "cached", tmp_path / "plain")
+    for case in ("literals.py", "concat.py"):
+        repo.write(f"pkg/{case}", "\n" + (repo.path / "pkg" / case).read_text(encoding="utf-8"))
+    repo.write("pkg/odd.py", ODD_TEXT.replace("naïve", "naïf"))
+    repo.commit("second")
+    cached = update(str(repo.path), output_root=tmp_path / "cached", cache_dir=cache)
+    monkeypatch.setattr(pipeline, "load_cache", lambda cache_dir: LoadCache(None))
+    plain = update(str(repo.path), output_root=tmp_path / "plain", cache_dir=cache)
+    assert cached.files_written == plain.files_written > 0
+    assert snapshot(cached.folder) == snapshot(plain.folder)
+
+
+def test_validate_checks_every_file_in_full(make_repo: Any, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = a_library(make_repo)
+    result = extract(str(repo.path), output_root=tmp_path / "out",
+                     cache_dir=tmp_path / "cache", evidence=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the primed cache is the default one
+    checked = full_checks(monkeypatch)
+    outcome = CliRunner().invoke(main, ["validate", str(tmp_path / "out")])
+    assert outcome.exit_code == 0, outcome.output
+    assert sorted(checked) == sorted(p.name for p in emit.iter_record_paths(result.folder))
