@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +179,36 @@ def forget_prerendered() -> None:
 
 def _nested(data: dict[str, Any]) -> str:
     """A mapping dumped as it stands one level down: every non-empty line indented by two."""
-    return "".join("  " + line if line != "\n" else line
-                   for line in dump_yaml(data).splitlines(keepends=True))
+    return _indented(dump_yaml(data))
+
+
+def _indented(text: str) -> str:
+    return "".join("  " + line if line != "\n" else line for line in text.splitlines(keepends=True))
+
+
+def _derived_text(record: ErrorRecord) -> str:
+    """`_nested(_derived_data(record))`, with each related item rendered once a run.
+
+    A record names its related records, and each of those names it back: the same few items
+    recur across thousands of records, and dumping them costs more than the rest of the file.
+    """
+    if not record.related:
+        related = "related: []\n"
+    else:
+        related = "related:\n" + "".join(_related_item(r) for r in record.related)
+    return _indented(related + dump_yaml({"evidence": [asdict(e) for e in record.evidence]}))
+
+
+@lru_cache(maxsize=1 << 16)
+def _related_item(related: Related) -> str:
+    """One item of a `related` list, as a block sequence under its key writes it."""
+    return dump_yaml([{"id": related.id, "reason": related.reason}])
+
+
+@lru_cache(maxsize=1 << 10)
+def _history_text(history: History | None) -> str:
+    """The history block: most records of a run share theirs."""
+    return dump_yaml({"history": history_data(history)})
 
 
 @cache
@@ -196,8 +224,7 @@ def record_text(record: ErrorRecord) -> str:
     site_block = _SITE_BLOCKS.get(record.site) or _nested(site_data(record.site))
     return (dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
             + "extracted:\n" + _nested(_pin_data(record)) + site_block
-            + _nested(_derived_data(record)) + _annotation_text(record)
-            + dump_yaml({"history": history_data(record.history)}))
+            + _derived_text(record) + _annotation_text(record) + _history_text(record.history))
 
 
 def _annotation_text(record: ErrorRecord) -> str:
