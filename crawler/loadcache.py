@@ -49,31 +49,22 @@ class LoadCache:
         self.stored = 0
         self.unstorable = 0  # loads whose data JSON cannot hold exactly (a date, a NaN)
 
-    @property
-    def enabled(self) -> bool:
-        return self.folder is not None
-
     def key(self, raw: bytes) -> str:
         head = f"{FORMAT}\0{self.version}\0{SCHEMA_VERSION}\0{_schema_digest()}\0"
         return hashlib.sha256(head.encode("utf-8") + raw).hexdigest()
-
-    def _file(self, key: str) -> Path | None:
-        return None if self.folder is None else self.folder / key[:2] / f"{key}.json"
 
     def get(self, raw: bytes) -> Checked | None:
         """What a checked load of these bytes found before, or None."""
         if self.folder is None:
             return None
         key = self.key(raw)
-        file = self._file(key)
-        assert file is not None
         try:
-            entry = json.loads(file.read_bytes())
+            entry = json.loads((self.folder / key[:2] / f"{key}.json").read_bytes())
             checked = _checked_from_entry(entry, key)
         except FileNotFoundError:
             self.misses += 1
             return None
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             self.corrupt += 1  # a broken entry is rebuilt, never trusted
             self.misses += 1
             return None
@@ -88,16 +79,16 @@ class LoadCache:
 
     def put(self, raw: bytes, checked: Checked) -> None:
         """Store what a checked load of `raw` found; what JSON cannot hold exactly is left out."""
-        file = self._file(self.key(raw)) if self.folder is not None else None
-        if file is None:
+        if self.folder is None:
             return
         data, block = checked
         if not (is_plain(data) and (block is None or is_plain(block))):
             self.unstorable += 1
             return
-        entry = {"key": file.stem, "version": self.version, "data": data, "block": block}
-        _write_entry(file, json.dumps(entry, separators=(",", ":"), ensure_ascii=False))
-        self.stored += 1
+        key = self.key(raw)
+        entry = {"key": key, "version": self.version, "data": data, "block": block}
+        text = json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
+        self.stored += _write_entry(self.folder / key[:2] / f"{key}.json", text)
 
 
 @cache
@@ -115,7 +106,7 @@ def _checked_from_entry(entry: Any, key: str) -> Checked:
     return data, block
 
 
-def _write_entry(file: Path, text: str) -> None:
+def _write_entry(file: Path, text: str) -> bool:
     # A temp name per process and thread: the batch driver's writer threads may store the same
     # entry at once.
     tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -124,11 +115,13 @@ def _write_entry(file: Path, text: str) -> None:
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, file)  # atomic: a reader sees the old entry, the new one, or none
+        return True
     except OSError:
         try:
             tmp.unlink()
         except OSError:
             pass
+        return False
 
 
 def is_plain(value: Any) -> bool:
