@@ -1,6 +1,6 @@
 """A quick check that data passes a JSON Schema, for the few keywords the record schema uses.
 
-`jsonschema` costs about half a millisecond for one record, more than everything else the
+`jsonschema` costs a third to half a millisecond for one record, more than everything else the
 crawler does to prime the load cache with a record it writes (`emit.checked_of_written`). This
 check is sound, not complete: True means `jsonschema` accepts the data too; False means only
 "not known here" (a keyword it does not know, a float where an integer goes), and the caller
