@@ -37,8 +37,9 @@ import yaml
 from crawler import __version__, emit
 from crawler.batchfile import RepoEntry
 from crawler.errors import CrawlerError
+from crawler.loadcache import LoadCache
 from crawler.pin import pin
-from crawler.pipeline import Collected, RunResult, apply, collect, output_folder
+from crawler.pipeline import Collected, RunResult, apply, collect, load_cache, output_folder
 from crawler.records import ExtractOptions, Pin
 from crawler.source import redact
 
@@ -373,7 +374,7 @@ def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: i
     """
     started = time.perf_counter()
     known = [] if force else scan_outputs({entry.output_root for entry in entries})
-    driver = _Driver(entries, known, dry_run, progress)
+    driver = _Driver(entries, known, dry_run, progress, load_cache(cache_dir))
     tasks = driver.plan(None if cache_dir is None else str(cache_dir))
     if scheduler is None:
         pool = _LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
@@ -392,8 +393,10 @@ class _Driver:
     """Submits tasks, applies outcomes as they arrive, and keeps the tally for progress."""
 
     def __init__(self, entries: list[RepoEntry], known: list[Known], dry_run: bool,
-                 progress: Callable[[BatchProgress], None] | None) -> None:
+                 progress: Callable[[BatchProgress], None] | None,
+                 loads: LoadCache | None = None) -> None:
         self.entries = {entry.index: entry for entry in entries}
+        self.loads = loads  # the driver's own checked record loads, shared by its writer threads
         self.known = {known_.folder: known_ for known_ in known}
         self.dry_run = dry_run
         self.progress = progress
@@ -512,7 +515,8 @@ class _Driver:
         assert collected is not None and outcome.pin is not None
         files = len(collected.outcomes)
         try:
-            run: RunResult = apply(collected, entry.output_root, dry_run=self.dry_run)
+            run: RunResult = apply(collected, entry.output_root, dry_run=self.dry_run,
+                                   loads=self.loads)
         except (CrawlerError, OSError) as error:
             return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
                               error=str(error))

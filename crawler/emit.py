@@ -13,8 +13,10 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ import jsonschema
 import yaml
 
 from crawler.errors import OutputError, RecordError, SchemaError
+from crawler.loadcache import Checked, LoadCache, is_plain
+from crawler.quickschema import surely_valid
 from crawler.records import (
     SCHEMA_VERSION,
     Annotation,
@@ -63,11 +67,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if not value.isascii() and _SURROGATE.search(value):
-        # UTF-8 cannot hold a lone surrogate: written as the `\\udc80` a traceback would show.
-        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    value = _writable(value)
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _writable(value: str) -> str:
+    """UTF-8 cannot hold a lone surrogate: written as the `\\udc80` a traceback would show."""
+    if not value.isascii() and _SURROGATE.search(value):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 class FlowList(list):  # type: ignore[type-arg]
@@ -171,8 +180,36 @@ def forget_prerendered() -> None:
 
 def _nested(data: dict[str, Any]) -> str:
     """A mapping dumped as it stands one level down: every non-empty line indented by two."""
-    return "".join("  " + line if line != "\n" else line
-                   for line in dump_yaml(data).splitlines(keepends=True))
+    return _indented(dump_yaml(data))
+
+
+def _indented(text: str) -> str:
+    return "".join("  " + line if line != "\n" else line for line in text.splitlines(keepends=True))
+
+
+def _derived_text(record: ErrorRecord) -> str:
+    """`_nested(_derived_data(record))`, with each related item rendered once a run.
+
+    A record names its related records, and each of those names it back: the same few items
+    recur across thousands of records, and dumping them costs more than the rest of the file.
+    """
+    if not record.related:
+        related = "related: []\n"
+    else:
+        related = "related:\n" + "".join(_related_item(r) for r in record.related)
+    return _indented(related + dump_yaml({"evidence": [asdict(e) for e in record.evidence]}))
+
+
+@lru_cache(maxsize=1 << 16)
+def _related_item(related: Related) -> str:
+    """One item of a `related` list, as a block sequence under its key writes it."""
+    return dump_yaml([{"id": related.id, "reason": related.reason}])
+
+
+@lru_cache(maxsize=1 << 10)
+def _history_text(history: History | None) -> str:
+    """The history block: most records of a run share theirs."""
+    return dump_yaml({"history": history_data(history)})
 
 
 @cache
@@ -186,14 +223,70 @@ def record_text(record: ErrorRecord) -> str:
     The annotation block is the exact text it was read with, when it was read from a file.
     """
     site_block = _SITE_BLOCKS.get(record.site) or _nested(site_data(record.site))
-    annotation = record.annotation.text
-    if annotation is None:
-        annotation = (_empty_annotation_text() if record.annotation.data == empty_annotation().data
-                      else dump_yaml({"annotation": record.annotation.data}))
     return (dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
             + "extracted:\n" + _nested(_pin_data(record)) + site_block
-            + _nested(_derived_data(record)) + annotation
-            + dump_yaml({"history": history_data(record.history)}))
+            + _derived_text(record) + _annotation_text(record) + _history_text(record.history))
+
+
+def _annotation_text(record: ErrorRecord) -> str:
+    annotation = record.annotation
+    if annotation.text is not None:
+        return annotation.text
+    if annotation.data == empty_annotation().data:
+        return _empty_annotation_text()
+    return dump_yaml({"annotation": annotation.data})
+
+
+def checked_of_written(record: ErrorRecord, text: str) -> Checked | None:
+    """What `check_record_bytes` finds in `text`, the file `record_text(record)` made, unread.
+
+    The data is the record's, as the YAML reads back (lists for tuples, a lone surrogate as
+    its escape); a kept annotation block's data is the one loaded with it (see `Annotation`).
+    The block is the annotation text the file holds, since a full load keeps it (it was kept
+    when read, or it was dumped from the data). None where that cannot be told for sure: an
+    annotation block the text does not hold as such, or data the schema refuses.
+    """
+    annotation = record.annotation
+    try:
+        data = _as_read_back({
+            "schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status,
+            "extracted": extracted_data(record),
+            "annotation": {} if annotation.text is not None else annotation.data,
+            "history": history_data(record.history),
+        })
+    except _Unsure:
+        return None
+    if annotation.text is not None:  # read from this very block, not dumped: no trip to make
+        if not is_plain(annotation.data):
+            return None
+        data["annotation"] = annotation.data
+    block = _annotation_text(record)
+    if annotation_block(text) != block or not _passes_record_schema(data):
+        return None
+    return data, block
+
+
+def _passes_record_schema(data: dict[str, Any]) -> bool:
+    """The schema check of a full load, at a sixth of its cost where the quick check can tell."""
+    return surely_valid(data, _schema("record")) or _validator("record").is_valid(data)
+
+
+class _Unsure(Exception):
+    """A value whose trip through YAML `checked_of_written` cannot vouch for."""
+
+
+def _as_read_back(value: Any) -> Any:
+    """A record's data as a YAML load of its dump gives it back."""
+    kind = type(value)
+    if kind is str:
+        return _writable(value)
+    if kind in (bool, int, type(None)):
+        return value
+    if kind in (list, tuple):
+        return [_as_read_back(item) for item in value]
+    if kind is dict and all(type(key) is str and _writable(key) is key for key in value):
+        return {key: _as_read_back(item) for key, item in value.items()}
+    raise _Unsure(kind.__name__)  # a float, a date: read back, it may not be the same value
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:
@@ -252,26 +345,36 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
 
 def load_yaml_file(path: Path) -> tuple[Any, str]:
     """Load one YAML document safely: plain data only, no aliases, bounded depth; (data, text)."""
+    text = yaml_text(read_capped(path), str(path))
+    return safe_load_text(text, str(path)), text
+
+
+def read_capped(path: Path) -> bytes:
+    """A file's bytes, unless it is too large to be a record."""
     try:
         size = path.stat().st_size
         if size > MAX_YAML_BYTES:
             raise RecordError(f"{size} bytes, too large for a record; it was left as it is",
                               path=str(path))
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise RecordError(f"cannot read: {error.strerror}", path=str(path)) from error
+
+
+def yaml_text(raw: bytes, where: str) -> str:
+    """The text of a YAML file: UTF-8, and none of the characters YAML does not allow."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
         raise RecordError(f"not UTF-8 text ({error.reason} at byte {error.start}); fix the file "
-                          "by hand, it was left as it is", path=str(path), line=line) from error
+                          "by hand, it was left as it is", path=where, line=line) from error
     bad = _NOT_YAML_CHAR.search(text)
     if bad is not None:
         line = text.count("\n", 0, bad.start()) + 1
         raise RecordError(f"control character U+{ord(bad.group()):04X} (YAML allows none); fix the "
-                          "file by hand, it was left as it is", path=str(path), line=line)
-    return safe_load_text(text, str(path)), text
+                          "file by hand, it was left as it is", path=where, line=line)
+    return text
 
 
 def safe_load_text(text: str, where: str) -> Any:
@@ -367,27 +470,81 @@ def _starts_top_level_key(line: str) -> bool:
     return bool(line) and not line[0].isspace() and not line.startswith(("#", "-", "..."))
 
 
-def load_record(path: Path) -> ErrorRecord:
-    """A record file, safely loaded and checked against the record schema and its file name."""
+_LOADS: ContextVar[LoadCache | None] = ContextVar("loads", default=None)
+
+
+@contextmanager
+def cached_loads(cache: LoadCache | None) -> Iterator[None]:
+    """Within it, `load_record(path)` keeps and reuses checked loads in `cache` (None: none).
+
+    For `output.load_folder`, which calls `load_record` with the path alone: tests and tools
+    wrap that one-argument call to see which records a run loads.
+    """
+    token = _LOADS.set(cache)
+    try:
+        yield
+    finally:
+        _LOADS.reset(token)
+
+
+def load_record(path: Path, cache: LoadCache | None = None) -> ErrorRecord:
+    """A record file, safely loaded and checked against the record schema and its file name.
+
+    With a `cache` (given, or set around the call by `cached_loads`), bytes that passed every
+    check before are not checked again; the checks of the file's name run on every load, since
+    the same bytes may sit under another name.
+    """
+    cache = cache if cache is not None else _LOADS.get()
     if not is_record_id(path.stem):
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))
-    data, text = load_yaml_file(path)
-    check_schema(data, "record", path, text)
-    if data["id"] != path.stem:
+    raw = read_capped(path)
+    record = _cached_record(cache, raw) if cache is not None else None
+    if record is None:
+        data, block = check_record_bytes(raw, path)
+        if cache is not None:
+            cache.put(raw, (data, block))
+        record = record_from_data(data, block)
+    if record.id != path.stem:
+        text = raw.decode("utf-8")
         line = next((i for i, row in enumerate(text.splitlines(), 1) if row.startswith("id:")), None)
-        raise RecordError(f"id {data['id']!r} is not the file's name {path.stem!r}; rename the file "
+        raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
+    return record
+
+
+def check_record_bytes(raw: bytes, path: Path) -> Checked:
+    """Every check of a record file that depends on its bytes alone: its data and kept block."""
+    text = yaml_text(raw, str(path))
+    data = safe_load_text(text, str(path))
+    check_schema(data, "record", path, text)
+    return data, kept_annotation_block(text, data, str(path))
+
+
+def kept_annotation_block(text: str, data: dict[str, Any], where: str) -> str | None:
+    """The annotation block to write back as it stands, or None where its layout is unusual."""
     block = annotation_block(text)
-    if block is not None and not (block == _empty_annotation_text()
-                                  and data.get("annotation") == empty_annotation().data):
-        try:
-            reparsed = safe_load_text(block, str(path))
-        except RecordError:
-            reparsed = None
-        if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
-            block = None  # an unusual layout: fall back to writing the data itself
-    return record_from_data(data, block)
+    if block is None or (block == _empty_annotation_text()
+                         and data.get("annotation") == empty_annotation().data):
+        return block
+    try:
+        reparsed = safe_load_text(block, where)
+    except RecordError:
+        reparsed = None
+    if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
+        return None  # an unusual layout: fall back to writing the data itself
+    return block
+
+
+def _cached_record(cache: LoadCache, raw: bytes) -> ErrorRecord | None:
+    checked = cache.get(raw)
+    if checked is None:
+        return None
+    try:
+        return record_from_data(*checked)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        cache.spoiled()  # an entry that does not make a record: loaded in full, stored again
+        return None
 
 
 def is_record_id(value: object) -> bool:
@@ -478,8 +635,14 @@ def load_manifest(root: Path) -> Manifest | None:
 
 
 @cache
+def _schema(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return data
+
+
+@cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema = _schema(name)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)  # type: ignore[no-any-return]
@@ -600,25 +763,34 @@ def write_record(root: Path, record: ErrorRecord) -> bool:
 
 
 def write_records(root: Path, records: Iterable[ErrorRecord],
-                  texts: Mapping[str, str] | None = None) -> int:
+                  texts: Mapping[str, str] | None = None, *, compared: bool = False,
+                  cache: LoadCache | None = None) -> int:
     """Write every record whose file text changes, atomically each; how many were written.
 
     The same guarantee as `write_atomic` for each file (a crash leaves it as it was or as it
     should be), at a fraction of the cost: every new text goes to a temp file beside its record,
     one `sync` makes them all durable, then each is renamed over its record. One fsync per file
     cost 5 ms each here, more than all of the YAML (measured: 3,500 records of the stdlib).
+
+    With `compared`, the caller found each text of `texts` to differ from its file already (see
+    `pipeline.pending_writes`): those files are not read again. With a `cache`, each file
+    written primes it with what a checked load of its text finds, so the next run need not
+    check what this one wrote.
     """
     folder = root / ERRORS_DIR
     staged: list[tuple[str, Path]] = []
+    written: list[tuple[ErrorRecord, str]] = []
     try:
         for record in records:
             path = record_path(root, record.id)  # ids only, checked
-            text = texts[record.id] if texts and record.id in texts else record_text(record)
-            if _holds(path, text):
+            given = texts.get(record.id) if texts else None
+            text = given if given is not None else record_text(record)
+            if not (compared and given is not None) and _holds(path, text):
                 continue
             if not staged:
                 folder.mkdir(parents=True, exist_ok=True)
             staged.append((_stage(path, text), path))
+            written.append((record, text))
         _make_durable([tmp for tmp, _ in staged])
         for index, (tmp, path) in enumerate(staged):
             os.replace(tmp, path)
@@ -635,7 +807,17 @@ def write_records(root: Path, records: Iterable[ErrorRecord],
         for tmp, _ in staged:
             if tmp:
                 _discard(tmp)
+    if cache is not None:
+        prime(cache, written)
     return len(staged)
+
+
+def prime(cache: LoadCache, written: Iterable[tuple[ErrorRecord, str]]) -> None:
+    """Store what a checked load of each record's file text finds, found without loading it."""
+    for record, text in written:
+        checked = checked_of_written(record, text)
+        if checked is not None:
+            cache.put(text.encode("utf-8"), checked)
 
 
 def _holds(path: Path, text: str) -> bool:
@@ -676,11 +858,14 @@ def manifest_text(manifest: Manifest) -> str:
     return dump_yaml(manifest_data(manifest))
 
 
-def write_manifest(root: Path, manifest: Manifest | str) -> bool:
-    """Write the manifest (or its text, made already) unless the file holds exactly that."""
+def write_manifest(root: Path, manifest: Manifest | str, *, compared: bool = False) -> bool:
+    """Write the manifest (or its text, made already) unless the file holds exactly that.
+
+    With `compared`, the caller found the file to hold another text already: it is not read.
+    """
     path = root / MANIFEST
     text = manifest if isinstance(manifest, str) else manifest_text(manifest)
-    if _holds(path, text):
+    if not compared and _holds(path, text):
         return False
     write_atomic(path, text)
     return True

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from crawler import emit
 from crawler.errors import OutputError, RecordError
+from crawler.loadcache import LoadCache
 from crawler.merge import compute_ordinals
 from crawler.records import (
     BrokenFile,
@@ -164,40 +165,16 @@ def clean_temp_files(folder: Path) -> list[str]:
 
 
 def load_folder(folder: Path, ids: Collection[str] | None = None,
-                manifest: Manifest | None = None) -> Loaded:
+                manifest: Manifest | None = None, cache: LoadCache | None = None) -> Loaded:
     """Every record in the folder that loads safely, and every file in errors/ that does not.
 
     With `ids`, only those records are read (an update that knows which files changed); the
-    folder is still listed, so stray files and links are reported all the same.
+    folder is still listed, so stray files and links are reported all the same. With a `cache`,
+    a file whose exact bytes passed every check before is not checked again (see
+    `emit.load_record`); a user's own check (`crawler validate`) passes none.
     """
-    records: list[ErrorRecord] = []
-    broken: list[BrokenFile] = []
-    errors = folder / emit.ERRORS_DIR
-    entries = sorted(errors.iterdir()) if errors.is_dir() else []
-    for path in entries:
-        if path.name.startswith("."):
-            continue  # temp files and the like
-        stem = path.stem if path.suffix == ".yaml" else None
-        claimed = stem if emit.is_record_id(stem) else None
-        if path.is_symlink() or not path.is_file():
-            kind = "a symbolic link" if path.is_symlink() else "not a plain file"
-            broken.append(BrokenFile(str(path), claimed,
-                                     f"{path}: {kind}; records are plain files, it was left as it is"))
-            continue
-        if claimed is None:
-            broken.append(BrokenFile(str(path), None,
-                                     f"{path}: not a record (records are <16 hex>.yaml); "
-                                     "move it out of errors/, it was ignored"))
-            continue
-        if ids is not None and claimed not in ids:
-            continue
-        try:
-            records.append(emit.load_record(path))
-        except RecordError as error:
-            broken.append(BrokenFile(str(path), claimed, str(error)))
-        except OutputError as error:  # a schema problem
-            broken.append(BrokenFile(str(path), claimed,
-                                     f"{error}; fix the file by hand, it was left as it is"))
+    with emit.cached_loads(cache):
+        records, broken = _load_records(folder, ids)
     problem = None
     if manifest is None:  # an update has read it already
         try:
@@ -205,6 +182,41 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
         except OutputError as error:
             problem = f"{error}; it will be rebuilt from the records"
     return Loaded(tuple(records), tuple(broken), manifest, problem)
+
+
+def _load_records(folder: Path, ids: Collection[str] | None
+                  ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
+    records: list[ErrorRecord] = []
+    broken: list[BrokenFile] = []
+    errors = folder / emit.ERRORS_DIR
+    # Listed by name, with the kinds the listing gives: no stat for each of thousands of files.
+    entries = sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # temp files and the like
+        where = entry.path  # the same text as str(errors / entry.name)
+        stem = entry.name[:-len(".yaml")] if entry.name.endswith(".yaml") else None
+        claimed = stem if emit.is_record_id(stem) else None
+        if entry.is_symlink() or not entry.is_file():
+            kind = "a symbolic link" if entry.is_symlink() else "not a plain file"
+            broken.append(BrokenFile(where, claimed,
+                                     f"{where}: {kind}; records are plain files, it was left as it is"))
+            continue
+        if claimed is None:
+            broken.append(BrokenFile(where, None,
+                                     f"{where}: not a record (records are <16 hex>.yaml); "
+                                     "move it out of errors/, it was ignored"))
+            continue
+        if ids is not None and claimed not in ids:
+            continue
+        try:
+            records.append(emit.load_record(Path(where)))
+        except RecordError as error:
+            broken.append(BrokenFile(where, claimed, str(error)))
+        except OutputError as error:  # a schema problem
+            broken.append(BrokenFile(where, claimed,
+                                     f"{error}; fix the file by hand, it was left as it is"))
+    return records, broken
 
 
 # ---------------------------------------------------------------- holding back
@@ -296,10 +308,14 @@ def _path_hint(path: Path) -> str | None:
 
 def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | str | None,
                  protected: frozenset[str] = frozenset(),
-                 texts: Mapping[str, str] | None = None) -> int:
+                 texts: Mapping[str, str] | None = None, *, compared: bool = False,
+                 cache: LoadCache | None = None) -> int:
     """Write the records whose text changed, then the manifest last; how many files were written.
 
     A record id in `protected` (a broken file's, or a held-back record's) is never written.
+    With `compared`, each text in `texts` and the manifest are known to differ from their files
+    (see `pipeline.pending_writes`), so those files are not read again; a `cache` is primed with
+    the records written (see `emit.write_records`).
     """
     written = 0
     try:
@@ -307,10 +323,10 @@ def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifes
             if record.id in protected:
                 raise OutputError(f"{folder}: record {record.id} is protected this run (its file "
                                   "could not be loaded)")
-        written += emit.write_records(folder, records, texts)
+        written += emit.write_records(folder, records, texts, compared=compared, cache=cache)
         emit.sync_folder(folder / emit.ERRORS_DIR)
         if manifest is not None:
-            written += emit.write_manifest(folder, manifest)
+            written += emit.write_manifest(folder, manifest, compared=compared)
         emit.sync_folder(folder)
     except OutputError as error:
         raise OutputError(f"{error} ({written} files written before it are complete, the rest "

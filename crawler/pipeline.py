@@ -21,6 +21,7 @@ from crawler.cache import Entry, ResultCache
 from crawler.errors import CrawlerError, OutputError
 from crawler.evidence import FileAssertions, find_assertions
 from crawler.fit import EvidenceStats, match_evidence
+from crawler.loadcache import LoadCache
 from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
 from crawler.names import module_name
 from crawler.pin import PinnedRepo, default_cache_dir, pin
@@ -296,6 +297,11 @@ def result_cache(cache_dir: Path | None) -> ResultCache:
     return ResultCache(cache_dir if cache_dir is not None else default_cache_dir())
 
 
+def load_cache(cache_dir: Path | None) -> LoadCache:
+    """The checked loads of record files, beside the result cache: what `apply` is given."""
+    return LoadCache(cache_dir if cache_dir is not None else default_cache_dir())
+
+
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
             cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
             progress: Progress | None = None, evidence: bool = True) -> Collected:
@@ -351,7 +357,8 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
 
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
-          previous: Manifest | None = None, wait: float = 0.0) -> RunResult:
+          previous: Manifest | None = None, wait: float = 0.0,
+          loads: LoadCache | None = None) -> RunResult:
     """Merge what was collected into the repository's output folder: the driver's part.
 
     The whole read-merge-write runs under the folder's lock (shared for a dry run). A full run
@@ -359,7 +366,8 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     files that changed, went or came, and those in review, unless the repository's exception
     classes changed (a class default reaches into other files): then it merges everything.
     Records are the truth: leftovers of a killed run are removed, and a record file that cannot
-    be loaded is left as it is, with its source file held back.
+    be loaded is left as it is, with its source file held back. `loads` keeps the checked loads
+    of record files across runs, and learns the files this run writes (see `load_cache`).
     """
     started = time.perf_counter()
     folder = output_folder(output_root, collected.pin)
@@ -382,7 +390,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
         if full or previous is None:
-            loaded = output.load_folder(folder, manifest=previous)
+            loaded = output.load_folder(folder, manifest=previous, cache=loads)
             taken: set[str] = set()
         else:
             taken = _ids_in(folder, previous)
@@ -390,7 +398,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
             loaded = output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
-                                        manifest=previous)
+                                        manifest=previous, cache=loads)
         plan = output.plan(loaded, pinned, sites)
         merged = _merge(collected, previous, plan, taken)
         stats = _derive(merged, collected) if full else None
@@ -406,9 +414,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         pending = pending_writes(folder, changes, manifest_text, texts)
         written = 0
         if not dry_run and not plan.hold_all:
-            # Only the records whose text changes, each rendered once.
+            # Only the records whose text changes, each rendered once and its file read once.
             to_write = [r for r in changes if r.id in texts]
-            written = output.write_folder(folder, to_write, manifest_text, plan.reserved, texts)
+            changed_manifest = manifest_text if emit.MANIFEST in pending else None
+            written = output.write_folder(folder, to_write, changed_manifest, plan.reserved, texts,
+                                          compared=True, cache=loads)
     emit.forget_prerendered()
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
@@ -517,7 +527,7 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
     started = time.perf_counter()
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress, evidence=evidence)
-    result = apply(collected, output_root, dry_run=dry_run, wait=wait)
+    result = apply(collected, output_root, dry_run=dry_run, wait=wait, loads=load_cache(cache_dir))
     return replace(result, seconds=time.perf_counter() - started)
 
 
@@ -535,7 +545,8 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
                               "first (with the same --name, if it was given one)")
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                     progress=progress)
-    result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait)
+    result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
+                   loads=load_cache(cache_dir))
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 

@@ -6,9 +6,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crawler import emit
-from crawler.records import ACTIVE, ErrorRecord, History
+from crawler.records import ACTIVE, ErrorRecord, Evidence, History, Related
 from crawler.visitor import find_raise_sites
 
 SOURCE = b"".join(b"def f%d():\n    raise ValueError('message %d')\n" % (i, i) for i in range(5))
@@ -69,3 +71,48 @@ def test_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path, snippet: str
     emit.write_records(tmp_path, [record])
     (path,) = (tmp_path / emit.ERRORS_DIR).iterdir()
     assert emit.load_record(path).site.snippet == snippet
+
+
+def test_an_update_reads_each_rewritten_file_once(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pending_writes` compares each new text with its file; the write does not read it again."""
+    from crawler import pipeline
+    from tests.outputkit import SHA_B, collected, folder_of, module
+
+    root = tmp_path / "out"
+    pipeline.apply(collected({"pkg/a.py": module("a", 3)}), root)
+    reads: list[str] = []
+    real_read_text = Path.read_text
+
+    def counted(self: Path, *args: object, **kwargs: object) -> str:
+        if self.suffix == ".yaml":
+            reads.append(self.name)
+        return real_read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    result = pipeline.apply(collected({"pkg/a.py": module("a", 3, offset=2)}, SHA_B), root)
+    assert result.files_written == 4  # three moved records and the manifest
+    assert sorted(reads) == sorted({*reads}), f"a file read twice: {reads}"
+    assert emit.MANIFEST in reads and len(reads) == 4
+    monkeypatch.undo()
+    assert emit.load_manifest(folder_of(root)) == result.manifest
+
+
+# Ids that YAML would read as numbers are quoted; the items rendered once must say so too.
+tricky_ids = st.sampled_from(["1234567890123456", "0123456701234567", "12e4567890123456",
+                              "0000000000000000", "abcdefabcdefabcd", "1e10000000000000"]
+                             ) | st.text("0123456789abcdef", min_size=16, max_size=16)
+
+
+@settings(max_examples=200, deadline=None)
+@given(related=st.lists(st.tuples(tricky_ids, st.sampled_from(["same_scope", "same_shape"])),
+                        max_size=6),
+       patterns=st.lists(st.text(max_size=30), max_size=2), first_seen=st.sampled_from(["a", "b"]))
+def test_related_items_and_history_rendered_once_are_the_whole_dump(
+        related: list[tuple[str, str]], patterns: list[str], first_seen: str) -> None:
+    record = replace(records()[0], related=tuple(Related(i, reason) for i, reason in related),
+                     evidence=tuple(Evidence("t.py", 1, "t", "pytest.raises", "match", "E", p, 1)
+                                    for p in patterns),
+                     history=History(first_seen=first_seen * 40))
+    assert emit.record_text(record) == one_dump_text(record)
+    assert emit.record_text(record) == one_dump_text(record), "and again, from the memo"
