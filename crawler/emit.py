@@ -818,6 +818,7 @@ def prime(cache: LoadCache, written: Iterable[tuple[ErrorRecord, str]]) -> None:
         checked = checked_of_written(record, text)
         if checked is not None:
             cache.put(text.encode("utf-8"), checked)
+    cache.flush()
 
 
 def _holds(path: Path, text: str) -> bool:

@@ -175,6 +175,8 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     """
     with emit.cached_loads(cache):
         records, broken = _load_records(folder, ids)
+    if cache is not None:
+        cache.flush()  # what was loaded in full this time is a hit the next
     problem = None
     if manifest is None:  # an update has read it already
         try:

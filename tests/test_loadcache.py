@@ -6,6 +6,7 @@ import datetime
 import json
 import math
 import shutil
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from crawler import emit, output, pipeline
 from crawler.cli import main
 from crawler.errors import CrawlerError
-from crawler.loadcache import LoadCache, is_plain
+from crawler.loadcache import DATABASE, LoadCache, is_plain
 from crawler.pipeline import extract, update
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
 from tests.outputkit import snapshot
@@ -76,8 +77,8 @@ def test_a_second_load_is_a_hit_and_gives_the_same_record(tmp_path: Path,
     assert second == first == emit.load_record(path)
     assert second.annotation.text == first.annotation.text
     assert exact(second.annotation.data) == exact(first.annotation.data)
-    key = cache.key(path.read_bytes())
-    assert (tmp_path / "cache" / "loads" / key[:2] / f"{key}.json").is_file()
+    cache.flush()
+    assert stored_keys(tmp_path / "cache") == {cache.key(path.read_bytes())}
 
 
 def test_a_hit_runs_no_yaml_and_no_schema_check(tmp_path: Path,
@@ -124,10 +125,17 @@ def test_a_broken_file_is_never_a_hit(tmp_path: Path, name: str) -> None:
     assert outcome(path, cache) == expected, "a refused file is not stored either"
 
 
-def entry_file(cache: LoadCache, path: Path) -> Path:
-    key = cache.key(path.read_bytes())
-    assert cache.folder is not None
-    return cache.folder / key[:2] / f"{key}.json"
+def stored_keys(root: Path) -> set[str]:
+    """The keys written to the cache's database so far."""
+    with sqlite3.connect(root / DATABASE) as connection:
+        return {key for (key,) in connection.execute("SELECT key FROM checked")}
+
+
+def rewrite_entry(root: Path, key: str, spoil: Any) -> None:
+    with sqlite3.connect(root / DATABASE) as connection:
+        (entry,) = connection.execute("SELECT entry FROM checked WHERE key = ?", (key,)).fetchone()
+        connection.execute("UPDATE checked SET entry = ? WHERE key = ?",
+                           (spoil(json.loads(entry)), key))
 
 
 @pytest.mark.parametrize("spoil", [
@@ -144,8 +152,8 @@ def test_an_entry_that_is_not_what_its_name_says_is_rebuilt(tmp_path: Path, spoi
     path = written(tmp_path / "out", ANNOTATED)
     cache = LoadCache(tmp_path / "cache")
     expected = emit.load_record(path, cache)
-    file = entry_file(cache, path)
-    file.write_text(spoil(json.loads(file.read_text(encoding="utf-8"))), encoding="utf-8")
+    cache.close()
+    rewrite_entry(tmp_path / "cache", cache.key(path.read_bytes()), spoil)
     fresh = LoadCache(tmp_path / "cache")
     assert emit.load_record(path, fresh) == expected
     assert (fresh.hits, fresh.corrupt) == (0, 1)
@@ -388,7 +396,7 @@ def test_an_update_after_an_extract_checks_only_the_files_edited_by_hand(
     cache = tmp_path / "cache"
     first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=cache, evidence=False)
     paths = list(emit.iter_record_paths(first.folder))
-    assert len(list((cache / "loads").rglob("*.json"))) == len(paths)  # primed as written
+    assert len(stored_keys(cache)) == len(paths)  # primed as written
     edited = next(p for p in paths if emit.load_record(p).site.path == "pkg/literals.py")
     text = edited.read_text(encoding="utf-8")
     start, end = text.index("annotation:"), text.index("history:")
@@ -433,3 +441,20 @@ def test_validate_checks_every_file_in_full(make_repo: Any, tmp_path: Path,
     outcome = CliRunner().invoke(main, ["validate", str(tmp_path / "out")])
     assert outcome.exit_code == 0, outcome.output
     assert sorted(checked) == sorted(p.name for p in emit.iter_record_paths(result.folder))
+
+
+def test_a_database_that_cannot_be_read_is_moved_aside_and_started_again(tmp_path: Path) -> None:
+    path = written(tmp_path / "out", ANNOTATED)
+    cache = LoadCache(tmp_path / "cache")
+    expected = emit.load_record(path, cache)
+    cache.close()
+    (tmp_path / "cache" / DATABASE).write_bytes(b"not a database, " * 1000)
+    broken = LoadCache(tmp_path / "cache")
+    assert emit.load_record(path, broken) == expected  # a full load, as without a cache
+    assert broken.corrupt == 1 and broken.hits == 0
+    assert (tmp_path / "cache" / f"{DATABASE}.broken").is_file()
+    again = LoadCache(tmp_path / "cache")
+    assert emit.load_record(path, again) == expected
+    again.flush()
+    assert emit.load_record(path, LoadCache(tmp_path / "cache")) == expected
+    assert stored_keys(tmp_path / "cache") == {again.key(path.read_bytes())}
