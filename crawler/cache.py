@@ -21,7 +21,7 @@ from crawler.records import ClassDef, RaiseSite, Skipped, Template
 from crawler.skeleton import Region
 from crawler.visitor import RaiseCounts
 
-FORMAT = 3  # bump when the layout of an entry changes
+FORMAT = 4  # bump when the layout of an entry changes
 
 # sites, counts, failure, pending (message-less raises), classes defined, module-level bindings,
 # functions and context (for reading the file's next version as a skeleton)
@@ -74,16 +74,19 @@ class ResultCache:
         if file is None:
             return
         sites, counts, failure, pending, classes, exports, regions, context = entry
+        snippets: dict[str, int] = {}  # a function's snippet, once for all of its raises
         data = {
             "key": key, "path": path, "blob": blob, "version": self.version,
-            "sites": [_site_data(site) for site in sites],
+            "sites": [_site_data(site, snippets) for site in sites],
             "counts": asdict(counts),
             "failure": asdict(failure) if failure is not None else None,
-            "pending": [_site_data(site) for site in pending],
+            "pending": [_site_data(site, snippets) for site in pending],
             "classes": [asdict(cls) for cls in classes],
             "exports": exports,
-            "regions": [asdict(region) for region in regions],
+            "regions": [{name: getattr(region, name) for name in _REGION_FIELDS}
+                        for region in regions],
             "context": context,
+            "snippets": list(snippets),
         }
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
@@ -101,12 +104,14 @@ class ResultCache:
 
 _SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
 _TEMPLATE_FIELDS = tuple(f.name for f in fields(Template))
+_REGION_FIELDS = tuple(f.name for f in fields(Region))
 
 
-def _site_data(site: RaiseSite) -> dict[str, Any]:
-    """`asdict(site)`, without its deep copies: a site's fields are strings, numbers and tuples."""
+def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
+    """`asdict(site)`, without its deep copies, and its snippet as a number in `snippets`."""
     data = {name: getattr(site, name) for name in _SITE_FIELDS}
     data["message"] = {name: getattr(site.message, name) for name in _TEMPLATE_FIELDS}
+    data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
     return data
 
 
@@ -114,8 +119,14 @@ def _template(item: dict[str, Any]) -> Template:
     return Template(**{**item, "placeholders": tuple(item["placeholders"])})
 
 
-def _site(item: dict[str, Any]) -> RaiseSite:
-    return RaiseSite(**{**item, "message": _template(item["message"])})
+def _site(item: dict[str, Any], snippets: list[str]) -> RaiseSite:
+    index = item["snippet"]
+    if type(index) is not int or not 0 <= index < len(snippets):
+        raise ValueError("a snippet number out of range")
+    snippet = snippets[index]
+    if not isinstance(snippet, str):
+        raise TypeError("a snippet that is not text")
+    return RaiseSite(**{**item, "message": _template(item["message"]), "snippet": snippet})
 
 
 def _class(item: dict[str, Any]) -> ClassDef:
@@ -131,8 +142,9 @@ def _entry_from_data(data: dict[str, Any]) -> Entry:
     context = data["context"]
     if not isinstance(context, str):
         raise ValueError("context is not a string")
-    return (tuple(_site(item) for item in data["sites"]), RaiseCounts(**data["counts"]), failure,
-            tuple(_site(item) for item in data["pending"]),
+    snippets = data["snippets"]
+    return (tuple(_site(item, snippets) for item in data["sites"]), RaiseCounts(**data["counts"]),
+            failure, tuple(_site(item, snippets) for item in data["pending"]),
             tuple(_class(item) for item in data["classes"]), exports,
             tuple(_region(item) for item in data["regions"]), context)
 

@@ -19,11 +19,11 @@ import json
 import re
 import tokenize
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from crawler import flow, names, skeleton
 from crawler.messages import Reader, build_template, call_templates
@@ -742,8 +742,9 @@ def _positions(module: cst.Module, tree: ast.Module | None, lines: list[str],
     found = _ast_positions(tree, lines, visitor) if tree is not None else None
     if found is not None:
         return found[0], found[1], found[2], "ast"
-    raises, functions = _libcst_positions(module, visitor)
-    return raises, functions, _libcst_class_lines(module, visitor), "libcst"
+    positions = _position_map(module)  # a whole codegen pass: once for raises and classes
+    raises, functions = _libcst_positions(module, visitor, positions)
+    return raises, functions, _libcst_class_lines(module, visitor, positions), "libcst"
 
 
 def _ast_tree(source: str | bytes, lines: list[str]) -> ast.Module | None:
@@ -805,11 +806,15 @@ def _ast_template_lines(found: FoundClass, node: ast.ClassDef) -> tuple[int | No
     return init_line, attribute_line
 
 
-def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor) -> ClassLines:
+def _position_map(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
+def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor,
+                        positions: Mapping[cst.CSTNode, CodeRange] | None = None) -> ClassLines:
     if not visitor.classes:
         return {}
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    positions = positions if positions is not None else _position_map(module)
     lines: ClassLines = {}
     for found in visitor.classes:
         init_line = positions[found.init_call[0]].start.line if found.init_call else None
@@ -921,10 +926,10 @@ def _ast_span(node: ast.Raise, lines: list[str]) -> Span | None:
     return Span(node.lineno, column, node.end_lineno or node.lineno)
 
 
-def _libcst_positions(module: cst.Module, visitor: RaiseVisitor
+def _libcst_positions(module: cst.Module, visitor: RaiseVisitor,
+                      positions: Mapping[cst.CSTNode, CodeRange] | None = None
                       ) -> tuple[dict[int, Span], dict[int, Span]]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    positions = positions if positions is not None else _position_map(module)
 
     def span(node: cst.CSTNode) -> Span:
         code_range = positions[node]
