@@ -34,6 +34,7 @@ from crawler.records import (
     FileEntry,
     Manifest,
     Pin,
+    RaiseSite,
     Skipped,
     SourceFile,
     TestAssertion,
@@ -203,10 +204,14 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     jobs_in = ((path, blob, data, _known(previous.get(path)))
                for path, blob, data in _read(repo, [files[i] for i in order]))
     for position, outcome in visit_all(jobs_in, jobs, limits, report):
+        sites: Iterable[RaiseSite] = outcome.sites
         if outcome.stubbed:
-            outcome = _filled(outcome, previous[outcome.path])
+            was = previous[outcome.path]
+            outcome = _filled(outcome, was)
+            unchanged = set(was.sites)  # a site as it was: its record is not written again
+            sites = [site for site in outcome.sites if site not in unchanged]
         outcomes[order[position]] = outcome
-        emit.prerender_sites(outcome.sites)  # while the workers parse on
+        emit.prerender_sites(sites)  # while the workers parse on
         if cache is not None:
             cache.put(outcome.path, outcome.blob, cache_entry(outcome))
     assert all(o is not None for o in outcomes)
