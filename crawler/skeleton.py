@@ -269,28 +269,18 @@ def region_at(regions: Sequence[Region], line: int) -> int | None:
 
 @dataclass(frozen=True)
 class Previous:
-    """The previous version's results: what a stubbed function takes back."""
+    """A file's results where they concern stubs: the previous version's, or those filled in."""
 
     sites: tuple[RaiseSite, ...]
     pending: tuple[RaiseSite, ...]
     classes: tuple[ClassDef, ...]
     regions: tuple[Region, ...]
     context: str
-
-
-@dataclass(frozen=True)
-class Filled:
-    """A file's results once its stubbed functions took theirs back from the previous version."""
-
-    sites: tuple[RaiseSite, ...]
-    pending: tuple[RaiseSite, ...]
-    classes: tuple[ClassDef, ...]
-    regions: tuple[Region, ...]
-    counts: Counts  # what the stubbed functions add to the skeleton's counts
+    counts: Counts = (0, 0, 0, 0)  # filled in: what the stubbed functions add to the skeleton's
 
 
 def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequence[ClassDef],
-         regions: Sequence[Region], stubbed: Sequence[Region], previous: Previous) -> Filled:
+         regions: Sequence[Region], stubbed: Sequence[Region], previous: Previous) -> Previous:
     """Add to a skeleton's results each stubbed function's results, moved to its new lines."""
     old: dict[Key, list[Region]] = {}
     for region in previous.regions:
@@ -311,9 +301,10 @@ def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequ
         filled[region.line] = replace(region, counts=was.counts, lookups=was.lookups)
         counts = [a + b for a, b in zip(counts, was.counts)]
     by_place = lambda s: (s.line, s.column)  # noqa: E731 - stable: a raise's templates keep their order
-    return Filled(tuple(sorted(sites, key=by_place)), tuple(sorted(pending, key=by_place)),
-                  tuple(sorted(classes, key=lambda c: c.line)),
-                  tuple(filled[line] for line in sorted(filled)), tuple(counts))  # type: ignore[arg-type]
+    return Previous(tuple(sorted(sites, key=by_place)), tuple(sorted(pending, key=by_place)),
+                    tuple(sorted(classes, key=lambda c: c.line)),
+                    tuple(filled[line] for line in sorted(filled)), previous.context,
+                    (counts[0], counts[1], counts[2], counts[3]))
 
 
 def _moved(site: RaiseSite, shift: int) -> RaiseSite:
