@@ -41,7 +41,7 @@ from crawler.records import (
 )
 from crawler.related import related_records, with_derived
 from crawler.visitor import RaiseCounts
-from crawler.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
+from crawler.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file, warm_up
 
 __all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
 
@@ -316,6 +316,7 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     an error: often more code than the library itself, so it can be left out.
     """
     started = time.perf_counter()
+    warm_up()  # while the commit is pinned and the cache asked
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
@@ -343,6 +344,8 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
             if same_crawler and f.path in old and old[f.path].blob == f.blob]
     kept_paths = {entry.path for entry in kept}
     todo = [f for f in chosen if f.path not in kept_paths]
+    if todo:
+        warm_up()  # while the cache is asked for what it holds
     before = {entry.path: entry.blob for entry in previous.files}
     outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache,
                            before=before)
