@@ -1,4 +1,4 @@
-"""A quick check that data passes a JSON Schema, for the few keywords the record schema uses.
+"""A quick check that data passes a JSON Schema, for the few keywords our schemas use.
 
 `jsonschema` costs a third to half a millisecond for one record, more than everything else the
 crawler does to prime the load cache with a record it writes (`emit.checked_of_written`). This
@@ -65,6 +65,14 @@ def _min_length(value: Any, expected: Any, schema: Any) -> bool:
     return not isinstance(value, str) or len(value) >= expected
 
 
+def _min_items(value: Any, expected: Any, schema: Any) -> bool:
+    return not isinstance(value, list) or len(value) >= expected
+
+
+def _max_items(value: Any, expected: Any, schema: Any) -> bool:
+    return not isinstance(value, list) or len(value) <= expected
+
+
 def _minimum(value: Any, expected: Any, schema: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return True
@@ -111,6 +119,6 @@ def _fails_on_type(value: Any, branch: Any) -> bool:
 
 _CHECKS: dict[str, Callable[[Any, Any, Any], bool]] = {
     "type": _type, "const": _const, "enum": _enum, "pattern": _pattern, "minLength": _min_length,
-    "minimum": _minimum, "required": _required, "properties": _properties,
-    "additionalProperties": _additional, "items": _items, "oneOf": _one_of,
+    "minimum": _minimum, "minItems": _min_items, "maxItems": _max_items, "required": _required,
+    "properties": _properties, "additionalProperties": _additional, "items": _items, "oneOf": _one_of,
 }

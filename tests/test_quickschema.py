@@ -124,3 +124,43 @@ def test_each_part_of_the_schema_on_edge_values(schema_path: tuple[Any, ...]) ->
     for value in EDGES:
         if surely_valid(value, schema):
             assert VALIDATOR.evolve(schema=schema).is_valid(value), (schema_path, value)
+
+
+MANIFEST_SCHEMA = json.loads((emit.SCHEMA_DIR / "manifest.schema.json").read_text(encoding="utf-8"))
+MANIFEST_VALIDATOR = emit._validator("manifest")
+
+
+def manifest_data() -> dict[str, Any]:
+    root = Path(__file__).resolve().parent.parent / "output"
+    (path,) = root.rglob("manifest.yaml")
+    data, _ = emit.load_yaml_file(path)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_manifest_of_a_real_output_passes_quickly() -> None:
+    assert surely_valid(manifest_data(), MANIFEST_SCHEMA)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(data=st.data(), edits=st.integers(1, 4))
+def test_a_mutated_manifest_that_passes_quickly_passes_jsonschema(data: st.DataObject,
+                                                                  edits: int) -> None:
+    value = manifest_data()
+    for _ in range(edits):
+        where = data.draw(st.sampled_from(_paths(value)[1:]))
+        parent = value
+        for part in where[:-1]:
+            parent = parent[part]
+        action = data.draw(st.sampled_from(["replace", "drop", "add"]))
+        if action == "replace":
+            parent[where[-1]] = data.draw(json_values)
+        elif action == "drop":
+            del parent[where[-1]]
+        elif isinstance(parent, dict):
+            parent[data.draw(st.sampled_from(["x", "path", "blob", "records", "raises"]))] = \
+                data.draw(json_values)
+        else:
+            parent.append(data.draw(json_values))
+    if surely_valid(value, MANIFEST_SCHEMA):
+        assert MANIFEST_VALIDATOR.is_valid(value), json.dumps(value)[:400]
