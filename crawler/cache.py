@@ -21,7 +21,7 @@ from crawler.records import ClassDef, RaiseSite, Skipped, Template
 from crawler.skeleton import Region
 from crawler.visitor import RaiseCounts
 
-FORMAT = 4  # bump when the layout of an entry changes
+FORMAT = 5  # bump when the layout of an entry changes
 
 # sites, counts, failure, pending (message-less raises), classes defined, module-level bindings,
 # functions and context (for reading the file's next version as a skeleton)

@@ -34,6 +34,7 @@ from crawler.records import ClassDef, RaiseSite
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_BREAKS = "\r\n"
 
 FUNCTION, STRING = "def", "str"
 Counts = tuple[int, int, int, int]  # raise statements, bare raises, re-raises, without message
@@ -52,7 +53,7 @@ class Region:
     digest: str  # sha1 of its exact text, first decorator to last line, line breaks included
     line: int  # one-indexed: its first decorator, else its `def`
     end_line: int  # inclusive
-    head: str  # its first line, without the line break: where to look for it in a new version
+    head: str  # its first two lines (one, if it has one), without their breaks: where to look
     counts: Counts = (0, 0, 0, 0)  # its raise statements, as `RaiseCounts` counts them
     lookups: tuple[Lookup, ...] = ()  # the module-level names its records depend on
 
@@ -128,8 +129,10 @@ def _statements(tree: ast.Module) -> Iterable[tuple[ast.stmt, tuple[str, ...], b
 
 def _region(kind: str, classes: tuple[str, ...], name: str, first: int, last: int,
             lines: Sequence[str]) -> Region:
-    return Region(kind, classes, name, digest(lines, first, last), first, last,
-                  lines[first - 1].rstrip("\r\n"))
+    head = lines[first - 1].rstrip("\r\n")
+    if last > first:  # two lines: a bare `"""` or `@property` alone says little
+        head = f"{head}\n{lines[first].rstrip(_BREAKS)}"
+    return Region(kind, classes, name, digest(lines, first, last), first, last, head)
 
 
 def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence[str]) -> bool:
@@ -152,34 +155,58 @@ def _lone_string(node: ast.stmt, lines: Sequence[str]) -> bool:
 
 
 def place(lines: Sequence[str], known: Iterable[Region]) -> list[Region]:
-    """Where the known regions' exact texts stand in `lines`: by first line, then digest.
+    """Where the known regions' exact texts stand in `lines`: by first two lines, then digest.
 
     Each known region is placed at most as often as the previous version had it, first come
-    first placed, and placements never overlap. Whether a placement really is that function or
-    docstring is for the skeleton's tree to show (`misplaced`).
+    first placed, and placements never overlap. A line is hashed once for each length of the
+    regions that start like it (docstrings that open on a bare `\"\"\"` share a first line, not
+    their second). Whether a placement really is that function or docstring is for the
+    skeleton's tree to show (`misplaced`).
     """
-    by_head: dict[str, list[Region]] = {}
+    by_head: dict[str, dict[tuple[int, str], list[Region]]] = {}
     for region in known:
-        by_head.setdefault(region.head, []).append(region)
-    left = Counter(region.key for regions in by_head.values() for region in regions)
+        size = region.end_line - region.line
+        by_head.setdefault(region.head, {}).setdefault((size, region.digest), []).append(region)
+    firsts = {head.partition("\n")[0] for head in by_head}
+    left = Counter(region.key for groups in by_head.values()
+                   for regions in groups.values() for region in regions)
     placed: list[Region] = []
-    free_from = 1
-    for number, line in enumerate(lines, start=1):
-        candidates = by_head.get(line.rstrip("\r\n")) if number >= free_from else None
-        if not candidates:
+    number = 1
+    while number <= len(lines):
+        one = lines[number - 1].rstrip("\r\n")
+        found = None
+        if one in firsts:
+            two = f"{one}\n{lines[number].rstrip(_BREAKS)}" if number < len(lines) else ""
+            for head in (two, one):
+                groups = by_head.get(head)
+                found = _match(lines, number, groups, left) if groups else None
+                if found is not None:
+                    break
+        if found is None:
+            number += 1
             continue
-        for region in candidates:
-            last = number + region.end_line - region.line
-            if left[region.key] <= 0 or last > len(lines):
-                continue
-            if _continued(lines, last, region.head):
-                continue  # a body that goes on past the old text: not the same function
-            if digest(lines, number, last) == region.digest:
-                left[region.key] -= 1
-                placed.append(replace(region, line=number, end_line=last))
-                free_from = last + 1
-                break
+        placed.append(found)
+        number = found.end_line + 1
     return placed
+
+
+def _match(lines: Sequence[str], number: int, groups: dict[tuple[int, str], list[Region]],
+           left: Counter[Key]) -> Region | None:
+    """A known region whose text stands at line `number`, moved there; None if none does."""
+    digests: dict[int, str] = {}
+    for (size, wanted), regions in groups.items():
+        last = number + size
+        if last > len(lines) or _continued(lines, last, regions[0].head):
+            continue  # a body that goes on past the old text: not the same function
+        if size not in digests:
+            digests[size] = digest(lines, number, last)
+        if digests[size] != wanted:
+            continue
+        for region in regions:
+            if left[region.key] > 0:
+                left[region.key] -= 1
+                return replace(region, line=number, end_line=last)
+    return None
 
 
 def _continued(lines: Sequence[str], last: int, head: str) -> bool:

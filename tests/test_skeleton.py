@@ -294,3 +294,26 @@ def test_update_reads_only_the_changed_functions_and_writes_what_a_full_run_writ
 def _without_commits(text: str) -> list[str]:
     return [line for line in text.splitlines()
             if not line.lstrip().startswith(("commit:", "url:", "first_seen:"))]
+
+
+def test_docstrings_that_open_alike_are_found_with_one_digest_each(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numpy style: hundreds of docstrings open on a bare quote line; no quadratic search."""
+    methods = "".join(f'    def m{i}(self):\n        """\n        Summary {i}.\n        """\n'
+                      f"        if self.x:\n            raise ValueError('m{i}')\n\n"
+                      for i in range(300))
+    old = f'class A:\n    """\n    A class.\n    """\n\n{methods}'
+    new = "import os\n\n" + old.replace("raise ValueError('m7')", "raise ValueError('m7!')")
+    lines = skeleton.split_lines(new)
+    known = skeleton.outline(ast.parse(old), skeleton.split_lines(old))
+    counted: list[int] = []
+    real_digest = skeleton.digest
+    monkeypatch.setattr(skeleton, "digest",
+                        lambda *args: counted.append(1) or real_digest(*args))  # type: ignore[func-returns-value]
+    placed = skeleton.place(lines, known)
+    assert len(placed) == len(known) - 1  # all but the function that changed
+    assert len(counted) <= 2 * len(known)
+    monkeypatch.undo()
+    whole, part, stubbed = both(old, new, path="pkg/numpy_style.py")
+    assert stubbed == 299
+    assert_same(whole, part)
