@@ -81,12 +81,8 @@ EDGES = ["", "x", "a" * 40, "0123456789abcdef", "^x$", "https://x", "active", "s
          -1, 0.0, 1.0, 1.5, True, False, None, [], [""], {}, {"id": "0" * 16, "reason": "same_shape"}]
 
 
-@settings(max_examples=1500, deadline=None)
-@given(data=st.data(), edits=st.integers(1, 4))
-def test_a_mutated_record_that_passes_quickly_passes_jsonschema(data: st.DataObject,
-                                                                edits: int) -> None:
-    """Replace, drop or add parts of a record's data anywhere: quick yes implies jsonschema yes."""
-    value = record_data()
+def mutated(value: Any, data: st.DataObject, edits: int, keys: list[str]) -> Any:
+    """`value` with parts replaced, dropped or added anywhere, `edits` times."""
     for _ in range(edits):
         where = data.draw(st.sampled_from(_paths(value)[1:]))
         parent = value
@@ -98,9 +94,18 @@ def test_a_mutated_record_that_passes_quickly_passes_jsonschema(data: st.DataObj
         elif action == "drop":
             del parent[where[-1]]
         elif isinstance(parent, dict):
-            parent[data.draw(st.sampled_from(["x", "id", "line", "fits"]))] = data.draw(json_values)
+            parent[data.draw(st.sampled_from(keys))] = data.draw(json_values)
         else:
             parent.append(data.draw(json_values))
+    return value
+
+
+@settings(max_examples=1500, deadline=None)
+@given(data=st.data(), edits=st.integers(1, 4))
+def test_a_mutated_record_that_passes_quickly_passes_jsonschema(data: st.DataObject,
+                                                                edits: int) -> None:
+    """Replace, drop or add parts of a record's data anywhere: quick yes implies jsonschema yes."""
+    value = mutated(record_data(), data, edits, ["x", "id", "line", "fits"])
     if surely_valid(value, SCHEMA):
         assert VALIDATOR.is_valid(value), json.dumps(value)[:400]
 
@@ -146,21 +151,6 @@ def test_the_manifest_of_a_real_output_passes_quickly() -> None:
 @given(data=st.data(), edits=st.integers(1, 4))
 def test_a_mutated_manifest_that_passes_quickly_passes_jsonschema(data: st.DataObject,
                                                                   edits: int) -> None:
-    value = manifest_data()
-    for _ in range(edits):
-        where = data.draw(st.sampled_from(_paths(value)[1:]))
-        parent = value
-        for part in where[:-1]:
-            parent = parent[part]
-        action = data.draw(st.sampled_from(["replace", "drop", "add"]))
-        if action == "replace":
-            parent[where[-1]] = data.draw(json_values)
-        elif action == "drop":
-            del parent[where[-1]]
-        elif isinstance(parent, dict):
-            parent[data.draw(st.sampled_from(["x", "path", "blob", "records", "raises"]))] = \
-                data.draw(json_values)
-        else:
-            parent.append(data.draw(json_values))
+    value = mutated(manifest_data(), data, edits, ["x", "path", "blob", "records", "raises"])
     if surely_valid(value, MANIFEST_SCHEMA):
         assert MANIFEST_VALIDATOR.is_valid(value), json.dumps(value)[:400]
