@@ -52,14 +52,19 @@ def libcst_lines(source: bytes) -> list[tuple[int, int, int]]:
     return [(s.line, s.column, s.end_line) for s in (spans[id(f.node)] for f in walker.found)]
 
 
-def ast_lines(source: bytes) -> list[tuple[int, int, int]] | None:
+def ast_found(source: bytes) -> tuple[cst.Module, RaiseVisitor, Any]:
+    """The module, its visitor, and what `_ast_positions` finds (None where `ast` cannot)."""
     module = cst.parse_module(source)
     walker = RaiseVisitor()
     walker.visit_module(module)
     text = visitor._decode(source, module.encoding)
     lines = visitor._LINE_BREAK.split(text)
     tree = visitor._ast_tree(source, lines)
-    found = visitor._ast_positions(tree, lines, walker) if tree is not None else None
+    return module, walker, visitor._ast_positions(tree, lines, walker) if tree is not None else None
+
+
+def ast_lines(source: bytes) -> list[tuple[int, int, int]] | None:
+    _, walker, found = ast_found(source)
     if found is None:
         return None
     return [(s.line, s.column, s.end_line) for s in (found[0][id(f.node)] for f in walker.found)]
@@ -156,14 +161,7 @@ def test_class_lines_agree_with_position_provider() -> None:
                    b"            super().__init__(f'n is {n}')\n")
     compared = 0
     for source in sources:
-        module = cst.parse_module(source)
-        walker = RaiseVisitor()
-        walker.visit_module(module)
-        text = visitor._decode(source, module.encoding)
-        lines = visitor._LINE_BREAK.split(text)
-        tree = visitor._ast_tree(source, lines)
-        assert tree is not None
-        found = visitor._ast_positions(tree, lines, walker)
+        module, walker, found = ast_found(source)
         assert found is not None
         assert found[2] == visitor._libcst_class_lines(module, walker)
         compared += len(found[2])
