@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crawler import emit
 from crawler.pipeline import extract
-from crawler.related import related_records
+from crawler.related import MAX_PER_REASON, _nearest, related_records
 from tests.gitrepo import GitRepo
+from tests.test_emit import a_record
 
 LIB = '''\
 class Codec:
@@ -128,3 +133,20 @@ def test_record_with_evidence_and_a_snippet_ending_in_blank_lines_reads_back(tmp
     back = emit.load_record(tmp_path / emit.ERRORS_DIR / f"{record.id}.yaml")
     assert back.site == record.site and back.evidence == record.evidence and back.related == record.related
     assert emit.record_text(back) == emit.record_text(record)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.integers(1, 8), min_size=1, max_size=30), data=st.data())
+def test_nearest_is_the_head_of_all_sorted_by_distance(lines: list[int], data: st.DataObject
+                                                        ) -> None:
+    """Looking near a record only finds what sorting its whole scope would (ties on lines too)."""
+    group = sorted((a_record(id=f"{i:016x}", site=replace(a_record().site, line=line))
+                    for i, line in enumerate(lines)), key=lambda r: (r.site.line, r.id))
+    at = data.draw(st.integers(0, len(group) - 1))
+    most = data.draw(st.sampled_from([1, 2, 3, MAX_PER_REASON]))
+    seen = {group[at].id} | set(data.draw(st.lists(st.sampled_from([r.id for r in group]),
+                                                   max_size=most)))
+    line = group[at].site.line
+    expected = sorted((r for r in group if r.id not in seen),
+                      key=lambda r: (abs(r.site.line - line), r.id))[:most]
+    assert _nearest(group, at, seen, most) == expected
