@@ -180,11 +180,85 @@ def forget_prerendered() -> None:
 
 def _nested(data: dict[str, Any]) -> str:
     """A mapping dumped as it stands one level down: every non-empty line indented by two."""
-    return _indented(dump_yaml(data))
+    return _indented(block_text(data))
+
+
+# How PyYAML (libyaml's emitter) writes a one-line string of printable ASCII, as a mapping's
+# value: plain, unless an indicator or an edge space forbids it or its resolver would read it
+# back as another type (`'0'`, `'yes'`); then single-quoted. Anything else is dumped by PyYAML.
+_ONE_LINE = re.compile(r"[\x20-\x7e]{1,1000}")
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+_BLOCK_INDICATOR = re.compile(r"^(?:---|\.\.\.|[?:-](?: |$))|:(?: |$)| #|^ | $")
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+@lru_cache(maxsize=1 << 16)
+def _scalar(value: str) -> str | None:
+    if _ONE_LINE.fullmatch(value) is None:
+        return None
+    if (value[0] not in _FIRST_INDICATORS and _BLOCK_INDICATOR.search(value) is None
+            and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG):
+        return value
+    return "'" + value.replace("'", "''") + "'"
+
+
+# A multi-line string of printable ASCII is a literal block (`_represent_str`); libyaml keeps to
+# it unless a line ends in a space or the text ends in blank lines.
+_LITERAL = re.compile(r"[\x20-\x7e][\x20-\x7e\n]{0,100000}")
+
+
+def _literal(value: str) -> str | None:
+    if (_LITERAL.fullmatch(value) is None or "\n" not in value or " \n" in value
+            or value.endswith((" ", "\n\n"))):
+        return None
+    indent = "2" if value.startswith(" ") else ""  # else its first spaces would read as indent
+    chomp = "" if value.endswith("\n") else "-"
+    return f"|{indent}{chomp}\n  " + _NEXT_LINE.sub("\n  ", value) + ("\n" if chomp else "")
+
+
+def block_text(data: Mapping[str, Any]) -> str:
+    """`dump_yaml(data)` for a mapping, its one-line scalars written without PyYAML.
+
+    A mapping's block is its keys' blocks one after the other, so a key whose value is not
+    simple (a multi-line or non-ASCII string, a list of mappings) is dumped alone by PyYAML.
+    A property test holds it to PyYAML's output byte for byte.
+    """
+    if not data:
+        return dump_yaml(data)
+    parts = []
+    for key, value in data.items():
+        kind = type(value)
+        if type(key) is not str or _scalar(key) != key:
+            parts.append(dump_yaml({key: value}))
+        elif value is None:
+            parts.append(f"{key}: null\n")
+        elif kind is bool:
+            parts.append(f"{key}: {'true' if value else 'false'}\n")
+        elif kind is int:
+            parts.append(f"{key}: {value}\n")
+        elif kind is str and (written := _scalar(value)) is not None:
+            parts.append(f"{key}: {written}\n")
+        elif kind is str and (block := _literal(value)) is not None:
+            parts.append(f"{key}: {block}")
+        elif kind is dict and value:
+            parts.append(f"{key}:\n{_indented(block_text(value))}")
+        elif kind is list and all(type(item) is str and _scalar(item) for item in value):
+            parts.append(f"{key}:\n" + "".join(f"- {_scalar(item)}\n" for item in value)
+                         if value else f"{key}: []\n")
+        else:
+            parts.append(dump_yaml({key: value}))
+    return "".join(parts)
 
 
 def _indented(text: str) -> str:
+    if _ASCII_LINES.fullmatch(text):  # no line break but "\n": one substitution does it
+        return ("" if text.startswith("\n") else "  ") + _NEXT_LINE.sub("\n  ", text)
     return "".join("  " + line if line != "\n" else line for line in text.splitlines(keepends=True))
+
+
+_ASCII_LINES = re.compile(r"[\x20-\x7e\n]*")
+_NEXT_LINE = re.compile(r"\n(?=[^\n])")  # a line break before a line that is not empty
 
 
 def _derived_text(record: ErrorRecord) -> str:
@@ -197,13 +271,19 @@ def _derived_text(record: ErrorRecord) -> str:
         related = "related: []\n"
     else:
         related = "related:\n" + "".join(_related_item(r) for r in record.related)
-    return _indented(related + dump_yaml({"evidence": [asdict(e) for e in record.evidence]}))
+    return _indented(related + block_text({"evidence": [asdict(e) for e in record.evidence]}))
 
 
 @lru_cache(maxsize=1 << 16)
 def _related_item(related: Related) -> str:
     """One item of a `related` list, as a block sequence under its key writes it."""
     return dump_yaml([{"id": related.id, "reason": related.reason}])
+
+
+@lru_cache(maxsize=1 << 10)
+def _pin_text(repo: str, commit: str, url: str | None) -> str:
+    """The pin's part of the `extracted` block: the same for every record of a run."""
+    return _nested({"repo": repo, "commit": commit, "url": url})
 
 
 @lru_cache(maxsize=1 << 10)
@@ -223,8 +303,8 @@ def record_text(record: ErrorRecord) -> str:
     The annotation block is the exact text it was read with, when it was read from a file.
     """
     site_block = _SITE_BLOCKS.get(record.site) or _nested(site_data(record.site))
-    return (dump_yaml({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
-            + "extracted:\n" + _nested(_pin_data(record)) + site_block
+    return (block_text({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
+            + "extracted:\n" + _pin_text(record.repo, record.commit, record.url) + site_block
             + _derived_text(record) + _annotation_text(record) + _history_text(record.history))
 
 
@@ -284,8 +364,19 @@ def _as_read_back(value: Any) -> Any:
         return value
     if kind in (list, tuple):
         return [_as_read_back(item) for item in value]
-    if kind is dict and all(type(key) is str and _writable(key) is key for key in value):
-        return {key: _as_read_back(item) for key, item in value.items()}
+    if kind is dict:
+        back = {}
+        for key, item in value.items():  # the common scalars inline: a record has a hundred
+            if type(key) is not str or _writable(key) is not key:
+                raise _Unsure("key")
+            kind = type(item)
+            if kind is str:
+                back[key] = item if item.isascii() else _writable(item)
+            elif kind is int or kind is bool or item is None:
+                back[key] = item
+            else:
+                back[key] = _as_read_back(item)
+        return back
     raise _Unsure(kind.__name__)  # a float, a date: read back, it may not be the same value
 
 
@@ -818,7 +909,7 @@ def prime(cache: LoadCache, written: Iterable[tuple[ErrorRecord, str]]) -> None:
     for record, text in written:
         checked = checked_of_written(record, text)
         if checked is not None:
-            cache.put(text.encode("utf-8"), checked)
+            cache.put(text.encode("utf-8"), checked, plain=True)  # made by `_as_read_back`
     cache.flush()
 
 

@@ -90,12 +90,15 @@ class LoadCache:
         self.corrupt += 1
         self.misses += 1
 
-    def put(self, raw: bytes, checked: Checked) -> None:
-        """Store what a checked load of `raw` found; what JSON cannot hold exactly is left out."""
+    def put(self, raw: bytes, checked: Checked, *, plain: bool = False) -> None:
+        """Store what a checked load of `raw` found; what JSON cannot hold exactly is left out.
+
+        `plain`: the caller made the data of JSON's own types, so it is not walked again.
+        """
         if self.database is None:
             return
         data, block = checked
-        if not (is_plain(data) and (block is None or is_plain(block))):
+        if not ((plain or is_plain(data)) and (block is None or is_plain(block))):
             self.unstorable += 1
             return
         key = self.key(raw)

@@ -130,6 +130,39 @@ def test_any_text_round_trips_through_a_record_file(snippet: str, template: str,
         assert "  what_it_means: x  # mine\n" in text
 
 
+# Strings near the edge of what YAML writes plain: words it reads as other types, leading and
+# trailing spaces, indicators, numbers, and any text at all.
+edge_strings = st.sampled_from([
+    "", " ", "a ", " a", "yes", "No", "on", "OFF", "null", "Null", "~", "true", "y", "n", "1",
+    "-1", "0x1f", "0o17", "017", "1_000", "1e5", "1.5", ".5", "1:20", "2001-12-14", "=", "<<",
+    ".inf", ".NaN", "a: b", "a #b", "a,b", "(x)", "x.y/z", "a  b", "-", "- a", "a-", "*a", "a*",
+    "<x>", "a=b", "+1", "_", "__init__", "f(x, y)", "12e4567890123456", "0000000000000000",
+    "abcdefabcdefabcd", "-a", "?a", "? a", ":a", "a:", "#a", "a#b", "---x", "...x", "..x",
+    "a - b", "it's", "'q'", '"q"', "^a\\.b$", "a\tb", "%x", "@x", "`x", "!x", "&x", "|x", ">x",
+    "[x]", "{x}", "x]", "a,", "é", "a\x85b", "a\nb", "a\nb\n", "a\n\nb\n", "  a\nb\n", "a\n  b\n",
+    "a \nb", "a\nb\n\n", "\na", "a\n", "a\n ", "a\n\n", "a\r\nb", "a\n\tb\n", "#\n", "a\n#b\n"]) \
+    | st.text(alphabet="ab1 -_.,:#=?()[]{}<>*+/~\\\t\n'\"", max_size=8) | st.text()
+scalars = st.none() | st.booleans() | st.integers() | edge_strings
+values = st.recursive(scalars | st.lists(edge_strings, max_size=3),
+                      lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(edge_strings, inner, min_size=0, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data=st.dictionaries(edge_strings, values, max_size=6))
+def test_a_block_is_what_pyyaml_dumps(data: dict[str, object]) -> None:
+    """Plain scalars are written without PyYAML's representer: byte for byte its output."""
+    assert emit.block_text(data) == emit.dump_yaml(data)
+
+
+def test_plain_scalars_skip_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = {"path": "pkg/mod.py", "line": 3, "class": None, "factory": False,
+            "message": {"kind": "literal", "placeholders": ["x", "y_z"], "argument": "message"}}
+    expected = emit.dump_yaml(data)
+    monkeypatch.setattr(emit, "dump_yaml", None)  # any call would fail
+    assert emit.block_text(data) == expected
+
+
 def test_a_lone_surrogate_anywhere_is_written_as_its_escape() -> None:
     """Test patterns, conditions, snippets: any text read off a file may hold one."""
     text = emit.dump_yaml({"evidence": [{"pattern": "x\udc80y"}], "plain": "é"})
