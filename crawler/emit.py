@@ -277,7 +277,7 @@ def _derived_text(record: ErrorRecord) -> str:
 @lru_cache(maxsize=1 << 16)
 def _related_item(related: Related) -> str:
     """One item of a `related` list, as a block sequence under its key writes it."""
-    return dump_yaml([{"id": related.id, "reason": related.reason}])
+    return "- " + _indented(block_text({"id": related.id, "reason": related.reason}))[2:]
 
 
 @lru_cache(maxsize=1 << 10)
