@@ -5,8 +5,10 @@ bulk of a syntax tree) are never entered. That keeps the walk small beside LibCS
 generic `CSTVisitor` over every node costs about as much as the parse itself.
 
 Lines come from Python's own `ast` (a tenth of LibCST's parse), matched to our raise statements in
-source order; where `ast` cannot read the file (newer syntax than this interpreter) or disagrees,
-LibCST's `PositionProvider` gives them instead. Tests hold both to the same answers.
+source order. Where `ast` cannot read the file (newer syntax than this interpreter), it reads its
+top-level statements one by one, and LibCST's `PositionProvider` gives the lines of those it
+refuses; where even that fails or disagrees, `PositionProvider` gives them all. Tests hold every
+way to the same answers.
 """
 
 from __future__ import annotations
@@ -317,7 +319,7 @@ class FileSites:
 
     sites: list[RaiseSite]
     counts: RaiseCounts
-    positions: str  # "ast" or "libcst": which source gave the lines
+    positions: str  # "ast", "ast+libcst" or "libcst": which gave the lines (`_positions`)
     classes: list[ClassDef] = field(default_factory=list)
     pending: list[RaiseSite] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
@@ -348,11 +350,13 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
                          context=context)
     text = _decode(source, module.encoding)
     lines = _LINE_BREAK.split(text)
-    tree = _ast_tree(source, lines)
+    tree, unread = _ast_tree(source, lines), Unread()
+    if tree is None:
+        tree, unread = _tree_by_statement(module, text) or (None, ())
     plain = _plain_text(source)
     regions = skeleton.outline(tree, skeleton.split_lines(plain)) \
         if tree is not None and plain is not None else []
-    found = _read(path, module, visitor, tree, lines, lines, regions)
+    found = _read(path, module, visitor, tree, lines, lines, regions, unread=unread)
     found.context = context
     return found
 
@@ -372,7 +376,7 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
         read = _read_skeleton(skeletal, path, module_name, known)
         if read is None:
             return None
-        module, visitor, tree, refused = read
+        module, visitor, tree, unread, refused = read
         if not refused:
             break
         placed = [region for region in placed if region not in refused]
@@ -383,7 +387,7 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
                      key=lambda r: r.line)
     functions = [r for r in regions if r.kind == skeleton.FUNCTION]
     found = _read(path, module, visitor, tree, skeleton_lines, _LINE_BREAK.split(text), functions,
-                  skeletal.real_line)
+                  skeletal.real_line, unread)
     counted = {r.line: r for r in found.regions}
     found.regions = [counted.get(r.line, r) for r in regions]
     found.context = known.context
@@ -393,13 +397,16 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
 
 def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | None,
                    known: skeleton.Known
-                   ) -> tuple[cst.Module, RaiseVisitor, ast.Module, set[skeleton.Region]] | None:
+                   ) -> tuple[cst.Module, RaiseVisitor, ast.Module, Unread,
+                              set[skeleton.Region]] | None:
     """The skeleton parsed and visited, and the stubs it cannot keep; None: read it whole."""
     try:
         module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
     except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
         return None
-    tree = _ast_tree(skeletal.text, _LINE_BREAK.split(skeletal.text))
+    tree, unread = _ast_tree(skeletal.text, _LINE_BREAK.split(skeletal.text)), Unread()
+    if tree is None:
+        tree, unread = _tree_by_statement(module, skeletal.text) or (None, ())
     if tree is None:
         return None  # nothing to check the stubs against
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
@@ -410,18 +417,19 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
     refused.update(region for region in skeletal.stubbed if region.kind == skeleton.FUNCTION
                    and any(module_lookup(visitor, list(parts)) != answer
                            for parts, answer in region.lookups))
-    return module, visitor, tree, refused
+    return module, visitor, tree, unread, refused
 
 
 def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module | None,
           parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
-          real_line: Sequence[int] | None = None) -> FileSites:
+          real_line: Sequence[int] | None = None, unread: Unread = ()) -> FileSites:
     """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
     counts = RaiseCounts(raise_statements=len(visitor.found))
     exports = dict(visitor.module_bindings)
     if not visitor.found and not visitor.classes:
         return FileSites([], counts, "none", exports=exports, regions=regions)
-    spans, function_spans, class_lines, positions = _positions(module, tree, parsed_lines, visitor)
+    spans, function_spans, class_lines, positions = _positions(module, tree, parsed_lines, visitor,
+                                                               unread)
     if real_line is not None:
         spans, function_spans, class_lines = _moved_to(real_line, spans, function_spans,
                                                        class_lines)
@@ -737,11 +745,20 @@ ClassLines = dict[int, tuple[int, "int | None", "int | None"]]
 
 
 def _positions(module: cst.Module, tree: ast.Module | None, lines: list[str],
-               visitor: RaiseVisitor) -> tuple[dict[int, Span], dict[int, Span], ClassLines, str]:
-    """Spans of every raise and function, keyed by node id: from `ast`, else from LibCST."""
-    found = _ast_positions(tree, lines, visitor) if tree is not None else None
+               visitor: RaiseVisitor, unread: Unread = ()
+               ) -> tuple[dict[int, Span], dict[int, Span], ClassLines, str]:
+    """Spans of every raise and function, keyed by node id: from `ast`, else from LibCST.
+
+    With `unread` (top-level statements `ast` refused, see `_tree_by_statement`), LibCST gives
+    theirs from a module of each alone, and `ast` the others'.
+    """
+    found = None
+    if tree is not None and unread:
+        found = _split_positions(module, tree, lines, visitor, unread)
+    elif tree is not None:
+        found = _ast_positions(tree, lines, visitor)
     if found is not None:
-        return found[0], found[1], found[2], "ast"
+        return found[0], found[1], found[2], "ast" if not unread else "ast+libcst"
     positions = _position_map(module)  # a whole codegen pass: once for raises and classes
     raises, functions = _libcst_positions(module, visitor, positions)
     return raises, functions, _libcst_class_lines(module, visitor, positions), "libcst"
@@ -760,28 +777,96 @@ def _ast_tree(source: str | bytes, lines: list[str]) -> ast.Module | None:
     return tree
 
 
-def _ast_positions(tree: ast.Module, lines: list[str], visitor: RaiseVisitor
+# Top-level statements `ast` refused, each with the number of lines before it in the file.
+Unread = tuple[tuple[cst.BaseStatement, int], ...]
+
+
+def _tree_by_statement(module: cst.Module, text: str) -> tuple[ast.Module, Unread] | None:
+    """`ast`'s trees of the top-level statements one by one, at their lines in the file.
+
+    Newer syntax than this interpreter's (PEP 701 f-strings) tends to sit in a few statements:
+    the others keep `ast`'s positions, at a tenth of `PositionProvider`'s cost over the whole
+    file, and the skeleton's outline. None when the statements' code does not make up `text`
+    exactly, or a lone carriage return would make `ast` count lines another way.
+    """
+    if text.count("\r") != text.count("\r\n"):
+        return None
+    header = "".join(module.code_for_node(line) for line in module.header)
+    if not text.startswith(header):
+        return None
+    at, before = len(header), header.count("\n")
+    body: list[ast.stmt] = []
+    unread: list[tuple[cst.BaseStatement, int]] = []
+    for statement in module.body:
+        code = module.code_for_node(statement)
+        if not text.startswith(code, at):
+            return None
+        tree = _ast_parse(code)
+        if tree is None:
+            unread.append((statement, before))
+        else:
+            body.extend(ast.increment_lineno(tree, before).body if before else tree.body)
+        at, before = at + len(code), before + code.count("\n")
+    if text[at:] != "".join(module.code_for_node(line) for line in module.footer):
+        return None
+    return ast.Module(body=body, type_ignores=[]), tuple(unread)
+
+
+def _split_positions(module: cst.Module, tree: ast.Module, lines: list[str],
+                     visitor: RaiseVisitor, unread: Unread
+                     ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
+    """`_ast_positions` for what `ast` read; LibCST's positions for the statements it refused."""
+    moved: dict[cst.CSTNode, CodeRange] = {}
+    for statement, before in unread:
+        alone = module.with_changes(header=(), body=(statement,), footer=())
+        for node, where in _position_map(alone).items():
+            moved[node] = CodeRange((where.start.line + before, where.start.column),
+                                    (where.end.line + before, where.end.column))
+    found = _ast_positions(tree, lines, visitor, skip=moved)
+    if found is None:
+        return None
+    raises, functions, classes = found
+
+    def span(node: cst.CSTNode) -> Span:
+        where = moved[node]
+        return Span(where.start.line, where.start.column, where.end.line)
+
+    raises.update((id(f.node), span(f.node)) for f in visitor.found if f.node in moved)
+    functions.update((id(node), span(node)) for node in visitor.functions if node in moved)
+    classes.update(_libcst_class_lines(module, visitor, moved,
+                                       only=[c for c in visitor.classes if c.node in moved]))
+    return raises, functions, classes
+
+
+def _ast_positions(tree: ast.Module, lines: list[str], visitor: RaiseVisitor,
+                   skip: Mapping[cst.CSTNode, CodeRange] | None = None
                    ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
+    """Spans from `ast`, matched in source order; the nodes in `skip` are left out of both."""
     raise_nodes, function_nodes, class_nodes = _ast_statements(tree)
-    if (len(raise_nodes) != len(visitor.found) or len(function_nodes) != len(visitor.functions)
-            or len(class_nodes) != len(visitor.classes)):
+    found_raises, found_functions, found_classes = visitor.found, visitor.functions, visitor.classes
+    if skip:
+        found_raises = [f for f in found_raises if f.node not in skip]
+        found_functions = [f for f in found_functions if f not in skip]
+        found_classes = [c for c in found_classes if c.node not in skip]
+    if (len(raise_nodes) != len(found_raises) or len(function_nodes) != len(found_functions)
+            or len(class_nodes) != len(found_classes)):
         return None
     raise_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
     function_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
     class_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
     raises: dict[int, Span] = {}
-    for found, node in zip(visitor.found, raise_nodes):
+    for found, node in zip(found_raises, raise_nodes):
         span = _ast_span(node, lines)
         if span is None:
             return None
         raises[id(found.node)] = span
     functions: dict[int, Span] = {}
-    for cst_node, ast_node in zip(visitor.functions, function_nodes):
+    for cst_node, ast_node in zip(found_functions, function_nodes):
         if cst_node.name.value != ast_node.name:
             return None
         functions[id(cst_node)] = Span(ast_node.lineno, 0, ast_node.end_lineno or ast_node.lineno)
     classes: ClassLines = {}
-    for found_class, class_node in zip(visitor.classes, class_nodes):
+    for found_class, class_node in zip(found_classes, class_nodes):
         if found_class.node.name.value != class_node.name:
             return None
         classes[id(found_class.node)] = (class_node.lineno, *_ast_template_lines(found_class, class_node))
@@ -811,12 +896,14 @@ def _position_map(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
 
 
 def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor,
-                        positions: Mapping[cst.CSTNode, CodeRange] | None = None) -> ClassLines:
-    if not visitor.classes:
+                        positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+                        only: Sequence[FoundClass] | None = None) -> ClassLines:
+    classes = visitor.classes if only is None else only
+    if not classes:
         return {}
     positions = positions if positions is not None else _position_map(module)
     lines: ClassLines = {}
-    for found in visitor.classes:
+    for found in classes:
         init_line = positions[found.init_call[0]].start.line if found.init_call else None
         attribute_line = None
         if found.attribute is not None:

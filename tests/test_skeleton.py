@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler import pipeline, skeleton
+from crawler import pipeline, skeleton, visitor
 from crawler.skeleton import Known, Previous
 from crawler.workers import FileOutcome, visit_file
 from tests.gitrepo import GitRepo
@@ -174,6 +174,30 @@ def test_files_a_skeleton_cannot_stand_for_are_read_whole_or_stay_exact(new: byt
     assert_same(whole, part)
 
 
+# PEP 701 (Python 3.12) f-strings, which this interpreter's `ast` refuses: the statements that
+# hold them are read by LibCST alone, and the others keep `ast`'s lines and can be stubbed.
+NEWER = 'def newer(d):\n    raise KeyError(f"{d["key"]} is missing")\n\n\n'
+NEWER_METHOD = '    def newer(self, d):\n        raise KeyError(f"{d["k"]}")\n\n'
+
+
+@pytest.mark.parametrize(("old", "new", "stubs"), [
+    (BASE + NEWER, "# one line more\n" + BASE + NEWER, 4),  # moved: all stubbed but `newer`
+    (BASE + NEWER, BASE.replace('"value is None"', '"value is none"') + NEWER, 3),
+    (BASE + NEWER, BASE + NEWER.replace("is missing", "is absent"), 4),  # `newer` changed
+    (NEWER + BASE, NEWER + BASE.replace("def other(key):", "def other(key):\n    key += 1"), 3),
+    (BASE.replace("    limit = 3\n", "    limit = 3\n" + NEWER_METHOD),  # in a class: the
+     "\n" + BASE.replace("    limit = 3\n", "    limit = 3\n" + NEWER_METHOD), 2),  # class whole
+], ids=["moved", "another changed", "it changed", "first", "in a class"])
+def test_newer_syntax_in_some_statements_still_reads_the_others_as_a_skeleton(
+        old: str, new: str, stubs: int) -> None:
+    with pytest.raises(SyntaxError):
+        ast.parse(new)
+    whole, part, stubbed = both(old, new)
+    assert whole.failure is None and whole.sites
+    assert stubbed == stubs
+    assert_same(whole, part)
+
+
 def test_an_old_function_text_found_where_it_is_no_function_is_not_taken_back() -> None:
     """Inside a docstring, decorated anew, grown at its end, moved to another class."""
     check = BASE[BASE.index("def check(value):"):BASE.index("def other(key):")]
@@ -259,6 +283,53 @@ def test_stdlib_files_with_random_edits_read_the_same_both_ways() -> None:
         compared += 1
         stubbed_files += stubbed > 0
     assert compared >= 60 and stubbed_files >= 40, (compared, stubbed_files)
+
+
+def _with_newer_syntax(text: str, seed: int) -> str | None:
+    """`text` with a raise in PEP 701 syntax at the top of one function, chosen by `seed`."""
+    functions = [n for n in ast.walk(ast.parse(text))
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.body[0].lineno > n.lineno]
+    if not functions:
+        return None
+    function = random.Random(seed).choice(functions)
+    lines = text.splitlines(keepends=True)
+    at = min([d.lineno for d in getattr(function.body[0], "decorator_list", ())]
+             + [function.body[0].lineno]) - 1
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines.insert(at, f'{indent}if _flag: raise ValueError(f"{{_flag["key"]}} is wrong")\n')
+    return "".join(lines)
+
+
+def test_stdlib_files_with_newer_syntax_read_the_same_every_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PEP 701 raise put in one function of 20 stdlib modules, before and after an edit."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    rng = random.Random(11)
+    compared = stubbed_files = 0
+    for path in rng.sample(sorted(stdlib.glob("*.py")), 60):
+        try:
+            text = path.read_text(encoding="utf-8")
+            edited = _edits(text, rng)
+        except (UnicodeDecodeError, SyntaxError):
+            continue
+        old = _with_newer_syntax(text, compared)
+        new = _with_newer_syntax(edited, compared) if edited is not None else None
+        if old is None or new is None:
+            continue
+        whole, part, stubbed = both(old, new, path=path.name)
+        if whole.failure is not None:
+            continue
+        assert_same(whole, part)
+        with monkeypatch.context() as patched:
+            patched.setattr(visitor, "_tree_by_statement", lambda module, text: None)
+            slow = visit(new, path=path.name)  # PositionProvider over the whole file
+        assert replace(whole, regions=()) == replace(slow, regions=())
+        compared += 1
+        stubbed_files += stubbed > 0
+        if compared == 20:
+            break
+    assert compared == 20 and stubbed_files >= 12, (compared, stubbed_files)
 
 
 def test_update_reads_only_the_changed_functions_and_writes_what_a_full_run_writes(

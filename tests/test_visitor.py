@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,33 @@ def test_functions_and_raises_agree_on_the_standard_library() -> None:
             assert got == expected, path.name
             compared += len(got)
     assert compared > 300
+
+
+# PEP 701 f-strings in some statements: `ast` reads the others one by one, LibCST the rest.
+NEWER = [
+    b'import x\n\ndef f(d):\n    raise KeyError(f"{d["k"]}")\n\n\ndef g():\n'
+    b"    raise ValueError('old syntax')\n",
+    b"# c\r\n\r\nclass E(Exception):\r\n    message = 'e'\r\n\r\nclass C:\r\n    def m(self, d):\r\n"
+    b"        raise E(f'{d['k']}')\r\n\r\n    def n(self):\r\n        raise E('x')\r\n"
+    b"raise TypeError('at the end')\r\n# trailing comment\r\n",
+    b"if x:\n    raise A(f\"{'a' if x else 'b'}\")\nelse:\n    raise B('b')\n"
+    b'@decorated\n\n# comment\ndef h():\n    raise C(f"{x!r:>{"w"}}")\n',
+]
+
+
+@pytest.mark.parametrize("source", NEWER)
+def test_newer_syntax_in_some_statements_keeps_ast_lines_for_the_others(
+        source: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SyntaxError):
+        ast.parse(source)
+    found = find_raise_sites("m.py", source)
+    assert found.positions == "ast+libcst"
+    assert [(s.line, s.column, s.end_line) for s in found.sites] == libcst_lines(source)
+    monkeypatch.setattr(visitor, "_tree_by_statement", lambda module, text: None)
+    whole = find_raise_sites("m.py", source)  # PositionProvider over the whole file
+    assert whole.positions == "libcst"
+    assert (found.sites, found.classes, found.pending, found.counts) == (
+        whole.sites, whole.classes, whole.pending, whole.counts)
 
 
 def test_snippet_is_the_enclosing_function() -> None:
