@@ -20,6 +20,7 @@ from rich.text import Text
 
 from crawler import __version__, emit, output
 from crawler.errors import CrawlerError
+from crawler.forkserver import warm_up
 from crawler.records import ExtractOptions
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
       crawler extract .
       crawler extract https://github.com/jax-ml/jax --commit v0.4.30 --exclude 'docs/*'
     """
+    warm_up()  # the workers' imports overlap ours and the pin
     from crawler.pipeline import extract as run_extract
 
     options = ExtractOptions(include=include, exclude=exclude, include_tests=include_tests)
@@ -430,6 +432,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
       crawler update jax-ml/jax --commit main
       crawler update jax-ml/jax --commit v0.4.31 --check   # in CI: exit 1 if stale
     """
+    warm_up()  # the workers' imports overlap ours, the pin and the manifest's load
     from crawler.pipeline import update as run_update
 
     with progress_bar(quiet or as_json, "parsing") as progress:

@@ -21,6 +21,7 @@ from crawler.cache import Entry, ResultCache
 from crawler.errors import CrawlerError, OutputError
 from crawler.evidence import FileAssertions, find_assertions
 from crawler.fit import EvidenceStats, match_evidence
+from crawler.forkserver import warm_up
 from crawler.loadcache import LoadCache
 from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
 from crawler.names import module_name
@@ -41,7 +42,7 @@ from crawler.records import (
 )
 from crawler.related import related_records, with_derived
 from crawler.visitor import RaiseCounts
-from crawler.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file, warm_up
+from crawler.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
 
 __all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
 
@@ -200,10 +201,17 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     order = sorted(misses, key=lambda i: -files[i].size)
     if not order:
         return outcomes  # type: ignore[return-value]  # every file from the cache: no worker
-    previous = _previous_versions([files[i] for i in order], before, cache)
-    jobs_in = ((path, blob, data, _known(previous.get(path)))
-               for path, blob, data in _read(repo, [files[i] for i in order]))
-    for position, outcome in visit_all(jobs_in, jobs, limits, report):
+    previous: dict[str, skeleton.Previous] = {}
+
+    def jobs_in() -> Iterator[tuple[str, str, bytes, skeleton.Known | None]]:
+        """Each job as a worker asks for it: its previous version looked up meanwhile."""
+        for path, blob, data in _read(repo, [files[i] for i in order]):
+            was = _previous_version(path, blob, before, cache)
+            if was is not None:
+                previous[path] = was
+            yield path, blob, data, _known(was)
+
+    for position, outcome in visit_all(jobs_in(), jobs, limits, report):
         sites: Iterable[RaiseSite] = outcome.sites
         if outcome.stubbed:
             was = previous[outcome.path]
@@ -218,21 +226,19 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     return outcomes  # type: ignore[return-value]
 
 
-def _previous_versions(files: list[SourceFile], before: dict[str, str] | None,
-                       cache: ResultCache | None) -> dict[str, skeleton.Previous]:
-    """The cached results of each file's previous version that can be read as a skeleton."""
-    found: dict[str, skeleton.Previous] = {}
-    if not before or cache is None:
-        return found
-    for entry in files:
-        blob = before.get(entry.path)
-        cached = cache.get(entry.path, blob) if blob is not None and blob != entry.blob else None
-        if cached is None:
-            continue
-        sites, _, failure, pending, classes, _, regions, context = cached
-        if failure is None and regions and context:
-            found[entry.path] = skeleton.Previous(sites, pending, classes, regions, context)
-    return found
+def _previous_version(path: str, blob: str, before: dict[str, str] | None,
+                      cache: ResultCache | None) -> skeleton.Previous | None:
+    """The cached results of the file's previous version, if it can be read as a skeleton."""
+    was = before.get(path) if before else None
+    if was is None or was == blob or cache is None:
+        return None
+    cached = cache.get(path, was)
+    if cached is None:
+        return None
+    sites, _, failure, pending, classes, _, regions, context = cached
+    if failure is None and regions and context:
+        return skeleton.Previous(sites, pending, classes, regions, context)
+    return None
 
 
 def _known(previous: skeleton.Previous | None) -> skeleton.Known | None:

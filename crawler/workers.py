@@ -17,7 +17,6 @@ processes in small batches and yields each file's `FileOutcome` as soon as it ar
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import time
@@ -28,6 +27,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from crawler import forkserver
 from crawler.errors import CrawlerError
 from crawler.names import module_name
 from crawler.records import ClassDef, RaiseSite, Skipped
@@ -183,24 +183,6 @@ class _Worker:
         return self.answered < len(self.batch)
 
 
-def _context() -> Any:
-    """forkserver where there is one: a small preloaded parent, cheap to fork, no threads."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-def warm_up() -> None:
-    """Start the fork server now: its imports (LibCST, 0.2 s) overlap what the caller does next."""
-    context = _context()
-    if context.get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
-
-
 def default_jobs() -> int:
     """The cores this process may run on."""
     try:
@@ -227,7 +209,7 @@ class WorkerPool:
     def __init__(self, jobs: int, limits: Limits | None = None) -> None:
         self.jobs = max(1, jobs)
         self.limits = limits or Limits()
-        self._context = _context()
+        self._context = forkserver.context()
         self._workers: list[_Worker] = []
         self.started = 0  # worker processes started, for tests and the benchmark
         self._broken_starts = 0  # workers in a row that exited, not killed, before any answer
