@@ -2,10 +2,11 @@
 
 Loading a record file safely costs a scan of its YAML events, a load, a schema check and a
 re-parse of its annotation block: about a millisecond, for every record an update reads. What
-those checks find depends only on the file's bytes, the crawler and the record schema, so an
-entry is keyed by `sha256(format, crawler version, schema version, schema text, bytes)` and
-holds what the checked load computed: the data and the annotation block kept (or null). A file
-edited by hand has other bytes, so it is never a hit: it goes through every check again.
+those checks find depends only on the file's bytes, the crawler and the schema of its kind, so
+an entry is keyed by `sha256(format, crawler version, schema version, kind, schema text, bytes)`
+and holds what the checked load computed: the data and the annotation block kept (or null). A
+file edited by hand has other bytes, so it is never a hit: it goes through every check again.
+Manifests are kept the same way (kind `manifest`, no block): an update reads one first of all.
 
 Entries are JSON (never pickle: a cache folder must not be able to run code), rows of one
 SQLite file, `root/loads.sqlite3`: a run writes thousands at once, and one transaction costs a
@@ -32,11 +33,12 @@ from typing import Any
 from crawler import __version__
 from crawler.records import SCHEMA_VERSION
 
-FORMAT = 1  # bump when the layout of an entry or what a checked load keeps changes
+FORMAT = 2  # bump when the layout of an entry or what a checked load keeps changes
 DATABASE = "loads.sqlite3"
 FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 _SURROGATE = re.compile("[\ud800-\udfff]")
-SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "record.schema.json"
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+RECORD, MANIFEST = "record", "manifest"  # the kinds of file, each checked by its own schema
 
 # A record file's loaded data and the annotation block kept from its text (None: not kept).
 Checked = tuple[dict[str, Any], str | None]
@@ -61,15 +63,15 @@ class LoadCache:
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
-    def key(self, raw: bytes) -> str:
-        head = f"{FORMAT}\0{self.version}\0{SCHEMA_VERSION}\0{_schema_digest()}\0"
+    def key(self, raw: bytes, kind: str = RECORD) -> str:
+        head = f"{FORMAT}\0{self.version}\0{SCHEMA_VERSION}\0{kind}\0{_schema_digest(kind)}\0"
         return hashlib.sha256(head.encode("utf-8") + raw).hexdigest()
 
-    def get(self, raw: bytes) -> Checked | None:
-        """What a checked load of these bytes found before, or None."""
+    def get(self, raw: bytes, kind: str = RECORD) -> Checked | None:
+        """What a checked load of these bytes, as a file of this kind, found before, or None."""
         if self.database is None:
             return None
-        key = self.key(raw)
+        key = self.key(raw, kind)
         with self._lock:
             row = self._waiting.get(key) or self._query(key)
         if row is None:
@@ -90,7 +92,8 @@ class LoadCache:
         self.corrupt += 1
         self.misses += 1
 
-    def put(self, raw: bytes, checked: Checked, *, plain: bool = False) -> None:
+    def put(self, raw: bytes, checked: Checked, *, plain: bool = False, kind: str = RECORD
+            ) -> None:
         """Store what a checked load of `raw` found; what JSON cannot hold exactly is left out.
 
         `plain`: the caller made the data of JSON's own types, so it is not walked again.
@@ -101,7 +104,7 @@ class LoadCache:
         if not ((plain or is_plain(data)) and (block is None or is_plain(block))):
             self.unstorable += 1
             return
-        key = self.key(raw)
+        key = self.key(raw, kind)
         entry = {"key": key, "version": self.version, "data": data, "block": block}
         with self._lock:
             self._waiting[key] = json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
@@ -173,9 +176,9 @@ class LoadCache:
 
 
 @cache
-def _schema_digest() -> str:
-    """The record schema's own bytes: an edited schema must not reuse what the old one passed."""
-    return hashlib.sha256(SCHEMA_FILE.read_bytes()).hexdigest()
+def _schema_digest(kind: str) -> str:
+    """The schema's own bytes: an edited schema must not reuse what the old one passed."""
+    return hashlib.sha256((SCHEMA_DIR / f"{kind}.schema.json").read_bytes()).hexdigest()
 
 
 def _checked_from_entry(entry: Any, key: str) -> Checked:

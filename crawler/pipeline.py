@@ -390,7 +390,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         notes = [f"{folder}: removed {len(removed_temp)} temp files left by an interrupted run"
                  ] if removed_temp else []
         if previous is None:
-            previous, problem = _manifest_or_note(folder)
+            previous, problem = _manifest_or_note(folder, loads)
             notes.extend([problem] if problem else [])
         if previous is not None and previous.pin.sha == collected.pin.sha:
             # The same commit, maybe under another name or source spelling: nothing moved, so the
@@ -433,6 +433,8 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             changed_manifest = manifest_text if emit.MANIFEST in pending else None
             written = output.write_folder(folder, to_write, changed_manifest, plan.reserved, texts,
                                           compared=True, cache=loads)
+            if changed_manifest is not None and loads is not None:
+                emit.prime_manifest(loads, manifest, changed_manifest)  # the next update's first read
     emit.forget_prerendered()
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
@@ -501,10 +503,11 @@ def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Reso
                             from_pending=raw - previous.counts.without_message)
 
 
-def _manifest_or_note(folder: Path) -> tuple[Manifest | None, str | None]:
+def _manifest_or_note(folder: Path, loads: LoadCache | None = None
+                      ) -> tuple[Manifest | None, str | None]:
     """The folder's manifest; a broken one is only a note, since records are the truth."""
     try:
-        return emit.load_manifest(folder), None
+        return emit.load_manifest(folder, loads), None
     except OutputError as error:
         return None, f"{error}; it will be rebuilt from the records"
 
@@ -551,16 +554,17 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
            ) -> RunResult:
     """Move an existing output folder to `ref`, reading again only the files that changed."""
     started = time.perf_counter()
+    loads = load_cache(cache_dir)
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         folder = output_folder(output_root, repo.pin)
-        previous = emit.load_manifest(folder)
+        previous = emit.load_manifest(folder, loads)
         if previous is None:
             raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
                               "first (with the same --name, if it was given one)")
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                     progress=progress)
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
-                   loads=load_cache(cache_dir))
+                   loads=loads)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from crawler import emit, output, pipeline
 from crawler.cli import main
 from crawler.errors import CrawlerError
-from crawler.loadcache import DATABASE, LoadCache, is_plain
+from crawler.loadcache import DATABASE, MANIFEST, LoadCache, is_plain
 from crawler.pipeline import extract, update
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
 from tests.outputkit import snapshot
@@ -396,7 +396,7 @@ def test_an_update_after_an_extract_checks_only_the_files_edited_by_hand(
     cache = tmp_path / "cache"
     first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=cache, evidence=False)
     paths = list(emit.iter_record_paths(first.folder))
-    assert len(stored_keys(cache)) == len(paths)  # primed as written
+    assert len(stored_keys(cache)) == len(paths) + 1  # primed as written, and the manifest
     edited = next(p for p in paths if emit.load_record(p).site.path == "pkg/literals.py")
     text = edited.read_text(encoding="utf-8")
     start, end = text.index("annotation:"), text.index("history:")
@@ -429,6 +429,40 @@ def test_an_update_writes_the_same_files_with_or_without_the_cache(
     plain = update(str(repo.path), output_root=tmp_path / "plain", cache_dir=cache)
     assert cached.files_written == plain.files_written > 0
     assert snapshot(cached.folder) == snapshot(plain.folder)
+
+
+def test_a_manifest_written_is_primed_with_what_a_full_load_finds(
+        make_repo: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = a_library(make_repo)
+    cache = LoadCache(tmp_path / "cache")
+    first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "cache",
+                    evidence=False)
+    raw = (first.folder / emit.MANIFEST).read_bytes()
+    primed = cache.get(raw, MANIFEST)
+    assert primed is not None and primed[1] is None
+    full = emit.safe_load_text(raw.decode("utf-8"), "manifest")
+    assert exact(primed[0]) == exact(full)
+    assert cache.get(raw) is None  # the same bytes as a record: another key
+    monkeypatch.setattr(emit, "safe_load_text", lambda text, where: pytest.fail("parsed"))
+    assert emit.load_manifest(first.folder, cache) == first.manifest
+
+
+def test_a_manifest_edited_by_hand_is_checked_in_full(make_repo: Any, tmp_path: Path) -> None:
+    repo = a_library(make_repo)
+    cache = LoadCache(tmp_path / "cache")
+    first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "cache",
+                    evidence=False)
+    path = first.folder / emit.MANIFEST
+    path.write_text(path.read_text(encoding="utf-8").replace("counts:", "counts: 3\nx:"),
+                    encoding="utf-8")
+    with pytest.raises(CrawlerError):
+        emit.load_manifest(first.folder, cache)
+    path.write_text("# a comment\n" + emit.manifest_text(first.manifest), encoding="utf-8")
+    misses = cache.misses
+    assert emit.load_manifest(first.folder, cache) == first.manifest
+    assert cache.misses == misses + 1
+    assert emit.load_manifest(first.folder, cache) == first.manifest  # now learnt
+    assert cache.misses == misses + 1
 
 
 def test_validate_checks_every_file_in_full(make_repo: Any, tmp_path: Path,
