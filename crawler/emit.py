@@ -246,6 +246,8 @@ def block_text(data: Mapping[str, Any]) -> str:
             parts.append(f"{key}: {block}")
         elif kind is dict and value:
             parts.append(f"{key}:\n{_indented(block_text(value))}")
+        elif kind is FlowList and all(type(item) is int for item in value):
+            parts.append(f"{key}: [{', '.join(map(str, value))}]\n")
         elif kind is list and all(type(item) is str and _scalar(item) for item in value):
             parts.append(f"{key}:\n" + "".join(f"- {_scalar(item)}\n" for item in value)
                          if value else f"{key}: []\n")
@@ -979,7 +981,7 @@ def _make_durable(paths: list[str]) -> None:
 
 
 def manifest_text(manifest: Manifest) -> str:
-    return dump_yaml(manifest_data(manifest))
+    return block_text(manifest_data(manifest))
 
 
 def write_manifest(root: Path, manifest: Manifest | str, *, compared: bool = False) -> bool:

@@ -143,7 +143,8 @@ edge_strings = st.sampled_from([
     "a \nb", "a\nb\n\n", "\na", "a\n", "a\n ", "a\n\n", "a\r\nb", "a\n\tb\n", "#\n", "a\n#b\n"]) \
     | st.text(alphabet="ab1 -_.,:#=?()[]{}<>*+/~\\\t\n'\"", max_size=8) | st.text()
 scalars = st.none() | st.booleans() | st.integers() | edge_strings
-values = st.recursive(scalars | st.lists(edge_strings, max_size=3),
+values = st.recursive(scalars | st.lists(edge_strings, max_size=3)
+                      | st.lists(st.integers(), max_size=4).map(emit.FlowList),
                       lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(edge_strings, inner, min_size=0, max_size=3), max_leaves=8)
 
