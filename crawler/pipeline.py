@@ -542,6 +542,7 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             dry_run: bool = False, wait: float = 0.0, evidence: bool = True) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
+    warm_up()  # the workers' imports overlap the pin
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress, evidence=evidence)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, loads=load_cache(cache_dir))
@@ -554,6 +555,7 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
            ) -> RunResult:
     """Move an existing output folder to `ref`, reading again only the files that changed."""
     started = time.perf_counter()
+    warm_up()  # the workers' imports overlap the pin and the manifest's load
     loads = load_cache(cache_dir)
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         folder = output_folder(output_root, repo.pin)
