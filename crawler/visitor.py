@@ -350,9 +350,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
                          context=context)
     text = _decode(source, module.encoding)
     lines = _LINE_BREAK.split(text)
-    tree, unread = _ast_tree(source, lines), Unread()
-    if tree is None:
-        tree, unread = _tree_by_statement(module, text) or (None, ())
+    tree, unread = _ast_read(source, lines, module, text)
     plain = _plain_text(source)
     regions = skeleton.outline(tree, skeleton.split_lines(plain)) \
         if tree is not None and plain is not None else []
@@ -404,9 +402,7 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
         module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
     except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
         return None
-    tree, unread = _ast_tree(skeletal.text, _LINE_BREAK.split(skeletal.text)), Unread()
-    if tree is None:
-        tree, unread = _tree_by_statement(module, skeletal.text) or (None, ())
+    tree, unread = _ast_read(skeletal.text, _LINE_BREAK.split(skeletal.text), module, skeletal.text)
     if tree is None:
         return None  # nothing to check the stubs against
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
@@ -779,6 +775,16 @@ def _ast_tree(source: str | bytes, lines: list[str]) -> ast.Module | None:
 
 # Top-level statements `ast` refused, each with the number of lines before it in the file.
 Unread = tuple[tuple[cst.BaseStatement, int], ...]
+
+
+def _ast_read(source: str | bytes, lines: list[str], module: cst.Module, text: str
+              ) -> tuple[ast.Module | None, Unread]:
+    """`ast`'s tree of the file; else of its top-level statements one by one, those it refused
+    listed apart; else None."""
+    tree = _ast_tree(source, lines)
+    if tree is not None:
+        return tree, ()
+    return _tree_by_statement(module, text) or (None, ())
 
 
 def _tree_by_statement(module: cst.Module, text: str) -> tuple[ast.Module, Unread] | None:
