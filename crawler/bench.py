@@ -53,7 +53,7 @@ def _peak() -> dict[str, float]:
     Workers are forked by multiprocessing's fork server, not by us, so their own report
     (`crawler.workers.STATS`) is taken along with RUSAGE_CHILDREN (git and the like).
     """
-    from crawler.workers import STATS
+    from crawler.parse.workers import STATS
 
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _KIB / (1 << 20)
     kids = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, STATS.peak_rss_kib)
@@ -63,7 +63,7 @@ def _peak() -> dict[str, float]:
 
 def _cpu() -> float:
     """CPU seconds of this process, its waited-for children, and its retired workers."""
-    from crawler.workers import STATS
+    from crawler.parse.workers import STATS
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -72,7 +72,7 @@ def _cpu() -> float:
 
 def _files(source: str, ref: str, cache_dir: Path) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) of the files an extraction would parse, read from the pinned commit."""
-    from crawler.pin import pin
+    from crawler.git.pin import pin
     from crawler.pipeline import select_files
     from crawler.records import ExtractOptions
 
@@ -116,7 +116,7 @@ def phase_floor(args: argparse.Namespace) -> dict[str, Any]:
 
 def phase_extract(args: argparse.Namespace) -> dict[str, Any]:
     """`crawler extract` as the command runs it: pin, visit in workers, merge, write."""
-    from crawler.pin import pin
+    from crawler.git.pin import pin
     from crawler.pipeline import extract
 
     cache = Path(args.cache_dir)
@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
         figures.update(_peak())
         print(json.dumps(figures))
         return
-    from crawler.workers import default_jobs
+    from crawler.parse.workers import default_jobs
 
     jobs = args.jobs or default_jobs()
     with _workdir(args.keep) as workdir:

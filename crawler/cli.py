@@ -18,13 +18,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from crawler import __version__, emit, output
+from crawler import __version__
 from crawler.errors import CrawlerError
-from crawler.forkserver import warm_up
+from crawler.parse._forkserver import warm_up
 from crawler.records import ExtractOptions
+from crawler.store import emit, repo_output
 
 if TYPE_CHECKING:
-    from crawler.batch import BatchProgress, BatchResult
+    from crawler.batch.driver import BatchProgress, BatchResult
 
 _err = Console(stderr=True)
 
@@ -207,8 +208,8 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
       crawler batch repos.yaml
       crawler batch repos.yaml --scheduler tcp://10.0.0.5:8786 --json
     """
-    from crawler.batch import run_batch, scheduler_address
-    from crawler.batchfile import load_batch
+    from crawler.batch.driver import run_batch, scheduler_address
+    from crawler.batch.reposfile import load_batch
 
     entries = load_batch(repos_file, output_root)
     address = scheduler_address(scheduler)
@@ -296,7 +297,7 @@ def validate(folder: Path, quiet: bool) -> None:
     repositories = {path.parent for path in folder.rglob(emit.ERRORS_DIR) if path.is_dir()}
     repositories |= {path.parent for path in folder.rglob(emit.MANIFEST)}
     for repository in sorted(repositories):
-        loaded = output.load_folder(repository)
+        loaded = repo_output.load_folder(repository)
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
         if (repository / emit.MANIFEST).exists():
@@ -335,7 +336,7 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
       crawler lookup "bad shape (3, 4)" output/github.com/jax-ml/jax --json
       crawler lookup "ValueError: bad shape (3, 4)" --db errors.sqlite
     """
-    from crawler.lookup import LookupIndex, describe, load_records
+    from crawler.serve.lookup import LookupIndex, describe, load_records
 
     if db is not None:
         _lookup_database(message, db, limit, as_json)
@@ -366,8 +367,8 @@ def _lookup_database(message: str, db: Path, limit: int, as_json: bool) -> None:
     """`lookup --db`: the same question, answered by the SQLite export's full-text index."""
     from dataclasses import asdict
 
-    from crawler.export import search_database
-    from crawler.lookup import parse_message
+    from crawler.serve.export import search_database
+    from crawler.serve.lookup import parse_message
 
     _, texts = parse_message(message)
     hits = []
@@ -554,14 +555,14 @@ def export_command(output: Path, fmt: str, target: Path | None, quiet: bool) -> 
       crawler export output/ --format sqlite --to errors.db && datasette errors.db
       crawler export output/ --format jsonl --to - | head -1
     """
-    from crawler import export as exports
+    from crawler.serve import export
 
     target = target or _DEFAULT_TARGETS[fmt]
     if str(target) == "-":
         if fmt != "jsonl":
             raise click.UsageError("--to - (stdout) is for --format jsonl only")
-        exports.write_jsonl(exports.load_output(output), sys.stdout)
+        export.write_jsonl(export.load_output(output), sys.stdout)
         return
-    count = exports.export(output, fmt, target)
+    count = export.export(output, fmt, target)
     if not quiet:
         click.echo(f"{count} records exported as {fmt} to {target}")

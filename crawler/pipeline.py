@@ -16,16 +16,19 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from crawler import __version__, classes, emit, output, skeleton
-from crawler.cache import Entry, ResultCache
+from crawler import __version__
+from crawler.catalogue import classes
+from crawler.catalogue.evidence import EvidenceStats, match_evidence
+from crawler.catalogue.merge import MergeResult, PathMoves, clear_review, is_stale, merge
+from crawler.catalogue.related import related_records, with_derived
 from crawler.errors import CrawlerError, OutputError
-from crawler.evidence import FileAssertions, find_assertions
-from crawler.fit import EvidenceStats, match_evidence
-from crawler.forkserver import warm_up
-from crawler.loadcache import LoadCache
-from crawler.merge import MergeResult, PathMoves, clear_review, is_stale, merge
-from crawler.names import module_name
-from crawler.pin import PinnedRepo, default_cache_dir, pin
+from crawler.git.pin import PinnedRepo, default_cache_dir, pin
+from crawler.parse import skeleton
+from crawler.parse._forkserver import warm_up
+from crawler.parse.assertions import FileAssertions, find_assertions
+from crawler.parse.names import module_name
+from crawler.parse.visitor import RaiseCounts
+from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
 from crawler.records import (
     NEEDS_REVIEW,
     REMOVED,
@@ -40,9 +43,9 @@ from crawler.records import (
     SourceFile,
     TestAssertion,
 )
-from crawler.related import related_records, with_derived
-from crawler.visitor import RaiseCounts
-from crawler.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
+from crawler.store import emit, repo_output
+from crawler.store._loadcache import LoadCache
+from crawler.store.cache import Entry, ResultCache
 
 __all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
 
@@ -385,8 +388,8 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     """
     started = time.perf_counter()
     folder = output_folder(output_root, collected.pin)
-    with output.lock(folder, wait=wait, shared=dry_run):
-        removed_temp = [] if dry_run else output.clean_temp_files(folder)
+    with repo_output.lock(folder, wait=wait, shared=dry_run):
+        removed_temp = [] if dry_run else repo_output.clean_temp_files(folder)
         notes = [f"{folder}: removed {len(removed_temp)} temp files left by an interrupted run"
                  ] if removed_temp else []
         if previous is None:
@@ -404,16 +407,16 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
         if full or previous is None:
-            loaded = output.load_folder(folder, manifest=previous, cache=loads)
+            loaded = repo_output.load_folder(folder, manifest=previous, cache=loads)
             taken: set[str] = set()
         else:
             taken = _ids_in(folder, previous)
             # Records on disk that the manifest does not list were written by a run that stopped
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
-            loaded = output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
+            loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
                                         manifest=previous, cache=loads)
-        plan = output.plan(loaded, pinned, sites)
+        plan = repo_output.plan(loaded, pinned, sites)
         merged = _merge(collected, previous, plan, taken)
         stats = _derive(merged, collected) if full else None
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
@@ -431,7 +434,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             # Only the records whose text changes, each rendered once and its file read once.
             to_write = [r for r in changes if r.id in texts]
             changed_manifest = manifest_text if emit.MANIFEST in pending else None
-            written = output.write_folder(folder, to_write, changed_manifest, plan.reserved, texts,
+            written = repo_output.write_folder(folder, to_write, changed_manifest, plan.reserved, texts,
                                           compared=True, cache=loads)
             if changed_manifest is not None and loads is not None:
                 emit.prime_manifest(loads, manifest, changed_manifest)  # the next update's first read
@@ -512,7 +515,7 @@ def _manifest_or_note(folder: Path, loads: LoadCache | None = None
         return None, f"{error}; it will be rebuilt from the records"
 
 
-def _merge(collected: Collected, previous: Manifest | None, plan: output.Plan, taken: set[str]
+def _merge(collected: Collected, previous: Manifest | None, plan: repo_output.Plan, taken: set[str]
            ) -> MergeResult:
     """Merge the plan's sites and records; files that failed or sit in review are handled apart."""
     failed = {o.path for o in collected.outcomes if o.failure is not None}

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from crawler.batch import BatchResult, run_batch
-from crawler.batchfile import load_batch
+from crawler.batch.driver import BatchResult, run_batch
+from crawler.batch.reposfile import load_batch
 
 SKIP = {"site-packages", "__pycache__", "lib2to3"}  # lib2to3's fixture files are Python 2
 

@@ -53,16 +53,16 @@ def kill_before(step: int) -> None:
 def main(argv: list[str]) -> None:
     mode = argv[0]
     if mode == "hold":
-        from crawler import output
+        from crawler.store import repo_output
 
-        with output.lock(Path(argv[1])):
+        with repo_output.lock(Path(argv[1])):
             print("locked", flush=True)
             sys.stdin.read()
         return
     if mode == "fork-and-die":
-        from crawler import output
+        from crawler.store import repo_output
 
-        with output.lock(Path(argv[1])):
+        with repo_output.lock(Path(argv[1])):
             pid = os.fork()
             if pid == 0:  # a worker that outlives its parent, off the test's pipes
                 os.close(1)
@@ -71,14 +71,15 @@ def main(argv: list[str]) -> None:
                 os._exit(0)
             print(pid, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
-    from crawler import output, pipeline
+    from crawler import pipeline
+    from crawler.store import repo_output
 
     with open(argv[1], "rb") as handle:
         collected = pickle.load(handle)
     if os.environ.get("CRAWLER_TEST_KILL_AT"):
         kill_before(int(os.environ["CRAWLER_TEST_KILL_AT"]))
     if os.environ.get("CRAWLER_TEST_LOG"):
-        real_load, real_write = output.load_folder, output.write_folder
+        real_load, real_write = repo_output.load_folder, repo_output.write_folder
 
         def load(*args: Any, **kwargs: Any) -> Any:
             _log("load")
@@ -92,11 +93,11 @@ def main(argv: list[str]) -> None:
             finally:
                 _log("exit")
 
-        output.load_folder, output.write_folder = load, write  # type: ignore[assignment]
+        repo_output.load_folder, repo_output.write_folder = load, write  # type: ignore[assignment]
         if os.environ.get("CRAWLER_TEST_NO_LOCK"):  # the control: what would happen without it
             from contextlib import nullcontext
 
-            output.lock = lambda *a, **k: nullcontext()  # type: ignore[assignment]
+            repo_output.lock = lambda *a, **k: nullcontext()  # type: ignore[assignment]
     print("ready", flush=True)
     if os.environ.get("CRAWLER_TEST_GO"):
         sys.stdin.readline()  # start together with another child

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crawler import classes
+from crawler.catalogue import classes
 from crawler.pipeline import collect
 from crawler.records import ExtractOptions
 from tests.gitrepo import GitRepo

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from crawler import emit, pipeline
+from crawler import pipeline
 from crawler.cli import main
 from crawler.pipeline import Collected
 from crawler.records import Pin
+from crawler.store import emit
 from tests.outputkit import SHA_B, collected, folder_of, module
 from tests.processes import start
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from crawler import classes, emit
+from crawler.catalogue import classes
 from crawler.pipeline import collect, output_folder
 from crawler.records import REMOVED
+from crawler.store import emit
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_NAME = "raise-site-crawler"  # the README's regeneration command uses the same --name

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from crawler import emit
 from crawler.errors import RefError, SourceError
 from crawler.pipeline import extract, is_test_path, module_name
 from crawler.records import ErrorRecord, ExtractOptions
+from crawler.store import emit
 from tests.gitrepo import GitRepo
 
 LIB = '''\

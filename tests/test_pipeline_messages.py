@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from crawler import emit
 from crawler.cli import main
 from crawler.pipeline import extract
+from crawler.store import emit
 from tests.gitrepo import GitRepo
 
 PACKAGE = Path(__file__).parent / "packages" / "clspkg"

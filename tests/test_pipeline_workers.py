@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler import emit
 from crawler.pipeline import extract
+from crawler.store import emit
 from tests.gitrepo import GitRepo
 
 CRASHER = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n"

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crawler import emit, pipeline
-from crawler.cache import ResultCache
+from crawler import pipeline
 from crawler.cli import main
+from crawler.parse.skeleton import Region
+from crawler.parse.visitor import RaiseCounts
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, RaiseSite, Template
-from crawler.skeleton import Region
-from crawler.visitor import RaiseCounts
+from crawler.store import emit
+from crawler.store.cache import ResultCache
 from tests.gitrepo import GitRepo
 
 BASE = '''\

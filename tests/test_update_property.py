@@ -25,8 +25,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawler import emit, pipeline
+from crawler import pipeline
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
+from crawler.store import emit
 from tests.gitrepo import GitRepo
 
 WORDS = ("shape", "dtype", "axis", "index", "buffer", "device", "tracer", "module", "config")

@@ -1,0 +1,533 @@
+"""Batch extraction: many repositories, in local worker processes or on a Dask cluster.
+
+The driver (this process) takes the entries of a repos.yaml (`batchfile.py`), sends one
+`RepoTask` per repository to the workers,
+and applies each `RepoOutcome` as it comes back. A worker only pins and visits
+(`pipeline.collect`); the driver alone merges and writes (`pipeline.apply`), so what crosses the
+network is small (a source and a ref out, a `Collected` back) and the output folder needs no
+locks. A repository already up to date at its pinned commit is skipped, so an interrupted batch
+picks up where it stopped. Nothing here prints: progress goes to the callback the caller gives.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crawler import __version__
+from crawler.batch.reposfile import RepoEntry
+from crawler.errors import CrawlerError
+from crawler.git.pin import pin
+from crawler.git.source import redact
+from crawler.pipeline import Collected, RunResult, apply, collect, load_cache, output_folder
+from crawler.records import ExtractOptions, Pin
+from crawler.store import emit
+from crawler.store._loadcache import LoadCache
+
+DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
+LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
+POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
+WRITER_THREADS = 4  # repositories the driver merges and writes at once (the writes wait on fsync)
+FILES_TOPIC = "crawler-files-parsed"  # Dask event by which workers report files parsed
+FILES_EVERY = 0.5  # seconds between two such events from one worker
+
+
+# ---------------------------------------------------------------- what is already on disk
+
+
+@dataclass(frozen=True)
+class Known:
+    """A repository folder already written: enough of its manifest to tell if it is up to date."""
+
+    folder: Path
+    slug: str  # host/owner/name, the folder under its output root
+    source: str
+    sha: str
+    options: ExtractOptions
+    crawler_version: str
+    files: int
+    records: int
+
+
+def scan_outputs(roots: set[Path]) -> list[Known]:
+    """Every manifest under the output roots; a manifest that cannot be read counts as absent."""
+    known = []
+    for root in sorted(roots):
+        for folder in _manifest_folders(root):
+            head = _manifest_head(folder / emit.MANIFEST)
+            if head is not None:
+                known.append(replace(head, slug=folder.relative_to(root).as_posix()))
+    return known
+
+
+def _manifest_folders(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        if emit.MANIFEST in filenames:
+            dirnames.clear()  # a repository folder: its errors/ may hold thousands of files
+            yield Path(dirpath)
+        else:
+            dirnames.sort()
+
+
+def _manifest_head(path: Path) -> Known | None:
+    """What a manifest says of its pin, parsed without its long lists of skipped and read files.
+
+    emit.py writes the pin, options and counts first; a manifest laid out otherwise is parsed
+    whole. One that cannot be read at all counts as absent: the repository is extracted again.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+        head = text.split("\nexception_classes:", 1)[0]
+        for part in (head, text) if head != text else (text,):
+            data = emit.safe_load_text(part, str(path))  # refuses tags, aliases, deep nesting
+            if isinstance(data, dict) and {"source", "commit", "options", "counts",
+                                           "crawler_version"} <= data.keys():
+                break
+        options = data["options"]
+        return Known(
+            folder=path.parent, slug="", source=data["source"], sha=data["commit"],
+            options=ExtractOptions(include=tuple(options["include"]),
+                                   exclude=tuple(options["exclude"]),
+                                   include_tests=options["include_tests"],
+                                   max_file_bytes=options["max_file_bytes"]),
+            crawler_version=data["crawler_version"],
+            files=data["counts"]["files"], records=data["counts"]["records"],
+        )
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, CrawlerError, KeyError, TypeError):
+        return None
+
+
+# ---------------------------------------------------------------- the worker's part
+
+
+@dataclass(frozen=True)
+class RepoTask:
+    """What a worker is sent for one repository: small and picklable."""
+
+    index: int
+    source: str
+    ref: str
+    options: ExtractOptions
+    name: str | None
+    cache_dir: str | None  # a path on the worker; None for its user cache folder
+    fresh: tuple[tuple[str, str], ...] = ()  # (slug, sha) pairs that are already up to date
+    attempt: int = 0
+
+
+@dataclass(frozen=True)
+class RepoOutcome:
+    """What a worker sends back: the collected sites, or that it is up to date, or why it failed."""
+
+    index: int
+    pin: Pin | None = None
+    collected: Collected | None = None  # None when up to date or failed
+    error: str | None = None
+    seconds: float = 0.0
+
+
+_files_parsed: Any = None  # a shared counter in local worker processes, for live progress
+
+
+def _init_local_worker(counter: Any) -> None:
+    global _files_parsed
+    _files_parsed = counter
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a parser that segfaults writes no core
+
+
+_last_done = 0  # files done so far in the task this worker runs (one at a time)
+
+
+def _count_file(done: int, total: int) -> None:
+    """collect's progress callback on a worker: `done` files of this repository so far."""
+    global _unsent, _last_done
+    step, _last_done = max(0, done - _last_done), done  # cache hits arrive many at once
+    if _files_parsed is not None:
+        with _files_parsed.get_lock():
+            _files_parsed.value += step
+        return
+    _unsent += step
+    if time.monotonic() - _sent_at >= FILES_EVERY:
+        _send_files()
+
+
+_unsent, _sent_at = 0, 0.0  # on a Dask worker: files parsed and not yet told, and when last told
+
+
+def _send_files() -> None:
+    """On a Dask worker, tell the driver how many more files were parsed (progress only)."""
+    global _unsent, _sent_at
+    if _unsent and "distributed" in sys.modules:
+        try:
+            from distributed import get_worker
+
+            get_worker().log_event(FILES_TOPIC, _unsent)
+        except Exception:  # noqa: BLE001, S110 - not on a worker, or the event was lost: no progress
+            pass
+    _unsent, _sent_at = 0, time.monotonic()
+
+
+def collect_repo(task: RepoTask) -> RepoOutcome:
+    """Pin and visit one repository (on a worker); every failure comes back as a reason.
+
+    When the output already holds this repository, the ref is resolved first: at the same
+    commit with the same options there is nothing to do. Otherwise the files are visited at
+    the resolved sha, so a branch that moves meanwhile cannot mix two commits.
+    """
+    started = time.perf_counter()
+    try:
+        return _collect(task, started)
+    finally:
+        _send_files()
+
+
+def _collect(task: RepoTask, started: float) -> RepoOutcome:
+    global _last_done
+    _last_done = 0
+    try:
+        if task.fresh:
+            with pin(task.source, task.ref, cache_dir=_path(task.cache_dir), name=task.name) as repo:
+                resolved = repo.pin
+            if (resolved.slug, resolved.sha) in task.fresh:
+                return RepoOutcome(task.index, resolved, seconds=time.perf_counter() - started)
+            collected = collect(task.source, ref=resolved.sha, options=task.options,
+                                cache_dir=_path(task.cache_dir), name=task.name, jobs=1,
+                                progress=_count_file)
+            collected = replace(collected, pin=resolved)  # keep the ref as the user gave it
+        else:
+            collected = collect(task.source, ref=task.ref, options=task.options,
+                                cache_dir=_path(task.cache_dir), name=task.name, jobs=1,
+                                progress=_count_file)
+    except CrawlerError as error:
+        return RepoOutcome(task.index, error=str(error), seconds=time.perf_counter() - started)
+    except Exception as error:  # noqa: BLE001 - one repository's crash must not stop the batch
+        return RepoOutcome(task.index, error=f"crashed: {type(error).__name__}: {error}"[:500],
+                           seconds=time.perf_counter() - started)
+    return RepoOutcome(task.index, collected.pin, collected, seconds=time.perf_counter() - started)
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+# ---------------------------------------------------------------- where tasks run
+
+
+def scheduler_address(option: str | None) -> str | None:
+    """The Dask scheduler to use: `--scheduler`, else Dask's `scheduler-address` setting.
+
+    None means local worker processes (also for `--scheduler local`, whatever the config says).
+    """
+    if option is not None:
+        return None if option == LOCAL else option
+    try:
+        import dask.config
+    except ImportError:
+        return None
+    address = dask.config.get("scheduler-address", None)
+    return str(address) if address else None
+
+
+class _LocalPool:
+    """Local worker processes that survive one of them dying (a parser crash, the OOM killer).
+
+    A dead process breaks the whole pool, failing every repository under way, and does not say
+    which one killed it. Those repositories are run again, one at a time, each in a fresh
+    process of its own, so only the one that kills its process again is reported.
+    """
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.context = multiprocessing.get_context("spawn")  # no fork of a threaded driver
+        self.counter = self.context.Value("q", 0)
+        self.generation = 0
+        self.executor = self._start(jobs)
+
+    def _start(self, jobs: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(jobs, mp_context=self.context,
+                                   initializer=_init_local_worker, initargs=(self.counter,))
+
+    def restart(self, generation: int) -> None:
+        """Replace the pool, once for every break, whichever of its futures reports it first."""
+        if generation == self.generation:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = self._start(self.jobs)
+            self.generation += 1
+
+    def alone(self, task: RepoTask) -> Future[RepoOutcome]:
+        """Run one task in a process of its own, gone when the task is done."""
+        executor = self._start(1)
+        future = executor.submit(collect_repo, task)
+        future.add_done_callback(lambda _: executor.shutdown(wait=False))
+        return future
+
+    def files_parsed(self) -> int:
+        return int(self.counter.value)
+
+
+@contextmanager
+def _dask_executor(address: str) -> Iterator[tuple[Executor, int, Callable[[], int]]]:
+    """A concurrent.futures view of a Dask client, how many tasks its workers run at once, and
+    how many files they have parsed so far."""
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise CrawlerError(f"--scheduler {address}: dask.distributed is not installed; "
+                           "install the extra with `pip install 'raise-site-crawler[dask]'`") from error
+    try:
+        client = Client(address, timeout=30)
+    except (OSError, TimeoutError) as error:
+        raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
+                           "start one with `dask scheduler`") from error
+    with client:
+        daemonic = sorted(address for address, flag in client.run(_is_daemonic).items() if flag)
+        if daemonic:
+            raise CrawlerError(
+                f"--scheduler {address}: the Dask workers {', '.join(daemonic[:3])} are daemonic "
+                "processes, which cannot start the crawler's parser processes; start the workers "
+                "with DASK_DISTRIBUTED__WORKER__DAEMON=False (see docs/batch.md)")
+        parsed = [0]
+        client.subscribe_topic(FILES_TOPIC, lambda event: parsed.__setitem__(0, parsed[0] + event[1]))
+        yield (client.get_executor(pure=False), max(1, sum(client.nthreads().values())),
+               lambda: parsed[0])
+
+
+def _is_daemonic() -> bool:
+    """Run on each Dask worker: may this process start child processes?"""
+    return bool(multiprocessing.current_process().daemon)
+
+
+# ---------------------------------------------------------------- the driver
+
+
+@dataclass(frozen=True)
+class RepoResult:
+    """One repository's line in the summary."""
+
+    entry: RepoEntry
+    status: str  # done, up to date, failed
+    pin: Pin | None = None
+    folder: Path | None = None
+    records: int = 0
+    added: int = 0
+    changed: int = 0  # moved, template changed (needs review) or revived
+    removed: int = 0
+    files: int = 0  # files visited
+    files_written: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a batch stands, reported while it runs."""
+
+    total: int
+    done: int  # finished, whatever the status
+    running: int
+    failed: int
+    files_parsed: int
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Every repository's result, in the order of the batch file."""
+
+    results: tuple[RepoResult, ...]
+    seconds: float
+    scheduler: str  # "local" or the scheduler's address
+
+    @property
+    def failed(self) -> list[RepoResult]:
+        return [r for r in self.results if r.status == FAILED]
+
+    @property
+    def files(self) -> int:
+        return sum(r.files for r in self.results)
+
+
+def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: int | None = None,
+              cache_dir: Path | None = None, force: bool = False, dry_run: bool = False,
+              progress: Callable[[BatchProgress], None] | None = None) -> BatchResult:
+    """Collect every repository on the workers and apply each result here as it arrives.
+
+    `scheduler` is a Dask scheduler address, or None for `jobs` local processes (default: one
+    per core). With `force`, repositories already up to date are extracted again.
+    """
+    started = time.perf_counter()
+    known = [] if force else scan_outputs({entry.output_root for entry in entries})
+    driver = _Driver(entries, known, dry_run, progress, load_cache(cache_dir))
+    tasks = driver.plan(None if cache_dir is None else str(cache_dir))
+    if scheduler is None:
+        pool = _LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
+        try:
+            driver.run(tasks, pool)
+        finally:
+            pool.executor.shutdown(wait=True, cancel_futures=True)
+    else:
+        with _dask_executor(scheduler) as (executor, slots, parsed):
+            driver.run(tasks, executor, slots, parsed)
+    results = tuple(driver.results[entry.index] for entry in entries)
+    return BatchResult(results, time.perf_counter() - started, scheduler or LOCAL)
+
+
+class _Driver:
+    """Submits tasks, applies outcomes as they arrive, and keeps the tally for progress."""
+
+    def __init__(self, entries: list[RepoEntry], known: list[Known], dry_run: bool,
+                 progress: Callable[[BatchProgress], None] | None,
+                 loads: LoadCache | None = None) -> None:
+        self.entries = {entry.index: entry for entry in entries}
+        self.loads = loads  # the driver's own checked record loads, shared by its writer threads
+        self.known = {known_.folder: known_ for known_ in known}
+        self.dry_run = dry_run
+        self.progress = progress
+        self.results: dict[int, RepoResult] = {}
+        self.folders: dict[Path, int] = {}  # output folder -> the entry that wrote it
+        self.files_done = 0
+
+    def plan(self, cache_dir: str | None) -> list[RepoTask]:
+        """One task per entry, the largest repositories known from earlier runs first."""
+        by_source: dict[str, list[Known]] = {}
+        for known in self.known.values():
+            by_source.setdefault(known.source, []).append(known)
+        tasks = []
+        for entry in self.entries.values():
+            # The manifest holds the source as pin redacts it: no token from a URL.
+            candidates = by_source.get(redact(entry.source), [])
+            fresh = tuple(
+                (k.slug, k.sha) for k in candidates
+                if k.folder == entry.output_root / k.slug and k.options == entry.options
+                and k.crawler_version == __version__
+            )
+            size = max((k.files for k in candidates), default=-1)
+            tasks.append((-1 if size < 0 else 0, -size, entry.index,
+                          RepoTask(entry.index, entry.source, entry.ref, entry.options,
+                                   entry.name, cache_dir, fresh)))
+        return [task for *_, task in sorted(tasks, key=lambda t: t[:3])]
+
+    def run(self, tasks: list[RepoTask], pool: _LocalPool | Executor, slots: int = 1,
+            parsed: Callable[[], int] | None = None) -> None:
+        """Run the tasks on `pool` (`slots` at a time on Dask, where `parsed` counts files)."""
+        local = pool if isinstance(pool, _LocalPool) else None
+        live = local.files_parsed if local else parsed or (lambda: 0)
+        remote: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
+        writing: dict[Future[RepoResult], int] = {}
+        writer = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="crawler-apply")
+        queue = deque(tasks)
+        suspects: deque[RepoTask] = deque()  # under way when a local process died
+        workers = local.jobs if local else slots
+        # Back-pressure: results the driver has not written yet are held in its memory, so no
+        # more tasks are out than keep the workers busy while the writers catch up.
+        window = 2 * workers + WRITER_THREADS
+
+        def submit(task: RepoTask) -> None:
+            executor = local.executor if local else pool
+            assert isinstance(executor, Executor)
+            remote[executor.submit(collect_repo, task)] = (task, local.generation if local else 0)
+
+        try:
+            while queue or remote or writing or suspects:
+                if local and suspects and not any(t.attempt for t, _ in remote.values()):
+                    suspect = suspects.popleft()
+                    remote[local.alone(suspect)] = (suspect, -1)
+                while queue and len(remote) + len(writing) < window:
+                    submit(queue.popleft())
+                self._report(len(remote), workers, live)
+                waiting: list[Future[Any]] = [*remote, *writing]
+                finished, _ = wait(waiting, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    if future in writing:
+                        self.results[writing.pop(future)] = future.result()
+                        continue
+                    task, generation = remote.pop(future)
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        assert local is not None
+                        if task.attempt == 0:
+                            local.restart(generation)
+                            suspects.append(replace(task, attempt=1))
+                            continue
+                        outcome = RepoOutcome(task.index, error="its worker process died, twice "
+                                              "(a crash in the parser, or out of memory)")
+                    except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
+                        outcome = RepoOutcome(task.index, error=f"{type(error).__name__}: {error}")
+                    entry = self.entries[task.index]
+                    done = self._settle(entry, outcome)
+                    if done is not None:
+                        self.results[task.index] = done
+                    else:
+                        assert outcome.collected is not None
+                        self.files_done += len(outcome.collected.outcomes)
+                        writing[writer.submit(self._write, entry, outcome)] = task.index
+        finally:
+            for pending in remote:
+                pending.cancel()
+            writer.shutdown(wait=True, cancel_futures=True)  # a write under way is finished
+        self._report(0, workers, live)
+
+    def _report(self, pending: int, workers: int, live: Callable[[], int]) -> None:
+        if self.progress is None:
+            return
+        parsed = max(self.files_done, live())  # events from Dask workers may lag behind results
+        failed = sum(1 for r in self.results.values() if r.status == FAILED)
+        self.progress(BatchProgress(len(self.entries), len(self.results), min(pending, workers),
+                                    failed, parsed))
+
+    def _settle(self, entry: RepoEntry, outcome: RepoOutcome) -> RepoResult | None:
+        """The result of an outcome that needs no writing; None when it must be written."""
+        if outcome.error is not None or outcome.pin is None:
+            return RepoResult(entry, FAILED, seconds=outcome.seconds, error=outcome.error)
+        folder = output_folder(entry.output_root, outcome.pin)
+        other = self.folders.setdefault(folder, entry.index)
+        if other != entry.index:
+            return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds,
+                              error=f"writes the same folder as repos[{other}] ({folder}); "
+                                    "give one of them its own `name`")
+        if outcome.collected is None:
+            known = self.known.get(folder)
+            return RepoResult(entry, UP_TO_DATE, outcome.pin, folder,
+                              records=known.records if known else 0, seconds=outcome.seconds)
+        return None
+
+    def _write(self, entry: RepoEntry, outcome: RepoOutcome) -> RepoResult:
+        """Merge and write one repository (in a driver thread); its failure is its own."""
+        collected = outcome.collected
+        assert collected is not None and outcome.pin is not None
+        files = len(collected.outcomes)
+        try:
+            run: RunResult = apply(collected, entry.output_root, dry_run=self.dry_run,
+                                   loads=self.loads)
+        except (CrawlerError, OSError) as error:
+            return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
+                              error=str(error))
+        except Exception as error:  # noqa: BLE001 - a bug met in one repository's merge
+            return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
+                              error=f"crashed while merging: {type(error).__name__}: {error}"[:500])
+        merged = run.merged
+        return RepoResult(
+            entry, DONE, run.pin, run.folder, records=run.manifest.counts.records,
+            added=len(merged.added), changed=len(merged.moved) + len(merged.changed)
+            + len(merged.revived), removed=len(merged.removed), files=files,
+            files_written=run.files_written, seconds=run.seconds,
+        )

@@ -1,0 +1,228 @@
+"""The repository-wide pass, after every file is visited: class defaults and exception classes.
+
+Each file's visit returns its sites, its message-less raises (`pending`), the classes it defines
+and its module-level bindings (`exports`). This pass, linear in those, then
+
+- follows re-exports to the class a name really is (`pkg.Error` imported in `pkg/__init__.py`
+  from `pkg.errors` becomes `pkg.errors.Error`);
+- gives a raise of a class whose `__init__` passes a template to `super().__init__` (or, when the
+  raise has no text of its own, that sets a class-level `message`) that template, kind
+  `class_default`, inherited through bases that do not define `__init__`;
+- lists the classes that are exceptions, with their bases, for the manifest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from crawler.parse.messages import redisplay, substitute
+from crawler.parse.names import BUILTIN_EXCEPTIONS, module_name
+from crawler.records import ClassDef, RaiseSite, Template
+
+MAX_HOPS = 8
+_EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
+
+
+class VisitedFile(Protocol):
+    """What the pass needs of one visited file."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def sites(self) -> Sequence[RaiseSite]: ...
+    @property
+    def pending(self) -> Sequence[RaiseSite]: ...
+    @property
+    def classes(self) -> Sequence[ClassDef]: ...
+    @property
+    def exports(self) -> dict[str, str]: ...
+
+
+@dataclass
+class Resolved:
+    """The sites after the pass, the manifest's exception classes, and what changed."""
+
+    sites: list[RaiseSite]
+    exception_classes: list[dict[str, Any]]
+    class_default: int = 0  # sites that took their class's template
+    from_pending: int = 0  # message-less raises that became sites that way
+    renamed: int = 0  # exception qualnames moved to the defining module
+
+
+class ClassIndex:
+    """Every class of the repository by qualified name, and every module's bindings."""
+
+    def __init__(self, files: Iterable[VisitedFile]) -> None:
+        self.classes: dict[str, ClassDef] = {}
+        self.exports: dict[str, dict[str, str]] = {}
+        for visited in files:
+            for cls in visited.classes:
+                self.classes.setdefault(cls.qualname, cls)
+            self.exports[module_name(visited.path)] = visited.exports
+        self._canonical: dict[str, str] = {}
+        self._templates: dict[str, tuple[tuple[Template, ...], str | None, ClassDef | None]] = {}
+        self._is_exception: dict[str, bool] = {}
+
+    def canonical(self, qualname: str) -> str:
+        """The qualified name of the class a name stands for, following re-exports."""
+        if qualname in self._canonical:
+            return self._canonical[qualname]
+        current = qualname
+        for _ in range(MAX_HOPS):
+            if current in self.classes or current.startswith("builtins."):
+                break
+            parts = current.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                bindings = self.exports.get(".".join(parts[:cut]))
+                if bindings is not None and parts[cut] in bindings:
+                    target = ".".join([bindings[parts[cut]], *parts[cut + 1:]])
+                    break
+            else:
+                break
+            if target == current:
+                break
+            current = target
+        self._canonical[qualname] = current
+        return current
+
+    def templates(self, qualname: str) -> tuple[tuple[Template, ...], str | None, ClassDef | None]:
+        """A class's default templates, where from, and the class that defines them; inherited
+        through bases that do not define __init__."""
+        if qualname in self._templates:
+            return self._templates[qualname]
+        self._templates[qualname] = ((), None, None)  # a cycle reads as no template
+        cls = self.classes.get(qualname)
+        found: tuple[tuple[Template, ...], str | None, ClassDef | None] = ((), None, None)
+        if cls is not None:
+            if cls.templates:
+                found = (cls.templates, cls.template_from, cls)
+            elif not cls.has_init:
+                for base in cls.bases:
+                    inherited = self.templates(self.canonical(base))
+                    if inherited[0]:
+                        found = inherited
+                        break
+        self._templates[qualname] = found
+        return found
+
+    def _mro(self, qualname: str) -> list[str]:
+        """The class and its repository bases, depth first, each once (cycles cut)."""
+        order: list[str] = []
+        stack = [qualname]
+        while stack and len(order) < 64:
+            current = stack.pop()
+            if current in order:
+                continue
+            order.append(current)
+            cls = self.classes.get(current)
+            if cls is not None:
+                stack.extend(reversed([self.canonical(b) for b in cls.bases]))
+        return order
+
+    def passes(self, qualname: str) -> int | None:
+        """Which positional argument the nearest __init__ hands on alone, if it does."""
+        for current in self._mro(qualname):
+            cls = self.classes.get(current)
+            if cls is not None and cls.has_init:
+                return cls.passes
+        return None
+
+    def derives_from(self, qualname: str, base: str) -> bool:
+        return base in self._mro(qualname)
+
+    def is_exception(self, qualname: str) -> bool:
+        """Derives from a builtin exception, or from a class whose name says it is one."""
+        if qualname in self._is_exception:
+            return self._is_exception[qualname]
+        self._is_exception[qualname] = False
+        result = False
+        cls = self.classes.get(qualname)
+        if cls is not None:
+            for base in cls.bases:
+                resolved = self.canonical(base)
+                name = resolved.rpartition(".")[2]
+                if resolved in self.classes:
+                    result = self.is_exception(resolved)
+                elif resolved.startswith("builtins."):
+                    result = name in BUILTIN_EXCEPTIONS
+                else:
+                    result = name.endswith(_EXCEPTION_SUFFIXES)
+                if result:
+                    break
+        self._is_exception[qualname] = result
+        return result
+
+
+def resolve(files: Sequence[VisitedFile]) -> Resolved:
+    """Sites with class defaults applied and canonical exception names; the exception classes."""
+    index = ClassIndex(files)
+    resolved = Resolved(sites=[], exception_classes=[])
+    for visited in files:
+        for site in visited.sites:
+            resolved.sites.extend(_apply(index, site, resolved, pending=False))
+        for site in visited.pending:
+            resolved.sites.extend(_apply(index, site, resolved, pending=True))
+    for qualname in sorted(index.classes):
+        if index.is_exception(qualname):
+            resolved.exception_classes.append(_class_entry(index, index.classes[qualname]))
+    return resolved
+
+
+def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool) -> list[RaiseSite]:
+    if site.exception_qualname is None or site.factory:
+        return [] if pending else [site]
+    qualname = index.canonical(site.exception_qualname)
+    if qualname != site.exception_qualname and qualname in index.classes:
+        site = replace(site, exception_qualname=qualname)
+        resolved.renamed += 1
+    templates, origin, owner = index.templates(qualname)
+    if not templates or (origin == "attribute" and not pending and site.message.kind != "dynamic"):
+        return [] if pending else [_shown(index, qualname, site)]
+    resolved.class_default += len(templates)
+    resolved.from_pending += 1 if pending else 0
+    given = None if pending or site.message.kind == "dynamic" else _parameter(owner, site)
+    made = []
+    for template in templates:
+        filled = substitute(template, given, site.message) if given else None
+        made.append(replace(site, message=replace(filled or template, kind="class_default")))
+    return made
+
+
+def _parameter(owner: ClassDef | None, site: RaiseSite) -> str | None:
+    """The __init__ parameter the raise's message argument binds, if the template shows it as is."""
+    argument = site.message.argument
+    if owner is None or argument is None:
+        return None
+    if argument.isdigit():
+        index = int(argument)
+        name = owner.params[index] if index < len(owner.params) else None
+    else:
+        name = argument if argument in owner.params or argument in owner.keywords else None
+    return name if name in owner.verbatim else None
+
+
+def _shown(index: ClassIndex, qualname: str, site: RaiseSite) -> RaiseSite:
+    """A site's regex as the repository's class really shows its message."""
+    message = site.message
+    passes = index.passes(qualname)
+    if message.display == "args" and passes is not None and message.argument == str(passes):
+        return replace(site, message=redisplay(message, "str"))
+    if message.display == "str" and index.derives_from(qualname, "builtins.KeyError"):
+        return replace(site, message=redisplay(message, "repr"))
+    return site
+
+
+def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:
+    templates, origin, _ = index.templates(cls.qualname)
+    return {
+        "qualname": cls.qualname,
+        "name": cls.name,
+        "bases": [index.canonical(base) for base in cls.bases],
+        "path": cls.path,
+        "line": cls.line,
+        "template": templates[0].template if templates else None,
+        "template_from": origin,
+        "defined_at": templates[0].defined_at if templates else None,
+    }

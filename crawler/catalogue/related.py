@@ -1,0 +1,121 @@
+"""Related errors, and the derived parts of records (`related`, `evidence`) set after a merge.
+
+Two records are related when
+
+- `same_scope`: they raise the same exception (by qualname when known, else as written) in the
+  same class, or, outside classes, at module level or in module-level functions of the same file;
+- `same_shape`: their templates differ only in placeholders (identical templates included), and
+  the shared literal text is long enough to mean something (MIN_SHAPE_TEXT characters).
+
+Each record lists at most MAX_PER_REASON of each, `same_shape` first; the order depends on
+nothing but the records: `same_scope` nearest line first (then id), `same_shape` by path,
+qualname and id, so a record's list moves only when its own file or its shape's records do.
+Removed records are neither given nor listed as related: their derived parts stay as they were
+when they were last seen.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import lru_cache
+
+from crawler.catalogue.evidence import WILD, template_glob
+from crawler.records import REMOVED, ErrorRecord, Evidence, Related
+
+MAX_PER_REASON = 10
+MIN_SHAPE_TEXT = 12  # non-space literal characters a shape needs to relate records
+
+
+def shape(record: ErrorRecord) -> str | None:
+    """The template with every placeholder made `{}`; None when too little text is left."""
+    return _shape(record.site.message.template, record.site.message.placeholders)
+
+
+@lru_cache(maxsize=1 << 16)
+def _shape(template: str, placeholders: tuple[str, ...]) -> str | None:
+    glob = template_glob(template, placeholders)
+    text = "".join("\0" if symbol is WILD else symbol for symbol in glob)
+    if sum(1 for char in text if not char.isspace() and char != "\0") < MIN_SHAPE_TEXT:
+        return None
+    return text
+
+
+def _exception_key(record: ErrorRecord) -> str:
+    return record.site.exception_qualname or record.site.exception
+
+
+def _scope_key(record: ErrorRecord) -> tuple[str, str, str]:
+    return (record.site.path, record.site.class_name or "", _exception_key(record))
+
+
+def related_records(records: Sequence[ErrorRecord]) -> dict[str, tuple[Related, ...]]:
+    """Related records by id, for every record that is not removed."""
+    live = [r for r in records if r.status != REMOVED]
+    by_scope: dict[tuple[str, str, str], list[ErrorRecord]] = defaultdict(list)
+    by_shape: dict[str, list[ErrorRecord]] = defaultdict(list)
+    shapes = {record.id: shape(record) for record in live}
+    for record in live:
+        by_scope[_scope_key(record)].append(record)
+        key = shapes[record.id]
+        if key is not None:
+            by_shape[key].append(record)
+    for group in by_shape.values():
+        group.sort(key=lambda r: (r.site.path, r.site.qualname, r.id))
+    place: dict[str, int] = {}
+    for group in by_scope.values():
+        group.sort(key=lambda r: (r.site.line, r.id))
+        place.update((r.id, at) for at, r in enumerate(group))
+    result: dict[str, tuple[Related, ...]] = {}
+    for record in live:
+        listed: list[Related] = []
+        seen = {record.id}
+        key = shapes[record.id]
+        same_shape = [r for r in by_shape.get(key, ()) if r.id not in seen] if key is not None else []
+        for other in same_shape[:MAX_PER_REASON]:
+            listed.append(Related(other.id, "same_shape"))
+            seen.add(other.id)
+        neighbours = _nearest(by_scope[_scope_key(record)], place[record.id], seen)
+        listed.extend(Related(other.id, "same_scope") for other in neighbours)
+        result[record.id] = tuple(listed)
+    return result
+
+
+def _nearest(group: list[ErrorRecord], at: int, seen: set[str], most: int = MAX_PER_REASON
+             ) -> list[ErrorRecord]:
+    """The first `most` of `group` not `seen`, by distance in lines from `group[at]`, then id.
+
+    `group` is sorted by line, then id. As sorting it all, but looking near `at` only: past
+    `most + len(seen)` records on one side, and past the line those end on, a record is
+    farther than enough nearer ones to never be listed.
+    """
+    line = group[at].site.line
+    enough = most + len(seen)
+    low, high = max(0, at - enough), min(len(group), at + 1 + enough)
+    while low > 0 and group[low - 1].site.line == group[low].site.line:
+        low -= 1
+    while high < len(group) and group[high].site.line == group[high - 1].site.line:
+        high += 1
+    return heapq.nsmallest(most, (r for r in group[low:high] if r.id not in seen),
+                           key=lambda r: (abs(r.site.line - line), r.id))
+
+
+def with_derived(records: Sequence[ErrorRecord], related: Mapping[str, tuple[Related, ...]],
+                 evidence: Mapping[str, tuple[Evidence, ...]] | None) -> list[ErrorRecord]:
+    """Records with their `related` and (when tests were read, `evidence` not None) `evidence`
+    set; removed records and records whose derived parts did not change are returned as they are.
+    """
+    out: list[ErrorRecord] = []
+    for record in records:
+        if record.status == REMOVED:
+            out.append(record)
+            continue
+        new_related = related.get(record.id, ())
+        new_evidence = record.evidence if evidence is None else evidence.get(record.id, ())
+        if new_related == record.related and new_evidence == record.evidence:
+            out.append(record)
+        else:
+            out.append(replace(record, related=new_related, evidence=new_evidence))
+    return out

@@ -1,0 +1,8 @@
+"""Sources, fetching and pinning: a repository at a commit, read only from git's object store.
+
+Owns what the user asked to crawl (`source`), the cache of fetched commits (`fetch`), pinning a
+ref to a full sha and listing and reading the `.py` blobs there (`pin`), and permalinks pinned to
+a commit (`permalink`). Every call to git goes through one hardened door (`_cmd`).
+
+May import: `crawler.records`, `crawler.errors`.
+"""

@@ -1,0 +1,311 @@
+"""What the user asked to crawl: the source, the ref and the name, checked before git runs.
+
+Every value here may reach git's argv or config, so anything that git could read as an
+option, a helper transport or a command is refused with a SourceError or RefError first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import SplitResult, quote, unquote, urlsplit
+
+from crawler.errors import RefError, SourceError
+from crawler.git._cmd import HEX_SHA, GitFailed, run_git
+
+LOCAL = "local"  # host and owner of a repository with no network remote
+NO_OWNER = "_"  # owner of a URL with a single path component: git://host/repo
+GITHUB = "github.com"
+
+_SCHEMES = {"https": "https", "http": "http", "ssh": "ssh", "git+ssh": "ssh",
+            "ssh+git": "ssh", "git": "git", "file": "file"}
+_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # ext::, fd::, any <transport>::
+_SCP = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[^@/:]+):(?P<path>.+)$")
+_SHORTHAND = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.-]+)$")
+_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
+# Options that make git run or write something, refused anywhere inside a value.
+_SMUGGLED = ("--upload-pack", "--receive-pack", "--exec", "--config", "--output",
+             "--template", "--git-dir", "--work-tree")
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A parsed source: where git reads it, and the identity its output folder is named by."""
+
+    kind: str  # "local" | "remote"
+    location: str  # absolute path (local) or URL (remote), as git is given it
+    host: str  # sanitised: [A-Za-z0-9._-]
+    owner: str  # sanitised per component; may hold "/" for nested groups
+    name: str
+    web_url: str | None
+    git_dir: str | None = None  # local only: the repository's git directory, found once
+
+    @property
+    def display(self) -> str:
+        """How messages name the source: the location with any password left out."""
+        return redact(self.location)
+
+
+def redact(source: str) -> str:
+    """A source fit for messages and records: `https://user:token@host` loses its userinfo."""
+    if "://" not in source:
+        return source
+    try:
+        parts = urlsplit(source)
+    except ValueError:
+        return source
+    if "@" not in parts.netloc:
+        return source
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    # ssh users are not secrets (git@host); https userinfo is usually a token.
+    keep = parts.scheme.startswith("ssh") or parts.scheme.endswith("ssh")
+    netloc = f"{userinfo.split(':')[0]}@{hostport}" if keep else hostport
+    return parts._replace(netloc=netloc).geturl()
+
+
+def sanitise(component: str) -> str:
+    """One folder name: [A-Za-z0-9._-] only, never empty, `.` or `..`."""
+    clean = _UNSAFE_CHARS.sub("-", component)
+    if clean.strip(".") == "":
+        return "-" * len(clean) if clean else NO_OWNER
+    return clean
+
+
+def check_value(value: str, what: str, where: str) -> None:
+    """Refuse what git could take as an option or a command, for any user value."""
+    if not value:
+        raise SourceError(f"[{where}] empty {what}")
+    if value.startswith("-"):
+        raise SourceError(f"[{where}] refused {what} {value!r}: it begins with '-', which git "
+                          "would read as an option")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise SourceError(f"[{where}] refused {what} {value!r}: it holds control characters")
+    for option in _SMUGGLED:
+        if option in value:
+            raise SourceError(f"[{where}] refused {what} {value!r}: it holds the git option "
+                              f"{option!r}")
+
+
+def check_ref(ref: str, where: str) -> None:
+    """A ref is a hex sha or a name that `git check-ref-format --allow-onelevel` accepts."""
+    try:
+        check_value(ref, "commit", where)
+    except SourceError as exc:
+        raise RefError(str(exc)) from None
+    if HEX_SHA.fullmatch(ref):
+        return
+    problem = _ref_format_problem(ref)
+    if problem:
+        raise RefError(f"[{where}] refused commit {ref!r}: {problem}; give a branch, a tag or "
+                       "a sha")
+
+
+def _ref_format_problem(ref: str) -> str | None:
+    """Why git's check-ref-format rules refuse `ref`, or None."""
+    if any(ch.isspace() for ch in ref):
+        return "it holds whitespace"
+    bad = set(ref) & set("~^:?*[\\")
+    if bad:
+        return f"it holds {''.join(sorted(bad))!r}"
+    if ".." in ref or "@{" in ref or ref == "@":
+        return "it holds '..' or '@{', or is '@'"
+    if ref.startswith("/") or ref.endswith("/") or "//" in ref or ref.endswith("."):
+        return "it has an empty part or ends with '.'"
+    if any(part.startswith(".") or part.endswith(".lock") for part in ref.split("/")):
+        return "a part begins with '.' or ends with '.lock'"
+    return None
+
+
+def parse_source(source: str, *, name: str | None = None) -> SourceSpec:
+    """Parse a path, URL, scp-like address or GitHub OWNER/NAME into a SourceSpec.
+
+    A local path is looked at with git (read-only plumbing) to find its repository and its
+    origin; nothing else runs git. `name` overrides the identity: "host/owner/name",
+    "owner/name" or "name".
+    """
+    where = redact(source)
+    check_value(source, "source", where)
+    if name is not None:
+        check_value(name, "name", where)
+    spec = _parse(source, where)
+    return _renamed(spec, name) if name is not None else spec
+
+
+def _parse(source: str, where: str) -> SourceSpec:
+    if _HELPER.match(source):
+        raise SourceError(f"[{where}] refused: '<transport>::' addresses run helper programs; "
+                          "give an https, ssh, git or file URL or a local path")
+    if "://" in source:
+        return _from_url(source, where)
+    scp = _SCP.match(source)
+    if scp and not source.startswith(("./", "../", "/")):
+        return _from_scp(source, scp, where)
+    if os.path.lexists(source):
+        return _from_path(source, where)
+    shorthand = _SHORTHAND.match(source)
+    if shorthand and all(part.strip(".") for part in source.split("/")):
+        owner, repo = shorthand["owner"], _strip_git(shorthand["name"])
+        return _remote(f"https://{GITHUB}/{owner}/{repo}.git", GITHUB, [owner, repo],
+                       f"https://{GITHUB}")
+    raise SourceError(f"[{where}] no such folder, and not a URL or GitHub OWNER/NAME: give a "
+                      "repository's path or URL")
+
+
+def _from_url(url: str, where: str) -> SourceSpec:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise SourceError(f"[{where}] not a valid URL: {exc}") from None
+    scheme = _SCHEMES.get(parts.scheme.lower())
+    if scheme is None:
+        raise SourceError(f"[{where}] refused scheme {parts.scheme!r}: only https, ssh, git and "
+                          "file URLs or local paths are accepted")
+    if scheme == "file":
+        return _from_file_url(url, parts, where)
+    host = parts.hostname or ""
+    _check_network_address(url, host, parts.username, where)
+    if scheme == "http" and not _is_loopback(host):
+        raise SourceError(f"[{where}] refused plain http: it has no integrity check; use https "
+                          "(http is accepted only for a server on this machine)")
+    keep_port = f":{port}" if port and scheme in ("http", "https") else ""
+    web_host = f"[{host}]" if ":" in host else host  # an IPv6 literal
+    web_root = f"{'http' if scheme == 'http' else 'https'}://{web_host}{keep_port}"
+    # The identity is the decoded path; web_url quotes it again.
+    return _remote(url, host, [unquote(part) for part in _path_parts(parts.path, where)],
+                   web_root)
+
+
+def _from_scp(source: str, match: re.Match[str], where: str) -> SourceSpec:
+    host = match["host"].lower()
+    _check_network_address(source, host, match["user"], where)
+    if match["path"].startswith("-"):  # git hands it to the remote shell as an argument
+        raise SourceError(f"[{where}] refused: the repository path begins with '-'")
+    return _remote(source, host, _path_parts(match["path"], where), f"https://{host}")
+
+
+def _from_file_url(url: str, parts: SplitResult, where: str) -> SourceSpec:
+    name = unquote(_path_parts(parts.path, where)[-1])
+    return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None)
+
+
+def _check_network_address(url: str, host: str, user: str | None, where: str) -> None:
+    if not host or host.startswith("-") or (user or "").startswith("-"):
+        raise SourceError(f"[{where}] refused: the host or user is empty or begins with '-'")
+    if any(ch.isspace() for ch in url):
+        raise SourceError(f"[{where}] refused: a network URL cannot hold whitespace")
+
+
+def _is_loopback(host: str) -> bool:
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _path_parts(path: str, where: str) -> list[str]:
+    parts = [part for part in path.split("/") if part]
+    if not parts:
+        raise SourceError(f"[{where}] the URL names no repository: give host/owner/name")
+    return parts
+
+
+def _strip_git(name: str) -> str:
+    return name.removesuffix(".git") or name
+
+
+def _remote(location: str, host: str, parts: list[str], web_root: str) -> SourceSpec:
+    """A network source: owner holds every folder but the last (GitLab nested groups)."""
+    return SourceSpec(kind="remote", location=location, **_identity(host, parts, web_root))
+
+
+def _identity(host: str, parts: list[str], web_root: str) -> dict[str, str]:
+    name = _strip_git(parts[-1])
+    owners = parts[:-1]
+    web = "/".join(quote(part) for part in [*owners, name])
+    return {
+        "host": sanitise(host.lower()),
+        "owner": "/".join(sanitise(part) for part in owners) or NO_OWNER,
+        "name": sanitise(name),
+        "web_url": f"{web_root}/{web}",
+    }
+
+
+def _from_path(path: str, where: str) -> SourceSpec:
+    """A local repository: its git dir found by git, its identity from a network origin."""
+    folder = Path(path).resolve()
+    git_dir, top = _discover(folder, where)
+    origin = _origin_identity(Path(git_dir))
+    if origin is not None:
+        return SourceSpec("local", top, origin.host, origin.owner, origin.name, origin.web_url,
+                          git_dir)
+    base = Path(top).name if Path(top).name != ".git" else Path(top).parent.name
+    return SourceSpec("local", top, LOCAL, LOCAL, sanitise(_strip_git(base)), None, git_dir)
+
+
+def _discover(folder: Path, where: str) -> tuple[str, str]:
+    """(git dir, top folder) of the repository at exactly `folder`, never a parent's."""
+    if not folder.is_dir():
+        raise SourceError(f"[{where}] is not a git repository: give a repository's path or URL")
+    # The ceiling stops discovery at `folder`: a subfolder must not crawl its parent repo.
+    # Discovery also applies git's safe.directory ownership check before we use --git-dir.
+    ceiling = {"GIT_CEILING_DIRECTORIES": str(folder.parent)}
+    try:
+        out = _text(run_git(None, "rev-parse", "--absolute-git-dir", "--is-inside-work-tree",
+                            cwd=folder, env=ceiling)).splitlines()
+        top = _text(run_git(None, "rev-parse", "--show-toplevel", cwd=folder,
+                            env=ceiling)).strip() if out[1] == "true" else str(folder)
+    except GitFailed as exc:
+        raise SourceError(_not_a_repository(folder, where, exc.reason)) from None
+    if Path(top) != folder:
+        raise SourceError(_not_a_repository(folder, where, ""))
+    return out[0], top
+
+
+def _not_a_repository(folder: Path, where: str, reason: str) -> str:
+    """The message, naming the enclosing repository when `folder` is inside one."""
+    try:
+        top = _text(run_git(None, "rev-parse", "--show-toplevel", cwd=folder)).strip()
+    except GitFailed:
+        return (f"[{where}] is not a git repository: give a repository's path or URL"
+                f"{f' ({reason})' if reason else ''}")
+    return f"[{where}] is inside the repository {top}: give its top folder"
+
+
+def _text(out: bytes) -> str:
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _origin_identity(git_dir: Path) -> SourceSpec | None:
+    """The identity of a network `remote.origin.url`; `config --get` runs nothing."""
+    try:
+        url = run_git(git_dir, "config", "--get", "remote.origin.url").decode().strip()
+    except (GitFailed, UnicodeDecodeError):
+        return None
+    if not url or url.startswith(("file:", "/", ".")) or "://" not in url and not _SCP.match(url):
+        return None
+    try:
+        spec = _parse(url, redact(url))
+    except SourceError:
+        return None  # a strange origin only costs the network identity
+    return spec if spec.web_url else None
+
+
+def _renamed(spec: SourceSpec, name: str) -> SourceSpec:
+    """Apply a `name=` override: "host/owner/name", "owner/name" or "name"."""
+    parts = [part for part in name.split("/") if part]
+    if not parts:
+        raise SourceError(f"[{spec.display}] empty name {name!r}: give host/owner/name")
+    host, owner = spec.host, spec.owner
+    if len(parts) >= 3:
+        host, owner = sanitise(parts[0]), "/".join(sanitise(p) for p in parts[1:-1])
+    elif len(parts) == 2:
+        owner = sanitise(parts[0])
+    return SourceSpec(spec.kind, spec.location, host, owner, sanitise(parts[-1]), spec.web_url,
+                      spec.git_dir)

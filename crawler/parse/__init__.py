@@ -1,0 +1,10 @@
+"""What runs in worker processes: one file's bytes to its raise sites, classes and test assertions.
+
+Owns the LibCST visitor (`visitor`: raise statements, the scope stack, exact lines), message
+expressions to templates (`messages`, `reading`), the assignments that reach a raise (`flow`),
+imports and qualified names (`names`), skeleton reads of changed files (`skeleton`), the
+assertions of test files (`assertions`) and the limited, recycled worker processes that run all of
+it on untrusted source (`workers`, started from `_forkserver`).
+
+May import: `crawler.records`, `crawler.errors`. Nothing here sees more than one file.
+"""

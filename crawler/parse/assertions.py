@@ -1,0 +1,370 @@
+"""Evidence from the repository's own tests: assertions that expect an error, fitted to records.
+
+`AssertionVisitor` walks statement blocks only (like `RaiseVisitor`): the assertions we read are
+always a `with` item or an expression statement, so expressions are never entered. It finds
+
+- `pytest.raises(E, match=P)` and `self.assertRaisesRegex(E, P)` (as a context manager or a call);
+- `self.assertRaisesWithLiteralMatch(E, text)` (absl);
+- `with self.assertRaises(E) as cm:` / `with pytest.raises(E) as info:` followed, later in the same
+  block, by a message check on `str(cm.exception)` / `str(info.value)`: `assertEqual`, `assertIn`,
+  `assertRegex`, `assert ... in/== ...`, `info.match(P)`.
+
+A pattern is read when it is a string literal, `re.escape(literal)`, an f-string (its expressions
+become `.*`), a `+` of those, or a name bound to one earlier in the function or module.
+
+Lines come from `ast` matched in source order, as in the visitor; LibCST's `PositionProvider` is
+the fallback and the tests hold both to the same answers.
+
+Fitting the assertions to records is `crawler/catalogue/evidence.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from crawler.records import TestAssertion
+
+REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}
+CONTEXT_FORMS = {"assertRaises": "assertRaises", "raises": "pytest.raises"}
+LITERAL_FORMS = {"assertRaisesWithLiteralMatch": "assertRaisesWithLiteralMatch"}
+ASSERTION_NAMES = frozenset({*REGEX_FORMS, *CONTEXT_FORMS, *LITERAL_FORMS})
+
+
+# ---------------------------------------------------------------- reading the tests
+
+
+@dataclass
+class _Scope:
+    name: str
+    is_class: bool
+    strings: dict[str, str] = field(default_factory=dict)  # name -> pattern text bound earlier
+
+
+@dataclass
+class AssertionVisitor:
+    """Collects the message-checking assertions of a test module.
+
+    Results are in `found` as (call node, form, check, exception expressions, pattern, test
+    qualname), in source order; `calls` lists every candidate call (read or not), in source order,
+    for matching to positions; `unread` counts candidates whose pattern could not be read.
+    """
+
+    found: list[tuple[cst.Call, str, str, tuple[str, ...], str, str]] = field(default_factory=list)
+    calls: list[cst.Call] = field(default_factory=list)
+    unread: int = 0
+    _stack: list[_Scope] = field(default_factory=lambda: [_Scope("<module>", False)])
+
+    def visit_module(self, module: cst.Module) -> None:
+        self._module = module
+        self._visit_block(module.body)
+
+    def _visit_block(self, statements: Sequence[cst.CSTNode]) -> None:
+        for index, statement in enumerate(statements):
+            if isinstance(statement, cst.SimpleStatementLine):
+                self._visit_small(statement.body)
+            elif isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+                self._stack.append(_Scope(statement.name.value, isinstance(statement, cst.ClassDef)))
+                self._visit_suite(statement.body)
+                self._stack.pop()
+            elif isinstance(statement, cst.With):
+                for item in statement.items:
+                    self._visit_with_item(item, statements[index + 1:])
+                self._visit_suite(statement.body)
+            elif isinstance(statement, cst.If):
+                self._visit_if(statement)
+            else:
+                self._visit_compound(statement)
+
+    def _visit_if(self, node: cst.If) -> None:
+        self._visit_suite(node.body)
+        if isinstance(node.orelse, cst.If):
+            self._visit_if(node.orelse)
+        elif node.orelse is not None:
+            self._visit_suite(node.orelse.body)
+
+    def _visit_compound(self, node: cst.CSTNode) -> None:
+        """try/for/while/match and their else, except, finally and case blocks."""
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            child = getattr(node, name, None)
+            if child is None:
+                continue
+            if isinstance(child, (tuple, list)):
+                for part in child:
+                    self._visit_suite(part.body)
+            elif isinstance(child, cst.BaseSuite):
+                self._visit_suite(child)
+            else:
+                self._visit_suite(child.body)
+
+    def _visit_suite(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self._visit_block(suite.body)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            self._visit_small(suite.body)
+
+    def _visit_small(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
+        for small in statements:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                call = small.value
+                name = _call_name(call.func)
+                if name in ASSERTION_NAMES:
+                    self.calls.append(call)
+                    self._read_call(call, name, None, ())
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name):
+                    text = self._pattern(small.value)
+                    if text is not None:
+                        self._stack[-1].strings[target.value] = text
+                    else:
+                        self._stack[-1].strings.pop(target.value, None)
+
+    def _visit_with_item(self, item: cst.WithItem, after: Sequence[cst.CSTNode]) -> None:
+        call = item.item
+        if not isinstance(call, cst.Call):
+            return
+        name = _call_name(call.func)
+        if name not in ASSERTION_NAMES:
+            return
+        self.calls.append(call)
+        bound = item.asname.name.value if item.asname and isinstance(item.asname.name, cst.Name) else None
+        self._read_call(call, name, bound, after)
+
+    def _read_call(self, call: cst.Call, name: str, bound: str | None,
+                   after: Sequence[cst.CSTNode]) -> None:
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        exception = positional[0] if positional else keywords.get("expected_exception")
+        if exception is None:
+            return
+        exceptions = _exception_names(exception)
+        if not exceptions:
+            self.unread += 1
+            return
+        checks: list[tuple[str, str, str]] = []  # (form, check, pattern)
+        if name in REGEX_FORMS:
+            expression = positional[1] if len(positional) > 1 else keywords.get("expected_regex")
+            pattern = self._pattern(expression) if expression is not None else None
+            if pattern is not None:
+                checks.append((REGEX_FORMS[name], "match", pattern))
+        elif name in LITERAL_FORMS:
+            expression = positional[1] if len(positional) > 1 else keywords.get("expected_exception_message")
+            text = self._pattern(expression, literal=True) if expression is not None else None
+            if text is not None:
+                checks.append((LITERAL_FORMS[name], "equals", "^" + re.escape(text) + "$"))
+        elif name == "raises" and "match" in keywords:
+            pattern = self._pattern(keywords["match"])
+            if pattern is not None:
+                checks.append(("pytest.raises", "match", pattern))
+        elif bound is not None and len(positional) == 1:
+            attribute = "exception" if name == "assertRaises" else "value"
+            for check, pattern in self._later_checks(bound, attribute, after):
+                checks.append((CONTEXT_FORMS[name], check, pattern))
+        if not checks:
+            self.unread += 1
+            return
+        for form, check, pattern in checks:
+            self.found.append((call, form, check, exceptions, pattern, self._test_name()))
+
+    def _test_name(self) -> str:
+        names = [scope.name for scope in self._stack[1:]]
+        return ".".join(names) or "<module>"
+
+    def _pattern(self, node: cst.BaseExpression, literal: bool = False) -> str | None:
+        """The regex text (or, with `literal`, the plain text) an expression stands for."""
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            value = node.evaluated_value
+            return value if isinstance(value, str) else None
+        if isinstance(node, cst.FormattedString) and not literal:
+            parts: list[str] = []
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    parts.append(part.value.replace("{{", "{").replace("}}", "}"))
+                else:
+                    parts.append(".*")
+            text = "".join(parts)
+            if "\\" in text and "r" not in node.prefix.lower():
+                return None  # escapes in a non-raw f-string: not worth decoding by hand
+            return text
+        if isinstance(node, cst.Call) and _call_name(node.func) == "escape" and node.args and not literal:
+            inner = self._pattern(node.args[0].value, literal=True)
+            return re.escape(inner) if inner is not None else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            left, right = self._pattern(node.left, literal), self._pattern(node.right, literal)
+            return left + right if left is not None and right is not None else None
+        if isinstance(node, cst.Name):
+            for scope in reversed(self._stack):
+                if node.value in scope.strings:
+                    return scope.strings[node.value]
+        return None
+
+    def _later_checks(self, bound: str, attribute: str, after: Sequence[cst.CSTNode]
+                      ) -> list[tuple[str, str]]:
+        """Message checks on `bound` in the statements after the `with`, as (check, pattern)."""
+        checks: list[tuple[str, str]] = []
+        for statement in after:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                found = self._message_check(small, bound, attribute)
+                if found is not None:
+                    checks.append(found)
+        return checks
+
+    def _message_check(self, small: cst.BaseSmallStatement, bound: str, attribute: str
+                       ) -> tuple[str, str] | None:
+        def is_message(node: cst.BaseExpression) -> bool:
+            return _is_message_of(node, bound, attribute)
+
+        def text(node: cst.BaseExpression) -> str | None:
+            return self._pattern(node, literal=True)
+
+        if isinstance(small, cst.Assert):
+            test = small.test
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+                if isinstance(op, cst.In) and is_message(right) and (value := text(test.left)):
+                    return "contains", re.escape(value)
+                if isinstance(op, cst.Equal):
+                    for a, b in ((test.left, right), (right, test.left)):
+                        if is_message(a) and (value := text(b)) is not None:
+                            return "equals", "^" + re.escape(value) + "$"
+            return None
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return None
+        call = small.value
+        name = _call_name(call.func)
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if name == "match" and isinstance(call.func, cst.Attribute) and \
+                isinstance(call.func.value, cst.Name) and call.func.value.value == bound and args:
+            pattern = self._pattern(args[0])
+            return ("match", pattern) if pattern is not None else None
+        if len(args) < 2:
+            return None
+        if name in ("assertIn",) and is_message(args[1]) and (value := text(args[0])):
+            return "contains", re.escape(value)
+        if name in ("assertRegex", "assertRegexpMatches") and is_message(args[0]):
+            pattern = self._pattern(args[1])
+            return ("match", pattern) if pattern is not None else None
+        if name in ("assertEqual", "assertEquals"):
+            for a, b in ((args[0], args[1]), (args[1], args[0])):
+                if is_message(a) and (value := text(b)) is not None:
+                    return "equals", "^" + re.escape(value) + "$"
+        return None
+
+
+def _call_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def _exception_names(node: cst.BaseExpression) -> tuple[str, ...]:
+    if isinstance(node, cst.Tuple):
+        names = [_dotted(element.value) for element in node.elements]
+        return tuple(n for n in names if n) if all(names) else ()
+    name = _dotted(node)
+    return (name,) if name else ()
+
+
+def _is_message_of(node: cst.BaseExpression, bound: str, attribute: str) -> bool:
+    """`str(cm.exception)`, `cm.exception.args[0]` (and `.value` for pytest)."""
+    def is_exception(expr: cst.BaseExpression) -> bool:
+        return (isinstance(expr, cst.Attribute) and expr.attr.value == attribute
+                and isinstance(expr.value, cst.Name) and expr.value.value == bound)
+
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "str" \
+            and len(node.args) == 1:
+        return is_exception(node.args[0].value)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) \
+            and node.value.attr.value == "args" and len(node.slice) == 1:
+        index = node.slice[0].slice
+        return (is_exception(node.value.value) and isinstance(index, cst.Index)
+                and isinstance(index.value, cst.Integer) and index.value.value == "0")
+    return False
+
+
+@dataclass(frozen=True)
+class FileAssertions:
+    """What one test file gave: its assertions, and how many candidates could not be read."""
+
+    path: str
+    assertions: tuple[TestAssertion, ...]
+    unread: int = 0
+    positions: str = "none"  # "ast", "libcst" or "none"
+
+
+def find_assertions(path: str, source: bytes) -> FileAssertions:
+    """Parse one test file and read its message-checking assertions. Raises LibCST's errors."""
+    module = cst.parse_module(source)
+    visitor = AssertionVisitor()
+    visitor.visit_module(module)
+    if not visitor.calls:
+        return FileAssertions(path, (), visitor.unread)
+    lines, positions = _ast_lines(source, visitor), "ast"
+    if lines is None:
+        lines, positions = _libcst_lines(module, visitor), "libcst"
+    found = tuple(
+        TestAssertion(path=path, line=lines[id(call)], test=test, form=form, check=check,
+                      exceptions=exceptions, pattern=pattern)
+        for call, form, check, exceptions, pattern, test in visitor.found
+    )
+    return FileAssertions(path, found, visitor.unread, positions)
+
+
+def _ast_lines(source: bytes, visitor: AssertionVisitor) -> dict[int, int] | None:
+    """Lines of the candidate calls from `ast`, matched in source order; None when they disagree."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    calls: list[ast.Call] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            calls.extend(i.context_expr for i in node.items if isinstance(i.context_expr, ast.Call)
+                         and _ast_name(i.context_expr.func) in ASSERTION_NAMES)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and _ast_name(node.value.func) in ASSERTION_NAMES:
+            calls.append(node.value)
+    if len(calls) != len(visitor.calls):
+        return None
+    calls.sort(key=lambda n: (n.lineno, n.col_offset))
+    lines: dict[int, int] = {}
+    for cst_call, ast_call in zip(visitor.calls, calls):
+        if _call_name(cst_call.func) != _ast_name(ast_call.func):
+            return None
+        lines[id(cst_call)] = ast_call.lineno
+    return lines
+
+
+def _ast_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _libcst_lines(module: cst.Module, visitor: AssertionVisitor) -> dict[int, int]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {id(call): positions[call].start.line for call in visitor.calls}

@@ -1,0 +1,469 @@
+"""Message expressions to pieces: the text a raise's message is built from, read off the source.
+
+`Reader.read` knows literals, f-strings, `.format`, `%`, `+`, `a if c else b`, the gettext and
+text wrappers and `" ".join([...])`, and variables (through `flow.definitions`). It returns one
+or more alternatives, each a kind and a list of `Piece`s, or raises `Unreadable`; `message`
+turns an unreadable expression into one `dynamic` alternative named by its source.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import string
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from crawler.parse import flow
+
+# Wrappers that hand back their (first) argument's text: gettext and friends.
+GETTEXT = frozenset({"_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "lazy_gettext",
+                     "gettext_noop", "N_", "_lazy"})
+NGETTEXT = frozenset({"ngettext", "ungettext", "ngettext_lazy", "ungettext_lazy"})
+TEXT_FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "dedent": textwrap.dedent,
+    "cleandoc": inspect.cleandoc,
+}
+TEXT_METHODS: dict[str, Callable[[str], str]] = {
+    "strip": str.strip, "lstrip": str.lstrip, "rstrip": str.rstrip,
+}
+
+MAX_ALTERNATIVES = 8
+
+_PERCENT = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?[#0\- +]*(?P<width>\*|\d+)?(?:\.(?P<precision>\*|\d*))?[hlL]?"
+    r"(?P<conversion>[diouxXeEfFgGcrsa%])"
+)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One run of a message: literal text, or a placeholder named by its expression's source."""
+
+    text: str
+    is_placeholder: bool = False
+    plain: bool = True  # a placeholder shown as str() of its value: no conversion, no spec
+
+
+Alternative = tuple[str, list[Piece]]  # (kind, pieces)
+
+
+class Unreadable(Exception):
+    """The expression is not text that can be read off the source."""
+
+
+# ---------------------------------------------------------------- expressions to pieces
+
+
+class Reader:
+    """Reads message expressions of one module; names resolve through `flow.definitions`."""
+
+    def __init__(self, module: cst.Module, assigned: set[str] | None = None) -> None:
+        self.module = module
+        self.assigned = assigned
+        self._depth = 0
+
+    def source(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def message(self, expression: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
+        """Every alternative of a message; one `dynamic` alternative when it cannot be read."""
+        try:
+            alternatives = self.read(expression, position)
+        except (Unreadable, RecursionError):
+            alternatives = []
+        if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
+            return [("dynamic", [Piece(self.source(expression), True)])]
+        return alternatives
+
+    def read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
+        """The alternatives of an expression that is text in the source, or raise Unreadable."""
+        self._depth += 1
+        try:
+            if self._depth > 40:
+                raise Unreadable
+            return self._read(node, position)
+        finally:
+            self._depth -= 1
+
+    def _read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
+        if isinstance(node, cst.SimpleString):
+            return [("literal", [Piece(_string_value(node))])]
+        if isinstance(node, cst.ConcatenatedString):
+            alternatives = []
+            for (lk, left), (rk, right) in _product(self.read(node.left, position),
+                                                    self.read(node.right, position)):
+                kind = "fstring" if "fstring" in (lk, rk) else lk
+                alternatives.append((kind, _merge_text(left + right)))
+            return alternatives
+        if isinstance(node, cst.FormattedString):
+            return [("fstring", _merge_text(self._fstring(node, position)))]
+        if isinstance(node, cst.Name):
+            return self._variable(node.value, position)
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, cst.Add):
+                return self._concat(node, position)
+            if isinstance(node.operator, cst.Modulo):
+                return self._percent(node, position)
+        if isinstance(node, cst.IfExp):
+            return self.read(node.body, position) + self.read(node.orelse, position)
+        if isinstance(node, cst.Call):
+            return self._call(node, position)
+        raise Unreadable
+
+    # ------------------------------------------------ names
+
+    def _variable(self, name: str, position: flow.Position) -> list[Alternative]:
+        if not position or (self.assigned is not None and name not in self.assigned):
+            raise Unreadable
+        found = flow.definitions(name, position)
+        if not found:
+            raise Unreadable
+        alternatives: list[Alternative] = []
+        for definition in found:
+            readings: list[list[Alternative]] = []
+            for expression, where in definition:
+                readings.append(self._read_or_placeholder(expression, where))
+            for combination in _products(readings):
+                pieces = [piece for _, part in combination for piece in part]
+                kinds = {kind for kind, _ in combination}
+                kind = "dynamic" if kinds == {"dynamic"} else "variable"
+                alternatives.append((kind, _merge_text(pieces)))
+        if all(kind == "dynamic" for kind, _ in alternatives):
+            raise Unreadable
+        return alternatives
+
+    def _read_or_placeholder(self, node: cst.BaseExpression, position: flow.Position
+                             ) -> list[Alternative]:
+        try:
+            return self.read(node, position)
+        except Unreadable:
+            return [("dynamic", [Piece(self.source(node), True)])]
+
+    # ------------------------------------------------ f-strings
+
+    def _fstring(self, node: cst.FormattedString, position: flow.Position) -> list[Piece]:
+        prefix = node.prefix.lower().replace("f", "")
+        pieces: list[Piece] = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                pieces.append(Piece(_fstring_text(part.value, prefix)))
+                continue
+            assert isinstance(part, cst.FormattedStringExpression)
+            if part.equal is not None:
+                # `{x=}` shows the expression's own source, then its value.
+                pieces.append(Piece(self._equal_label(part)))
+            inner = part.expression
+            if (isinstance(inner, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString))
+                    and part.conversion in (None, "s") and not part.format_spec
+                    and part.equal is None):
+                nested = self.read(inner, position)
+                if len(nested) == 1:
+                    pieces.extend(nested[0][1])
+                    continue
+            plain = part.conversion in (None, "s") and not part.format_spec and part.equal is None
+            pieces.append(Piece(self.source(inner), True, plain))
+        return pieces
+
+    def _equal_label(self, part: cst.FormattedStringExpression) -> str:
+        """The literal text that an `=` specifier prints: the expression as written, and `=`."""
+        assert part.equal is not None
+        return (self.source(part.whitespace_before_expression) + self.source(part.expression)
+                + self.source(part.whitespace_after_expression) + self.source(part.equal))
+
+    # ------------------------------------------------ operators
+
+    def _concat(self, node: cst.BinaryOperation, position: flow.Position) -> list[Alternative]:
+        operands: list[cst.BaseExpression] = []
+        stack: list[cst.BaseExpression] = [node.right, node.left]  # the top node is always split
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Add) \
+                    and not current.lpar:
+                stack.extend((current.right, current.left))
+            else:
+                operands.append(current)
+        readings: list[list[Alternative]] = []
+        textual = False
+        for operand in operands:
+            shown = _str_or_repr_argument(operand)
+            if shown is not None:
+                plain = isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) \
+                    and operand.func.value == "str"
+                readings.append([("dynamic", [Piece(self.source(shown), True, plain)])])
+                continue
+            try:
+                readings.append(self.read(operand, position))
+                textual = True
+            except Unreadable:
+                readings.append([("dynamic", [Piece(self.source(operand), True)])])
+        if not textual:
+            raise Unreadable
+        return [("concat", _merge_text([p for _, part in combo for p in part]))
+                for combo in _products(readings)]
+
+    def _percent(self, node: cst.BinaryOperation, position: flow.Position) -> list[Alternative]:
+        alternatives = []
+        for text in self._plain_texts(node.left, position):
+            values = node.right
+            positional: list[cst.BaseExpression] | None = None
+            mapping: dict[str, cst.BaseExpression] | None = None
+            if isinstance(values, cst.Tuple):
+                if any(isinstance(e, cst.StarredElement) for e in values.elements):
+                    raise Unreadable
+                positional = [e.value for e in values.elements]
+            elif isinstance(values, cst.Dict):
+                mapping = {}
+                for element in values.elements:
+                    if not isinstance(element, cst.DictElement):
+                        raise Unreadable
+                    key = element.key
+                    if not isinstance(key, cst.SimpleString) or not isinstance(
+                            key.evaluated_value, str):
+                        raise Unreadable
+                    mapping[key.evaluated_value] = element.value
+            alternatives.append(("percent", self._percent_pieces(text, values, positional, mapping)))
+        return alternatives
+
+    def _percent_pieces(self, text: str, values: cst.BaseExpression,
+                        positional: list[cst.BaseExpression] | None,
+                        mapping: dict[str, cst.BaseExpression] | None) -> list[Piece]:
+        pieces: list[Piece] = []
+        matches = list(_PERCENT.finditer(text))
+        end = 0
+        slots = [m for m in matches if m["conversion"] != "%"]
+        takes = sum(1 + (m["width"] == "*") + (m["precision"] == "*") for m in slots
+                    if m["key"] is None)
+        index = 0
+        for match in matches:
+            literal = text[end:match.start()]
+            if "%" in literal:
+                raise Unreadable  # a stray `%`: the runtime formatting would fail
+            pieces.append(Piece(literal))
+            end = match.end()
+            if match["conversion"] == "%":
+                pieces.append(Piece("%"))
+                continue
+            key = match["key"]
+            if key is not None:
+                if mapping is not None:
+                    if key not in mapping:
+                        raise Unreadable
+                    pieces.append(self._value_piece(mapping[key], match.group(0) == f"%({key})s"))
+                else:
+                    pieces.append(Piece(key, True, match.group(0) == f"%({key})s"))
+                continue
+            index += (match["width"] == "*") + (match["precision"] == "*")
+            if positional is not None:
+                if index >= len(positional):
+                    raise Unreadable
+                pieces.append(self._value_piece(positional[index], match.group(0) == "%s"))
+            elif takes == 1:
+                pieces.append(self._value_piece(values, match.group(0) == "%s"))
+            else:
+                pieces.append(Piece(f"{self.source(values)}[{index}]", True, False))
+            index += 1
+        if "%" in text[end:]:
+            raise Unreadable
+        pieces.append(Piece(text[end:]))
+        return _merge_text(pieces)
+
+    def _value_piece(self, value: cst.BaseExpression, plain: bool) -> Piece:
+        """A formatted value: its text when it is a plain string literal shown as is."""
+        if plain and isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+            return Piece(value.evaluated_value)
+        return Piece(self.source(value), True, plain)
+
+    # ------------------------------------------------ calls: .format, wrappers, join
+
+    def _call(self, node: cst.Call, position: flow.Position) -> list[Alternative]:
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else (
+            func.attr.value if isinstance(func, cst.Attribute) else None)
+        args = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if isinstance(func, cst.Attribute) and name == "format":
+            return [("format", self._format(text, node))
+                    for text in self._plain_texts(func.value, position)]
+        if isinstance(func, cst.Attribute) and name == "join" and len(node.args) == 1:
+            return self._join(func.value, node.args[0].value, position)
+        if isinstance(func, cst.Attribute) and name in TEXT_METHODS and not node.args:
+            return [(kind, _transform(pieces, TEXT_METHODS[name]))
+                    for kind, pieces in self.read(func.value, position)]
+        if name in GETTEXT and args:
+            return self.read(args[0].value, position)
+        if name == "pgettext" and len(args) >= 2:
+            return self.read(args[1].value, position)
+        if name in NGETTEXT and len(args) >= 2:
+            return self.read(args[0].value, position) + self.read(args[1].value, position)
+        if name in TEXT_FUNCTIONS and len(args) == 1:
+            return [(kind, _transform(pieces, TEXT_FUNCTIONS[name]))
+                    for kind, pieces in self.read(args[0].value, position)]
+        raise Unreadable
+
+    def _plain_texts(self, node: cst.BaseExpression, position: flow.Position) -> list[str]:
+        """Every alternative of an expression that is literal text only (a format string)."""
+        texts = []
+        for _, pieces in self.read(node, position):
+            if any(p.is_placeholder for p in pieces):
+                raise Unreadable
+            texts.append("".join(p.text for p in pieces))
+        return texts
+
+    def _format(self, text: str, call: cst.Call) -> list[Piece]:
+        positional: list[cst.BaseExpression] = []
+        keywords: dict[str, cst.BaseExpression] = {}
+        star_mapping = star_args = False
+        for arg in call.args:
+            if arg.star == "**":
+                star_mapping = True
+            elif arg.star == "*":
+                star_args = True
+            elif arg.keyword is not None:
+                keywords[arg.keyword.value] = arg.value
+            elif not star_args:
+                positional.append(arg.value)
+        pieces: list[Piece] = []
+        auto = 0
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError as error:
+            raise Unreadable from error
+        for literal, field, spec, conversion in parsed:
+            pieces.append(Piece(literal))
+            if field is None:
+                continue
+            head_match = re.match(r"[^.\[]*", field)
+            assert head_match is not None
+            head, rest = head_match.group(0), field[head_match.end():]
+            if head == "":
+                head, auto = str(auto), auto + 1
+            value: cst.BaseExpression | None = None
+            if head.isdigit():
+                if int(head) < len(positional):
+                    value = positional[int(head)]
+                elif not star_args:
+                    raise Unreadable
+            elif head in keywords:
+                value = keywords[head]
+            elif not star_mapping:
+                raise Unreadable
+            auto += sum(1 for _, f, _, _ in string.Formatter().parse(spec or "") if f == "")
+            if value is None:
+                pieces.append(Piece(head + rest, True, not spec and conversion in (None, "s")))
+            elif not rest and not spec and conversion in (None, "s"):
+                pieces.append(self._value_piece(value, True))
+            else:
+                pieces.append(Piece(self.source(value) + rest, True,
+                                    not spec and conversion in (None, "s")))
+        return _merge_text(pieces)
+
+    def _join(self, separator: cst.BaseExpression, items: cst.BaseExpression,
+              position: flow.Position) -> list[Alternative]:
+        if not isinstance(items, (cst.List, cst.Tuple)):
+            raise Unreadable
+        (sep,) = self._plain_texts(separator, position) or [""]
+        readings = []
+        for element in items.elements:
+            if isinstance(element, cst.StarredElement):
+                raise Unreadable
+            readings.append(self._read_or_placeholder(element.value, position))
+        if all(r[0][0] == "dynamic" for r in readings):
+            raise Unreadable
+        alternatives = []
+        for combo in _products(readings):
+            pieces: list[Piece] = []
+            for index, (_, part) in enumerate(combo):
+                if index:
+                    pieces.append(Piece(sep))
+                pieces.extend(part)
+            kinds = {k for k, _ in combo} - {"dynamic"}
+            alternatives.append((kinds.pop() if len(kinds) == 1 else "concat", _merge_text(pieces)))
+        return alternatives
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _str_or_repr_argument(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`str(x)` or `repr(x)`: the placeholder is named by `x`."""
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+            and node.func.value in ("str", "repr") and len(node.args) == 1
+            and node.args[0].keyword is None and not node.args[0].star):
+        return node.args[0].value
+    return None
+
+
+def _product(left: list[Alternative], right: list[Alternative]
+             ) -> list[tuple[Alternative, Alternative]]:
+    pairs = [(a, b) for a in left for b in right]
+    if len(pairs) > MAX_ALTERNATIVES:
+        raise Unreadable
+    return pairs
+
+
+def _products(readings: list[list[Alternative]]) -> list[list[Alternative]]:
+    combos: list[list[Alternative]] = [[]]
+    for reading in readings:
+        combos = [combo + [alt] for combo in combos for alt in reading]
+        if len(combos) > MAX_ALTERNATIVES:
+            raise Unreadable
+    return combos
+
+
+def _transform(pieces: list[Piece], function: Callable[[str], str]) -> list[Piece]:
+    """Apply a text function (dedent, strip) with placeholders standing in as private characters."""
+    marks = {chr(0xE000 + i): p for i, p in enumerate(pieces) if p.is_placeholder}
+    if len(marks) > 0x1000:
+        raise Unreadable
+    joined = "".join(
+        chr(0xE000 + i) if p.is_placeholder else p.text for i, p in enumerate(pieces))
+    if any(p.text and any(0xE000 <= ord(c) < 0xF000 for c in p.text)
+           for p in pieces if not p.is_placeholder):
+        raise Unreadable
+    result: list[Piece] = []
+    for char in function(joined):
+        result.append(marks[char] if char in marks else Piece(char))
+    return _merge_text(result)
+
+
+def _string_value(node: cst.SimpleString) -> str:
+    value = node.evaluated_value
+    if isinstance(value, bytes):
+        raise Unreadable  # a bytes message shows as its repr; left to `dynamic`
+    return value
+
+
+def _fstring_text(raw: str, prefix: str) -> str:
+    """The runtime text of an f-string's literal run: escapes decoded, `{{` made `{`."""
+    text = raw.replace("{{", "{").replace("}}", "}")
+    if "r" in prefix or "\\" not in text:
+        return text
+    try:
+        value = ast.literal_eval(_quote_for_eval(text))
+    except (SyntaxError, ValueError) as error:
+        raise Unreadable from error
+    assert isinstance(value, str)
+    return value
+
+
+def _quote_for_eval(text: str) -> str:
+    """Wrap literal text in quotes that cannot clash with it, for escape decoding."""
+    for quote in ('"""', "'''"):
+        if quote not in text and not text.endswith(quote[0]):
+            return quote + text + quote
+    raise Unreadable
+
+
+def _merge_text(pieces: list[Piece]) -> list[Piece]:
+    """Join adjacent literal runs so that equal templates have equal pieces."""
+    merged: list[Piece] = []
+    for piece in pieces:
+        if merged and not piece.is_placeholder and not merged[-1].is_placeholder:
+            merged[-1] = Piece(merged[-1].text + piece.text)
+        elif piece.is_placeholder or piece.text:
+            merged.append(piece)
+    return merged

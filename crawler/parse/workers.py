@@ -1,0 +1,418 @@
+"""Worker processes that parse untrusted source: recycled, time- and memory-limited, crash-proof.
+
+LibCST 1.9 can kill the process that calls it (3,000 nested parentheses segfault its parser), so
+no file is ever parsed in the crawler's own process. `WorkerPool.run` streams files to worker
+processes in small batches and yields each file's `FileOutcome` as soon as it arrives:
+
+- each worker answers file by file, so the file in flight when a worker dies is known exactly;
+  it is run once more, alone, in a fresh worker, and only a second death makes it
+  `parser_crashed` (a fault left behind by an earlier file cannot be blamed on the wrong one);
+- a file that runs over `Limits.seconds` has its worker killed and becomes `timed_out`;
+- a worker's address space is capped (`RLIMIT_AS`), so a file that needs too much memory fails
+  in that worker (`parse_failed`, or `parser_crashed` when the allocator aborts);
+- a worker is replaced after `Limits.files_per_worker` files, so a leak cannot grow for long;
+- blobs are pulled from the caller's iterator only when a worker is free, so at most one batch
+  per worker is held in memory, whatever the size of the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from crawler.errors import CrawlerError
+from crawler.parse import _forkserver
+from crawler.parse.names import module_name
+from crawler.parse.skeleton import Known, Region
+from crawler.parse.visitor import RaiseCounts, find_raise_sites
+from crawler.records import ClassDef, RaiseSite, Skipped
+
+# (path, blob sha, file bytes, what the file's previous version held or None)
+Job = tuple[str, str, bytes, Known | None]
+
+PARSE_FAILED = "parse_failed"
+PARSER_CRASHED = "parser_crashed"
+TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What visiting one file gave: its sites, or why it could not be read."""
+
+    path: str
+    blob: str
+    sites: tuple[RaiseSite, ...] = ()
+    counts: RaiseCounts = field(default_factory=RaiseCounts)
+    failure: Skipped | None = None
+    pending: tuple[RaiseSite, ...] = ()  # message-less raises that may take a class default
+    classes: tuple[ClassDef, ...] = ()
+    exports: dict[str, str] = field(default_factory=dict)  # module-level names: qualified names
+    regions: tuple[Region, ...] = ()  # its functions, for reading its next version
+    context: str = ""  # what its functions take from the module (`visitor.context_digest`)
+    stubbed: tuple[Region, ...] = ()  # read as a skeleton: functions to fill from the previous
+
+
+class WorkerError(CrawlerError):
+    """Worker processes die before they parse anything: the pool itself is broken, not a file."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one worker process may spend: per file, and over its life."""
+
+    seconds: float = 120.0  # wall clock per file; jax's largest file parses in about 3 s
+    memory_bytes: int = 4 << 30  # RLIMIT_AS of a worker: address space, not resident memory
+    files_per_worker: int = 500  # a worker is replaced after this many files
+    batch_files: int = 8  # files sent to a worker at once
+    batch_bytes: int = 256 << 10  # ... or fewer, when they add up to this many bytes
+
+
+# ---------------------------------------------------------------- inside a worker
+
+
+def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) -> FileOutcome:
+    """Parse one file and find its sites; a file that cannot be parsed becomes a reason.
+
+    With `known`, only the functions that changed since the previous version may be parsed;
+    the outcome's `stubbed` then lists those to fill in from it (`crawler.skeleton.fill`).
+    """
+    try:
+        found = find_raise_sites(path, data, module_name(path), known)
+    except RecursionError:
+        return failed(path, blob, PARSE_FAILED, "nested too deeply")
+    except MemoryError:
+        return failed(path, blob, PARSE_FAILED, "out of memory: over the worker's memory limit")
+    except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
+        return failed(path, blob, PARSE_FAILED, _describe(error))
+    return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
+                       classes=tuple(found.classes), exports=found.exports,
+                       regions=tuple(found.regions), context=found.context,
+                       stubbed=found.stubbed)
+
+
+def failed(path: str, blob: str, reason: str, detail: str) -> FileOutcome:
+    """The outcome of a file that gave no sites, with the reason the manifest lists."""
+    return FileOutcome(path, blob, failure=Skipped(path, reason, detail))
+
+
+def _describe(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    detail = lines[0] if lines else ""
+    if hasattr(error, "raw_line"):  # libcst's ParserSyntaxError
+        detail = f"line {error.raw_line}: {getattr(error, 'message', detail)}"
+    return f"{type(error).__name__}: {detail}"[:300]
+
+
+def _trust_parser_output() -> None:
+    """Skip LibCST's per-node validation: the nodes its parser builds are valid by construction.
+
+    Every node's `__post_init__` re-checks the node's invariants, which only a hand-built node
+    can break; LibCST's own note there says the parse could skip it. It is 10 to 15% of
+    `parse_module` (measured on the stdlib). Only worker processes do this, and they build no
+    nodes of their own; a test holds their records equal to an in-process parse.
+    """
+    try:
+        from libcst._nodes.base import CSTNode
+    except ImportError:  # a LibCST that moved it: validate, as before
+        return
+    CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+
+
+def _no_validation(self: object) -> None:
+    return None
+
+
+def _worker_main(conn: Connection, memory_bytes: int) -> None:
+    """A worker's life: receive a batch, answer it file by file, until told to stop."""
+    import gc
+    import resource
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us; no traceback on ^C
+    # A parser that aborts (Rust's out-of-memory handler) would print a backtrace over the
+    # progress bar; how each file ended is reported in the manifest instead.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not write a core file
+    _trust_parser_output()
+    # A parse makes millions of objects and frees them by reference counting (a syntax tree
+    # has no cycles), so the cyclic collector only rescans them: it runs between batches instead.
+    gc.disable()
+    if memory_bytes > 0:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    while True:
+        try:
+            batch = conn.recv()
+        except (EOFError, OSError):
+            return
+        if batch is None:  # retired: say what this worker spent, for the benchmark
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            conn.send((usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
+            return
+        for job in batch:  # (path, blob, data) or (path, blob, data, known)
+            conn.send(visit_file(*job))
+        gc.collect()  # between batches, when no tree is alive: a few milliseconds
+
+
+# ---------------------------------------------------------------- in the parent
+
+
+@dataclass
+class _Worker:
+    """One worker process and the batch it is answering."""
+
+    process: BaseProcess
+    conn: Connection
+    batch: list[tuple[int, Job]] = field(default_factory=list)
+    answered: int = 0
+    since: float = 0.0  # when the file in flight started (the last answer or the send)
+    files: int = 0  # files sent over its life
+    alone: bool = False  # running one suspect file on its own
+
+    @property
+    def busy(self) -> bool:
+        return self.answered < len(self.batch)
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class WorkerStats:
+    """What the workers of this process spent, as they reported it when retired (not killed)."""
+
+    started: int = 0
+    cpu_seconds: float = 0.0
+    peak_rss_kib: int = 0  # the largest worker's ru_maxrss (KiB on Linux)
+
+
+STATS = WorkerStats()  # over the life of this process: read by the benchmark
+
+
+class WorkerPool:
+    """A pool of `jobs` worker processes; use as a context manager, then `run` files through it."""
+
+    def __init__(self, jobs: int, limits: Limits | None = None) -> None:
+        self.jobs = max(1, jobs)
+        self.limits = limits or Limits()
+        self._context = _forkserver.context()
+        self._workers: list[_Worker] = []
+        self.started = 0  # worker processes started, for tests and the benchmark
+        self._broken_starts = 0  # workers in a row that exited, not killed, before any answer
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker: politely when idle, by force when busy."""
+        for worker in list(self._workers):  # _stop removes it from the list
+            self._stop(worker, force=worker.busy)
+
+    def run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:
+        """(index in `jobs`, outcome) for every file, in the order they finish."""
+        source = enumerate(jobs)
+        retry: deque[tuple[int, Job]] = deque()  # the rest of a batch whose worker died
+        suspects: deque[tuple[int, Job]] = deque()  # files in flight when a worker died
+        exhausted = False
+        while True:
+            for worker in self._idle_workers(retry, suspects, exhausted):
+                if suspects:
+                    self._send(worker, [suspects.popleft()], alone=True)
+                    continue
+                batch = self._next_batch(retry, source)
+                if not batch:
+                    exhausted = True
+                    break
+                self._send(worker, batch, alone=False)
+            busy = [w for w in self._workers if w.busy]
+            if not busy:
+                if exhausted and not retry and not suspects:
+                    return
+                continue
+            yield from self._wait(busy, retry, suspects)
+
+    # ---------------------------------------------------------------- scheduling
+
+    def _idle_workers(self, retry: deque[tuple[int, Job]], suspects: deque[tuple[int, Job]],
+                      exhausted: bool) -> Iterator[_Worker]:
+        """Idle workers to give work to, starting new ones up to `jobs` while there may be work."""
+        for worker in list(self._workers):
+            if not worker.busy and worker.files >= self.limits.files_per_worker:
+                self._stop(worker, force=False)  # recycled
+        for worker in list(self._workers):
+            if not worker.busy:
+                yield worker
+        while len(self._workers) < self.jobs and (retry or suspects or not exhausted):
+            worker = self._start()
+            yield worker
+            if not worker.busy:
+                break  # nothing left to give it
+
+    def _next_batch(self, retry: deque[tuple[int, Job]], source: Iterator[tuple[int, Job]]
+                    ) -> list[tuple[int, Job]]:
+        batch: list[tuple[int, Job]] = []
+        size = 0
+        while len(batch) < self.limits.batch_files and size < self.limits.batch_bytes:
+            item = retry.popleft() if retry else next(source, None)
+            if item is None:
+                break
+            batch.append(item)
+            size += len(item[1][2])
+        return batch
+
+    def _send(self, worker: _Worker, batch: list[tuple[int, Job]], alone: bool) -> None:
+        worker.batch, worker.answered, worker.alone = batch, 0, alone
+        worker.files += len(batch)
+        worker.since = time.monotonic()
+        try:
+            worker.conn.send([job for _, job in batch])
+        except (BrokenPipeError, ConnectionError, OSError):
+            pass  # it died while idle: found by the next wait, and the batch goes elsewhere
+
+    # ---------------------------------------------------------------- answers and deaths
+
+    def _wait(self, busy: list[_Worker], retry: deque[tuple[int, Job]],
+              suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, FileOutcome]]:
+        now = time.monotonic()
+        deadline = min(w.since for w in busy) + self.limits.seconds
+        handles: dict[Any, _Worker] = {}
+        for worker in busy:
+            handles[worker.conn] = worker
+            handles[worker.process.sentinel] = worker
+        ready = wait(list(handles), timeout=max(0.0, deadline - now))
+        seen: set[int] = set()
+        for handle in ready:
+            worker = handles[handle]
+            if id(worker) in seen:
+                continue
+            seen.add(id(worker))
+            yield from self._drain(worker)
+            if worker.busy and not worker.process.is_alive():
+                yield from self._died(worker, retry, suspects)
+        now = time.monotonic()
+        for worker in busy:
+            if worker.busy and worker in self._workers and now - worker.since >= self.limits.seconds:
+                yield from self._drain(worker)
+                if worker.busy and now - worker.since >= self.limits.seconds:
+                    yield from self._timed_out(worker, retry)
+
+    def _drain(self, worker: _Worker) -> Iterator[tuple[int, FileOutcome]]:
+        """Every answer the worker has sent so far."""
+        try:
+            while worker.busy and worker.conn.poll():
+                outcome = worker.conn.recv()
+                index, _ = worker.batch[worker.answered]
+                worker.answered += 1
+                worker.since = time.monotonic()
+                self._broken_starts = 0
+                yield index, outcome
+        except (EOFError, OSError):
+            pass
+
+    def _died(self, worker: _Worker, retry: deque[tuple[int, Job]],
+              suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, FileOutcome]]:
+        worker.process.join(1.0)
+        index, (path, blob, *_) = worker.batch[worker.answered]
+        retry.extendleft(reversed(worker.batch[worker.answered + 1 :]))
+        alone = worker.alone
+        culprit = worker.batch[worker.answered]
+        worker.batch, worker.answered = [], 0
+        self._stop(worker, force=True)
+        exitcode = worker.process.exitcode
+        if exitcode is not None and exitcode >= 0:
+            # Not killed by a signal: Python itself failed in the worker (visit_file catches
+            # every parser exception). Many of those in a row mean no worker can run at all.
+            self._broken_starts += 1
+            if self._broken_starts >= 3:
+                raise WorkerError(
+                    f"worker processes exit (code {exitcode}) before parsing any file; run "
+                    "with the crawler's own entry point, or guard your script's code with "
+                    "`if __name__ == '__main__':`")
+        if alone:
+            yield index, failed(path, blob, PARSER_CRASHED, _death(worker.process.exitcode))
+        else:
+            suspects.append(culprit)  # confirmed or cleared alone in a fresh worker
+
+    def _timed_out(self, worker: _Worker, retry: deque[tuple[int, Job]]
+                   ) -> Iterator[tuple[int, FileOutcome]]:
+        index, (path, blob, *_) = worker.batch[worker.answered]
+        retry.extendleft(reversed(worker.batch[worker.answered + 1 :]))
+        worker.batch, worker.answered = [], 0
+        self._stop(worker, force=True)
+        yield index, failed(path, blob, TIMED_OUT,
+                            f"parse took over {self.limits.seconds:g} s; the worker was stopped")
+
+    # ---------------------------------------------------------------- processes
+
+    def _start(self) -> _Worker:
+        parent, child = self._context.Pipe(duplex=True)
+        process = self._context.Process(target=_worker_main, args=(child, self.limits.memory_bytes),
+                                        name="crawler-worker", daemon=True)
+        process.start()
+        child.close()
+        self.started += 1
+        STATS.started += 1
+        worker = _Worker(process, parent)
+        self._workers.append(worker)
+        return worker
+
+    def _stop(self, worker: _Worker, force: bool) -> None:
+        if worker in self._workers:
+            self._workers.remove(worker)
+        if not force:
+            try:
+                worker.conn.send(None)
+            except (OSError, ValueError):
+                force = True
+        if not force:
+            try:
+                if worker.conn.poll(5.0):
+                    peak, cpu = worker.conn.recv()
+                    STATS.peak_rss_kib = max(STATS.peak_rss_kib, peak)
+                    STATS.cpu_seconds += cpu
+            except (EOFError, OSError, ValueError, TypeError):
+                pass
+            worker.process.join(5.0)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join(5.0)
+        worker.conn.close()
+
+
+def _death(exitcode: int | None) -> str:
+    """How a worker died, in words: `killed by SIGSEGV (signal 11)`."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        extra = "; the memory limit may have been reached" if -exitcode == signal.SIGABRT else ""
+        return f"the parser killed its worker process: {name} (signal {-exitcode}){extra}"
+    return f"the worker process exited with code {exitcode} while parsing this file"
+
+
+def visit_all(jobs: Iterable[Job], workers: int, limits: Limits | None = None,
+              progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, FileOutcome]]:
+    """Run `jobs` through a fresh pool of `workers` processes; (index, outcome) as they finish."""
+    with WorkerPool(workers, limits) as pool:
+        for done, item in enumerate(pool.run(jobs), start=1):
+            if progress:
+                progress(done)
+            yield item

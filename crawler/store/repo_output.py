@@ -1,0 +1,336 @@
+"""The output folder of one repository: its lock, loading what it holds, and writing it back.
+
+The records are the truth and the manifest is derived from them: records are written first and
+the manifest last, so a run killed in between leaves records that the next run reads as they are
+and a manifest that it rebuilds. A record that cannot be loaded is never written; the source
+files it may belong to are held back for the run (see `plan`), so that its annotation is neither
+dropped nor shadowed by a new record for the same site.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import time
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from crawler.catalogue.merge import compute_ordinals
+from crawler.errors import OutputError, RecordError
+from crawler.records import (
+    BrokenFile,
+    ErrorRecord,
+    FileEntry,
+    Manifest,
+    Pin,
+    RaiseSite,
+    Skipped,
+    record_id,
+)
+from crawler.store import emit
+from crawler.store._loadcache import LoadCache
+
+LOCK_FILE = ".crawler.lock"
+HELD_BACK = "held_back"  # the Skipped reason of a source file whose record could not be loaded
+
+
+# ---------------------------------------------------------------- the lock
+
+_HELD: set[int] = set()  # lock file descriptors this process holds open
+
+
+def _close_held_in_child() -> None:
+    """A forked child (a worker pool) must not keep the parent's lock alive after it dies."""
+    for fd in list(_HELD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held_in_child)
+
+
+@contextmanager
+def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float = 0.05
+         ) -> Iterator[None]:
+    """Hold the folder's lock: exclusive to write, shared to read (a dry run).
+
+    `flock` on a lock file that is never removed: the kernel drops the lock when its holder
+    exits, however it dies, so there is no stale lock to detect and no pid to trust. The file
+    is opened close-on-exec, and a forked child closes its copy at once, so a worker process
+    that outlives a killed run does not keep the lock. A second run waits up to `wait`
+    seconds, then stops with one line. A reader (a dry run) creates nothing: where no run has
+    made the lock file yet, it takes no lock.
+    """
+    fd = _open_lock_file(folder / LOCK_FILE, shared)
+    if fd is None:  # a reader of a folder no run has written yet: nothing to wait for
+        yield
+        return
+    opener = os.getpid()
+    try:
+        deadline = time.monotonic() + max(wait, 0.0)
+        mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+        while True:
+            try:
+                fcntl.flock(fd, mode)
+                break
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise OutputError(_busy_message(folder, fd, wait)) from None
+                time.sleep(min(poll, left))
+        if not shared:
+            _note_holder(fd, os.getpid())
+        _HELD.add(fd)
+        yield
+    finally:
+        if os.getpid() == opener:  # a forked child closed its copy at the fork already
+            if fd in _HELD:
+                _HELD.discard(fd)
+                if not shared:
+                    _note_holder(fd, None)  # empty between runs: a committed folder does not churn
+            os.close(fd)  # releases the lock
+
+
+def _open_lock_file(path: Path, shared: bool) -> int | None:
+    flags = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        if shared:
+            return os.open(path, os.O_RDONLY | flags)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+    except FileNotFoundError:
+        if shared:
+            return None
+        raise OutputError(f"{path}: cannot open the lock file (its folder went away)") from None
+    except OSError as error:
+        raise OutputError(f"{path}: cannot open the lock file ({error.strerror})") from error
+
+
+def _busy_message(folder: Path, fd: int, wait: float) -> str:
+    holder = ""
+    try:
+        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+        if text.isdigit():
+            holder = f" (pid {text})"
+    except OSError:
+        pass
+    waited = f" after waiting {wait:g}s" if wait > 0 else ""
+    return (f"{folder}: another crawler run{holder} is using this output folder{waited}; "
+            "let it finish, or pass --wait SECONDS")
+
+
+def _note_holder(fd: int, pid: int | None) -> None:
+    """The holder's pid, for the busy message only; the lock itself is the flock."""
+    try:
+        os.ftruncate(fd, 0)
+        if pid is not None:
+            os.pwrite(fd, f"{pid}\n".encode("ascii"), 0)
+    except OSError:
+        pass  # a full disk must not stop a run that holds the lock
+
+
+# ---------------------------------------------------------------- reading the folder
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a repository folder holds: the records that load, the files that do not."""
+
+    records: tuple[ErrorRecord, ...]
+    broken: tuple[BrokenFile, ...]
+    manifest: Manifest | None
+    manifest_problem: str | None  # the manifest is rebuilt from the records, so only a note
+
+
+def clean_temp_files(folder: Path) -> list[str]:
+    """Remove temp files that a killed run left; call it only while holding the lock."""
+    removed = []
+    for where in (folder, folder / emit.ERRORS_DIR):
+        if not where.is_dir():
+            continue
+        for path in sorted(where.iterdir()):
+            if path.name.startswith(".") and path.name.endswith(emit.TEMP_SUFFIX) and path.is_file():
+                try:
+                    path.unlink()
+                    removed.append(str(path))
+                except OSError:
+                    pass  # left for the next run; no reader ever looks at it
+    return removed
+
+
+def load_folder(folder: Path, ids: Collection[str] | None = None,
+                manifest: Manifest | None = None, cache: LoadCache | None = None) -> Loaded:
+    """Every record in the folder that loads safely, and every file in errors/ that does not.
+
+    With `ids`, only those records are read (an update that knows which files changed); the
+    folder is still listed, so stray files and links are reported all the same. With a `cache`,
+    a file whose exact bytes passed every check before is not checked again (see
+    `emit.load_record`); a user's own check (`crawler validate`) passes none.
+    """
+    with emit.cached_loads(cache):
+        records, broken = _load_records(folder, ids)
+    if cache is not None:
+        cache.flush()  # what was loaded in full this time is a hit the next
+    problem = None
+    if manifest is None:  # an update has read it already
+        try:
+            manifest = emit.load_manifest(folder)
+        except OutputError as error:
+            problem = f"{error}; it will be rebuilt from the records"
+    return Loaded(tuple(records), tuple(broken), manifest, problem)
+
+
+def _load_records(folder: Path, ids: Collection[str] | None
+                  ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
+    records: list[ErrorRecord] = []
+    broken: list[BrokenFile] = []
+    errors = folder / emit.ERRORS_DIR
+    # Listed by name, with the kinds the listing gives: no stat for each of thousands of files.
+    entries = sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # temp files and the like
+        where = entry.path  # the same text as str(errors / entry.name)
+        stem = entry.name[:-len(".yaml")] if entry.name.endswith(".yaml") else None
+        claimed = stem if emit.is_record_id(stem) else None
+        if entry.is_symlink() or not entry.is_file():
+            kind = "a symbolic link" if entry.is_symlink() else "not a plain file"
+            broken.append(BrokenFile(where, claimed,
+                                     f"{where}: {kind}; records are plain files, it was left as it is"))
+            continue
+        if claimed is None:
+            broken.append(BrokenFile(where, None,
+                                     f"{where}: not a record (records are <16 hex>.yaml); "
+                                     "move it out of errors/, it was ignored"))
+            continue
+        if ids is not None and claimed not in ids:
+            continue
+        try:
+            records.append(emit.load_record(Path(where)))
+        except RecordError as error:
+            broken.append(BrokenFile(where, claimed, str(error)))
+        except OutputError as error:  # a schema problem
+            broken.append(BrokenFile(where, claimed,
+                                     f"{error}; fix the file by hand, it was left as it is"))
+    return records, broken
+
+
+# ---------------------------------------------------------------- holding back
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run may touch when some record files are broken."""
+
+    existing: tuple[ErrorRecord, ...]  # records to merge
+    sites: tuple[RaiseSite, ...]  # sites to merge
+    kept: tuple[ErrorRecord, ...]  # records of held-back source files: listed, never written
+    held: frozenset[str]  # source paths held back
+    hold_all: bool  # a broken record could not be placed: nothing may be written
+    reserved: frozenset[str]  # ids no new record may take: every broken file's and every kept one's
+    held_entries: tuple[FileEntry, ...] = ()  # the previous manifest's entries of held files
+
+    def files_with_held(self, files: Sequence[FileEntry]) -> tuple[FileEntry, ...]:
+        """A new manifest's files, with each held file's old entry (old blob, old ids) kept.
+
+        The old blob makes the next run read the file again; the old ids keep the broken record
+        placed in it, so the next run holds back the same file and no more.
+        """
+        fresh = [entry for entry in files if entry.path not in self.held]
+        return tuple(sorted([*fresh, *self.held_entries], key=lambda entry: entry.path))
+
+    def skipped(self) -> list[Skipped]:
+        return [Skipped(path, HELD_BACK, "a record of this file could not be loaded; it was "
+                        "left as it is and the file was not updated") for path in sorted(self.held)]
+
+
+_PATH_LINE = re.compile(r"^  path: ([^\s\"'#{\[&*!|>][^#\n]*?)\s*$", re.MULTILINE)
+
+
+def plan(loaded: Loaded, pin: Pin, sites: Sequence[RaiseSite]) -> Plan:
+    """Hold back every source file that a broken record may belong to.
+
+    A broken record is placed by three hints, each of which can only hold back more: the
+    previous manifest lists it under a file; its text still has a plain `  path:` line; or its
+    id is the one that a site of this run would be given. A broken record placed by none of
+    them could belong to any file: then nothing is written.
+    """
+    taken = {b.id for b in loaded.broken if b.id is not None}
+    if not taken:
+        return Plan(loaded.records, tuple(sites), (), frozenset(), False, frozenset())
+    held: set[str] = set()
+    placed: set[str] = set()
+    if loaded.manifest is not None:
+        for entry in loaded.manifest.files:
+            hit = taken.intersection(entry.records)
+            if hit:
+                held.add(entry.path)
+                placed.update(hit)
+    for broken in loaded.broken:
+        if broken.id is None:
+            continue
+        hint = _path_hint(Path(broken.path))
+        if hint is not None:
+            held.add(hint)
+            placed.add(broken.id)
+    ordinals = compute_ordinals(sites)
+    for site in sites:
+        natural = record_id(pin.repo, site.key(), ordinals[id(site)])
+        if natural in taken:
+            held.add(site.path)
+            placed.add(natural)
+    hold_all = bool(taken - placed)
+    kept = tuple(r for r in loaded.records if hold_all or r.site.path in held)
+    existing = tuple(r for r in loaded.records if not (hold_all or r.site.path in held))
+    free_sites = () if hold_all else tuple(s for s in sites if s.path not in held)
+    reserved = frozenset(taken | {r.id for r in kept})
+    entries = tuple(e for e in loaded.manifest.files if e.path in held) if loaded.manifest else ()
+    return Plan(existing, free_sites, kept, frozenset(held), hold_all, reserved, entries)
+
+
+def _path_hint(path: Path) -> str | None:
+    """The `extracted.path` of a broken record, read as plain text (never as YAML)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError:
+        return None
+    match = _PATH_LINE.search(head.decode("utf-8", "replace"))
+    return match.group(1) if match else None
+
+
+# ---------------------------------------------------------------- writing the folder
+
+
+def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | str | None,
+                 protected: frozenset[str] = frozenset(),
+                 texts: Mapping[str, str] | None = None, *, compared: bool = False,
+                 cache: LoadCache | None = None) -> int:
+    """Write the records whose text changed, then the manifest last; how many files were written.
+
+    A record id in `protected` (a broken file's, or a held-back record's) is never written.
+    With `compared`, each text in `texts` and the manifest are known to differ from their files
+    (see `pipeline.pending_writes`), so those files are not read again; a `cache` is primed with
+    the records written (see `emit.write_records`).
+    """
+    written = 0
+    try:
+        for record in records:
+            if record.id in protected:
+                raise OutputError(f"{folder}: record {record.id} is protected this run (its file "
+                                  "could not be loaded)")
+        written += emit.write_records(folder, records, texts, compared=compared, cache=cache)
+        emit.sync_folder(folder / emit.ERRORS_DIR)
+        if manifest is not None:
+            written += emit.write_manifest(folder, manifest, compared=compared)
+        emit.sync_folder(folder)
+    except OutputError as error:
+        raise OutputError(f"{error} ({written} files written before it are complete, the rest "
+                          "untouched; the next run finishes the job)") from error
+    return written

@@ -1,0 +1,152 @@
+"""Evidence and related errors end to end: a real git repository, extracted twice and changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.catalogue.related import MAX_PER_REASON, _nearest, related_records
+from crawler.pipeline import extract
+from crawler.store import emit
+from tests.gitrepo import GitRepo
+from tests.store.test_emit import a_record
+
+LIB = '''\
+class Codec:
+    def encode(self, value):
+        if value is None:
+            raise ValueError("cannot encode None")
+        raise ValueError(f"cannot encode {value} as {self.kind}")
+
+    def decode(self, data):
+        raise ValueError(f"cannot decode {data} as {self.kind}")
+
+
+def lookup(name):
+    raise KeyError(f"no codec named {name}")
+'''
+
+TESTS = '''\
+import unittest
+
+import pytest
+
+from lib.codec import Codec, lookup
+
+
+def test_none():
+    with pytest.raises(ValueError, match="cannot encode None"):
+        Codec().encode(None)
+
+
+class LookupTest(unittest.TestCase):
+    def test_unknown(self):
+        with self.assertRaises(KeyError) as cm:
+            lookup("zip")
+        self.assertIn("no codec named 'zip'", str(cm.exception))
+'''
+
+
+def records_by_template(folder: Path) -> dict[str, dict[str, object]]:
+    out = {}
+    for path in emit.iter_record_paths(folder):
+        data, _ = emit.load_yaml_file(path)
+        assert emit.schema_problems(data, "record") == []
+        out[data["extracted"]["message"]["template"]] = data
+    return out
+
+
+def test_evidence_and_related_written_and_kept(make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    repo = make_repo("lib")
+    repo.write("lib/codec.py", LIB)
+    repo.write("tests/test_codec.py", TESTS)
+    repo.commit("first")
+    output = tmp_path / "out"
+    result = extract(str(repo.path), output_root=output, jobs=1)
+    assert result.evidence is not None and result.evidence.records == 2
+    records = records_by_template(result.folder)
+    none = records["cannot encode None"]["extracted"]
+    assert none["evidence"] == [{  # type: ignore[index]
+        "path": "tests/test_codec.py", "line": 9, "test": "test_none", "form": "pytest.raises",
+        "check": "match", "exception": "ValueError", "pattern": "cannot encode None", "fits": 1}]
+    codec = records["no codec named {name}"]["extracted"]
+    assert [(e["test"], e["check"]) for e in codec["evidence"]] == [  # type: ignore[index]
+        ("LookupTest.test_unknown", "contains")]
+    assert records["cannot encode {value} as {self.kind}"]["extracted"]["evidence"] == []  # type: ignore[index]
+    ids = {t: r["id"] for t, r in records.items()}
+    related = records["cannot encode {value} as {self.kind}"]["extracted"]["related"]  # type: ignore[index]
+    assert related == [{"id": ids["cannot encode None"], "reason": "same_scope"},
+                       {"id": ids["cannot decode {data} as {self.kind}"], "reason": "same_scope"}]
+
+    # The same commit again: nothing is rewritten.
+    again = extract(str(repo.path), output_root=output, jobs=1)
+    assert again.files_written == 0
+
+    # Only a test changes: the records whose evidence moved are rewritten, nothing else.
+    before = {p.name: p.read_bytes() for p in emit.iter_record_paths(result.folder)}
+    repo.write("tests/test_codec.py", "# a comment moves every line down\n" + TESTS)
+    repo.commit("a test moves")
+    moved = extract(str(repo.path), output_root=output, jobs=1)
+    after = {p.name: p.read_bytes() for p in emit.iter_record_paths(result.folder)}
+    changed = sorted(name for name in after if after[name] != before[name])
+    assert changed == sorted([f"{ids['cannot encode None']}.yaml", f"{ids['no codec named {name}']}.yaml"])
+    assert moved.files_written == len(changed) + 1  # and the manifest
+    records = records_by_template(result.folder)
+    assert records["cannot encode None"]["extracted"]["evidence"][0]["line"] == 10  # type: ignore[index]
+
+
+def test_related_by_shape_across_files() -> None:
+    from crawler.catalogue.merge import merge
+    from crawler.parse.visitor import find_raise_sites
+    from crawler.records import Pin
+
+    pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
+    sources = {"a.py": b"def f(n):\n    raise ValueError(f'index {n} is out of range')\n",
+               "b.py": b"def g(i):\n    raise IndexError(f'index {i} is out of range')\n",
+               "c.py": b"def h(m):\n    raise ValueError(f'{m}')\n"}
+    sites = [site for path, source in sources.items() for site in find_raise_sites(path, source).sites]
+    records = merge(pin, [], sites).records
+    related = related_records(records)
+    by_path = {r.site.path: r.id for r in records}
+    assert [x.id for x in related[by_path["a.py"]]] == [by_path["b.py"]]
+    assert [x.id for x in related[by_path["b.py"]]] == [by_path["a.py"]]
+    assert related[by_path["c.py"]] == ()  # too little text to relate anything
+
+
+def test_record_with_evidence_and_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from crawler.catalogue.merge import merge
+    from crawler.parse.visitor import find_raise_sites
+    from crawler.records import Evidence, Pin, Related
+
+    pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
+    (site,) = find_raise_sites("a.py", b"def f():\n    raise ValueError('no')\n").sites
+    record = merge(pin, [], [replace(site, snippet="def f():\n    raise ValueError('no')\n\n\n")]).records[0]
+    record = replace(record, related=(Related("1" * 16, "same_scope"),), evidence=(Evidence(
+        "tests/test_a.py", 3, "test_f", "pytest.raises", "match", "ValueError", "^no$", 1),))
+    emit.write_record(tmp_path, record)
+    back = emit.load_record(tmp_path / emit.ERRORS_DIR / f"{record.id}.yaml")
+    assert back.site == record.site and back.evidence == record.evidence and back.related == record.related
+    assert emit.record_text(back) == emit.record_text(record)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.integers(1, 8), min_size=1, max_size=30), data=st.data())
+def test_nearest_is_the_head_of_all_sorted_by_distance(lines: list[int], data: st.DataObject
+                                                        ) -> None:
+    """Looking near a record only finds what sorting its whole scope would (ties on lines too)."""
+    group = sorted((a_record(id=f"{i:016x}", site=replace(a_record().site, line=line))
+                    for i, line in enumerate(lines)), key=lambda r: (r.site.line, r.id))
+    at = data.draw(st.integers(0, len(group) - 1))
+    most = data.draw(st.sampled_from([1, 2, 3, MAX_PER_REASON]))
+    seen = {group[at].id} | set(data.draw(st.lists(st.sampled_from([r.id for r in group]),
+                                                   max_size=most)))
+    line = group[at].site.line
+    expected = sorted((r for r in group if r.id not in seen),
+                      key=lambda r: (abs(r.site.line - line), r.id))[:most]
+    assert _nearest(group, at, seen, most) == expected

@@ -1,0 +1,231 @@
+"""The matching order of merge.py on hand-made sites: each step, one-to-one, deterministic."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from crawler.catalogue.merge import (
+    FUZZY_THRESHOLD,
+    PathMoves,
+    clear_review,
+    is_stale,
+    merge,
+    similarity,
+)
+from crawler.records import (
+    ACTIVE,
+    NEEDS_REVIEW,
+    REMOVED,
+    Annotation,
+    ErrorRecord,
+    Pin,
+    RaiseSite,
+    Template,
+    empty_annotation,
+)
+
+OLD = Pin("x", "github.com", "o", "n", "HEAD", "a" * 40, "https://github.com/o/n")
+NEW = replace(OLD, sha="b" * 40)
+LATER = replace(OLD, sha="c" * 40)
+
+
+def site(template: str, *, path: str = "m.py", qualname: str = "f", line: int = 10,
+         exception: str = "ValueError", condition: str | None = None, start: int = 1) -> RaiseSite:
+    function = qualname.rsplit(".", 1)[-1]
+    return RaiseSite(
+        path=path, line=line, end_line=line, column=4, class_name=None, function=function,
+        qualname=qualname, exception=exception, exception_qualname=f"builtins.{exception}",
+        message=Template("literal", template, (), f"^{template}$"), cause=None,
+        condition=condition, snippet=f"def {function}(): ...", snippet_line=start,
+    )
+
+
+def annotate(record: ErrorRecord, text: str) -> ErrorRecord:
+    data = dict(empty_annotation().data, what_it_means=text,
+                written_for=record.site.message.template)
+    return replace(record, annotation=Annotation(data))
+
+
+def first(sites: list[RaiseSite], pin: Pin = OLD) -> list[ErrorRecord]:
+    return merge(pin, [], sites).records
+
+
+def by_id(records: list[ErrorRecord]) -> dict[str, ErrorRecord]:
+    return {r.id: r for r in records}
+
+
+def test_lines_inserted_above_change_only_the_line() -> None:
+    [old] = first([site("bad")])
+    result = merge(NEW, [old], [site("bad", line=15)])
+    [new] = result.records
+    assert new.id == old.id and new.status == ACTIVE and new.site.line == 15
+    assert new.commit == NEW.sha and result.moved == [old.id] and result.matched_by[old.id] == 1
+
+
+def test_untouched_record_is_the_same_object() -> None:
+    [old] = first([site("bad")])
+    result = merge(NEW, [old], [site("bad")])
+    assert result.records[0] is old and result.unchanged == [old.id]
+
+
+def test_equal_keys_pair_by_ordinal() -> None:
+    old = first([site("bad", line=10), site("bad", line=20)])
+    ids = [r.id for r in sorted(old, key=lambda r: r.site.line)]
+    new = merge(NEW, old, [site("bad", line=12), site("bad", line=22)]).records
+    assert [r.id for r in sorted(new, key=lambda r: r.site.line)] == ids
+
+
+def test_one_of_two_identical_raises_removed_keeps_the_right_one() -> None:
+    old = first([site("bad", line=10, condition="x < 0"), site("bad", line=20, condition="x > 9")])
+    second = next(r for r in old if r.site.line == 20)
+    result = merge(NEW, old, [site("bad", line=16, condition="x > 9")])
+    records = by_id(result.records)
+    assert records[second.id].status == ACTIVE and records[second.id].site.line == 16
+    [gone] = result.removed
+    assert gone != second.id and records[gone].status == REMOVED
+
+
+def test_renamed_file_keeps_ids() -> None:
+    [old] = first([site("bad", path="a.py")])
+    moves = PathMoves(renames={"a.py": "b.py"})
+    result = merge(NEW, [old], [site("bad", path="b.py")], moves=moves)
+    assert [r.id for r in result.records] == [old.id] and result.matched_by[old.id] == 2
+
+
+def test_identical_blob_at_two_paths_gives_the_record_to_one() -> None:
+    [old] = first([site("bad", path="a.py")])
+    moves = PathMoves(same_blob={"a.py": ("c.py", "b.py")})
+    result = merge(NEW, [old], [site("bad", path="b.py"), site("bad", path="c.py")], moves=moves)
+    records = by_id(result.records)
+    assert records[old.id].site.path == "b.py"  # sorted: deterministic
+    assert len(result.added) == 1 and records[result.added[0]].site.path == "c.py"
+
+
+def test_function_renamed() -> None:
+    [old] = first([site("bad", qualname="f")])
+    result = merge(NEW, [old], [site("bad", qualname="g")])
+    [new] = result.records
+    assert new.id == old.id and new.site.qualname == "g" and result.matched_by[old.id] == 3
+    assert new.status == ACTIVE
+
+
+def test_class_moved_to_another_file() -> None:
+    [old] = first([site("bad", path="a.py", qualname="C.f")])
+    result = merge(NEW, [old], [site("bad", path="b.py", qualname="C.f")])
+    [new] = result.records
+    assert new.id == old.id and new.site.path == "b.py" and result.matched_by[old.id] == 3
+
+
+def test_slight_reword_needs_review_heavy_reword_does_not_match() -> None:
+    [old] = first([site("x must be positive, got {x}")])
+    old = annotate(old, "x is negative")
+    result = merge(NEW, [old], [site("x must be strictly positive, got {x}")])
+    [new] = result.records
+    assert new.id == old.id and new.status == NEEDS_REVIEW and result.changed == [old.id]
+    assert new.history is not None and new.history.previous_template == "x must be positive, got {x}"
+    assert new.annotation == old.annotation and is_stale(new)
+
+    result = merge(NEW, [old], [site("cannot frobnicate the widget")])
+    records = by_id(result.records)
+    assert records[old.id].status == REMOVED and len(result.added) == 1
+    assert records[result.added[0]].annotation.is_empty
+
+
+def test_words_not_letters() -> None:
+    assert similarity("invalid shape", "invalid dtype") < FUZZY_THRESHOLD
+    assert similarity("x must be positive, got {x}", "x must be strictly positive, got {x}") > 0.9
+
+
+def test_a_message_extended_by_a_clause_is_close_a_short_one_is_not() -> None:
+    extended = "get not supported yet for block shape {b}"
+    assert similarity("get not supported yet", extended) == FUZZY_THRESHOLD
+    assert similarity("not supported", "not supported for this dtype or shape") < FUZZY_THRESHOLD
+    assert similarity("{msg}", "{msg} and a very long explanation follows here") < FUZZY_THRESHOLD
+
+
+def test_fuzzy_is_one_to_one_best_first() -> None:
+    old = first([site("invalid shape {s} for array", line=10)])
+    old = [annotate(old[0], "shape")]
+    sites = [site("invalid shape {s} for the array", line=10),
+             site("invalid shape {s} for array of {n}", line=20)]
+    result = merge(NEW, old, sites)
+    records = by_id(result.records)
+    assert records[old[0].id].site.message.template == "invalid shape {s} for the array"
+    assert len(result.added) == 1 and records[result.added[0]].annotation.is_empty
+
+
+def test_fuzzy_needs_same_exception_and_file() -> None:
+    [old] = first([site("x must be positive")])
+    assert merge(NEW, [old], [site("x must be strictly positive", exception="TypeError")]).added
+    assert merge(NEW, [old], [site("x must be strictly positive", path="b.py")]).added
+
+
+def test_removed_then_revived_with_same_id_and_annotation() -> None:
+    [old] = first([site("bad")])
+    old = annotate(old, "kept")
+    gone = merge(NEW, [old], [])
+    [removed] = gone.records
+    assert removed.status == REMOVED and removed.history and removed.history.removed_in == NEW.sha
+    back = merge(LATER, [removed], [site("bad", line=30)])
+    [revived] = back.records
+    assert revived.id == old.id and revived.status == ACTIVE and back.revived == [old.id]
+    assert revived.annotation == old.annotation and revived.history
+    assert revived.history.removed_in is None
+
+
+def test_removed_record_is_not_revived_by_a_fuzzy_match() -> None:
+    [old] = first([site("x must be positive")])
+    [removed] = merge(NEW, [old], []).records
+    result = merge(LATER, [removed], [site("x must be strictly positive")])
+    assert result.added and not result.revived
+
+
+def test_new_id_never_reuses_a_taken_one() -> None:
+    [old] = first([site("bad")])
+    result = merge(NEW, [], [site("bad")], taken_ids=[old.id])
+    assert result.records[0].id != old.id
+
+
+def test_a_duplicated_template_gets_one_record_for_each_new_place() -> None:
+    [old] = first([site("bad", qualname="f")])
+    old = annotate(old, "only one")
+    result = merge(NEW, [old], [site("bad", qualname="g", line=5), site("bad", qualname="h", line=9)])
+    annotated = [r for r in result.records if not r.annotation.is_empty]
+    assert [r.id for r in annotated] == [old.id] and len(result.added) == 1
+
+
+@pytest.mark.parametrize("written_for, cleared", [("x must be strictly positive", True),
+                                                  ("x must be positive", False)])
+def test_review_is_cleared_when_written_for_is_the_current_template(
+        written_for: str, cleared: bool) -> None:
+    [old] = first([site("x must be positive")])
+    old = annotate(old, "text")
+    [changed] = merge(NEW, [old], [site("x must be strictly positive")]).records
+    data = dict(changed.annotation.data, written_for=written_for)
+    edited = replace(changed, annotation=Annotation(data))
+    after = clear_review(edited)
+    assert (after.status == ACTIVE) is cleared
+    if cleared:
+        assert after.history is not None and after.history.previous_template is None
+    # a second reword before any review keeps the first template as the one annotated
+    [twice] = merge(LATER, [changed], [site("x must be strictly positive now")]).records
+    assert twice.history is not None and twice.history.previous_template == "x must be positive"
+
+
+def test_function_renamed_and_moved_to_another_file_when_unambiguous() -> None:
+    [old] = first([site("a rare message", path="a.py", qualname="f")])
+    result = merge(NEW, [old], [site("a rare message", path="b.py", qualname="g")])
+    assert [r.id for r in result.records] == [old.id] and result.matched_by[old.id] == 3
+    two = [site("a rare message", path="b.py", qualname="g"),
+           site("a rare message", path="c.py", qualname="h")]
+    assert len(merge(NEW, [old], two).added) == 2  # ambiguous: no guess
+
+
+def test_exception_class_changed_same_message_keeps_the_record() -> None:
+    [old] = first([site("bad tiling", exception="ValueError")])
+    result = merge(NEW, [old], [site("bad tiling", exception="TilingError")])
+    [new] = result.records
+    assert new.id == old.id and new.status == ACTIVE and new.site.exception == "TilingError"
+    assert result.moved == [old.id]

@@ -1,0 +1,273 @@
+"""Exports loaded back and checked against the records and their schemas; the database queried."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from crawler.catalogue.evidence import match_evidence
+from crawler.catalogue.merge import merge
+from crawler.catalogue.related import related_records, with_derived
+from crawler.cli import main
+from crawler.parse.assertions import find_assertions
+from crawler.parse.visitor import find_raise_sites
+from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
+from crawler.serve import export
+from crawler.store import emit
+
+SOURCE = b'''\
+class Shape:
+    def check(self, dims):
+        if len(dims) > 3:
+            raise ValueError(f"expected at most 3 dimensions, got {len(dims)}")
+        if min(dims) < 0:
+            raise ValueError(f"negative dimension in {dims}")
+
+    def reshape(self, new):
+        raise NotImplementedError("reshape is not supported for sparse shapes")
+
+
+def convert(x, dtype):
+    if dtype not in ("int32", "float32"):
+        raise TypeError(f"cannot convert {x!r} to dtype {dtype}")
+    raise TypeError(f"cannot convert {x!r} to dtype {dtype.name}")
+'''
+
+TESTS = b'''\
+import pytest
+
+def test_dims():
+    with pytest.raises(ValueError, match="got 5"):
+        Shape().check([1] * 5)
+
+def test_convert():
+    with pytest.raises(TypeError, match=r"cannot convert .* to dtype int8"):
+        convert(1, "int8")
+'''
+
+SHA = "1" * 40
+PIN = Pin(source="example/lib", host="github.com", owner="example", name="lib", ref="v1", sha=SHA,
+          web_url="https://github.com/example/lib")
+
+
+@pytest.fixture
+def output_root(tmp_path: Path) -> Path:
+    """An output root with one repository, as `crawler extract` leaves it (one record annotated)."""
+    sites = find_raise_sites("lib/shape.py", SOURCE, "lib.shape").sites
+    records = merge(PIN, [], sites).records
+    assertions = find_assertions("tests/test_shape.py", TESTS).assertions
+    records = with_derived(records, related_records(records), match_evidence(records, assertions))
+    annotated = next(r for r in records if "sparse" in r.site.message.template)
+    note = {**empty_annotation().data, "written_for": annotated.site.message.template,
+            "what_it_means": "Sparse shapes cannot be reshaped in place; densify first."}
+    records = [replace(r, annotation=Annotation(note)) if r is annotated else r for r in records]
+    folder = tmp_path / "output" / "github.com" / "example" / "lib"
+    for record in records:
+        emit.write_record(folder, record)
+    files = (FileEntry("lib/shape.py", "2" * 40, tuple(sorted(r.id for r in records))),)
+    emit.write_manifest(folder, Manifest(PIN, "0.1.0", ExtractOptions(),
+                                         Counts(files=1, parsed=1, records=len(records)), files, ()))
+    return tmp_path / "output"
+
+
+def loaded(root: Path) -> dict[str, dict[str, object]]:
+    """Every record of an output root as the JSON document it should export to, by id."""
+    return {r.id: json.loads(json.dumps(export.record_document(r)))
+            for repo in export.load_output(root) for r in repo.records}
+
+
+def test_fixture_has_evidence_and_related(output_root: Path) -> None:
+    records = [r for repo in export.load_output(output_root) for r in repo.records]
+    assert len(records) == 5
+    with_evidence = {r.site.message.template: [e.test for e in r.evidence] for r in records if r.evidence}
+    assert with_evidence == {
+        "expected at most 3 dimensions, got {len(dims)}": ["test_dims"],
+        "cannot convert {x} to dtype {dtype}": ["test_convert"],
+        "cannot convert {x} to dtype {dtype.name}": ["test_convert"],
+    }
+    related = {r.site.message.template: sorted(x.reason for x in r.related) for r in records}
+    assert related["cannot convert {x} to dtype {dtype}"] == ["same_shape"]
+    assert related["negative dimension in {dims}"] == ["same_scope"]
+    assert related["reshape is not supported for sparse shapes"] == []
+
+
+def test_jsonl_round_trip(output_root: Path, tmp_path: Path) -> None:
+    target = tmp_path / "records.jsonl"
+    assert export.export(output_root, "jsonl", target) == 5
+    lines = target.read_text(encoding="utf-8").splitlines()
+    documents = [json.loads(line) for line in lines]
+    assert [d["id"] for d in documents] == sorted(d["id"] for d in documents)
+    expected = loaded(output_root)
+    for document in documents:
+        assert emit.schema_problems(document, "record") == []
+        assert document == expected[document["id"]]
+    first = target.read_bytes()
+    export.export(output_root, "jsonl", target)
+    assert target.read_bytes() == first
+
+
+def test_json_documents_and_index(output_root: Path, tmp_path: Path) -> None:
+    target = tmp_path / "json"
+    (target / "errors").mkdir(parents=True)
+    (target / "errors" / ("f" * 16 + ".json")).write_text("{}")  # stale, from an older export
+    (target / "errors" / "README.txt").write_text("kept")  # not ours
+    assert export.export(output_root, "json", target) == 5
+    expected = loaded(output_root)
+    names = sorted(p.name for p in (target / "errors").iterdir())
+    assert names == sorted([f"{i}.json" for i in expected] + ["README.txt"])
+    for record_id, document in expected.items():
+        assert json.loads((target / "errors" / f"{record_id}.json").read_text()) == document
+    index = json.loads((target / "index.json").read_text())
+    schema = json.loads((emit.SCHEMA_DIR / "export-index.schema.json").read_text())
+    jsonschema.validate(index, schema)
+    assert [e["id"] for e in index["records"]] == sorted(expected)
+    for entry in index["records"]:
+        document = expected[entry["id"]]
+        assert entry["template"] == document["extracted"]["message"]["template"]  # type: ignore[index]
+        assert entry["status"] == document["status"]
+    before = {p.name: p.read_bytes() for p in sorted(target.rglob("*.json"))}
+    export.export(output_root, "json", target)
+    assert {p.name: p.read_bytes() for p in sorted(target.rglob("*.json"))} == before
+
+
+def test_sqlite_tables_match_the_records(output_root: Path, tmp_path: Path) -> None:
+    db_path = tmp_path / "errors.db"
+    assert export.export(output_root, "sqlite", db_path) == 5
+    expected = loaded(output_root)
+    db = sqlite3.connect(db_path)
+    try:
+        assert db.execute("PRAGMA user_version").fetchone() == (export.EXPORT_SCHEMA_VERSION,)
+        assert dict(db.execute("SELECT key, value FROM meta"))["schema_version"] == "1"
+        assert db.execute("SELECT repo, commit_sha, records FROM repositories").fetchall() == [
+            (PIN.repo, SHA, 5)]
+        rows = db.execute("SELECT id, template, document FROM records ORDER BY rowid").fetchall()
+        assert [r[0] for r in rows] == sorted(expected)
+        for record_id, template, document in rows:
+            assert json.loads(document) == expected[record_id]
+            assert template == expected[record_id]["extracted"]["message"]["template"]  # type: ignore[index]
+        assert db.execute("SELECT name, records FROM exception_classes ORDER BY name").fetchall() == [
+            ("builtins.NotImplementedError", 1), ("builtins.TypeError", 2), ("builtins.ValueError", 2)]
+        evidence = db.execute("SELECT test, url FROM evidence ORDER BY record_id, position").fetchall()
+        assert sorted(t for t, _ in evidence) == ["test_convert", "test_convert", "test_dims"]
+        assert all(url.startswith(f"https://github.com/example/lib/blob/{SHA}/tests/") for _, url in evidence)
+        assert db.execute("SELECT count(*) FROM related").fetchone() == (4,)
+        # full text: templates, and the annotations
+        found = db.execute("SELECT r.id FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+                           "WHERE records_fts MATCH 'dimensions'").fetchall()
+        assert len(found) == 1
+        found = db.execute("SELECT a.record_id FROM annotations_fts JOIN annotations a ON a.rowid = "
+                           "annotations_fts.rowid WHERE annotations_fts MATCH 'densify'").fetchall()
+        assert len(found) == 1
+        assert db.execute("SELECT count(*) FROM errors WHERE what_it_means IS NOT NULL").fetchone() == (1,)
+    finally:
+        db.close()
+    first = db_path.read_bytes()
+    export.export(output_root, "sqlite", db_path)
+    assert db_path.read_bytes() == first
+
+
+@pytest.mark.parametrize("message, template", [
+    ("expected at most 3 dimensions, got 7", "expected at most 3 dimensions, got {len(dims)}"),
+    ("cannot convert 1.5 to dtype int8", "cannot convert {x} to dtype {dtype}"),
+    ("reshape is not supported for sparse shapes", "reshape is not supported for sparse shapes"),
+])
+def test_search_by_runtime_message(output_root: Path, tmp_path: Path, message: str, template: str) -> None:
+    db_path = tmp_path / "errors.db"
+    export.export(output_root, "sqlite", db_path)
+    hits = export.search_database(db_path, message)
+    assert hits[0].template == template and hits[0].exact
+
+
+def test_search_puts_templates_of_placeholders_only_after_real_fits(tmp_path: Path) -> None:
+    from crawler.records import Pin
+
+    pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
+    source = b"def f(msg, n):\n    raise ValueError(f'{msg}')\n    raise ValueError(f'got {n} items')\n"
+    records = merge(pin, [], find_raise_sites("a.py", source).sites).records
+    folder = tmp_path / "out" / "local" / "o" / "n"
+    for record in records:
+        emit.write_record(folder, record)
+    emit.write_manifest(folder, Manifest(pin, "0.1.0", ExtractOptions(), Counts(records=2), (), ()))
+    export.export(tmp_path / "out", "sqlite", tmp_path / "e.db")
+    hits = export.search_database(tmp_path / "e.db", "got 3 items")
+    assert [(h.template, h.exact) for h in hits] == [("got {n} items", True)]
+
+
+def test_search_refuses_a_missing_database(tmp_path: Path) -> None:
+    with pytest.raises(export.OutputError, match="no such database"):
+        export.search_database(tmp_path / "none.db", "x")
+
+
+def test_cli_export(output_root: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["export", str(output_root), "--format", "jsonl", "--to", "-"])
+    assert result.exit_code == 0, result.output
+    assert len(result.output.splitlines()) == 5
+    result = runner.invoke(main, ["export", str(output_root), "--format", "sqlite", "--to",
+                                  str(tmp_path / "e.db")])
+    assert result.exit_code == 0 and result.output == f"5 records exported as sqlite to {tmp_path / 'e.db'}\n"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(main, ["export", str(empty), "--format", "json", "--to", str(tmp_path / "j")])
+    assert result.exit_code == 1 and "no manifest.yaml found" in result.output
+
+
+# ---------------------------------------------------------------- datasette, when installed
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def datasette(output_root: Path, tmp_path: Path) -> Iterator[str]:
+    if importlib.util.find_spec("datasette") is None:
+        pytest.skip("datasette is not installed (pip install -e '.[test]')")
+    db_path = tmp_path / "errors.db"
+    export.export(output_root, "sqlite", db_path)
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "datasette", "serve", str(db_path), "--host",
+                                "127.0.0.1", "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/-/versions.json", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("datasette did not start")
+        yield base + "/errors"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_datasette_serves_the_database(datasette: str) -> None:
+    def get(path: str) -> dict[str, object]:
+        with urllib.request.urlopen(datasette + path, timeout=10) as response:
+            return json.loads(response.read())  # type: ignore[no-any-return]
+
+    rows = get("/records.json?_shape=array&_search=" + urllib.parse.quote("dimensions"))
+    assert [r["template"] for r in rows] == ["expected at most 3 dimensions, got {len(dims)}"]  # type: ignore[index, union-attr]
+    query = urllib.parse.quote("select value from meta where key = 'schema_version'")
+    assert get(f".json?sql={query}&_shape=array") == [{"value": "1"}]
+    assert len(get("/errors.json?_shape=array")) == 5  # the view

@@ -1,0 +1,170 @@
+"""Records to YAML and back: round trips, kept annotation text, safe loading, atomic writes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.errors import RecordError
+from crawler.records import Annotation, ErrorRecord, History, RaiseSite, Template
+from crawler.store import emit
+
+SHA = "a" * 40
+
+
+def a_record(**changes: object) -> ErrorRecord:
+    site = RaiseSite(
+        path="pkg/mod.py", line=10, end_line=12, column=8, class_name="C", function="f",
+        qualname="C.f", exception="ValueError", exception_qualname="builtins.ValueError",
+        message=Template("fstring", "bad {x}: {{literal}}", ("x",), "^bad (?P<x>[\\s\\S]*?): \\{literal\\}$",
+                         "0"),
+        cause=None, condition="x < 0", snippet="def f(x):\n    raise ValueError(f'bad {x}')\n",
+        snippet_line=9)
+    record = ErrorRecord(id="0123456789abcdef", status="active", repo="https://github.com/o/n",
+                         commit=SHA, url=f"https://github.com/o/n/blob/{SHA}/pkg/mod.py#L10-L12",
+                         site=site, history=History(first_seen=SHA))
+    return ErrorRecord(**{**record.__dict__, **changes})  # type: ignore[arg-type]
+
+
+def test_round_trip_and_schema(tmp_path: Path) -> None:
+    record = a_record()
+    assert emit.write_record(tmp_path, record)
+    path = tmp_path / "errors" / f"{record.id}.yaml"
+    loaded = emit.load_record(path)
+    assert loaded.site == record.site
+    assert loaded.annotation.data == record.annotation.data
+    assert emit.record_text(loaded) == path.read_text()
+    assert not emit.write_record(tmp_path, loaded), "unchanged text is not written again"
+
+
+def test_annotation_text_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    record = a_record()
+    emit.write_record(tmp_path, record)
+    path = tmp_path / "errors" / f"{record.id}.yaml"
+    hand = (
+        "annotation:\n"
+        "  # reviewed by a person, keep this comment\n"
+        "  written_for: 'bad {x}: {{literal}}'\n"
+        "  what_it_means: >\n"
+        "    folded text\n"
+        "    over lines\n"
+        "  solutions: [one,   two]\n"
+    )
+    text = path.read_text()
+    start, end = text.index("annotation:"), text.index("history:")
+    path.write_text(text[:start] + hand + text[end:])
+    loaded = emit.load_record(path)
+    assert loaded.annotation.data["solutions"] == ["one", "two"]
+    moved = ErrorRecord(**{**loaded.__dict__, "site": a_record().site.__class__(
+        **{**loaded.site.__dict__, "line": 20, "end_line": 22})})
+    emit.write_record(tmp_path, moved)
+    assert hand in path.read_text()
+    assert emit.load_record(path).site.line == 20
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("schema_version: 1\nid: [unclosed\n", 3),
+        ("!!python/object/apply:os.system ['touch pwned']\n", 1),
+        ("a: &x [1, 2]\nb: *x\n", 2),
+    ],
+)
+def test_unsafe_or_broken_yaml_is_refused_with_its_line(tmp_path: Path, text: str, line: int) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(RecordError) as caught:
+        emit.load_yaml_file(path)
+    assert caught.value.line == line
+    assert str(caught.value).startswith(f"{path}:{line}: ")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
+    target = tmp_path / "x.yaml"
+    emit.write_atomic(target, "one\n")
+    emit.write_atomic(target, "two\n")
+    assert target.read_text() == "two\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.yaml"]
+
+
+def test_empty_annotation_starts_with_every_slot() -> None:
+    data = Annotation(data={}).data
+    assert data == {}
+    text = emit.record_text(a_record())
+    for slot in ("written_for", "what_it_means", "solutions", "example_fix", "defensive_patterns",
+                 "prevention", "when_it_happens", "related"):
+        assert f"\n  {slot}:" in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(snippet=st.text(), template=st.text(), condition=st.none() | st.text(),
+       kept=st.booleans())
+def test_any_text_round_trips_through_a_record_file(snippet: str, template: str,
+                                                    condition: str | None, kept: bool) -> None:
+    """Whatever the source holds (blank lines, trailing spaces, `...`, control characters)."""
+    base = a_record()
+    site = replace(base.site, snippet=snippet, condition=condition,
+                   message=replace(base.site.message, template=template))
+    record = replace(base, site=site)
+    if kept:
+        record = replace(record, annotation=Annotation(
+            data={"what_it_means": "x"}, text="annotation:\n  what_it_means: x  # mine\n"))
+    text = emit.record_text(record)
+    if not kept:  # the blocks joined are the one document dumped whole, byte for byte
+        assert text == emit.dump_yaml({
+            "schema_version": 1, "id": record.id, "status": record.status,
+            "extracted": emit.extracted_data(record), "annotation": record.annotation.data,
+            "history": emit.history_data(record.history)})
+    data = yaml.safe_load(text)
+    assert data["extracted"]["snippet"] == snippet
+    assert data["extracted"]["message"]["template"] == template
+    assert data["extracted"]["condition"] == condition
+    assert data["history"]["first_seen"] == SHA
+    if kept:
+        assert "  what_it_means: x  # mine\n" in text
+
+
+# Strings near the edge of what YAML writes plain: words it reads as other types, leading and
+# trailing spaces, indicators, numbers, and any text at all.
+edge_strings = st.sampled_from([
+    "", " ", "a ", " a", "yes", "No", "on", "OFF", "null", "Null", "~", "true", "y", "n", "1",
+    "-1", "0x1f", "0o17", "017", "1_000", "1e5", "1.5", ".5", "1:20", "2001-12-14", "=", "<<",
+    ".inf", ".NaN", "a: b", "a #b", "a,b", "(x)", "x.y/z", "a  b", "-", "- a", "a-", "*a", "a*",
+    "<x>", "a=b", "+1", "_", "__init__", "f(x, y)", "12e4567890123456", "0000000000000000",
+    "abcdefabcdefabcd", "-a", "?a", "? a", ":a", "a:", "#a", "a#b", "---x", "...x", "..x",
+    "a - b", "it's", "'q'", '"q"', "^a\\.b$", "a\tb", "%x", "@x", "`x", "!x", "&x", "|x", ">x",
+    "[x]", "{x}", "x]", "a,", "é", "a\x85b", "a\nb", "a\nb\n", "a\n\nb\n", "  a\nb\n", "a\n  b\n",
+    "a \nb", "a\nb\n\n", "\na", "a\n", "a\n ", "a\n\n", "a\r\nb", "a\n\tb\n", "#\n", "a\n#b\n"]) \
+    | st.text(alphabet="ab1 -_.,:#=?()[]{}<>*+/~\\\t\n'\"", max_size=8) | st.text()
+scalars = st.none() | st.booleans() | st.integers() | edge_strings
+values = st.recursive(scalars | st.lists(edge_strings, max_size=3)
+                      | st.lists(st.integers(), max_size=4).map(emit.FlowList),
+                      lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(edge_strings, inner, min_size=0, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data=st.dictionaries(edge_strings, values, max_size=6))
+def test_a_block_is_what_pyyaml_dumps(data: dict[str, object]) -> None:
+    """Plain scalars are written without PyYAML's representer: byte for byte its output."""
+    assert emit.block_text(data) == emit.dump_yaml(data)
+
+
+def test_plain_scalars_skip_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = {"path": "pkg/mod.py", "line": 3, "class": None, "factory": False,
+            "message": {"kind": "literal", "placeholders": ["x", "y_z"], "argument": "message"}}
+    expected = emit.dump_yaml(data)
+    monkeypatch.setattr(emit, "dump_yaml", None)  # any call would fail
+    assert emit.block_text(data) == expected
+
+
+def test_a_lone_surrogate_anywhere_is_written_as_its_escape() -> None:
+    """Test patterns, conditions, snippets: any text read off a file may hold one."""
+    text = emit.dump_yaml({"evidence": [{"pattern": "x\udc80y"}], "plain": "é"})
+    assert yaml.safe_load(text) == {"evidence": [{"pattern": "x\\udc80y"}], "plain": "é"}

@@ -1,0 +1,156 @@
+"""The quick schema check is sound: whatever it passes, jsonschema passes too."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.store import emit
+from crawler.store._quickschema import surely_valid
+from tests.store.test_emit import a_record
+
+SCHEMA = json.loads((emit.SCHEMA_DIR / "record.schema.json").read_text(encoding="utf-8"))
+VALIDATOR = emit._validator("record")
+
+
+def record_data() -> dict[str, Any]:
+    data = emit.safe_load_text(emit.record_text(a_record()), "x")
+    assert isinstance(data, dict)
+    return data
+
+
+def test_a_record_the_crawler_writes_passes_quickly() -> None:
+    assert surely_valid(record_data(), SCHEMA)
+
+
+def test_every_record_in_a_real_output_passes_quickly() -> None:
+    root = Path(__file__).resolve().parents[2] / "output"
+    paths = list(root.rglob("errors/*.yaml"))
+    assert paths
+    for path in paths:
+        assert surely_valid(emit.load_yaml_file(path)[0], SCHEMA), path
+
+
+@pytest.mark.parametrize("schema", [
+    {"format": "email"}, {"$ref": "#/x"}, {"anyOf": [{"type": "null"}]}, True,
+    {"type": "object", "patternProperties": {"x": {}}},
+])
+def test_a_keyword_not_known_here_is_left_to_jsonschema(schema: Any) -> None:
+    assert not surely_valid({}, schema)
+
+
+@pytest.mark.parametrize(("value", "schema"), [
+    (1.0, {"type": "integer"}),  # jsonschema says yes; here: not known
+    (True, {"enum": [1]}), (1, {"const": True}),
+    (0.5, {"minimum": 1}), ("x", {"oneOf": [{"type": "string"}, {"minLength": 1}]}),
+])
+def test_where_python_and_json_differ_it_does_not_guess(value: Any, schema: Any) -> None:
+    assert not surely_valid(value, schema)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.sampled_from(
+        ["", "a", "active", "removed", "literal", "same_scope", "pytest.raises", "match", "str",
+         "^x$", "a" * 40, "0123456789abcdef", "https://x", "0" * 16]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["id", "reason", "path", "line", "x", "kind", "first_seen", "removed_in"]),
+        inner, max_size=3),
+    max_leaves=10)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+SCHEMA_PARTS = sorted(path for path in _paths(SCHEMA)
+                      if path[-2:-1] in (("properties",), ("items",)) or path[-1:] == ("items",))
+EDGES = ["", "x", "a" * 40, "0123456789abcdef", "^x$", "https://x", "active", "same_scope", 0, 1,
+         -1, 0.0, 1.0, 1.5, True, False, None, [], [""], {}, {"id": "0" * 16, "reason": "same_shape"}]
+
+
+def mutated(value: Any, data: st.DataObject, edits: int, keys: list[str]) -> Any:
+    """`value` with parts replaced, dropped or added anywhere, `edits` times."""
+    for _ in range(edits):
+        where = data.draw(st.sampled_from(_paths(value)[1:]))
+        parent = value
+        for part in where[:-1]:
+            parent = parent[part]
+        action = data.draw(st.sampled_from(["replace", "drop", "add"]))
+        if action == "replace":
+            parent[where[-1]] = data.draw(json_values)
+        elif action == "drop":
+            del parent[where[-1]]
+        elif isinstance(parent, dict):
+            parent[data.draw(st.sampled_from(keys))] = data.draw(json_values)
+        else:
+            parent.append(data.draw(json_values))
+    return value
+
+
+@settings(max_examples=1500, deadline=None)
+@given(data=st.data(), edits=st.integers(1, 4))
+def test_a_mutated_record_that_passes_quickly_passes_jsonschema(data: st.DataObject,
+                                                                edits: int) -> None:
+    """Replace, drop or add parts of a record's data anywhere: quick yes implies jsonschema yes."""
+    value = mutated(record_data(), data, edits, ["x", "id", "line", "fits"])
+    if surely_valid(value, SCHEMA):
+        assert VALIDATOR.is_valid(value), json.dumps(value)[:400]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(value=json_values, schema_path=st.sampled_from(SCHEMA_PARTS))
+def test_any_value_against_any_part_of_the_schema(value: Any, schema_path: tuple[Any, ...]) -> None:
+    schema: Any = SCHEMA
+    for part in schema_path:
+        schema = schema[part]
+    if surely_valid(value, schema):
+        assert VALIDATOR.evolve(schema=schema).is_valid(copy.deepcopy(value))
+
+
+
+@pytest.mark.parametrize("schema_path", SCHEMA_PARTS, ids=lambda path: ".".join(map(str, path)))
+def test_each_part_of_the_schema_on_edge_values(schema_path: tuple[Any, ...]) -> None:
+    schema: Any = SCHEMA
+    for part in schema_path:
+        schema = schema[part]
+    for value in EDGES:
+        if surely_valid(value, schema):
+            assert VALIDATOR.evolve(schema=schema).is_valid(value), (schema_path, value)
+
+
+MANIFEST_SCHEMA = json.loads((emit.SCHEMA_DIR / "manifest.schema.json").read_text(encoding="utf-8"))
+MANIFEST_VALIDATOR = emit._validator("manifest")
+
+
+def manifest_data() -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[2] / "output"
+    (path,) = root.rglob("manifest.yaml")
+    data, _ = emit.load_yaml_file(path)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_manifest_of_a_real_output_passes_quickly() -> None:
+    assert surely_valid(manifest_data(), MANIFEST_SCHEMA)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(data=st.data(), edits=st.integers(1, 4))
+def test_a_mutated_manifest_that_passes_quickly_passes_jsonschema(data: st.DataObject,
+                                                                  edits: int) -> None:
+    value = mutated(manifest_data(), data, edits, ["x", "path", "blob", "records", "raises"])
+    if surely_valid(value, MANIFEST_SCHEMA):
+        assert MANIFEST_VALIDATOR.is_valid(value), json.dumps(value)[:400]
