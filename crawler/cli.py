@@ -79,20 +79,23 @@ def one_line(message: str) -> str:
 
 
 class Summary(Protocol):
+    """What a command reports (`crawler._cli_summaries`): its JSON form and its human lines."""
+
     def to_json(self) -> str: ...
 
     def lines(self) -> Iterable[Line]: ...
 
 
-def show(summary: Summary, as_json: bool, quiet: bool = False) -> None:
+def _show(summary: Summary, as_json: bool, quiet: bool = False) -> None:
     """A command's summary on stdout: as JSON, as lines, or (with -q) not at all."""
     if as_json:
         click.echo(summary.to_json())
     elif not quiet:
-        echo_lines(summary.lines())
+        _echo_lines(summary.lines())
 
 
-def echo_lines(lines: Iterable[Line]) -> None:
+def _echo_lines(lines: Iterable[Line]) -> None:
+    """Text lines as they are (no markup, no emoji codes); tables through rich."""
     tables = Console(highlight=False)
     for line in lines:
         if isinstance(line, str):
@@ -197,7 +200,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
         result = run_extract(source, ref=ref, output_root=output_root, options=options,
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
                              dry_run=dry_run, wait=wait, evidence=evidence)
-    show(ExtractSummary(result, dry_run), as_json, quiet)
+    _show(ExtractSummary(result, dry_run), as_json, quiet)
     for note in result.notes:
         if not quiet:
             click.echo(f"note: {one_line(note)}", err=True)
@@ -242,7 +245,7 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
     for failed in result.failed:
         _err.print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
                    soft_wrap=True)
-    show(BatchSummary(result), as_json, quiet)
+    _show(BatchSummary(result), as_json, quiet)
     if result.failed:
         sys.exit(1)
 
@@ -263,7 +266,7 @@ def validate(folder: Path, quiet: bool) -> None:
     for problem in summary.problems:
         click.echo(one_line(problem), err=True)
     if not quiet:
-        echo_lines(summary.lines())
+        _echo_lines(summary.lines())
     if summary.problems:
         sys.exit(1)
     if summary.checked == 0:
@@ -295,14 +298,14 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     from crawler.serve.lookup import LookupIndex, load_records
 
     if db is not None:
-        show(LookupSummary(hits=_search_database(message, db, limit)), as_json)
+        _show(LookupSummary(hits=_search_database(message, db, limit)), as_json)
         return
     if not output.is_dir():
         raise click.ClickException(f"{output}: no such folder; give the output folder or --db")
     records = load_records(output)
     if not records:
         raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
-    show(LookupSummary(matches=tuple(LookupIndex(records).lookup(message, limit=limit))), as_json)
+    _show(LookupSummary(matches=tuple(LookupIndex(records).lookup(message, limit=limit))), as_json)
 
 
 def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, ...]:
@@ -354,7 +357,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
                             wait=wait)
-    show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
+    _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
     _raise_problems(result.problems, result.folder)
     if check_only and result.pending:
         sys.exit(1)
@@ -382,7 +385,7 @@ def check(folder: Path, as_json: bool) -> None:
     if not as_json:
         for problem in summary.problems:
             click.echo(problem, err=True)
-    show(summary, as_json)
+    _show(summary, as_json)
     if checked == 0:
         raise click.ClickException(f"{folder}: no records found; run `crawler extract` first")
     if findings or problems:
