@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import crawler
 from crawler.cli import main
 from tests.gitrepo import GitRepo
 
@@ -97,3 +99,61 @@ def test_lookup_over_the_folder_and_over_the_database(small_repo: GitRepo, tmp_p
         assert result.exit_code == 0, result.output
         (hit,) = [h for h in json.loads(result.output) if h["exact"]]
         assert hit["template"] == "bad {x}" and hit["path"] == "m.py"
+
+
+def test_an_option_shared_by_commands_is_described_once() -> None:
+    """Declared once (crawler/_cli_options.py), an option cannot say two things in two commands."""
+    helps: dict[str, set[str]] = {}
+    for command in main.commands.values():
+        for param in command.params:
+            if isinstance(param, click.Option):
+                helps.setdefault(max(param.opts, key=len), set()).add(param.help or "")
+    shared = {name: texts for name, texts in helps.items() if name != "--json"}
+    assert {"--output", "--cache-dir", "--jobs", "--dry-run", "--quiet"} <= shared.keys()
+    assert {name: texts for name, texts in shared.items() if len(texts) > 1} == {}
+    # --json names what it prints: the summary, the findings, the records
+    assert {text.split()[2] for text in helps["--json"]} == {"summary", "findings", "records"}
+
+
+EXTRACT_KEYS = ["repo", "ref", "commit", "folder", "files", "parsed", "skipped", "records",
+                "added", "moved", "changed", "removed", "revived", "files_written",
+                "test_assertions", "records_with_evidence", "seconds", "dry_run", "problems", "notes"]
+UPDATE_KEYS = ["repo", "ref", "commit", "folder", "files", "files_read_again", "records",
+               "added", "moved", "changed", "removed", "revived", "cleared", "stale_annotations",
+               "files_to_write", "files_written", "seconds", "dry_run", "problems", "notes"]
+
+
+def test_extract_and_update_summaries_keep_their_keys_in_order(small_repo: GitRepo,
+                                                                tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    extracted = CliRunner().invoke(main, ["extract", str(small_repo.path), "-o", out, "--json"])
+    summary = json.loads(extracted.output)
+    assert list(summary) == EXTRACT_KEYS
+    assert (summary["added"], summary["files_written"], summary["dry_run"]) == (1, 2, False)
+    small_repo.write("m.py", "def f(x):\n    raise ValueError(f'very bad {x}')\n")
+    small_repo.commit()
+    updated = CliRunner().invoke(main, ["update", str(small_repo.path), "-o", out, "--json",
+                                        "--check"])
+    assert updated.exit_code == 1  # --check: the records are stale
+    summary = json.loads(updated.output)
+    assert list(summary) == UPDATE_KEYS
+    (changed,) = summary["changed"]
+    assert summary["files_to_write"] == [f"errors/{changed}.yaml", "manifest.yaml"]
+    assert (summary["files_written"], summary["dry_run"]) == (0, True)
+
+
+def test_only_the_command_line_prints_or_exits() -> None:
+    """The library returns what it found; cli.py prints it (bench.py is a tool of its own)."""
+    root = Path(crawler.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name in {"cli.py", "bench.py"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = node.func if isinstance(node, ast.Call) else None
+            name = (called.id if isinstance(called, ast.Name)
+                    else called.attr if isinstance(called, ast.Attribute) else None)
+            if name in {"print", "echo", "exit", "_exit"} or (
+                    isinstance(node, ast.Raise) and "SystemExit" in ast.unparse(node)):
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []

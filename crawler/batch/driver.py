@@ -1,20 +1,17 @@
 """Batch extraction: many repositories, in local worker processes or on a Dask cluster.
 
-The driver (this process) takes the entries of a repos.yaml (`batchfile.py`), sends one
-`RepoTask` per repository to the workers,
-and applies each `RepoOutcome` as it comes back. A worker only pins and visits
-(`pipeline.collect`); the driver alone merges and writes (`pipeline.apply`), so what crosses the
-network is small (a source and a ref out, a `Collected` back) and the output folder needs no
-locks. A repository already up to date at its pinned commit is skipped, so an interrupted batch
-picks up where it stopped. Nothing here prints: progress goes to the callback the caller gives.
+The driver (this process) takes the entries of a repos.yaml (`reposfile`), sends one
+`RepoTask` per repository to the workers (`_worker`, run by `_executors`), and applies each
+`RepoOutcome` as it comes back. A worker only pins and visits (`pipeline.collect`); the driver
+alone merges and writes (`pipeline.apply`), so what crosses the network is small (a batch
+entry out, a `Collected` back) and the output folder needs no locks. A repository already up
+to date at its pinned commit is skipped, so an interrupted batch picks up where it stopped.
+Nothing here prints: progress goes to the callback the caller gives.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import resource
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -22,12 +19,10 @@ from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
     Future,
-    ProcessPoolExecutor,
     ThreadPoolExecutor,
     wait,
 )
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -35,11 +30,12 @@ from typing import Any
 import yaml
 
 from crawler import __version__
+from crawler.batch._executors import LocalPool, dask_executor
+from crawler.batch._worker import RepoOutcome, RepoTask, collect_repo
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
-from crawler.git.pin import pin
 from crawler.git.source import redact
-from crawler.pipeline import Collected, RunResult, apply, collect, load_cache, output_folder
+from crawler.pipeline import RunResult, apply, load_cache, output_folder
 from crawler.records import ExtractOptions, Pin
 from crawler.store import emit
 from crawler.store._loadcache import LoadCache
@@ -48,8 +44,6 @@ DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
 POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
 WRITER_THREADS = 4  # repositories the driver merges and writes at once (the writes wait on fsync)
-FILES_TOPIC = "crawler-files-parsed"  # Dask event by which workers report files parsed
-FILES_EVERY = 0.5  # seconds between two such events from one worker
 
 
 # ---------------------------------------------------------------- what is already on disk
@@ -117,118 +111,6 @@ def _manifest_head(path: Path) -> Known | None:
         return None
 
 
-# ---------------------------------------------------------------- the worker's part
-
-
-@dataclass(frozen=True)
-class RepoTask:
-    """What a worker is sent for one repository: small and picklable."""
-
-    index: int
-    source: str
-    ref: str
-    options: ExtractOptions
-    name: str | None
-    cache_dir: str | None  # a path on the worker; None for its user cache folder
-    fresh: tuple[tuple[str, str], ...] = ()  # (slug, sha) pairs that are already up to date
-    attempt: int = 0
-
-
-@dataclass(frozen=True)
-class RepoOutcome:
-    """What a worker sends back: the collected sites, or that it is up to date, or why it failed."""
-
-    index: int
-    pin: Pin | None = None
-    collected: Collected | None = None  # None when up to date or failed
-    error: str | None = None
-    seconds: float = 0.0
-
-
-_files_parsed: Any = None  # a shared counter in local worker processes, for live progress
-
-
-def _init_local_worker(counter: Any) -> None:
-    global _files_parsed
-    _files_parsed = counter
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a parser that segfaults writes no core
-
-
-_last_done = 0  # files done so far in the task this worker runs (one at a time)
-
-
-def _count_file(done: int, total: int) -> None:
-    """collect's progress callback on a worker: `done` files of this repository so far."""
-    global _unsent, _last_done
-    step, _last_done = max(0, done - _last_done), done  # cache hits arrive many at once
-    if _files_parsed is not None:
-        with _files_parsed.get_lock():
-            _files_parsed.value += step
-        return
-    _unsent += step
-    if time.monotonic() - _sent_at >= FILES_EVERY:
-        _send_files()
-
-
-_unsent, _sent_at = 0, 0.0  # on a Dask worker: files parsed and not yet told, and when last told
-
-
-def _send_files() -> None:
-    """On a Dask worker, tell the driver how many more files were parsed (progress only)."""
-    global _unsent, _sent_at
-    if _unsent and "distributed" in sys.modules:
-        try:
-            from distributed import get_worker
-
-            get_worker().log_event(FILES_TOPIC, _unsent)
-        except Exception:  # noqa: BLE001, S110 - not on a worker, or the event was lost: no progress
-            pass
-    _unsent, _sent_at = 0, time.monotonic()
-
-
-def collect_repo(task: RepoTask) -> RepoOutcome:
-    """Pin and visit one repository (on a worker); every failure comes back as a reason.
-
-    When the output already holds this repository, the ref is resolved first: at the same
-    commit with the same options there is nothing to do. Otherwise the files are visited at
-    the resolved sha, so a branch that moves meanwhile cannot mix two commits.
-    """
-    started = time.perf_counter()
-    try:
-        return _collect(task, started)
-    finally:
-        _send_files()
-
-
-def _collect(task: RepoTask, started: float) -> RepoOutcome:
-    global _last_done
-    _last_done = 0
-    try:
-        if task.fresh:
-            with pin(task.source, task.ref, cache_dir=_path(task.cache_dir), name=task.name) as repo:
-                resolved = repo.pin
-            if (resolved.slug, resolved.sha) in task.fresh:
-                return RepoOutcome(task.index, resolved, seconds=time.perf_counter() - started)
-            collected = collect(task.source, ref=resolved.sha, options=task.options,
-                                cache_dir=_path(task.cache_dir), name=task.name, jobs=1,
-                                progress=_count_file)
-            collected = replace(collected, pin=resolved)  # keep the ref as the user gave it
-        else:
-            collected = collect(task.source, ref=task.ref, options=task.options,
-                                cache_dir=_path(task.cache_dir), name=task.name, jobs=1,
-                                progress=_count_file)
-    except CrawlerError as error:
-        return RepoOutcome(task.index, error=str(error), seconds=time.perf_counter() - started)
-    except Exception as error:  # noqa: BLE001 - one repository's crash must not stop the batch
-        return RepoOutcome(task.index, error=f"crashed: {type(error).__name__}: {error}"[:500],
-                           seconds=time.perf_counter() - started)
-    return RepoOutcome(task.index, collected.pin, collected, seconds=time.perf_counter() - started)
-
-
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value is not None else None
-
-
 # ---------------------------------------------------------------- where tasks run
 
 
@@ -245,75 +127,6 @@ def scheduler_address(option: str | None) -> str | None:
         return None
     address = dask.config.get("scheduler-address", None)
     return str(address) if address else None
-
-
-class _LocalPool:
-    """Local worker processes that survive one of them dying (a parser crash, the OOM killer).
-
-    A dead process breaks the whole pool, failing every repository under way, and does not say
-    which one killed it. Those repositories are run again, one at a time, each in a fresh
-    process of its own, so only the one that kills its process again is reported.
-    """
-
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
-        self.context = multiprocessing.get_context("spawn")  # no fork of a threaded driver
-        self.counter = self.context.Value("q", 0)
-        self.generation = 0
-        self.executor = self._start(jobs)
-
-    def _start(self, jobs: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(jobs, mp_context=self.context,
-                                   initializer=_init_local_worker, initargs=(self.counter,))
-
-    def restart(self, generation: int) -> None:
-        """Replace the pool, once for every break, whichever of its futures reports it first."""
-        if generation == self.generation:
-            self.executor.shutdown(wait=False, cancel_futures=True)
-            self.executor = self._start(self.jobs)
-            self.generation += 1
-
-    def alone(self, task: RepoTask) -> Future[RepoOutcome]:
-        """Run one task in a process of its own, gone when the task is done."""
-        executor = self._start(1)
-        future = executor.submit(collect_repo, task)
-        future.add_done_callback(lambda _: executor.shutdown(wait=False))
-        return future
-
-    def files_parsed(self) -> int:
-        return int(self.counter.value)
-
-
-@contextmanager
-def _dask_executor(address: str) -> Iterator[tuple[Executor, int, Callable[[], int]]]:
-    """A concurrent.futures view of a Dask client, how many tasks its workers run at once, and
-    how many files they have parsed so far."""
-    try:
-        from distributed import Client
-    except ImportError as error:
-        raise CrawlerError(f"--scheduler {address}: dask.distributed is not installed; "
-                           "install the extra with `pip install 'raise-site-crawler[dask]'`") from error
-    try:
-        client = Client(address, timeout=30)
-    except (OSError, TimeoutError) as error:
-        raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
-                           "start one with `dask scheduler`") from error
-    with client:
-        daemonic = sorted(address for address, flag in client.run(_is_daemonic).items() if flag)
-        if daemonic:
-            raise CrawlerError(
-                f"--scheduler {address}: the Dask workers {', '.join(daemonic[:3])} are daemonic "
-                "processes, which cannot start the crawler's parser processes; start the workers "
-                "with DASK_DISTRIBUTED__WORKER__DAEMON=False (see docs/batch.md)")
-        parsed = [0]
-        client.subscribe_topic(FILES_TOPIC, lambda event: parsed.__setitem__(0, parsed[0] + event[1]))
-        yield (client.get_executor(pure=False), max(1, sum(client.nthreads().values())),
-               lambda: parsed[0])
-
-
-def _is_daemonic() -> bool:
-    """Run on each Dask worker: may this process start child processes?"""
-    return bool(multiprocessing.current_process().daemon)
 
 
 # ---------------------------------------------------------------- the driver
@@ -378,13 +191,13 @@ def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: i
     driver = _Driver(entries, known, dry_run, progress, load_cache(cache_dir))
     tasks = driver.plan(None if cache_dir is None else str(cache_dir))
     if scheduler is None:
-        pool = _LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
+        pool = LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
         try:
             driver.run(tasks, pool)
         finally:
             pool.executor.shutdown(wait=True, cancel_futures=True)
     else:
-        with _dask_executor(scheduler) as (executor, slots, parsed):
+        with dask_executor(scheduler) as (executor, slots, parsed):
             driver.run(tasks, executor, slots, parsed)
     results = tuple(driver.results[entry.index] for entry in entries)
     return BatchResult(results, time.perf_counter() - started, scheduler or LOCAL)
@@ -421,14 +234,13 @@ class _Driver:
             )
             size = max((k.files for k in candidates), default=-1)
             tasks.append((-1 if size < 0 else 0, -size, entry.index,
-                          RepoTask(entry.index, entry.source, entry.ref, entry.options,
-                                   entry.name, cache_dir, fresh)))
+                          RepoTask(entry, cache_dir, fresh)))
         return [task for *_, task in sorted(tasks, key=lambda t: t[:3])]
 
-    def run(self, tasks: list[RepoTask], pool: _LocalPool | Executor, slots: int = 1,
+    def run(self, tasks: list[RepoTask], pool: LocalPool | Executor, slots: int = 1,
             parsed: Callable[[], int] | None = None) -> None:
         """Run the tasks on `pool` (`slots` at a time on Dask, where `parsed` counts files)."""
-        local = pool if isinstance(pool, _LocalPool) else None
+        local = pool if isinstance(pool, LocalPool) else None
         live = local.files_parsed if local else parsed or (lambda: 0)
         remote: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
         writing: dict[Future[RepoResult], int] = {}
@@ -468,18 +280,18 @@ class _Driver:
                             local.restart(generation)
                             suspects.append(replace(task, attempt=1))
                             continue
-                        outcome = RepoOutcome(task.index, error="its worker process died, twice "
+                        outcome = RepoOutcome(error="its worker process died, twice "
                                               "(a crash in the parser, or out of memory)")
                     except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
-                        outcome = RepoOutcome(task.index, error=f"{type(error).__name__}: {error}")
-                    entry = self.entries[task.index]
+                        outcome = RepoOutcome(error=f"{type(error).__name__}: {error}")
+                    entry = task.entry
                     done = self._settle(entry, outcome)
                     if done is not None:
-                        self.results[task.index] = done
+                        self.results[entry.index] = done
                     else:
                         assert outcome.collected is not None
                         self.files_done += len(outcome.collected.outcomes)
-                        writing[writer.submit(self._write, entry, outcome)] = task.index
+                        writing[writer.submit(self._write, entry, outcome)] = entry.index
         finally:
             for pending in remote:
                 pending.cancel()

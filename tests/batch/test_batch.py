@@ -15,7 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from crawler.batch import driver
+from crawler.batch import _worker, driver
 from crawler.batch.driver import DONE, FAILED, UP_TO_DATE, BatchResult, run_batch
 from crawler.batch.reposfile import load_batch
 from crawler.cli import main
@@ -138,7 +138,7 @@ def test_local_and_dask_write_identical_output(repos: Path, tmp_path: Path) -> N
                          dashboard_address=":0", worker_dashboard_address=None) as cluster:
         dask = run_batch(load_batch(repos, tmp_path / "out-dask"), scheduler=cluster.scheduler_address)
         with distributed.Client(cluster) as client:  # the workers told of the files they parsed
-            events = client.get_events(driver.FILES_TOPIC)
+            events = client.get_events(_worker.FILES_TOPIC)
             assert sum(count for _, count in events) == 3 + 2 + 3
 
     for result in (local, dask):

@@ -1,0 +1,257 @@
+"""What each command reports: one frozen summary type per command, built from the library's results.
+
+Each gives its JSON form (`to_json`) and its human lines (`lines`: text, or a rich table); the
+command line alone prints them. Keys and wording here are the command line's output contract.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from rich.text import Text
+
+from crawler.store import emit, repo_output
+
+if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
+    from crawler.batch.driver import BatchResult
+    from crawler.pipeline import Finding, RunResult
+    from crawler.serve.export import DatabaseHit
+    from crawler.serve.lookup import Match
+
+Line = str | Table
+
+CHANGES = (  # MergeResult's lists of ids, in the order the summaries give them
+    ("added", "new raise sites"),
+    ("moved", "same message, new line, place or code around it"),
+    ("changed", "message reworded: needs_review"),
+    ("removed", "site gone; kept with its annotation"),
+    ("revived", "site back; same id and annotation"),
+    ("cleared", "review done: written_for is the current message"),
+)
+
+
+def _dumps(data: Any, ascii_only: bool = True) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=ascii_only)
+
+
+def _run_fields(result: RunResult, dry_run: bool, middle: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys extract and update share, around the ones that are theirs."""
+    return {
+        "repo": result.pin.repo,
+        "ref": result.pin.ref,
+        "commit": result.pin.sha,
+        "folder": str(result.folder),
+        "files": result.manifest.counts.files,
+        **middle,
+        "seconds": round(result.seconds, 3),
+        "dry_run": dry_run,
+        "problems": list(result.problems),
+        "notes": list(result.notes),
+    }
+
+
+@dataclass(frozen=True)
+class ExtractSummary:
+    """`extract`: the pin, the files read, and how many records each kind of change touched."""
+
+    result: RunResult
+    dry_run: bool
+
+    def to_json(self) -> str:
+        result, counts = self.result, self.result.manifest.counts
+        evidence = result.evidence
+        return _dumps(_run_fields(result, self.dry_run, {
+            "parsed": counts.parsed,
+            "skipped": counts.skipped,
+            "records": counts.records,
+            **{key: len(getattr(result.merged, key)) for key, _ in CHANGES[:5]},
+            "files_written": result.files_written,
+            "test_assertions": evidence.assertions if evidence else None,
+            "records_with_evidence": evidence.records if evidence else None,
+        }))
+
+    def lines(self) -> Iterator[Line]:
+        result, counts = self.result, self.result.manifest.counts
+        changed = ", ".join(f"{len(getattr(result.merged, key))} {key}" for key, _ in CHANGES[:5])
+        written = ("nothing written (dry run)" if self.dry_run
+                   else f"{result.files_written} files written to {result.folder}")
+        yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
+               f"{counts.records} records ({changed}) from {counts.parsed} of {counts.files} files, "
+               f"{counts.skipped} skipped; {written} in {result.seconds:.1f}s")
+
+
+@dataclass(frozen=True)
+class UpdateSummary:
+    """`update`: the ids each kind of change touched, stale annotations, the files to write."""
+
+    result: RunResult
+    dry_run: bool  # true with --check too: nothing is written
+    check_only: bool
+
+    def to_json(self) -> str:
+        result = self.result
+        return _dumps(_run_fields(result, self.dry_run, {
+            "files_read_again": result.parsed,
+            "records": result.manifest.counts.records,
+            **{key: sorted(getattr(result.merged, key)) for key, _ in CHANGES},
+            "stale_annotations": [{"id": r.id, "written_for": r.annotation.written_for,
+                                   "template": r.site.message.template} for r in result.stale],
+            "files_to_write": list(result.pending),
+            "files_written": result.files_written,
+        }))
+
+    def lines(self) -> Iterator[Line]:
+        result, pending = self.result, self.result.pending
+        yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
+               f"{result.manifest.counts.records} records; {result.parsed} of "
+               f"{result.manifest.counts.files} files read again in {round(result.seconds, 3):.2f}s")
+        table = Table("change", "records", "ids", "meaning")
+        for key, meaning in CHANGES:
+            ids = sorted(getattr(result.merged, key))
+            shown = " ".join(ids[:4]) + (f" (+{len(ids) - 4})" if len(ids) > 4 else "")
+            table.add_row(key, str(len(ids)), shown, meaning)
+        yield table
+        for stale in result.stale:
+            yield (f"stale annotation {stale.id}: written for {stale.annotation.written_for!r}, "
+                   f"the message is now {stale.site.message.template!r}")
+        if self.check_only:
+            yield f"stale: {len(pending)} files would change" if pending else "up to date"
+        elif self.dry_run:
+            yield f"dry run: {len(pending)} files would change, nothing written"
+        else:
+            yield f"{result.files_written} files written to {result.folder}"
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """`batch`: one line per repository, in the order of the batch file."""
+
+    result: BatchResult
+
+    def to_json(self) -> str:
+        repos = [{
+            "index": r.entry.index, "source": r.entry.source, "ref": r.entry.ref,
+            "repo": r.pin.repo if r.pin else None, "commit": r.pin.sha if r.pin else None,
+            "folder": str(r.folder) if r.folder else None, "status": r.status,
+            "records": r.records, "added": r.added, "changed": r.changed, "removed": r.removed,
+            "files": r.files, "files_written": r.files_written, "seconds": round(r.seconds, 3),
+            "error": r.error,
+        } for r in self.result.results]
+        return _dumps({"scheduler": self.result.scheduler, "seconds": round(self.result.seconds, 3),
+                       "failed": len(self.result.failed), "files": self.result.files,
+                       "repos": repos})
+
+    def lines(self) -> Iterator[Line]:
+        result = self.result
+        table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
+                            f"{result.files} files parsed in {result.seconds:.1f}s",
+                      title_justify="left", caption="changes: +added ~changed -removed records",
+                      caption_justify="left")
+        table.add_column("repository", overflow="fold", min_width=16)
+        table.add_column("sha", no_wrap=True)
+        for column in ("records", "changes", "time"):
+            table.add_column(column, justify="right", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        style = {"done": "green", "up to date": "dim", "failed": "bold red"}
+        for r in result.results:
+            failed = r.status == "failed"
+            table.add_row(Text(r.pin.repo if r.pin else r.entry.source),
+                          r.pin.sha[:8] if r.pin else "", "" if failed else str(r.records),
+                          "" if failed else f"+{r.added} ~{r.changed} -{r.removed}",
+                          f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
+        yield table
+
+
+@dataclass(frozen=True)
+class ValidateSummary:
+    """`validate`: how many record and manifest files were checked, and what is wrong in them."""
+
+    checked: int
+    problems: tuple[str, ...]
+
+    @classmethod
+    def of_folder(cls, folder: Path) -> ValidateSummary:
+        """Every repository folder under `folder`: its records and its manifest, against the schemas."""
+        checked = 0
+        problems: list[str] = []
+        repositories = {path.parent for path in folder.rglob(emit.ERRORS_DIR) if path.is_dir()}
+        repositories |= {path.parent for path in folder.rglob(emit.MANIFEST)}
+        for repository in sorted(repositories):
+            loaded = repo_output.load_folder(repository)
+            checked += len(loaded.records) + len(loaded.broken)
+            problems.extend(broken.problem for broken in loaded.broken)
+            if (repository / emit.MANIFEST).exists():
+                checked += 1
+                if loaded.manifest_problem:
+                    problems.append(loaded.manifest_problem)
+        return cls(checked, tuple(problems))
+
+    def lines(self) -> Iterator[Line]:
+        yield f"{self.checked} files checked, {len(self.problems)} problems"
+
+
+@dataclass(frozen=True)
+class CheckSummary:
+    """`check`: the records whose annotation may not fit their message, and the unreadable ones."""
+
+    checked: int
+    findings: tuple[Finding, ...]
+    problems: tuple[str, ...]
+
+    def to_json(self) -> str:
+        return _dumps({
+            "checked": self.checked,
+            "findings": [{"path": str(f.path), "id": f.record.id, "status": f.record.status,
+                          "written_for": f.record.annotation.written_for,
+                          "template": f.record.site.message.template} for f in self.findings],
+            "problems": list(self.problems),
+        })
+
+    def lines(self) -> Iterator[Line]:
+        for finding in self.findings:
+            yield finding.describe()
+        yield (f"{self.checked} records checked, {len(self.findings)} to review, "
+               f"{len(self.problems)} unreadable")
+
+
+@dataclass(frozen=True)
+class LookupSummary:
+    """`lookup`: the matches from an output folder, or the hits from an SQLite export (`--db`)."""
+
+    matches: tuple[Match, ...] = ()
+    hits: tuple[DatabaseHit, ...] = ()
+
+    def to_json(self) -> str:
+        from crawler.serve.lookup import describe
+
+        data = [asdict(hit) for hit in self.hits] if self.hits else describe(self.matches)
+        return _dumps(data, ascii_only=False)
+
+    def lines(self) -> Iterator[Line]:
+        exact = [match.exact for match in self.matches] + [hit.exact for hit in self.hits]
+        if not exact:
+            yield "no record matches, and none is close"
+            return
+        if not exact[0]:
+            yield "no template matches exactly; the closest (~):"
+        for match in self.matches:
+            site = match.record.site
+            yield from _hit_lines(match.exact, f"{match.record.id}  {site.exception}  "
+                                  f"{site.path}:{site.line}  ({site.message.kind}, score {match.score})",
+                                  site.message.template, match.captures)
+        for hit in self.hits:
+            yield from _hit_lines(hit.exact, f"{hit.id}  {hit.exception}  {hit.path}:{hit.line}",
+                                  hit.template, {})
+
+
+def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any]) -> Iterator[str]:
+    """One found record: `=` exact or `~` close, where it is, its template and what it captured."""
+    yield f"{'=' if exact else '~'} {head}"
+    yield f"    {template}"
+    for name, value in captures.items():
+        yield f"    {name} = {value!r}"
