@@ -6,7 +6,6 @@ nothing: progress goes to the callback the caller gives.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import time
@@ -14,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from crawler import __version__
 from crawler.catalogue import classes
@@ -26,9 +25,8 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions, find_assertions
-from crawler.parse.names import module_name
 from crawler.parse.visitor import RaiseCounts
-from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
+from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
 from crawler.records import (
     NEEDS_REVIEW,
     REMOVED,
@@ -43,16 +41,13 @@ from crawler.records import (
     SourceFile,
     TestAssertion,
 )
+from crawler.selection import select_files, select_test_files
 from crawler.store import emit, repo_output
 from crawler.store._loadcache import LoadCache
 from crawler.store.cache import Entry, ResultCache
 
-__all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
-
 Progress = Callable[[int, int], None]  # (files done, files in all)
 
-SYMLINK, SUBMODULE = "120000", "160000"
-TEST_DIRS = frozenset({"test", "tests"})
 
 
 @dataclass(frozen=True)
@@ -71,71 +66,6 @@ class RunResult:
     pending: tuple[str, ...] = ()  # files whose text this run changes (or would, in a dry run)
     stale: tuple[ErrorRecord, ...] = ()  # live records whose annotation names another template
     evidence: EvidenceStats | None = None  # None when the tests were not read
-
-
-# ---------------------------------------------------------------- selecting files
-
-
-def is_test_path(path: str) -> bool:
-    """Files of a test suite: under a test folder, or named like a test module."""
-    parts = PurePosixPath(path).parts
-    name = parts[-1]
-    return (
-        any(part in TEST_DIRS for part in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
-def select_files(files: Iterable[SourceFile], options: ExtractOptions
-                 ) -> tuple[list[SourceFile], list[Skipped], int]:
-    """The .py files to parse, the ones passed over with the reason, and how many .py there are."""
-    chosen: list[SourceFile] = []
-    skipped: list[Skipped] = []
-    total = 0
-    for entry in files:
-        if not entry.path.endswith(".py"):
-            continue
-        total += 1
-        reason = _skip_reason(entry, options)
-        if reason is None:
-            chosen.append(entry)
-        else:
-            skipped.append(Skipped(entry.path, *reason))
-    return chosen, skipped, total
-
-
-def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str | None] | None:
-    if entry.mode == SYMLINK:
-        return "symlink", "a link is recorded, never followed"
-    if entry.mode == SUBMODULE:
-        return "submodule", f"gitlink to {entry.blob}; submodules are not followed"
-    if options.include and not any(fnmatch.fnmatchcase(entry.path, g) for g in options.include):
-        return "not_included", None
-    if any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude):
-        return "excluded", None
-    if not options.include_tests and is_test_path(entry.path):
-        return "test_file", None
-    if entry.size < 0:
-        return "too_large", "left out of the fetch by its size"
-    if entry.size > options.max_file_bytes:
-        return "too_large", f"{entry.size} bytes, over the cap of {options.max_file_bytes}"
-    return None
-
-
-def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> list[SourceFile]:
-    """The test files read for evidence: skipped for cataloguing (unless asked for), read anyway.
-
-    `--exclude` globs apply (a suite can be left out); `--include` does not, since it narrows the
-    catalogue to library code and the tests that exercise it live elsewhere.
-    """
-    return [
-        entry for entry in files
-        if entry.path.endswith(".py") and is_test_path(entry.path)
-        and entry.mode not in (SYMLINK, SUBMODULE) and 0 <= entry.size <= options.max_file_bytes
-        and not any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude)
-    ]
 
 
 # ---------------------------------------------------------------- visiting files
