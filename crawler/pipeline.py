@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
@@ -18,6 +18,7 @@ from pathlib import Path
 from crawler import __version__
 from crawler.catalogue import classes
 from crawler.catalogue.evidence import EvidenceStats, match_evidence
+from crawler.catalogue.manifest import build_manifest
 from crawler.catalogue.merge import MergeResult, PathMoves, clear_review, is_stale, merge
 from crawler.catalogue.related import related_records, with_derived
 from crawler.errors import CrawlerError, OutputError
@@ -28,9 +29,7 @@ from crawler.parse.assertions import FileAssertions, find_assertions
 from crawler.parse.visitor import RaiseCounts
 from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
 from crawler.records import (
-    NEEDS_REVIEW,
     REMOVED,
-    Counts,
     ErrorRecord,
     ExtractOptions,
     FileEntry,
@@ -554,54 +553,6 @@ def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:
 # ---------------------------------------------------------------- the manifest and the writes
 
 
-def build_manifest(collected: Collected, previous: Manifest | None, records: list[ErrorRecord],
-                   resolved: classes.Resolved, *, loaded: Collection[str] = (),
-                   extra_skipped: Sequence[Skipped] = ()) -> Manifest:
-    """The new catalogue: kept files as they were, visited ones from the merged records."""
-    outcomes = list(collected.outcomes)
-    failures = [o.failure for o in outcomes if o.failure is not None]
-    old = {entry.path: entry for entry in previous.files} if previous else {}
-    ids_by_path: dict[str, list[str]] = {}
-    removed: dict[str, list[str]] = {}
-    for record in records:
-        target = removed if record.status == REMOVED else ids_by_path
-        target.setdefault(record.site.path, []).append(record.id)
-    entries = {entry.path: entry for entry in collected.kept}
-    for o in outcomes:
-        if o.failure is None:
-            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
-                      o.counts.without_message)
-            entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
-                                        raises)
-        elif o.path in old and ids_by_path.get(o.path):
-            entries[o.path] = old[o.path]  # records kept from the last good read
-    if previous is not None:  # removed records this run did not load stay listed where they were
-        for path, ids in previous.removed.items():
-            left = [i for i in ids if i not in loaded]
-            if left:
-                removed.setdefault(path, []).extend(left)
-    files = tuple(entries[path] for path in sorted(entries))
-    all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
-                               key=lambda s: (s.path, s.reason)))
-    review = {r.id for r in records if r.status == NEEDS_REVIEW}
-    counts = Counts(
-        files=collected.total,
-        parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
-        skipped=len(all_skipped),
-        raise_statements=sum(e.raises[0] for e in files),
-        records=sum(len(e.records) for e in files),
-        removed=sum(len(ids) for ids in removed.values()),
-        bare_raise=sum(e.raises[1] for e in files),
-        reraise=sum(e.raises[2] for e in files),
-        # message-less raises of a class with a default message became records
-        without_message=sum(e.raises[3] for e in files) - resolved.from_pending,
-    )
-    return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
-                    exception_classes=tuple(resolved.exception_classes),
-                    removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
-                    needs_review=tuple(sorted(review)))
-
-
 def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str,
                    texts: dict[str, str] | None = None) -> list[str]:
     """The files (relative to `folder`) whose text a write would change; `texts` gets them."""
@@ -623,49 +574,3 @@ def _text_of(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-# ---------------------------------------------------------------- annotations against messages
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A record whose annotation may not fit its message any more."""
-
-    path: Path
-    record: ErrorRecord
-
-    def describe(self) -> str:
-        record = self.record
-        template = record.site.message.template
-        if is_stale(record):
-            return (f"{self.path}: {record.status}: annotation written for "
-                    f"{record.annotation.written_for!r}, the message is now {template!r}")
-        if record.status != NEEDS_REVIEW:
-            return (f"{self.path}: annotation.written_for is empty: set it to the message the "
-                    f"annotation was written for (now {template!r})")
-        previous = record.history.previous_template if record.history else None
-        return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
-                "check the annotation, then set annotation.written_for to the new message")
-
-
-def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
-    """Every record under `root`: how many, those to look at again, and the unreadable files.
-
-    Listed: live records whose annotation names another template than theirs, or names none
-    while holding text, and records in review.
-    """
-    checked, findings, problems = 0, [], []
-    for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
-        checked += 1
-        try:
-            record = emit.load_record(path)
-        except CrawlerError as error:
-            problems.append(str(error))
-            continue
-        if record.status == REMOVED:
-            continue
-        unbound = record.annotation.written_for is None and not record.annotation.is_empty
-        if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
-            findings.append(Finding(path, record))
-    return checked, findings, problems

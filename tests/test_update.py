@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawler import pipeline
+from crawler.catalogue.review import check_output
 from crawler.cli import main
 from crawler.parse.skeleton import Region
 from crawler.parse.visitor import RaiseCounts
@@ -220,7 +221,7 @@ def test_message_reworded_slightly_then_reviewed(out: Output) -> None:
     assert record.history is not None and record.history.previous_template == POSITIVE
     assert result.merged.changed == [ids[POSITIVE]] and [r.id for r in result.stale] == [ids[POSITIVE]]
     out.assert_annotations(blocks)
-    _, findings, _ = pipeline.check_output(out.root)
+    _, findings, _ = check_output(out.root)
     assert [f.record.id for f in findings] == [ids[POSITIVE]]
 
     # A person checks the annotation and says so; the next update (no upstream change) clears it.
@@ -230,7 +231,7 @@ def test_message_reworded_slightly_then_reviewed(out: Output) -> None:
     assert record.status == ACTIVE and record.history and record.history.previous_template is None
     assert result.merged.cleared == [ids[POSITIVE]] and result.parsed == 0
     out.assert_annotations(blocks)
-    assert pipeline.check_output(out.root)[1] == []
+    assert check_output(out.root)[1] == []
 
 
 def test_message_reworded_heavily(out: Output) -> None:
