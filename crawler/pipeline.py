@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crawler import __version__
-from crawler.catalogue import classes
-from crawler.catalogue.evidence import EvidenceStats, match_evidence
+from crawler.catalogue import classes, holdback
+from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.manifest import build_manifest
-from crawler.catalogue.merge import MergeResult, PathMoves, clear_review, is_stale, merge
-from crawler.catalogue.related import related_records, with_derived
+from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
+from crawler.catalogue.regenerate import regenerate
 from crawler.errors import CrawlerError, OutputError
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.parse import skeleton
@@ -46,7 +46,6 @@ from crawler.store._loadcache import LoadCache
 from crawler.store.cache import Entry, ResultCache
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
-
 
 
 @dataclass(frozen=True)
@@ -345,9 +344,10 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             orphans = taken - _ids_listed(previous)
             loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
                                         manifest=previous, cache=loads)
-        plan = repo_output.plan(loaded, pinned, sites)
-        merged = _merge(collected, previous, plan, taken)
-        stats = _derive(merged, collected) if full else None
+        plan = holdback.plan(loaded, pinned, sites)
+        merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
+                            aside=_set_aside(collected, previous), full=full,
+                            assertions=collected.assertions if collected.tests_read else None)
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())
@@ -376,19 +376,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
-                     evidence=stats)
-
-
-def _derive(merged: MergeResult, collected: Collected) -> EvidenceStats | None:
-    """Related errors and test evidence, over every record: only a full run sees them all.
-
-    An update that reads only the changed files carries each record's derived parts over as
-    they are; the next full `extract` refreshes them.
-    """
-    stats = EvidenceStats() if collected.tests_read else None
-    evidence = match_evidence(merged.records, collected.assertions, stats) if stats else None
-    merged.records = with_derived(merged.records, related_records(merged.records), evidence)
-    return stats
+                     evidence=merged.evidence)
 
 
 def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
@@ -444,28 +432,11 @@ def _manifest_or_note(folder: Path, loads: LoadCache | None = None
         return None, f"{error}; it will be rebuilt from the records"
 
 
-def _merge(collected: Collected, previous: Manifest | None, plan: repo_output.Plan, taken: set[str]
-           ) -> MergeResult:
-    """Merge the plan's sites and records; files that failed or sit in review are handled apart."""
-    failed = {o.path for o in collected.outcomes if o.failure is not None}
-    kept_paths = {entry.path for entry in collected.kept}
-    review = set(previous.needs_review) if previous is not None else set()
-    existing = list(plan.existing)
-    frozen = [r for r in existing if r.status != REMOVED and r.site.path in failed]
-    in_review = [r for r in existing
-                 if r.id in review and r.status != REMOVED and r.site.path in kept_paths]
-    aside = {id(r) for r in frozen + in_review}
-    merged = merge(collected.pin, [r for r in existing if id(r) not in aside], plan.sites,
-                   moves=_moves(previous, collected), taken_ids=taken | plan.reserved)
-    for record in frozen:  # a file that no longer parses keeps its records as they were
-        merged.unchanged.append(record.id)
-        merged.records.append(record)
-    for record in in_review:  # an untouched file's record in review: a person may have cleared it
-        reviewed = clear_review(record)
-        (merged.cleared if reviewed is not record else merged.unchanged).append(record.id)
-        merged.records.append(reviewed)
-    merged.records.sort(key=lambda r: r.id)
-    return merged
+def _set_aside(collected: Collected, previous: Manifest | None) -> SetAside:
+    """Records the merge carries as they are: of files that failed, and in review unread."""
+    return SetAside(failed_paths=frozenset(o.path for o in collected.outcomes if o.failure is not None),
+                    unread_paths=frozenset(entry.path for entry in collected.kept),
+                    in_review=frozenset(previous.needs_review if previous is not None else ()))
 
 
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
@@ -538,16 +509,8 @@ def _ids_in(folder: Path, previous: Manifest) -> set[str]:
 
 def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:
     """Where the old files went: git's renames, and new paths holding an old file's blob."""
-    if previous is None:
-        return PathMoves()
-    now = {o.path: o.blob for o in collected.outcomes}
-    by_blob: dict[str, list[str]] = {}
-    for path, blob in sorted(now.items()):
-        by_blob.setdefault(blob, []).append(path)
-    same_blob = {entry.path: tuple(p for p in by_blob.get(entry.blob, ()) if p != entry.path)
-                 for entry in previous.files if entry.blob in by_blob}
-    return PathMoves(renames=dict(collected.renames),
-                     same_blob={k: v for k, v in same_blob.items() if v})
+    return PathMoves.between(previous, {o.path: o.blob for o in collected.outcomes},
+                             dict(collected.renames))
 
 
 # ---------------------------------------------------------------- the manifest and the writes

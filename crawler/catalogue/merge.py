@@ -1,7 +1,8 @@
 """Regeneration: existing records and newly found sites in, the next records out.
 
 Regenerating is merging, never overwriting. A new site takes over an existing record (its id,
-annotation and history) only through a one-to-one match, tried in this order (DESIGN.md):
+annotation and history) only through a one-to-one match, tried in this order (the README's
+"Regeneration" section; docs/guarantees.md says what it promises):
 
 1. the same key `(path, qualname, exception, template)`; equal keys pair by their ordinals;
 2. the same key with the record's path replaced by where its file went: git's rename, or a new
@@ -14,6 +15,9 @@ annotation and history) only through a one-to-one match, tried in this order (DE
    new site have it (a function renamed and moved in one commit);
 4. a close template (`FUZZY_THRESHOLD`), the same exception, the same file: the record keeps its
    id and annotation but becomes `needs_review`, with `history.previous_template`.
+
+Records set aside (`SetAside`: those of a file that no longer parses, and those in review in a
+file not read again) take no part in matching and come out as they were, or cleared.
 
 Removed records take part in steps 1 and 2 only: a site comes back to its record only when it
 comes back exactly. An existing record left unmatched is kept as `removed`, with its annotation.
@@ -34,6 +38,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from crawler.catalogue.evidence import EvidenceStats
+from crawler.catalogue.identity import Key, Ordinals, site_order
 from crawler.git.permalink import permalink
 from crawler.records import (
     ACTIVE,
@@ -41,12 +47,12 @@ from crawler.records import (
     REMOVED,
     ErrorRecord,
     History,
+    Manifest,
     Pin,
     RaiseSite,
     record_id,
 )
 
-Key = tuple[str, str, str, str]
 K = TypeVar("K", bound=Hashable)
 
 # Step 4 pairs a vanished record with a new site of the same exception in the same file when the
@@ -78,36 +84,92 @@ class PathMoves:
         found += [p for p in sorted(self.same_blob.get(path, ())) if p not in found and p != path]
         return found
 
+    @classmethod
+    def between(cls, previous: Manifest | None, now: Mapping[str, str],
+                renames: Mapping[str, str]) -> PathMoves:
+        """Where the previous manifest's files went: git's `renames`, and paths in `now`
+        (path -> blob, the files read this run) holding an old file's very blob."""
+        if previous is None:
+            return cls()
+        by_blob: dict[str, list[str]] = {}
+        for path, blob in sorted(now.items()):
+            by_blob.setdefault(blob, []).append(path)
+        same_blob = {entry.path: tuple(p for p in by_blob.get(entry.blob, ()) if p != entry.path)
+                     for entry in previous.files if entry.blob in by_blob}
+        return cls(renames=dict(renames), same_blob={k: v for k, v in same_blob.items() if v})
 
-@dataclass
+
+@dataclass(frozen=True)
+class SetAside:
+    """Records that take no part in the matching: each comes out as it was, or cleared."""
+
+    failed_paths: frozenset[str] = frozenset()  # files that no longer parse: records kept as they were
+    unread_paths: frozenset[str] = frozenset()  # files not read again this run
+    in_review: frozenset[str] = frozenset()  # ids in review: in an unread file, a person may clear one
+
+    def keeps(self, record: ErrorRecord) -> bool:
+        return record.status != REMOVED and record.site.path in self.failed_paths
+
+    def reviews(self, record: ErrorRecord) -> bool:
+        return (record.status != REMOVED and record.id in self.in_review
+                and record.site.path in self.unread_paths)
+
+
+@dataclass(frozen=True)
 class MergeResult:
     """The records after a merge, and what happened to them by id."""
 
-    records: list[ErrorRecord]
+    records: tuple[ErrorRecord, ...]
+    added: tuple[str, ...] = ()
+    moved: tuple[str, ...] = ()  # same template, new line, place or code around
+    changed: tuple[str, ...] = ()  # the template changed: needs review
+    removed: tuple[str, ...] = ()
+    revived: tuple[str, ...] = ()
+    cleared: tuple[str, ...] = ()  # needs_review made active by a person's check
+    unchanged: tuple[str, ...] = ()
+    matched_by: Mapping[str, int] = field(default_factory=dict)  # id -> the step (1-4) that matched it
+    evidence: EvidenceStats | None = None  # set when related errors and test evidence were derived
+
+
+@dataclass
+class _Tally:
+    """A merge under way: the records so far, and what happened to them by id."""
+
+    records: list[ErrorRecord] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
-    moved: list[str] = field(default_factory=list)  # same template, new line, place or code around
-    changed: list[str] = field(default_factory=list)  # the template changed: needs review
+    moved: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     revived: list[str] = field(default_factory=list)
-    cleared: list[str] = field(default_factory=list)  # needs_review made active by a person's check
+    cleared: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
-    matched_by: dict[str, int] = field(default_factory=dict)  # id -> the step (1-4) that matched it
+    matched_by: dict[str, int] = field(default_factory=dict)
+
+    def result(self) -> MergeResult:
+        return MergeResult(tuple(sorted(self.records, key=lambda r: r.id)), tuple(self.added),
+                           tuple(self.moved), tuple(self.changed), tuple(self.removed),
+                           tuple(self.revived), tuple(self.cleared), tuple(self.unchanged),
+                           dict(self.matched_by))
 
 
 Pair = tuple[RaiseSite, ErrorRecord]
 
 
 def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite], *,
-          moves: PathMoves = PathMoves(), taken_ids: Iterable[str] = ()) -> MergeResult:
+          moves: PathMoves = PathMoves(), taken_ids: Iterable[str] = (),
+          aside: SetAside = SetAside()) -> MergeResult:
     """Match new sites to existing records one-to-one; keep every annotation with its site.
 
     `taken_ids` are ids used anywhere in the output folder (also by records not passed in), so
-    a new record never reuses one.
+    a new record never reuses one. Records `aside` are not matched: they come out as they were.
     """
-    result = MergeResult(records=[])
+    result = _Tally()
     taken = {record.id for record in existing} | set(taken_ids)
+    kept = [r for r in existing if aside.keeps(r)]
+    in_review = [r for r in existing if aside.reviews(r) and not aside.keeps(r)]
     sites_left = sorted(sites, key=site_order)
-    records_left = sorted(existing, key=record_order)
+    records_left = sorted((r for r in existing if not (aside.keeps(r) or aside.reviews(r))),
+                          key=record_order)
     steps: list[tuple[int, Callable[[list[RaiseSite], list[ErrorRecord]], list[Pair]]]] = [
         (1, lambda s, r: pair_by(s, r, RaiseSite.key, lambda rec: rec.site.key())),
     ]
@@ -136,17 +198,23 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
         sites_left = [s for s in sites_left if id(s) not in used_sites]
         records_left = [r for r in records_left if id(r) not in used_records]
 
-    ordinals = compute_ordinals(sites)
+    ordinals = Ordinals.of(sites)
     for site in sites_left:
-        new = _new_record(pin, site, ordinals[id(site)], taken)
+        new = _new_record(pin, site, ordinals[site], taken)
         taken.add(new.id)
         result.added.append(new.id)
         result.records.append(new)
 
     for record in records_left:
         result.records.append(_retire(pin, record, result))
-    result.records.sort(key=lambda r: r.id)
-    return result
+    for record in kept:  # a file that no longer parses keeps its records as they were
+        result.unchanged.append(record.id)
+        result.records.append(record)
+    for record in in_review:  # an unread file's record in review: a person may have cleared it
+        reviewed = clear_review(record)
+        (result.cleared if reviewed is not record else result.unchanged).append(record.id)
+        result.records.append(reviewed)
+    return result.result()
 
 
 def _live(records: list[ErrorRecord]) -> list[ErrorRecord]:
@@ -168,10 +236,6 @@ def _moved_file_step(moves: PathMoves, rank: int
 
 
 # ---------------------------------------------------------------- pairing, one-to-one
-
-
-def site_order(site: RaiseSite) -> tuple[str, int, int]:
-    return (site.path, site.line, site.column)
 
 
 def record_order(record: ErrorRecord) -> tuple[int, str, int, int, str]:
@@ -307,16 +371,6 @@ def pair_fuzzy(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
     return _greedy((site, record) for _, site, record in scored)
 
 
-def compute_ordinals(sites: Iterable[RaiseSite]) -> dict[int, int]:
-    """For each site (by object id), how many sites of the same key stand before it."""
-    seen: dict[Key, int] = defaultdict(int)
-    ordinals: dict[int, int] = {}
-    for site in sorted(sites, key=site_order):
-        ordinals[id(site)] = seen[site.key()]
-        seen[site.key()] += 1
-    return ordinals
-
-
 # ---------------------------------------------------------------- the records that come out
 
 
@@ -339,7 +393,7 @@ def is_stale(record: ErrorRecord) -> bool:
     return written_for is not None and written_for != record.site.message.template
 
 
-def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: MergeResult) -> ErrorRecord:
+def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally) -> ErrorRecord:
     """An existing record following its site: same id and annotation, facts from the code."""
     history = record.history or History(first_seen=record.commit)
     # A record in review stays in review until a person clears it, through removal and revival.
@@ -381,7 +435,7 @@ def _new_record(pin: Pin, site: RaiseSite, number: int, taken: set[str]) -> Erro
                        history=History(first_seen=pin.sha))
 
 
-def _retire(pin: Pin, record: ErrorRecord, result: MergeResult) -> ErrorRecord:
+def _retire(pin: Pin, record: ErrorRecord, result: _Tally) -> ErrorRecord:
     """A record whose site is gone: kept, with its annotation, as `removed`."""
     if record.status == REMOVED:
         result.unchanged.append(record.id)
