@@ -7,15 +7,8 @@ from dataclasses import FrozenInstanceError, replace
 import pytest
 
 from crawler.catalogue.identity import Ordinals
-from crawler.catalogue.merge import (
-    FUZZY_THRESHOLD,
-    PathMoves,
-    SetAside,
-    clear_review,
-    is_stale,
-    merge,
-    similarity,
-)
+from crawler.catalogue.merge import PathMoves, SetAside, clear_review, is_stale, merge
+from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
 from crawler.records import (
     ACTIVE,
     NEEDS_REVIEW,
