@@ -138,7 +138,6 @@ class _Tally:
                            dict(self.matched_by))
 
 
-
 def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite], *,
           moves: PathMoves = PathMoves(), taken_ids: Iterable[str] = (),
           aside: SetAside = SetAside()) -> MergeResult:
