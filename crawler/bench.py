@@ -73,8 +73,8 @@ def _cpu() -> float:
 def _files(source: str, ref: str, cache_dir: Path) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) of the files an extraction would parse, read from the pinned commit."""
     from crawler.git.pin import pin
-    from crawler.pipeline import select_files
     from crawler.records import ExtractOptions
+    from crawler.selection import select_files
 
     with pin(source, ref, cache_dir=cache_dir) as repo:
         chosen, _, _ = select_files(repo.list_files(), ExtractOptions())

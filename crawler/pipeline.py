@@ -6,33 +6,30 @@ nothing: progress goes to the callback the caller gives.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from crawler import __version__
-from crawler.catalogue import classes
-from crawler.catalogue.evidence import EvidenceStats, match_evidence
-from crawler.catalogue.merge import MergeResult, PathMoves, clear_review, is_stale, merge
-from crawler.catalogue.related import related_records, with_derived
+from crawler.catalogue import classes, holdback
+from crawler.catalogue.evidence import EvidenceStats
+from crawler.catalogue.manifest import build_manifest
+from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
+from crawler.catalogue.regenerate import regenerate
 from crawler.errors import CrawlerError, OutputError
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions, find_assertions
-from crawler.parse.names import module_name
 from crawler.parse.visitor import RaiseCounts
-from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
+from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
 from crawler.records import (
-    NEEDS_REVIEW,
     REMOVED,
-    Counts,
     ErrorRecord,
     ExtractOptions,
     FileEntry,
@@ -43,16 +40,12 @@ from crawler.records import (
     SourceFile,
     TestAssertion,
 )
+from crawler.selection import select_files, select_test_files
 from crawler.store import emit, repo_output
 from crawler.store._loadcache import LoadCache
 from crawler.store.cache import Entry, ResultCache
 
-__all__ = ["FileOutcome", "module_name", "visit_file"]  # re-exported: they lived here first
-
 Progress = Callable[[int, int], None]  # (files done, files in all)
-
-SYMLINK, SUBMODULE = "120000", "160000"
-TEST_DIRS = frozenset({"test", "tests"})
 
 
 @dataclass(frozen=True)
@@ -71,71 +64,6 @@ class RunResult:
     pending: tuple[str, ...] = ()  # files whose text this run changes (or would, in a dry run)
     stale: tuple[ErrorRecord, ...] = ()  # live records whose annotation names another template
     evidence: EvidenceStats | None = None  # None when the tests were not read
-
-
-# ---------------------------------------------------------------- selecting files
-
-
-def is_test_path(path: str) -> bool:
-    """Files of a test suite: under a test folder, or named like a test module."""
-    parts = PurePosixPath(path).parts
-    name = parts[-1]
-    return (
-        any(part in TEST_DIRS for part in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
-def select_files(files: Iterable[SourceFile], options: ExtractOptions
-                 ) -> tuple[list[SourceFile], list[Skipped], int]:
-    """The .py files to parse, the ones passed over with the reason, and how many .py there are."""
-    chosen: list[SourceFile] = []
-    skipped: list[Skipped] = []
-    total = 0
-    for entry in files:
-        if not entry.path.endswith(".py"):
-            continue
-        total += 1
-        reason = _skip_reason(entry, options)
-        if reason is None:
-            chosen.append(entry)
-        else:
-            skipped.append(Skipped(entry.path, *reason))
-    return chosen, skipped, total
-
-
-def _skip_reason(entry: SourceFile, options: ExtractOptions) -> tuple[str, str | None] | None:
-    if entry.mode == SYMLINK:
-        return "symlink", "a link is recorded, never followed"
-    if entry.mode == SUBMODULE:
-        return "submodule", f"gitlink to {entry.blob}; submodules are not followed"
-    if options.include and not any(fnmatch.fnmatchcase(entry.path, g) for g in options.include):
-        return "not_included", None
-    if any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude):
-        return "excluded", None
-    if not options.include_tests and is_test_path(entry.path):
-        return "test_file", None
-    if entry.size < 0:
-        return "too_large", "left out of the fetch by its size"
-    if entry.size > options.max_file_bytes:
-        return "too_large", f"{entry.size} bytes, over the cap of {options.max_file_bytes}"
-    return None
-
-
-def select_test_files(files: Iterable[SourceFile], options: ExtractOptions) -> list[SourceFile]:
-    """The test files read for evidence: skipped for cataloguing (unless asked for), read anyway.
-
-    `--exclude` globs apply (a suite can be left out); `--include` does not, since it narrows the
-    catalogue to library code and the tests that exercise it live elsewhere.
-    """
-    return [
-        entry for entry in files
-        if entry.path.endswith(".py") and is_test_path(entry.path)
-        and entry.mode not in (SYMLINK, SUBMODULE) and 0 <= entry.size <= options.max_file_bytes
-        and not any(fnmatch.fnmatchcase(entry.path, glob) for glob in options.exclude)
-    ]
 
 
 # ---------------------------------------------------------------- visiting files
@@ -416,9 +344,10 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             orphans = taken - _ids_listed(previous)
             loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
                                         manifest=previous, cache=loads)
-        plan = repo_output.plan(loaded, pinned, sites)
-        merged = _merge(collected, previous, plan, taken)
-        stats = _derive(merged, collected) if full else None
+        plan = holdback.plan(loaded, pinned, sites)
+        merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
+                            aside=_set_aside(collected, previous), full=full,
+                            assertions=collected.assertions if collected.tests_read else None)
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())
@@ -447,19 +376,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
-                     evidence=stats)
-
-
-def _derive(merged: MergeResult, collected: Collected) -> EvidenceStats | None:
-    """Related errors and test evidence, over every record: only a full run sees them all.
-
-    An update that reads only the changed files carries each record's derived parts over as
-    they are; the next full `extract` refreshes them.
-    """
-    stats = EvidenceStats() if collected.tests_read else None
-    evidence = match_evidence(merged.records, collected.assertions, stats) if stats else None
-    merged.records = with_derived(merged.records, related_records(merged.records), evidence)
-    return stats
+                     evidence=merged.evidence)
 
 
 def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
@@ -515,28 +432,11 @@ def _manifest_or_note(folder: Path, loads: LoadCache | None = None
         return None, f"{error}; it will be rebuilt from the records"
 
 
-def _merge(collected: Collected, previous: Manifest | None, plan: repo_output.Plan, taken: set[str]
-           ) -> MergeResult:
-    """Merge the plan's sites and records; files that failed or sit in review are handled apart."""
-    failed = {o.path for o in collected.outcomes if o.failure is not None}
-    kept_paths = {entry.path for entry in collected.kept}
-    review = set(previous.needs_review) if previous is not None else set()
-    existing = list(plan.existing)
-    frozen = [r for r in existing if r.status != REMOVED and r.site.path in failed]
-    in_review = [r for r in existing
-                 if r.id in review and r.status != REMOVED and r.site.path in kept_paths]
-    aside = {id(r) for r in frozen + in_review}
-    merged = merge(collected.pin, [r for r in existing if id(r) not in aside], plan.sites,
-                   moves=_moves(previous, collected), taken_ids=taken | plan.reserved)
-    for record in frozen:  # a file that no longer parses keeps its records as they were
-        merged.unchanged.append(record.id)
-        merged.records.append(record)
-    for record in in_review:  # an untouched file's record in review: a person may have cleared it
-        reviewed = clear_review(record)
-        (merged.cleared if reviewed is not record else merged.unchanged).append(record.id)
-        merged.records.append(reviewed)
-    merged.records.sort(key=lambda r: r.id)
-    return merged
+def _set_aside(collected: Collected, previous: Manifest | None) -> SetAside:
+    """Records the merge carries as they are: of files that failed, and in review unread."""
+    return SetAside(failed_paths=frozenset(o.path for o in collected.outcomes if o.failure is not None),
+                    unread_paths=frozenset(entry.path for entry in collected.kept),
+                    in_review=frozenset(previous.needs_review if previous is not None else ()))
 
 
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
@@ -609,67 +509,11 @@ def _ids_in(folder: Path, previous: Manifest) -> set[str]:
 
 def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:
     """Where the old files went: git's renames, and new paths holding an old file's blob."""
-    if previous is None:
-        return PathMoves()
-    now = {o.path: o.blob for o in collected.outcomes}
-    by_blob: dict[str, list[str]] = {}
-    for path, blob in sorted(now.items()):
-        by_blob.setdefault(blob, []).append(path)
-    same_blob = {entry.path: tuple(p for p in by_blob.get(entry.blob, ()) if p != entry.path)
-                 for entry in previous.files if entry.blob in by_blob}
-    return PathMoves(renames=dict(collected.renames),
-                     same_blob={k: v for k, v in same_blob.items() if v})
+    return PathMoves.between(previous, {o.path: o.blob for o in collected.outcomes},
+                             dict(collected.renames))
 
 
 # ---------------------------------------------------------------- the manifest and the writes
-
-
-def build_manifest(collected: Collected, previous: Manifest | None, records: list[ErrorRecord],
-                   resolved: classes.Resolved, *, loaded: Collection[str] = (),
-                   extra_skipped: Sequence[Skipped] = ()) -> Manifest:
-    """The new catalogue: kept files as they were, visited ones from the merged records."""
-    outcomes = list(collected.outcomes)
-    failures = [o.failure for o in outcomes if o.failure is not None]
-    old = {entry.path: entry for entry in previous.files} if previous else {}
-    ids_by_path: dict[str, list[str]] = {}
-    removed: dict[str, list[str]] = {}
-    for record in records:
-        target = removed if record.status == REMOVED else ids_by_path
-        target.setdefault(record.site.path, []).append(record.id)
-    entries = {entry.path: entry for entry in collected.kept}
-    for o in outcomes:
-        if o.failure is None:
-            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
-                      o.counts.without_message)
-            entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
-                                        raises)
-        elif o.path in old and ids_by_path.get(o.path):
-            entries[o.path] = old[o.path]  # records kept from the last good read
-    if previous is not None:  # removed records this run did not load stay listed where they were
-        for path, ids in previous.removed.items():
-            left = [i for i in ids if i not in loaded]
-            if left:
-                removed.setdefault(path, []).extend(left)
-    files = tuple(entries[path] for path in sorted(entries))
-    all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
-                               key=lambda s: (s.path, s.reason)))
-    review = {r.id for r in records if r.status == NEEDS_REVIEW}
-    counts = Counts(
-        files=collected.total,
-        parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
-        skipped=len(all_skipped),
-        raise_statements=sum(e.raises[0] for e in files),
-        records=sum(len(e.records) for e in files),
-        removed=sum(len(ids) for ids in removed.values()),
-        bare_raise=sum(e.raises[1] for e in files),
-        reraise=sum(e.raises[2] for e in files),
-        # message-less raises of a class with a default message became records
-        without_message=sum(e.raises[3] for e in files) - resolved.from_pending,
-    )
-    return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
-                    exception_classes=tuple(resolved.exception_classes),
-                    removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
-                    needs_review=tuple(sorted(review)))
 
 
 def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str,
@@ -693,49 +537,3 @@ def _text_of(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-# ---------------------------------------------------------------- annotations against messages
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A record whose annotation may not fit its message any more."""
-
-    path: Path
-    record: ErrorRecord
-
-    def describe(self) -> str:
-        record = self.record
-        template = record.site.message.template
-        if is_stale(record):
-            return (f"{self.path}: {record.status}: annotation written for "
-                    f"{record.annotation.written_for!r}, the message is now {template!r}")
-        if record.status != NEEDS_REVIEW:
-            return (f"{self.path}: annotation.written_for is empty: set it to the message the "
-                    f"annotation was written for (now {template!r})")
-        previous = record.history.previous_template if record.history else None
-        return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
-                "check the annotation, then set annotation.written_for to the new message")
-
-
-def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
-    """Every record under `root`: how many, those to look at again, and the unreadable files.
-
-    Listed: live records whose annotation names another template than theirs, or names none
-    while holding text, and records in review.
-    """
-    checked, findings, problems = 0, [], []
-    for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
-        checked += 1
-        try:
-            record = emit.load_record(path)
-        except CrawlerError as error:
-            problems.append(str(error))
-            continue
-        if record.status == REMOVED:
-            continue
-        unbound = record.annotation.written_for is None and not record.annotation.is_empty
-        if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
-            findings.append(Finding(path, record))
-    return checked, findings, problems

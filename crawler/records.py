@@ -8,6 +8,10 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
+# Files over this many bytes are not parsed (`ExtractOptions.max_file_bytes`), so a fetch leaves
+# their blobs out too.
+MAX_FILE_BYTES = 5_000_000
+
 # Record statuses: the crawler owns them, people read them.
 ACTIVE = "active"
 NEEDS_REVIEW = "needs_review"
@@ -260,7 +264,7 @@ class ExtractOptions:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     include_tests: bool = False
-    max_file_bytes: int = 5_000_000
+    max_file_bytes: int = MAX_FILE_BYTES
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from crawler.pipeline import Collected, visit_file
+from crawler.parse.workers import visit_file
+from crawler.pipeline import Collected
 from crawler.records import ExtractOptions, Pin
 
 REPO = "https://github.com/acme/widgets"

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import RefError, SourceError
-from crawler.pipeline import extract, is_test_path, module_name
+from crawler.parse.names import module_name
+from crawler.pipeline import extract
 from crawler.records import ErrorRecord, ExtractOptions
+from crawler.selection import is_test_path
 from crawler.store import emit
 from tests.gitrepo import GitRepo
 

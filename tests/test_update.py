@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawler import pipeline
+from crawler.catalogue.review import check_output
 from crawler.cli import main
 from crawler.parse.skeleton import Region
 from crawler.parse.visitor import RaiseCounts
@@ -218,9 +219,9 @@ def test_message_reworded_slightly_then_reviewed(out: Output) -> None:
     record = out.records()[ids[POSITIVE]]
     assert record.status == NEEDS_REVIEW and record.site.message.template == reworded
     assert record.history is not None and record.history.previous_template == POSITIVE
-    assert result.merged.changed == [ids[POSITIVE]] and [r.id for r in result.stale] == [ids[POSITIVE]]
+    assert result.merged.changed == (ids[POSITIVE],) and [r.id for r in result.stale] == [ids[POSITIVE]]
     out.assert_annotations(blocks)
-    _, findings, _ = pipeline.check_output(out.root)
+    _, findings, _ = check_output(out.root)
     assert [f.record.id for f in findings] == [ids[POSITIVE]]
 
     # A person checks the annotation and says so; the next update (no upstream change) clears it.
@@ -228,9 +229,9 @@ def test_message_reworded_slightly_then_reviewed(out: Output) -> None:
     result = out.update()
     record = out.records()[ids[POSITIVE]]
     assert record.status == ACTIVE and record.history and record.history.previous_template is None
-    assert result.merged.cleared == [ids[POSITIVE]] and result.parsed == 0
+    assert result.merged.cleared == (ids[POSITIVE],) and result.parsed == 0
     out.assert_annotations(blocks)
-    assert pipeline.check_output(out.root)[1] == []
+    assert check_output(out.root)[1] == []
 
 
 def test_message_reworded_heavily(out: Output) -> None:
@@ -239,7 +240,7 @@ def test_message_reworded_heavily(out: Output) -> None:
     out.repo.commit("reword heavily")
     result = out.update()
     records = out.records()
-    assert records[ids[NO_PATH]].status == REMOVED and result.merged.removed == [ids[NO_PATH]]
+    assert records[ids[NO_PATH]].status == REMOVED and result.merged.removed == (ids[NO_PATH],)
     [added] = result.merged.added
     assert records[added].site.message.template == "loading needs a location on disk"
     out.assert_annotations(blocks)  # the removed record keeps its own; the new one has none
@@ -259,7 +260,7 @@ def test_raise_deleted_and_restored(out: Output) -> None:
     out.repo.commit("restore")
     result = out.update()
     record = out.records()[ids[POSITIVE]]
-    assert record.status == ACTIVE and result.merged.revived == [ids[POSITIVE]]
+    assert record.status == ACTIVE and result.merged.revived == (ids[POSITIVE],)
     assert record.history and record.history.removed_in is None and not result.merged.added
     out.assert_annotations(blocks)
 
@@ -289,7 +290,7 @@ def test_two_identical_raises_one_removed(out: Output) -> None:
     records = out.records()
     assert records[first].status == REMOVED and records[second].status == ACTIVE
     assert records[second].site.condition == 'text.startswith("#")'
-    assert result.merged.removed == [first] and not result.merged.added
+    assert result.merged.removed == (first,) and not result.merged.added
     out.assert_annotations(blocks)
 
 

@@ -1,9 +1,13 @@
 """The repository-wide passes, after every file is parsed: from sites to the next records.
 
-Owns exception classes and class default messages (`classes`), regeneration by merging existing
-records with new sites (`merge`), related records (`related`) and fitting test assertions to
-records as evidence (`evidence`).
+Owns exception classes and class default messages (`classes`), a site's identity across runs
+(`identity`), holding back the files of broken record files (`holdback`), regeneration by
+merging existing records with new sites (`merge`) and the whole of one run's regeneration
+(`regenerate`), related records (`related`), fitting test assertions to records as evidence
+(`evidence`), the manifest built from the records (`manifest`), and the records whose
+annotation needs a person's look (`review`).
 
-May import: `crawler.records`, `crawler.errors`, `crawler.parse` (names and templates),
-`crawler.git.permalink`.
+May import: `crawler.records`, `crawler.errors`, `crawler.parse` (names, templates and the
+visit's result type), `crawler.git.permalink`, `crawler.store.emit` (`review` loads the records
+it checks).
 """

@@ -1,7 +1,8 @@
 """Regeneration: existing records and newly found sites in, the next records out.
 
 Regenerating is merging, never overwriting. A new site takes over an existing record (its id,
-annotation and history) only through a one-to-one match, tried in this order (DESIGN.md):
+annotation and history) only through a one-to-one match, tried in this order (the README's
+"Regeneration" section; docs/guarantees.md says what it promises):
 
 1. the same key `(path, qualname, exception, template)`; equal keys pair by their ordinals;
 2. the same key with the record's path replaced by where its file went: git's rename, or a new
@@ -12,8 +13,13 @@ annotation and history) only through a one-to-one match, tried in this order (DE
    a subclass of its own: the message, which the annotation is bound to, is the same), then
    the same `(exception, template)` anywhere when exactly one vanished record and exactly one
    new site have it (a function renamed and moved in one commit);
-4. a close template (`FUZZY_THRESHOLD`), the same exception, the same file: the record keeps its
-   id and annotation but becomes `needs_review`, with `history.previous_template`.
+4. a close template (`pairing.FUZZY_THRESHOLD`), the same exception, the same file: the record
+   keeps its id and annotation but becomes `needs_review`, with `history.previous_template`.
+
+How each step pairs, one-to-one, is `pairing`'s part; a site's key and ordinal are `identity`'s.
+
+Records set aside (`SetAside`: those of a file that no longer parses, and those in review in a
+file not read again) take no part in matching and come out as they were, or cleared.
 
 Removed records take part in steps 1 and 2 only: a site comes back to its record only when it
 comes back exactly. An existing record left unmatched is kept as `removed`, with its annotation.
@@ -27,13 +33,12 @@ the record `active` again and drops `history.previous_template`.
 
 from __future__ import annotations
 
-import difflib
-import re
-from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
 
+from crawler.catalogue.evidence import EvidenceStats
+from crawler.catalogue.identity import Key, Ordinals, site_order
+from crawler.catalogue.pairing import Pair, pair_by, pair_fuzzy, pair_unique, record_order
 from crawler.git.permalink import permalink
 from crawler.records import (
     ACTIVE,
@@ -41,24 +46,11 @@ from crawler.records import (
     REMOVED,
     ErrorRecord,
     History,
+    Manifest,
     Pin,
     RaiseSite,
     record_id,
 )
-
-Key = tuple[str, str, str, str]
-K = TypeVar("K", bound=Hashable)
-
-# Step 4 pairs a vanished record with a new site of the same exception in the same file when the
-# word-level similarity of their templates (difflib ratio over words and punctuation marks, the
-# words inside placeholders included) is at least this. Words, not characters: "invalid shape"
-# and "invalid dtype" share most of their letters (0.77) but half their words (0.5), and are
-# different errors; "x must be positive, got {x}" and "x must be strictly positive, got {x}"
-# score 0.95. A short message loses more with each word: "bad magic" to "bad magic number
-# found" scores 0.67, "bad magic" to "bad header" 0.5 (no match).
-FUZZY_THRESHOLD = 0.6
-CONTAINED_MIN = 4
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 @dataclass(frozen=True)
@@ -78,36 +70,89 @@ class PathMoves:
         found += [p for p in sorted(self.same_blob.get(path, ())) if p not in found and p != path]
         return found
 
+    @classmethod
+    def between(cls, previous: Manifest | None, now: Mapping[str, str],
+                renames: Mapping[str, str]) -> PathMoves:
+        """Where the previous manifest's files went: git's `renames`, and paths in `now`
+        (path -> blob, the files read this run) holding an old file's very blob."""
+        if previous is None:
+            return cls()
+        by_blob: dict[str, list[str]] = {}
+        for path, blob in sorted(now.items()):
+            by_blob.setdefault(blob, []).append(path)
+        same_blob = {entry.path: tuple(p for p in by_blob.get(entry.blob, ()) if p != entry.path)
+                     for entry in previous.files if entry.blob in by_blob}
+        return cls(renames=dict(renames), same_blob={k: v for k, v in same_blob.items() if v})
 
-@dataclass
+
+@dataclass(frozen=True)
+class SetAside:
+    """Records that take no part in the matching: each comes out as it was, or cleared."""
+
+    failed_paths: frozenset[str] = frozenset()  # files that no longer parse: records kept as they were
+    unread_paths: frozenset[str] = frozenset()  # files not read again this run
+    in_review: frozenset[str] = frozenset()  # ids in review: in an unread file, a person may clear one
+
+    def keeps(self, record: ErrorRecord) -> bool:
+        return record.status != REMOVED and record.site.path in self.failed_paths
+
+    def reviews(self, record: ErrorRecord) -> bool:
+        return (record.status != REMOVED and record.id in self.in_review
+                and record.site.path in self.unread_paths)
+
+
+@dataclass(frozen=True)
 class MergeResult:
     """The records after a merge, and what happened to them by id."""
 
-    records: list[ErrorRecord]
+    records: tuple[ErrorRecord, ...]
+    added: tuple[str, ...] = ()
+    moved: tuple[str, ...] = ()  # same template, new line, place or code around
+    changed: tuple[str, ...] = ()  # the template changed: needs review
+    removed: tuple[str, ...] = ()
+    revived: tuple[str, ...] = ()
+    cleared: tuple[str, ...] = ()  # needs_review made active by a person's check
+    unchanged: tuple[str, ...] = ()
+    matched_by: Mapping[str, int] = field(default_factory=dict)  # id -> the step (1-4) that matched it
+    evidence: EvidenceStats | None = None  # set when related errors and test evidence were derived
+
+
+@dataclass
+class _Tally:
+    """A merge under way: the records so far, and what happened to them by id."""
+
+    records: list[ErrorRecord] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
-    moved: list[str] = field(default_factory=list)  # same template, new line, place or code around
-    changed: list[str] = field(default_factory=list)  # the template changed: needs review
+    moved: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     revived: list[str] = field(default_factory=list)
-    cleared: list[str] = field(default_factory=list)  # needs_review made active by a person's check
+    cleared: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
-    matched_by: dict[str, int] = field(default_factory=dict)  # id -> the step (1-4) that matched it
+    matched_by: dict[str, int] = field(default_factory=dict)
 
-
-Pair = tuple[RaiseSite, ErrorRecord]
+    def result(self) -> MergeResult:
+        return MergeResult(tuple(sorted(self.records, key=lambda r: r.id)), tuple(self.added),
+                           tuple(self.moved), tuple(self.changed), tuple(self.removed),
+                           tuple(self.revived), tuple(self.cleared), tuple(self.unchanged),
+                           dict(self.matched_by))
 
 
 def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite], *,
-          moves: PathMoves = PathMoves(), taken_ids: Iterable[str] = ()) -> MergeResult:
+          moves: PathMoves = PathMoves(), taken_ids: Iterable[str] = (),
+          aside: SetAside = SetAside()) -> MergeResult:
     """Match new sites to existing records one-to-one; keep every annotation with its site.
 
     `taken_ids` are ids used anywhere in the output folder (also by records not passed in), so
-    a new record never reuses one.
+    a new record never reuses one. Records `aside` are not matched: they come out as they were.
     """
-    result = MergeResult(records=[])
+    result = _Tally()
     taken = {record.id for record in existing} | set(taken_ids)
+    kept = [r for r in existing if aside.keeps(r)]
+    in_review = [r for r in existing if aside.reviews(r) and not aside.keeps(r)]
     sites_left = sorted(sites, key=site_order)
-    records_left = sorted(existing, key=record_order)
+    records_left = sorted((r for r in existing if not (aside.keeps(r) or aside.reviews(r))),
+                          key=record_order)
     steps: list[tuple[int, Callable[[list[RaiseSite], list[ErrorRecord]], list[Pair]]]] = [
         (1, lambda s, r: pair_by(s, r, RaiseSite.key, lambda rec: rec.site.key())),
     ]
@@ -124,7 +169,7 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
                                  lambda rec: (moves.new_path(rec.site.path), rec.site.qualname,
                                               rec.site.message.template))),
         (3, lambda s, r: pair_unique(s, _live(r))),
-        (4, lambda s, r: pair_fuzzy(s, _live(r), moves)),
+        (4, lambda s, r: pair_fuzzy(s, _live(r), moves.new_path)),
     ]
     for step, match in steps:
         pairs = match(sites_left, records_left)
@@ -136,17 +181,23 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
         sites_left = [s for s in sites_left if id(s) not in used_sites]
         records_left = [r for r in records_left if id(r) not in used_records]
 
-    ordinals = compute_ordinals(sites)
+    ordinals = Ordinals.of(sites)
     for site in sites_left:
-        new = _new_record(pin, site, ordinals[id(site)], taken)
+        new = _new_record(pin, site, ordinals[site], taken)
         taken.add(new.id)
         result.added.append(new.id)
         result.records.append(new)
 
     for record in records_left:
         result.records.append(_retire(pin, record, result))
-    result.records.sort(key=lambda r: r.id)
-    return result
+    for record in kept:  # a file that no longer parses keeps its records as they were
+        result.unchanged.append(record.id)
+        result.records.append(record)
+    for record in in_review:  # an unread file's record in review: a person may have cleared it
+        reviewed = clear_review(record)
+        (result.cleared if reviewed is not record else result.unchanged).append(record.id)
+        result.records.append(reviewed)
+    return result.result()
 
 
 def _live(records: list[ErrorRecord]) -> list[ErrorRecord]:
@@ -165,156 +216,6 @@ def _moved_file_step(moves: PathMoves, rank: int
         return (targets[rank], qualname, exception, template)
 
     return lambda sites, records: pair_by(sites, records, RaiseSite.key, key)
-
-
-# ---------------------------------------------------------------- pairing, one-to-one
-
-
-def site_order(site: RaiseSite) -> tuple[str, int, int]:
-    return (site.path, site.line, site.column)
-
-
-def record_order(record: ErrorRecord) -> tuple[int, str, int, int, str]:
-    # Removed records come after live ones, so a site pairs with its live record first.
-    site = record.site
-    return (1 if record.status == REMOVED else 0, site.path, site.line, site.column, record.id)
-
-
-def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
-            site_key: Callable[[RaiseSite], K], record_key: Callable[[ErrorRecord], K | None]
-            ) -> list[Pair]:
-    """Pair sites and records of equal keys, one-to-one.
-
-    Both come in source order. A group with as many sites as records pairs them in that order
-    (their ordinals); otherwise the closest pairs go first (`_closeness`), so that when one of
-    two identical raises goes, the record of the one that stayed follows it.
-    """
-    by_key: dict[K, list[ErrorRecord]] = defaultdict(list)
-    for record in records:
-        key = record_key(record)
-        if key is not None:
-            by_key[key].append(record)
-    site_groups: dict[K, list[RaiseSite]] = defaultdict(list)
-    for site in sites:
-        site_groups[site_key(site)].append(site)
-    pairs: list[Pair] = []
-    for key, group in site_groups.items():
-        candidates = by_key.get(key)
-        if not candidates:
-            continue
-        live = [r for r in candidates if r.status != REMOVED]
-        if len(live) == len(group):
-            pairs.extend(zip(group, live))
-        elif len(candidates) == len(group):  # all of them back: in their old source order
-            pairs.extend(zip(group, sorted(candidates, key=lambda r: record_order(r)[1:])))
-        else:
-            pairs.extend(_closest_pairs(group, candidates))
-    return pairs
-
-
-def pair_unique(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord]) -> list[Pair]:
-    """Pair a site and a record when each is the only one left with its (exception, template)."""
-    site_groups: dict[tuple[str, str], list[RaiseSite]] = defaultdict(list)
-    for site in sites:
-        site_groups[(site.exception, site.message.template)].append(site)
-    record_groups: dict[tuple[str, str], list[ErrorRecord]] = defaultdict(list)
-    for record in records:
-        record_groups[(record.site.exception, record.site.message.template)].append(record)
-    return [(group[0], record_groups[key][0]) for key, group in site_groups.items()
-            if len(group) == 1 and len(record_groups.get(key, ())) == 1]
-
-
-def _closest_pairs(sites: list[RaiseSite], records: list[ErrorRecord]) -> list[Pair]:
-    scored = [
-        (_closeness(site, record), i, j)
-        for j, record in enumerate(records)
-        for i, site in enumerate(sites)
-    ]
-    scored.sort()
-    return _greedy([(sites[i], records[j]) for _, i, j in scored])
-
-
-def _closeness(site: RaiseSite, record: ErrorRecord) -> tuple[int, int, int, int, int]:
-    """Smaller is closer: live first, same guard, same cause, same place in its function."""
-    old = record.site
-    return (
-        1 if record.status == REMOVED else 0,
-        0 if site.condition == old.condition else 1,
-        0 if site.cause == old.cause else 1,
-        abs((site.line - site.snippet_line) - (old.line - old.snippet_line)),
-        abs(site.line - old.line),
-    )
-
-
-def _greedy(ordered: Iterable[Pair]) -> list[Pair]:
-    """Take pairs best first, skipping any whose site or record is already taken."""
-    pairs: list[Pair] = []
-    used_sites: set[int] = set()
-    used_records: set[int] = set()
-    for site, record in ordered:
-        if id(site) in used_sites or id(record) in used_records:
-            continue
-        used_sites.add(id(site))
-        used_records.add(id(record))
-        pairs.append((site, record))
-    return pairs
-
-
-def tokens(template: str) -> list[str]:
-    """Words and punctuation marks of a template, placeholders' own words included."""
-    return _TOKEN.findall(template)
-
-
-def similarity(old: str, new: str) -> float:
-    """Word-level difflib ratio of two templates, 0 to 1.
-
-    A message extended or cut by a clause ("get not supported yet" and "get not supported yet
-    for block shape {b}") keeps every word of the shorter one: that counts as close (exactly
-    the threshold, so any closer candidate goes first) when the shorter has `CONTAINED_MIN`
-    words or more; shorter ones ("{msg}", "not supported") are in too many messages.
-    """
-    a, b = tokens(old), tokens(new)
-    if not a and not b:
-        return 1.0 if old == new else 0.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    ratio = matcher.ratio()
-    shorter = min(len(a), len(b))
-    if shorter >= CONTAINED_MIN and sum(m.size for m in matcher.get_matching_blocks()) == shorter:
-        return max(ratio, FUZZY_THRESHOLD)
-    return ratio
-
-
-def pair_fuzzy(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
-               moves: PathMoves = PathMoves()) -> list[Pair]:
-    """Step 4: close templates, same exception, same file; best pairs first, one-to-one.
-
-    Ties go to the same qualname, then the nearer place in the function, then source order.
-    """
-    by_place: dict[tuple[str, str], list[RaiseSite]] = defaultdict(list)
-    for site in sites:
-        by_place[(site.path, site.exception)].append(site)
-    scored: list[tuple[tuple[float, int, int, int, int], RaiseSite, ErrorRecord]] = []
-    for j, record in enumerate(records):
-        old = record.site
-        for i, site in enumerate(by_place.get((moves.new_path(old.path), old.exception), ())):
-            score = similarity(old.message.template, site.message.template)
-            if score < FUZZY_THRESHOLD:
-                continue
-            offset = abs((site.line - site.snippet_line) - (old.line - old.snippet_line))
-            rank = (-score, 0 if site.qualname == old.qualname else 1, offset, j, i)
-            scored.append((rank, site, record))
-    scored.sort(key=lambda item: item[0])
-    return _greedy((site, record) for _, site, record in scored)
-
-
-def compute_ordinals(sites: Iterable[RaiseSite]) -> dict[int, int]:
-    """For each site (by object id), how many sites of the same key stand before it."""
-    seen: dict[Key, int] = defaultdict(int)
-    ordinals: dict[int, int] = {}
-    for site in sorted(sites, key=site_order):
-        ordinals[id(site)] = seen[site.key()]
-        seen[site.key()] += 1
-    return ordinals
 
 
 # ---------------------------------------------------------------- the records that come out
@@ -339,7 +240,7 @@ def is_stale(record: ErrorRecord) -> bool:
     return written_for is not None and written_for != record.site.message.template
 
 
-def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: MergeResult) -> ErrorRecord:
+def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally) -> ErrorRecord:
     """An existing record following its site: same id and annotation, facts from the code."""
     history = record.history or History(first_seen=record.commit)
     # A record in review stays in review until a person clears it, through removal and revival.
@@ -381,7 +282,7 @@ def _new_record(pin: Pin, site: RaiseSite, number: int, taken: set[str]) -> Erro
                        history=History(first_seen=pin.sha))
 
 
-def _retire(pin: Pin, record: ErrorRecord, result: MergeResult) -> ErrorRecord:
+def _retire(pin: Pin, record: ErrorRecord, result: _Tally) -> ErrorRecord:
     """A record whose site is gone: kept, with its annotation, as `removed`."""
     if record.status == REMOVED:
         result.unchanged.append(record.id)

@@ -3,7 +3,7 @@
 The records are the truth and the manifest is derived from them: records are written first and
 the manifest last, so a run killed in between leaves records that the next run reads as they are
 and a manifest that it rebuilds. A record that cannot be loaded is never written; the source
-files it may belong to are held back for the run (see `plan`), so that its annotation is neither
+files it may belong to are held back for the run (`catalogue.holdback`), so that its annotation is neither
 dropped nor shadowed by a new record for the same site.
 """
 
@@ -11,30 +11,18 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.catalogue.merge import compute_ordinals
 from crawler.errors import OutputError, RecordError
-from crawler.records import (
-    BrokenFile,
-    ErrorRecord,
-    FileEntry,
-    Manifest,
-    Pin,
-    RaiseSite,
-    Skipped,
-    record_id,
-)
+from crawler.records import BrokenFile, ErrorRecord, Manifest
 from crawler.store import emit
 from crawler.store._loadcache import LoadCache
 
 LOCK_FILE = ".crawler.lock"
-HELD_BACK = "held_back"  # the Skipped reason of a source file whose record could not be loaded
 
 
 # ---------------------------------------------------------------- the lock
@@ -219,90 +207,6 @@ def _load_records(folder: Path, ids: Collection[str] | None
             broken.append(BrokenFile(where, claimed,
                                      f"{error}; fix the file by hand, it was left as it is"))
     return records, broken
-
-
-# ---------------------------------------------------------------- holding back
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run may touch when some record files are broken."""
-
-    existing: tuple[ErrorRecord, ...]  # records to merge
-    sites: tuple[RaiseSite, ...]  # sites to merge
-    kept: tuple[ErrorRecord, ...]  # records of held-back source files: listed, never written
-    held: frozenset[str]  # source paths held back
-    hold_all: bool  # a broken record could not be placed: nothing may be written
-    reserved: frozenset[str]  # ids no new record may take: every broken file's and every kept one's
-    held_entries: tuple[FileEntry, ...] = ()  # the previous manifest's entries of held files
-
-    def files_with_held(self, files: Sequence[FileEntry]) -> tuple[FileEntry, ...]:
-        """A new manifest's files, with each held file's old entry (old blob, old ids) kept.
-
-        The old blob makes the next run read the file again; the old ids keep the broken record
-        placed in it, so the next run holds back the same file and no more.
-        """
-        fresh = [entry for entry in files if entry.path not in self.held]
-        return tuple(sorted([*fresh, *self.held_entries], key=lambda entry: entry.path))
-
-    def skipped(self) -> list[Skipped]:
-        return [Skipped(path, HELD_BACK, "a record of this file could not be loaded; it was "
-                        "left as it is and the file was not updated") for path in sorted(self.held)]
-
-
-_PATH_LINE = re.compile(r"^  path: ([^\s\"'#{\[&*!|>][^#\n]*?)\s*$", re.MULTILINE)
-
-
-def plan(loaded: Loaded, pin: Pin, sites: Sequence[RaiseSite]) -> Plan:
-    """Hold back every source file that a broken record may belong to.
-
-    A broken record is placed by three hints, each of which can only hold back more: the
-    previous manifest lists it under a file; its text still has a plain `  path:` line; or its
-    id is the one that a site of this run would be given. A broken record placed by none of
-    them could belong to any file: then nothing is written.
-    """
-    taken = {b.id for b in loaded.broken if b.id is not None}
-    if not taken:
-        return Plan(loaded.records, tuple(sites), (), frozenset(), False, frozenset())
-    held: set[str] = set()
-    placed: set[str] = set()
-    if loaded.manifest is not None:
-        for entry in loaded.manifest.files:
-            hit = taken.intersection(entry.records)
-            if hit:
-                held.add(entry.path)
-                placed.update(hit)
-    for broken in loaded.broken:
-        if broken.id is None:
-            continue
-        hint = _path_hint(Path(broken.path))
-        if hint is not None:
-            held.add(hint)
-            placed.add(broken.id)
-    ordinals = compute_ordinals(sites)
-    for site in sites:
-        natural = record_id(pin.repo, site.key(), ordinals[id(site)])
-        if natural in taken:
-            held.add(site.path)
-            placed.add(natural)
-    hold_all = bool(taken - placed)
-    kept = tuple(r for r in loaded.records if hold_all or r.site.path in held)
-    existing = tuple(r for r in loaded.records if not (hold_all or r.site.path in held))
-    free_sites = () if hold_all else tuple(s for s in sites if s.path not in held)
-    reserved = frozenset(taken | {r.id for r in kept})
-    entries = tuple(e for e in loaded.manifest.files if e.path in held) if loaded.manifest else ()
-    return Plan(existing, free_sites, kept, frozenset(held), hold_all, reserved, entries)
-
-
-def _path_hint(path: Path) -> str | None:
-    """The `extracted.path` of a broken record, read as plain text (never as YAML)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1 << 20)
-    except OSError:
-        return None
-    match = _PATH_LINE.search(head.decode("utf-8", "replace"))
-    return match.group(1) if match else None
 
 
 # ---------------------------------------------------------------- writing the folder

@@ -9,8 +9,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crawler.catalogue.merge import MergeResult
 from crawler.catalogue.related import MAX_PER_REASON, _nearest, related_records
 from crawler.pipeline import extract
+from crawler.records import TestAssertion
 from crawler.store import emit
 from tests.gitrepo import GitRepo
 from tests.store.test_emit import a_record
@@ -150,3 +152,29 @@ def test_nearest_is_the_head_of_all_sorted_by_distance(lines: list[int], data: s
     expected = sorted((r for r in group if r.id not in seen),
                       key=lambda r: (abs(r.site.line - line), r.id))[:most]
     assert _nearest(group, at, seen, most) == expected
+
+
+def test_regenerate_derives_only_on_a_full_run() -> None:
+    from crawler.catalogue.holdback import Plan
+    from crawler.catalogue.merge import PathMoves, SetAside
+    from crawler.catalogue.regenerate import regenerate
+    from crawler.parse.visitor import find_raise_sites
+    from crawler.records import Pin
+
+    pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
+    source = (b"def f(n):\n    raise ValueError(f'index {n} is out of range')\n"
+              b"def g(i):\n    raise ValueError(f'index {i} is out of range, again')\n")
+    sites = find_raise_sites("a.py", source).sites
+    plan = Plan((), tuple(sites), (), frozenset(), False, frozenset())
+
+    def run(full: bool, assertions: tuple[TestAssertion, ...] | None) -> MergeResult:
+        return regenerate(pin, plan, moves=PathMoves(), taken_ids=(), aside=SetAside(), full=full,
+                          assertions=assertions)
+
+    update = run(False, ())
+    assert all(r.related == () for r in update.records) and update.evidence is None
+    without_tests = run(True, None)
+    assert all(len(r.related) == 1 for r in without_tests.records) and without_tests.evidence is None
+    with_tests = run(True, ())
+    assert with_tests.evidence is not None and with_tests.evidence.assertions == 0
+    assert [r.id for r in with_tests.records] == [r.id for r in update.records]

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
-from crawler.catalogue.merge import (
-    FUZZY_THRESHOLD,
-    PathMoves,
-    clear_review,
-    is_stale,
-    merge,
-    similarity,
-)
+from crawler.catalogue.identity import Ordinals
+from crawler.catalogue.merge import PathMoves, SetAside, clear_review, is_stale, merge
+from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
 from crawler.records import (
     ACTIVE,
     NEEDS_REVIEW,
     REMOVED,
     Annotation,
+    Counts,
     ErrorRecord,
+    ExtractOptions,
+    FileEntry,
+    Manifest,
     Pin,
     RaiseSite,
     Template,
@@ -61,13 +60,13 @@ def test_lines_inserted_above_change_only_the_line() -> None:
     result = merge(NEW, [old], [site("bad", line=15)])
     [new] = result.records
     assert new.id == old.id and new.status == ACTIVE and new.site.line == 15
-    assert new.commit == NEW.sha and result.moved == [old.id] and result.matched_by[old.id] == 1
+    assert new.commit == NEW.sha and result.moved == (old.id,) and result.matched_by[old.id] == 1
 
 
 def test_untouched_record_is_the_same_object() -> None:
     [old] = first([site("bad")])
     result = merge(NEW, [old], [site("bad")])
-    assert result.records[0] is old and result.unchanged == [old.id]
+    assert result.records[0] is old and result.unchanged == (old.id,)
 
 
 def test_equal_keys_pair_by_ordinal() -> None:
@@ -123,7 +122,7 @@ def test_slight_reword_needs_review_heavy_reword_does_not_match() -> None:
     old = annotate(old, "x is negative")
     result = merge(NEW, [old], [site("x must be strictly positive, got {x}")])
     [new] = result.records
-    assert new.id == old.id and new.status == NEEDS_REVIEW and result.changed == [old.id]
+    assert new.id == old.id and new.status == NEEDS_REVIEW and result.changed == (old.id,)
     assert new.history is not None and new.history.previous_template == "x must be positive, got {x}"
     assert new.annotation == old.annotation and is_stale(new)
 
@@ -170,7 +169,7 @@ def test_removed_then_revived_with_same_id_and_annotation() -> None:
     assert removed.status == REMOVED and removed.history and removed.history.removed_in == NEW.sha
     back = merge(LATER, [removed], [site("bad", line=30)])
     [revived] = back.records
-    assert revived.id == old.id and revived.status == ACTIVE and back.revived == [old.id]
+    assert revived.id == old.id and revived.status == ACTIVE and back.revived == (old.id,)
     assert revived.annotation == old.annotation and revived.history
     assert revived.history.removed_in is None
 
@@ -228,4 +227,45 @@ def test_exception_class_changed_same_message_keeps_the_record() -> None:
     result = merge(NEW, [old], [site("bad tiling", exception="TilingError")])
     [new] = result.records
     assert new.id == old.id and new.status == ACTIVE and new.site.exception == "TilingError"
-    assert result.moved == [old.id]
+    assert result.moved == (old.id,)
+
+
+def test_ordinals_follow_the_sites_not_the_objects_that_carry_them() -> None:
+    sites = [site("bad", line=30), site("bad", line=10), site("other", line=20)]
+    ordinals = Ordinals.of(sites)
+    assert [ordinals[s] for s in sites] == [1, 0, 0]  # counted in source order, per key
+    copies = [replace(s) for s in sites]  # equal values, other objects
+    assert [ordinals[s] for s in copies] == [1, 0, 0]
+    assert [r.id for r in first(sites)] == [r.id for r in first(copies)]
+    # a new record takes the id its site's ordinal names, the one holding back checks against
+    assert {r.id for r in first(sites)} == {ordinals.natural_id(OLD.repo, s) for s in sites}
+
+
+def test_records_set_aside_come_out_as_they_were_or_cleared() -> None:
+    made = {r.site.path: r for r in first([site("in a.py", path="a.py"), site("in b.py", path="b.py"),
+                                            site("in c.py", path="c.py")])}
+    broken_file, unread, other = made["a.py"], made["b.py"], made["c.py"]
+    reviewed = replace(annotate(unread, "checked"), status=NEEDS_REVIEW)
+    aside = SetAside(failed_paths=frozenset({"a.py"}), unread_paths=frozenset({"b.py"}),
+                     in_review=frozenset({unread.id}))
+    result = merge(NEW, [broken_file, reviewed, other], [site("in c.py", path="c.py", line=11)],
+                   aside=aside)
+    by = by_id(list(result.records))
+    assert by[broken_file.id] is broken_file and by[broken_file.id].status == ACTIVE
+    assert by[unread.id].status == ACTIVE and by[unread.id].annotation == reviewed.annotation
+    assert result.unchanged == (broken_file.id,) and result.cleared == (unread.id,)
+    assert result.moved == (other.id,) and not result.added and not result.removed
+    assert [r.id for r in result.records] == sorted(by)
+    with pytest.raises(FrozenInstanceError):
+        result.records = ()  # type: ignore[misc]
+
+
+def test_path_moves_between_two_manifests() -> None:
+    pin = OLD
+    options = ExtractOptions()
+    files = (FileEntry("a.py", "1" * 40, (), (0, 0, 0, 0)), FileEntry("b.py", "2" * 40, (), (0, 0, 0, 0)))
+    previous = Manifest(pin, "0", options, Counts(), files, ())
+    moves = PathMoves.between(previous, {"c.py": "1" * 40, "d.py": "1" * 40, "b.py": "2" * 40},
+                              {"b.py": "e.py"})
+    assert moves.targets("a.py") == ["c.py", "d.py"] and moves.targets("b.py") == ["e.py"]
+    assert PathMoves.between(None, {"c.py": "1" * 40}, {}) == PathMoves()

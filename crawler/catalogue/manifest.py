@@ -1,0 +1,90 @@
+"""A repository's manifest: what a run read, skipped and counted, built from the merged records.
+
+Files not read again keep their entries as they were; visited files get entries from this run's
+records; counts are summed over the entries, so a manifest always agrees with its records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Protocol
+
+from crawler import __version__
+from crawler.catalogue.classes import Resolved
+from crawler.parse.workers import FileOutcome
+from crawler.records import (
+    NEEDS_REVIEW,
+    REMOVED,
+    Counts,
+    ErrorRecord,
+    ExtractOptions,
+    FileEntry,
+    Manifest,
+    Pin,
+    Skipped,
+)
+
+
+class Collected(Protocol):
+    """What a run read off the repository (`pipeline.Collected`), as far as the manifest needs."""
+
+    @property
+    def pin(self) -> Pin: ...
+    @property
+    def options(self) -> ExtractOptions: ...
+    @property
+    def total(self) -> int: ...  # .py files at the commit
+    @property
+    def skipped(self) -> tuple[Skipped, ...]: ...
+    @property
+    def outcomes(self) -> tuple[FileOutcome, ...]: ...  # the files visited this run
+    @property
+    def kept(self) -> tuple[FileEntry, ...]: ...  # files not read again: entries as they were
+
+
+def build_manifest(collected: Collected, previous: Manifest | None, records: Sequence[ErrorRecord],
+                   resolved: Resolved, *, loaded: Collection[str] = (),
+                   extra_skipped: Sequence[Skipped] = ()) -> Manifest:
+    """The new catalogue: kept files as they were, visited ones from the merged records."""
+    outcomes = list(collected.outcomes)
+    failures = [o.failure for o in outcomes if o.failure is not None]
+    old = {entry.path: entry for entry in previous.files} if previous else {}
+    ids_by_path: dict[str, list[str]] = {}
+    removed: dict[str, list[str]] = {}
+    for record in records:
+        target = removed if record.status == REMOVED else ids_by_path
+        target.setdefault(record.site.path, []).append(record.id)
+    entries = {entry.path: entry for entry in collected.kept}
+    for o in outcomes:
+        if o.failure is None:
+            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
+                      o.counts.without_message)
+            entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
+                                        raises)
+        elif o.path in old and ids_by_path.get(o.path):
+            entries[o.path] = old[o.path]  # records kept from the last good read
+    if previous is not None:  # removed records this run did not load stay listed where they were
+        for path, ids in previous.removed.items():
+            left = [i for i in ids if i not in loaded]
+            if left:
+                removed.setdefault(path, []).extend(left)
+    files = tuple(entries[path] for path in sorted(entries))
+    all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
+                               key=lambda s: (s.path, s.reason)))
+    review = {r.id for r in records if r.status == NEEDS_REVIEW}
+    counts = Counts(
+        files=collected.total,
+        parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
+        skipped=len(all_skipped),
+        raise_statements=sum(e.raises[0] for e in files),
+        records=sum(len(e.records) for e in files),
+        removed=sum(len(ids) for ids in removed.values()),
+        bare_raise=sum(e.raises[1] for e in files),
+        reraise=sum(e.raises[2] for e in files),
+        # message-less raises of a class with a default message became records
+        without_message=sum(e.raises[3] for e in files) - resolved.from_pending,
+    )
+    return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
+                    exception_classes=tuple(resolved.exception_classes),
+                    removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
+                    needs_review=tuple(sorted(review)))

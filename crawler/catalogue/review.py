@@ -1,0 +1,59 @@
+"""Records whose annotation may not fit their message any more: what `crawler check` lists.
+
+An annotation is bound to the template it was written for (`annotation.written_for`); a record
+is listed when that binding is broken (stale), missing while the annotation holds text, or when
+the record waits in `needs_review` for a person to look again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from crawler.catalogue.merge import is_stale
+from crawler.errors import CrawlerError
+from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
+from crawler.store import emit
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A record whose annotation may not fit its message any more."""
+
+    path: Path
+    record: ErrorRecord
+
+    def describe(self) -> str:
+        record = self.record
+        template = record.site.message.template
+        if is_stale(record):
+            return (f"{self.path}: {record.status}: annotation written for "
+                    f"{record.annotation.written_for!r}, the message is now {template!r}")
+        if record.status != NEEDS_REVIEW:
+            return (f"{self.path}: annotation.written_for is empty: set it to the message the "
+                    f"annotation was written for (now {template!r})")
+        previous = record.history.previous_template if record.history else None
+        return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
+                "check the annotation, then set annotation.written_for to the new message")
+
+
+def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
+    """Every record under `root`: how many, those to look at again, and the unreadable files.
+
+    Listed: live records whose annotation names another template than theirs, or names none
+    while holding text, and records in review.
+    """
+    checked, findings, problems = 0, [], []
+    for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
+        checked += 1
+        try:
+            record = emit.load_record(path)
+        except CrawlerError as error:
+            problems.append(str(error))
+            continue
+        if record.status == REMOVED:
+            continue
+        unbound = record.annotation.written_for is None and not record.annotation.is_empty
+        if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
+            findings.append(Finding(path, record))
+    return checked, findings, problems
