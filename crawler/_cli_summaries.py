@@ -19,7 +19,8 @@ from crawler.store import emit, repo_output
 
 if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
     from crawler.batch.driver import BatchResult
-    from crawler.pipeline import Finding, RunResult
+    from crawler.catalogue.review import Finding
+    from crawler.pipeline import RunResult
     from crawler.serve.export import DatabaseHit
     from crawler.serve.lookup import Match
 
