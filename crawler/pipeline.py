@@ -27,7 +27,6 @@ from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions, find_assertions
 from crawler.parse.names import module_name
-from crawler.parse.visitor import RaiseCounts
 from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all, visit_file
 from crawler.records import (
     NEEDS_REVIEW,
@@ -38,6 +37,7 @@ from crawler.records import (
     FileEntry,
     Manifest,
     Pin,
+    RaiseCounts,
     RaiseSite,
     Skipped,
     SourceFile,
@@ -254,12 +254,8 @@ def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:
     """A skeleton's outcome with its stubbed functions' results taken from the previous version."""
     filled = skeleton.fill(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
                            outcome.stubbed, previous)
-    counts = outcome.counts
-    more = filled.counts
     return replace(outcome, sites=filled.sites, pending=filled.pending, classes=filled.classes,
-                   regions=filled.regions, stubbed=(),
-                   counts=RaiseCounts(counts.raise_statements + more[0], counts.bare_raise + more[1],
-                                      counts.reraise + more[2], counts.without_message + more[3]))
+                   regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts)
 
 
 def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[str, str, bytes]]:
@@ -501,9 +497,9 @@ def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Reso
     if collected.outcomes or not collected.kept or previous is None:
         return classes.resolve([o for o in (*collected.outcomes, *collected.context)
                                 if o.failure is None])
-    raw = sum(entry.raises[3] for entry in previous.files)
+    raw = sum(entry.raises.without_message for entry in previous.files)
     return classes.Resolved(sites=[], exception_classes=list(previous.exception_classes),
-                            from_pending=raw - previous.counts.without_message)
+                            from_pending=raw - previous.counts.raises.without_message)
 
 
 def _manifest_or_note(folder: Path, loads: LoadCache | None = None
@@ -639,10 +635,8 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: lis
     entries = {entry.path: entry for entry in collected.kept}
     for o in outcomes:
         if o.failure is None:
-            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
-                      o.counts.without_message)
             entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
-                                        raises)
+                                        o.counts)
         elif o.path in old and ids_by_path.get(o.path):
             entries[o.path] = old[o.path]  # records kept from the last good read
     if previous is not None:  # removed records this run did not load stay listed where they were
@@ -654,17 +648,15 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: lis
     all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
                                key=lambda s: (s.path, s.reason)))
     review = {r.id for r in records if r.status == NEEDS_REVIEW}
+    raises = sum((e.raises for e in files), RaiseCounts())
     counts = Counts(
         files=collected.total,
         parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
         skipped=len(all_skipped),
-        raise_statements=sum(e.raises[0] for e in files),
         records=sum(len(e.records) for e in files),
         removed=sum(len(ids) for ids in removed.values()),
-        bare_raise=sum(e.raises[1] for e in files),
-        reraise=sum(e.raises[2] for e in files),
         # message-less raises of a class with a default message became records
-        without_message=sum(e.raises[3] for e in files) - resolved.from_pending,
+        raises=replace(raises, without_message=raises.without_message - resolved.from_pending),
     )
     return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
                     exception_classes=tuple(resolved.exception_classes),

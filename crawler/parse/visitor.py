@@ -29,7 +29,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from crawler.parse import flow, names, skeleton
 from crawler.parse.messages import Reader, build_template, call_templates
-from crawler.records import ClassDef, RaiseSite, Template
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Template
 
 # A snippet longer than this is cut to a window around the raise.
 SNIPPET_MAX_LINES = 150
@@ -76,16 +76,6 @@ class FoundClass:
     init: cst.FunctionDef | None = None
     init_call: tuple[cst.Call, flow.Position, set[str]] | None = None  # super().__init__(...)
     attribute: tuple[str, cst.BaseExpression, flow.Position] | None = None
-
-
-@dataclass
-class RaiseCounts:
-    """Raise statements that do not become records, by why."""
-
-    raise_statements: int = 0
-    bare_raise: int = 0
-    reraise: int = 0
-    without_message: int = 0
 
 
 @dataclass
@@ -345,8 +335,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     visitor.visit_module(module)
     context = context_digest(visitor, module)
     if not visitor.found and not visitor.classes:
-        counts = RaiseCounts(raise_statements=len(visitor.found))
-        return FileSites([], counts, positions="none", exports=dict(visitor.module_bindings),
+        return FileSites([], RaiseCounts(), positions="none", exports=dict(visitor.module_bindings),
                          context=context)
     text = _decode(source, module.encoding)
     lines = _LINE_BREAK.split(text)
@@ -420,10 +409,9 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
           parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
           real_line: Sequence[int] | None = None, unread: Unread = ()) -> FileSites:
     """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
-    counts = RaiseCounts(raise_statements=len(visitor.found))
     exports = dict(visitor.module_bindings)
     if not visitor.found and not visitor.classes:
-        return FileSites([], counts, "none", exports=exports, regions=regions)
+        return FileSites([], RaiseCounts(), "none", exports=exports, regions=regions)
     spans, function_spans, class_lines, positions = _positions(module, tree, parsed_lines, visitor,
                                                                unread)
     if real_line is not None:
@@ -431,24 +419,21 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
                                                        class_lines)
     sites: list[RaiseSite] = []
     pending: list[RaiseSite] = []
-    tallies = [[0, 0, 0, 0] for _ in regions]
+    counts = RaiseCounts()
+    tallies = [RaiseCounts() for _ in regions]
     lookups: list[set[tuple[str, ...]]] = [set() for _ in regions]
     for found in visitor.found:
-        before = (counts.bare_raise, counts.reraise, counts.without_message)
         looked = len(visitor.lookups)
         span = spans[id(found.node)]
-        made = _sites(path, module, found, span, function_spans, lines, visitor, counts)
+        made, raised = _sites(path, module, found, span, function_spans, lines, visitor)
+        counts += raised
         if made and made[0].message.kind == PENDING:
             pending.extend(made)
         else:
             sites.extend(made)
         index = skeleton.region_at(regions, span.line)
         if index is not None:
-            after = (counts.bare_raise, counts.reraise, counts.without_message)
-            tally = tallies[index]
-            tally[0] += 1
-            for at, (was, now) in enumerate(zip(before, after), start=1):
-                tally[at] += now - was
+            tallies[index] += raised
             lookups[index].update(visitor.lookups[looked:])
     classes = []
     for found_class in visitor.classes:
@@ -458,7 +443,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         index = skeleton.region_at(regions, made_class.line)
         if index is not None:
             lookups[index].update(visitor.lookups[looked:])
-    counted = [replace(r, counts=(t[0], t[1], t[2], t[3]),
+    counted = [replace(r, counts=t,
                        lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted)
@@ -508,13 +493,12 @@ def _decode(source: bytes, encoding: str) -> str:
 
 
 def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
-           function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor,
-           counts: RaiseCounts) -> list[RaiseSite]:
-    """One site per template of one raise; none (counted) when it has no message."""
+           function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor
+           ) -> tuple[list[RaiseSite], RaiseCounts]:
+    """One site per template of one raise, and how the raise counts; none when it has no message."""
     exc = found.node.exc
     if exc is None:
-        counts.bare_raise += 1
-        return []
+        return [], _BARE_RAISE
     func = exc.func if isinstance(exc, cst.Call) else exc
     exception_qualname = _exception_qualname(func, found.scopes, visitor)
     templates: list[Template] | None = None
@@ -523,12 +507,12 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
         assigned = scope.assigned if scope is not None else None
         templates = call_templates(exc, module, found.position, exception_qualname, assigned)
     elif not _looks_like_class(exc):
-        counts.reraise += 1
-        return []
+        return [], _RERAISE
+    counted = _WITH_MESSAGE
     if templates is None:
-        counts.without_message += 1
+        counted = _WITHOUT_MESSAGE
         if exception_qualname is None or exception_qualname.startswith("builtins."):
-            return []
+            return [], counted
         templates = [build_template(PENDING, [])]
     function = next((s for s in reversed(found.scopes) if not s.is_class), None)
     snippet_span = function_spans.get(id(function.node)) if function else None
@@ -553,7 +537,14 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
             factory=isinstance(exc, cst.Call) and _is_factory(func),
         )
         for template in templates
-    ]
+    ], counted
+
+
+# How one raise statement counts, by what it raises.
+_WITH_MESSAGE = RaiseCounts(raise_statements=1)
+_BARE_RAISE = RaiseCounts(raise_statements=1, bare_raise=1)
+_RERAISE = RaiseCounts(raise_statements=1, reraise=1)
+_WITHOUT_MESSAGE = RaiseCounts(raise_statements=1, without_message=1)
 
 
 def _class(path: str, module: cst.Module, found: FoundClass,

@@ -31,8 +31,8 @@ from crawler.errors import CrawlerError
 from crawler.parse import _forkserver
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
-from crawler.parse.visitor import RaiseCounts, find_raise_sites
-from crawler.records import ClassDef, RaiseSite, Skipped
+from crawler.parse.visitor import find_raise_sites
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped
 
 # (path, blob sha, file bytes, what the file's previous version held or None)
 Job = tuple[str, str, bytes, Known | None]
