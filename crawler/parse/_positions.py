@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -293,32 +293,36 @@ def _closing_bracket(text: str, start: int) -> int | None:
 _AST_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _ast_statements(tree: ast.Module) -> tuple[list[ast.Raise],
-                                                list[ast.FunctionDef | ast.AsyncFunctionDef],
-                                                list[ast.ClassDef]]:
-    """Every raise, function and class of a module, walking statement lists only.
+def ast_statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of a module, and every except handler and match case, in no set order.
 
-    Both are statements, and statements only sit in these lists; `ast.walk` would also enter
-    every expression, which made it cost a fifth of LibCST's whole parse (measured on the
-    stdlib).
+    Statements only sit in these lists; `ast.walk` would also enter every expression, which made
+    it cost a fifth of LibCST's whole parse (measured on the stdlib).
     """
-    raises: list[ast.Raise] = []
-    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    classes: list[ast.ClassDef] = []
     stack: list[list[ast.AST]] = [tree.body]  # type: ignore[list-item]
     while stack:
         for node in stack.pop():
-            if isinstance(node, ast.Raise):
-                raises.append(node)
-                continue
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions.append(node)
-            elif isinstance(node, ast.ClassDef):
-                classes.append(node)
+            yield node
             for name in _AST_BLOCKS:
                 block = getattr(node, name, None)
                 if block and isinstance(block, list):
                     stack.append(block)
+
+
+def _ast_statements(tree: ast.Module) -> tuple[list[ast.Raise],
+                                                list[ast.FunctionDef | ast.AsyncFunctionDef],
+                                                list[ast.ClassDef]]:
+    """Every raise, function and class of a module."""
+    raises: list[ast.Raise] = []
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    classes: list[ast.ClassDef] = []
+    for node in ast_statements(tree):
+        if isinstance(node, ast.Raise):
+            raises.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(node)
+        elif isinstance(node, ast.ClassDef):
+            classes.append(node)
     return raises, functions, classes
 
 

@@ -1,8 +1,7 @@
 """The raise-site visitor: one parse per file, one pass over its statements.
 
-`RaiseVisitor` walks statement blocks only: a `raise` is always a statement, so expressions (the
-bulk of a syntax tree) are never entered. That keeps the walk small beside LibCST's parse, where a
-generic `CSTVisitor` over every node costs about as much as the parse itself.
+`RaiseVisitor` walks statement blocks only (`crawler.parse._walk`): a `raise` is always a
+statement, so expressions are never entered.
 
 Lines come from `crawler.parse._positions`: Python's own `ast`, held equal to LibCST's
 `PositionProvider`.
@@ -24,6 +23,7 @@ import libcst as cst
 
 from crawler.parse import _positions, flow, names, skeleton
 from crawler.parse._positions import Span, Unread
+from crawler.parse._walk import StatementWalker
 from crawler.parse.messages import Reader, build_template, call_templates
 from crawler.records import ClassDef, RaiseCounts, RaiseSite, Template
 
@@ -75,7 +75,7 @@ class FoundClass:
 
 
 @dataclass
-class RaiseVisitor:
+class RaiseVisitor(StatementWalker[Scope]):
     """Collects every raise statement and class statement of a module with its scope stack.
 
     Results are in `found` (in source order), `classes` and `module_bindings` (module-level
@@ -92,13 +92,11 @@ class RaiseVisitor:
     module_names: set[str] = field(default_factory=set)  # every other module-level binding
     module_bindings: dict[str, str] = field(default_factory=dict)
     lookups: list[tuple[str, ...]] = field(default_factory=list)  # dotted names the module resolved
-    _stack: list[Scope] = field(default_factory=list)
-    _levels: list[flow.Level] = field(default_factory=list)
+    scopes: list[Scope] = field(default_factory=list)  # the enclosing classes and functions
     _aliases: list[tuple[str, list[str]]] = field(default_factory=list)
-    _saved_levels: list[list[flow.Level]] = field(default_factory=list)
 
     def visit_module(self, module: cst.Module) -> None:
-        self._visit_block(module.body, top_level=True, role="module")
+        self.walk(module)
         for bound, parts in self._aliases:  # `Error = OSError` at module level
             target = names.qualify(parts, [self.module_bindings], self.module_names - {bound})
             if target is not None and bound not in self.module_bindings:
@@ -110,148 +108,73 @@ class RaiseVisitor:
             return None
         return names.package_of(self.module_name, self.is_package)
 
-    def _visit_block(self, statements: Sequence[cst.CSTNode], top_level: bool = False,
-                     condition: cst.BaseExpression | None = None, role: str = "block") -> None:
-        for index, statement in enumerate(statements):
-            self._levels.append((statements, index, role))
-            if isinstance(statement, cst.SimpleStatementLine):
-                self._visit_small(statement.body, top_level, condition, "line")
-            elif isinstance(statement, cst.ClassDef):
-                if top_level:
-                    self.module_classes.add(statement.name.value)
-                self.visit_ClassDef(statement)
-                self._visit_suite(statement.body, role="class")
-                self.leave_ClassDef(statement)
-            elif isinstance(statement, cst.FunctionDef):
-                if top_level:
-                    self.module_names.add(statement.name.value)
-                self.visit_FunctionDef(statement)
-                self._visit_suite(statement.body, role="function")
-                self.leave_FunctionDef(statement)
-            elif isinstance(statement, cst.If):
-                self._visit_if(statement, top_level)
-            else:
-                self._visit_compound(statement, top_level)
-            self._levels.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        qualified = qualname([*self._stack, Scope(node.name.value, is_class=True)])
-        found = FoundClass(node, qualified, tuple(self._stack))
-        self.classes.append(found)
-        if self.module_name is not None and not (self._stack and self._stack[-1].is_class):
-            self._bindings()[node.name.value] = f"{self.module_name}.{qualified}"
-        self._stack.append(Scope(node.name.value, is_class=True, node=node, found_class=found))
-        self._enter()
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._stack.pop()
-        self._leave()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def open_scope(self, node: cst.ClassDef | cst.FunctionDef) -> Scope:
+        if isinstance(node, cst.ClassDef):
+            return self._open_class(node)
+        if not self.scopes:
+            self.module_names.add(node.name.value)
         self.functions.append(node)
-        if node.name.value == "__init__" and self._stack and self._stack[-1].found_class:
-            self._stack[-1].found_class.has_init = True
-            self._stack[-1].found_class.init = node
-        self._stack.append(Scope(node.name.value, is_class=False, node=node))
-        self._enter()
+        if node.name.value == "__init__" and self.scopes and self.scopes[-1].found_class:
+            self.scopes[-1].found_class.has_init = True
+            self.scopes[-1].found_class.init = node
+        return Scope(node.name.value, is_class=False, node=node)
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.pop()
-        self._leave()
-
-    def _enter(self) -> None:
-        """A new scope: flow positions start again at its body."""
-        self._saved_levels.append(self._levels)
-        self._levels = []
-
-    def _leave(self) -> None:
-        self._levels = self._saved_levels.pop()
+    def _open_class(self, node: cst.ClassDef) -> Scope:
+        if not self.scopes:
+            self.module_classes.add(node.name.value)
+        qualified = qualname([*self.scopes, Scope(node.name.value, is_class=True)])
+        found = FoundClass(node, qualified, tuple(self.scopes))
+        self.classes.append(found)
+        if self.module_name is not None and not (self.scopes and self.scopes[-1].is_class):
+            self._bindings()[node.name.value] = f"{self.module_name}.{qualified}"
+        return Scope(node.name.value, is_class=True, node=node, found_class=found)
 
     def _bindings(self) -> dict[str, str]:
         """Where a binding made here goes: the innermost function's names, else the module's."""
-        for scope in reversed(self._stack):
+        for scope in reversed(self.scopes):
             if not scope.is_class:
                 return scope.names
         return self.module_bindings
 
-    def _visit_if(self, node: cst.If, top_level: bool) -> None:
-        self._visit_suite(node.body, top_level, condition=node.test, role="if")
-        if node.orelse is not None:
-            if isinstance(node.orelse, cst.If):
-                self._visit_if(node.orelse, top_level)
-            else:
-                self._visit_suite(node.orelse.body, top_level, role="if")
-
-    def _visit_compound(self, node: cst.CSTNode, top_level: bool) -> None:
-        """try/for/while/with/match and their else, except, finally and case blocks."""
-        if isinstance(node, (cst.For, cst.While)):
-            body, orelse = "loop", "loop"
-        elif isinstance(node, cst.With):
-            body, orelse = "with", "with"
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            body, orelse = "try", "try_else"
+    def visit_small(self, small: cst.BaseSmallStatement, level: flow.Level,
+                    condition: cst.BaseExpression | None) -> None:
+        if isinstance(small, cst.Raise):
+            self.found.append(FoundRaise(small, tuple(self.scopes), condition,
+                                         self.position(level)))
+            return
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            self._bindings().update(names.bindings(small, self.package))
+        elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self.scopes:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                else [small.target]
+            self.scopes[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
+        if not self.scopes:  # at module level, `if` and `try` blocks included
+            self.module_names.update(_bound_names(small))
+            alias = _alias(small)
+            if alias is not None:
+                self._aliases.append(alias)
         else:
-            body, orelse = "case", "case"
-        roles = {"body": body, "handlers": "handler", "orelse": orelse, "finalbody": "finally",
-                 "cases": "case"}
-        for name, role in roles.items():
-            child = getattr(node, name, None)
-            if child is None:
-                continue
-            if isinstance(child, (tuple, list)):
-                for part in child:
-                    self._visit_suite(part.body, top_level, role=role)
-            elif isinstance(child, cst.BaseSuite):
-                self._visit_suite(child, top_level, role=role)
-            else:  # Else / Finally wrappers hold a suite in .body
-                self._visit_suite(child.body, top_level, role=role)
+            self._note_template(small, level)
 
-    def _visit_suite(self, suite: cst.BaseSuite, top_level: bool = False,
-                     condition: cst.BaseExpression | None = None, role: str = "block") -> None:
-        if isinstance(suite, cst.IndentedBlock):
-            self._visit_block(suite.body, top_level, condition, role)
-        elif isinstance(suite, cst.SimpleStatementSuite):
-            self._visit_small(suite.body, top_level, condition, role)
-
-    def _visit_small(self, statements: Sequence[cst.BaseSmallStatement], top_level: bool,
-                     condition: cst.BaseExpression | None, role: str) -> None:
-        for index, small in enumerate(statements):
-            if isinstance(small, cst.Raise):
-                position = (*self._levels, (statements, index, role))
-                self.found.append(FoundRaise(small, tuple(self._stack), condition, position))
-                continue
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
-                self._bindings().update(names.bindings(small, self.package))
-            elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self._stack:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-                    else [small.target]
-                self._stack[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
-            if top_level:
-                self.module_names.update(_bound_names(small))
-                alias = _alias(small)
-                if alias is not None:
-                    self._aliases.append(alias)
-            if self._stack:
-                self._note_template(small, (*self._levels, (statements, index, role)))
-
-    def _note_template(self, small: cst.BaseSmallStatement, position: flow.Position) -> None:
+    def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""
-        scope = self._stack[-1]
+        scope = self.scopes[-1]
         if scope.found_class is not None and scope.found_class.attribute is None:
             if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
                     else [small.target]
                 for target in targets:
                     if isinstance(target, cst.Name) and target.value in MESSAGE_ATTRIBUTES:
-                        scope.found_class.attribute = (target.value, small.value, position)
+                        scope.found_class.attribute = (target.value, small.value,
+                                                       self.position(level))
             return
-        if (scope.name == "__init__" and len(self._stack) > 1 and isinstance(small, cst.Expr)
+        if (scope.name == "__init__" and len(self.scopes) > 1 and isinstance(small, cst.Expr)
                 and isinstance(small.value, cst.Call)):
-            owner = self._stack[-2].found_class
+            owner = self.scopes[-2].found_class
             func = small.value.func
             if (owner is not None and owner.init_call is None and isinstance(func, cst.Attribute)
                     and func.attr.value == "__init__"):
-                owner.init_call = (small.value, position, scope.assigned)
+                owner.init_call = (small.value, self.position(level), scope.assigned)
 
 
 def _alias(statement: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
