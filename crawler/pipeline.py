@@ -26,7 +26,6 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions, find_assertions
-from crawler.parse.visitor import RaiseCounts
 from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
 from crawler.records import (
     REMOVED,
@@ -182,12 +181,8 @@ def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:
     """A skeleton's outcome with its stubbed functions' results taken from the previous version."""
     filled = skeleton.fill(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
                            outcome.stubbed, previous)
-    counts = outcome.counts
-    more = filled.counts
     return replace(outcome, sites=filled.sites, pending=filled.pending, classes=filled.classes,
-                   regions=filled.regions, stubbed=(),
-                   counts=RaiseCounts(counts.raise_statements + more[0], counts.bare_raise + more[1],
-                                      counts.reraise + more[2], counts.without_message + more[3]))
+                   regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts)
 
 
 def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[str, str, bytes]]:
@@ -418,9 +413,9 @@ def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Reso
     if collected.outcomes or not collected.kept or previous is None:
         return classes.resolve([o for o in (*collected.outcomes, *collected.context)
                                 if o.failure is None])
-    raw = sum(entry.raises[3] for entry in previous.files)
+    raw = sum(entry.raises.without_message for entry in previous.files)
     return classes.Resolved(sites=[], exception_classes=list(previous.exception_classes),
-                            from_pending=raw - previous.counts.without_message)
+                            from_pending=raw - previous.counts.raises.without_message)
 
 
 def _manifest_or_note(folder: Path, loads: LoadCache | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -224,6 +225,30 @@ class ErrorRecord:
 
 
 @dataclass(frozen=True)
+class RaiseCounts:
+    """Raise statements, and those among them that do not become records, by why."""
+
+    raise_statements: int = 0
+    bare_raise: int = 0  # `raise`
+    reraise: int = 0  # `raise e`, `raise self.error`: a name, no call
+    without_message: int = 0  # `raise E`, `raise E()`
+
+    def __add__(self, other: RaiseCounts) -> RaiseCounts:
+        return RaiseCounts(self.raise_statements + other.raise_statements,
+                           self.bare_raise + other.bare_raise, self.reraise + other.reraise,
+                           self.without_message + other.without_message)
+
+    def as_list(self) -> list[int]:
+        """The four counts in field order, as a manifest's file entry and a cache write them."""
+        return [self.raise_statements, self.bare_raise, self.reraise, self.without_message]
+
+    @classmethod
+    def from_list(cls, values: Sequence[int]) -> RaiseCounts:
+        """The counts `as_list` wrote; an empty list (an older manifest) is all zeros."""
+        return cls(*values)
+
+
+@dataclass(frozen=True)
 class Skipped:
     """A file that was not catalogued, and why."""
 
@@ -239,7 +264,7 @@ class FileEntry:
     path: str
     blob: str
     records: tuple[str, ...]  # ids of the file's live (active and needs_review) records
-    raises: tuple[int, int, int, int] = (0, 0, 0, 0)  # raise statements, bare, re-raise, no message
+    raises: RaiseCounts = RaiseCounts()
 
 
 @dataclass(frozen=True)
@@ -249,12 +274,9 @@ class Counts:
     files: int = 0  # .py files at the commit
     parsed: int = 0
     skipped: int = 0
-    raise_statements: int = 0
     records: int = 0  # active and needs_review records
     removed: int = 0
-    bare_raise: int = 0  # `raise`
-    reraise: int = 0  # `raise e`, `raise self.error`: a name, no call
-    without_message: int = 0  # `raise E`, `raise E()`
+    raises: RaiseCounts = RaiseCounts()
 
 
 @dataclass(frozen=True)

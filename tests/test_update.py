@@ -18,8 +18,15 @@ from crawler import pipeline
 from crawler.catalogue.review import check_output
 from crawler.cli import main
 from crawler.parse.skeleton import Region
-from crawler.parse.visitor import RaiseCounts
-from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, RaiseSite, Template
+from crawler.records import (
+    ACTIVE,
+    NEEDS_REVIEW,
+    REMOVED,
+    ErrorRecord,
+    RaiseCounts,
+    RaiseSite,
+    Template,
+)
 from crawler.store import emit
 from crawler.store.cache import ResultCache
 from tests.gitrepo import GitRepo
@@ -389,7 +396,7 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     cache = ResultCache(tmp_path)
     site = RaiseSite("a.py", 1, 1, 0, None, None, "<module>", "E", None,
                      Template("literal", "m", (), "^m$"), None, None, "raise E('m')", 1)
-    region = Region("def", ("C",), "f", "d" * 40, 1, 3, "def f(self):", (1, 0, 0, 0),
+    region = Region("def", ("C",), "f", "d" * 40, 1, 3, "def f(self):", RaiseCounts(1),
                     ((("E",), "pkg.E"),))
     value = ((site,), RaiseCounts(raise_statements=1), None, (), (), {}, (region,), "c" * 40)
     cache.put("a.py", "f" * 40, value)

@@ -7,6 +7,7 @@ records; counts are summed over the entries, so a manifest always agrees with it
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from crawler import __version__
@@ -21,6 +22,7 @@ from crawler.records import (
     FileEntry,
     Manifest,
     Pin,
+    RaiseCounts,
     Skipped,
 )
 
@@ -57,10 +59,8 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
     entries = {entry.path: entry for entry in collected.kept}
     for o in outcomes:
         if o.failure is None:
-            raises = (o.counts.raise_statements, o.counts.bare_raise, o.counts.reraise,
-                      o.counts.without_message)
             entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
-                                        raises)
+                                        o.counts)
         elif o.path in old and ids_by_path.get(o.path):
             entries[o.path] = old[o.path]  # records kept from the last good read
     if previous is not None:  # removed records this run did not load stay listed where they were
@@ -72,17 +72,15 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
     all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
                                key=lambda s: (s.path, s.reason)))
     review = {r.id for r in records if r.status == NEEDS_REVIEW}
+    raises = sum((e.raises for e in files), RaiseCounts())
     counts = Counts(
         files=collected.total,
         parsed=len(collected.kept) + sum(1 for o in outcomes if o.failure is None),
         skipped=len(all_skipped),
-        raise_statements=sum(e.raises[0] for e in files),
         records=sum(len(e.records) for e in files),
         removed=sum(len(ids) for ids in removed.values()),
-        bare_raise=sum(e.raises[1] for e in files),
-        reraise=sum(e.raises[2] for e in files),
         # message-less raises of a class with a default message became records
-        without_message=sum(e.raises[3] for e in files) - resolved.from_pending,
+        raises=replace(raises, without_message=raises.without_message - resolved.from_pending),
     )
     return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
                     exception_classes=tuple(resolved.exception_classes),

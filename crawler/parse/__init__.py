@@ -1,6 +1,7 @@
 """What runs in worker processes: one file's bytes to its raise sites, classes and test assertions.
 
-Owns the LibCST visitor (`visitor`: raise statements, the scope stack, exact lines), message
+Owns the LibCST visitor (`visitor`: raise statements, the scope stack) over one statement walk
+shared with the assertions' (`_walk`), exact lines from `ast` held to LibCST's (`_positions`), message
 expressions to templates (`messages`, `reading`), the assignments that reach a raise (`flow`),
 imports and qualified names (`names`), skeleton reads of changed files (`skeleton`), the
 assertions of test files (`assertions`) and the limited, recycled worker processes that run all of

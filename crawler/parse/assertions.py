@@ -1,7 +1,7 @@
 """Evidence from the repository's own tests: assertions that expect an error, fitted to records.
 
-`AssertionVisitor` walks statement blocks only (like `RaiseVisitor`): the assertions we read are
-always a `with` item or an expression statement, so expressions are never entered. It finds
+`AssertionVisitor` walks statement blocks only (`crawler.parse._walk`, like `RaiseVisitor`): the
+assertions we read are always a `with` item or an expression statement. It finds
 
 - `pytest.raises(E, match=P)` and `self.assertRaisesRegex(E, P)` (as a context manager or a call);
 - `self.assertRaisesWithLiteralMatch(E, text)` (absl);
@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
+from crawler.parse._positions import ast_parse, ast_statements, position_map
+from crawler.parse._walk import StatementWalker
+from crawler.parse.flow import Level
 from crawler.records import TestAssertion
 
 REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}
@@ -48,7 +49,7 @@ class _Scope:
 
 
 @dataclass
-class AssertionVisitor:
+class AssertionVisitor(StatementWalker[_Scope]):
     """Collects the message-checking assertions of a test module.
 
     Results are in `found` as (call node, form, check, exception expressions, pattern, test
@@ -59,72 +60,35 @@ class AssertionVisitor:
     found: list[tuple[cst.Call, str, str, tuple[str, ...], str, str]] = field(default_factory=list)
     calls: list[cst.Call] = field(default_factory=list)
     unread: int = 0
-    _stack: list[_Scope] = field(default_factory=lambda: [_Scope("<module>", False)])
+    scopes: list[_Scope] = field(default_factory=lambda: [_Scope("<module>", False)])
 
     def visit_module(self, module: cst.Module) -> None:
-        self._module = module
-        self._visit_block(module.body)
+        self.walk(module)
 
-    def _visit_block(self, statements: Sequence[cst.CSTNode]) -> None:
-        for index, statement in enumerate(statements):
-            if isinstance(statement, cst.SimpleStatementLine):
-                self._visit_small(statement.body)
-            elif isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
-                self._stack.append(_Scope(statement.name.value, isinstance(statement, cst.ClassDef)))
-                self._visit_suite(statement.body)
-                self._stack.pop()
-            elif isinstance(statement, cst.With):
-                for item in statement.items:
-                    self._visit_with_item(item, statements[index + 1:])
-                self._visit_suite(statement.body)
-            elif isinstance(statement, cst.If):
-                self._visit_if(statement)
-            else:
-                self._visit_compound(statement)
+    def open_scope(self, node: cst.ClassDef | cst.FunctionDef) -> _Scope:
+        return _Scope(node.name.value, isinstance(node, cst.ClassDef))
 
-    def _visit_if(self, node: cst.If) -> None:
-        self._visit_suite(node.body)
-        if isinstance(node.orelse, cst.If):
-            self._visit_if(node.orelse)
-        elif node.orelse is not None:
-            self._visit_suite(node.orelse.body)
+    def visit_small(self, small: cst.BaseSmallStatement, level: Level,
+                    condition: cst.BaseExpression | None) -> None:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            name = _call_name(call.func)
+            if name in ASSERTION_NAMES:
+                self.calls.append(call)
+                self._read_call(call, name, None, ())
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            if isinstance(target, cst.Name):
+                text = self._pattern(small.value)
+                if text is not None:
+                    self.scopes[-1].strings[target.value] = text
+                else:
+                    self.scopes[-1].strings.pop(target.value, None)
 
-    def _visit_compound(self, node: cst.CSTNode) -> None:
-        """try/for/while/match and their else, except, finally and case blocks."""
-        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
-            child = getattr(node, name, None)
-            if child is None:
-                continue
-            if isinstance(child, (tuple, list)):
-                for part in child:
-                    self._visit_suite(part.body)
-            elif isinstance(child, cst.BaseSuite):
-                self._visit_suite(child)
-            else:
-                self._visit_suite(child.body)
-
-    def _visit_suite(self, suite: cst.BaseSuite) -> None:
-        if isinstance(suite, cst.IndentedBlock):
-            self._visit_block(suite.body)
-        elif isinstance(suite, cst.SimpleStatementSuite):
-            self._visit_small(suite.body)
-
-    def _visit_small(self, statements: Sequence[cst.BaseSmallStatement]) -> None:
-        for small in statements:
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                call = small.value
-                name = _call_name(call.func)
-                if name in ASSERTION_NAMES:
-                    self.calls.append(call)
-                    self._read_call(call, name, None, ())
-            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target = small.targets[0].target
-                if isinstance(target, cst.Name):
-                    text = self._pattern(small.value)
-                    if text is not None:
-                        self._stack[-1].strings[target.value] = text
-                    else:
-                        self._stack[-1].strings.pop(target.value, None)
+    def visit_with(self, node: cst.With, level: Level) -> None:
+        statements, index, _ = level
+        for item in node.items:
+            self._visit_with_item(item, statements[index + 1:])
 
     def _visit_with_item(self, item: cst.WithItem, after: Sequence[cst.CSTNode]) -> None:
         call = item.item
@@ -174,7 +138,7 @@ class AssertionVisitor:
             self.found.append((call, form, check, exceptions, pattern, self._test_name()))
 
     def _test_name(self) -> str:
-        names = [scope.name for scope in self._stack[1:]]
+        names = [scope.name for scope in self.scopes[1:]]
         return ".".join(names) or "<module>"
 
     def _pattern(self, node: cst.BaseExpression, literal: bool = False) -> str | None:
@@ -200,7 +164,7 @@ class AssertionVisitor:
             left, right = self._pattern(node.left, literal), self._pattern(node.right, literal)
             return left + right if left is not None and right is not None else None
         if isinstance(node, cst.Name):
-            for scope in reversed(self._stack):
+            for scope in reversed(self.scopes):
                 if node.value in scope.strings:
                     return scope.strings[node.value]
         return None
@@ -332,14 +296,11 @@ def find_assertions(path: str, source: bytes) -> FileAssertions:
 
 def _ast_lines(source: bytes, visitor: AssertionVisitor) -> dict[int, int] | None:
     """Lines of the candidate calls from `ast`, matched in source order; None when they disagree."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = ast_parse(source)
+    if tree is None:
         return None
     calls: list[ast.Call] = []
-    for node in ast.walk(tree):
+    for node in ast_statements(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)):
             calls.extend(i.context_expr for i in node.items if isinstance(i.context_expr, ast.Call)
                          and _ast_name(i.context_expr.func) in ASSERTION_NAMES)
@@ -366,5 +327,5 @@ def _ast_name(func: ast.expr) -> str | None:
 
 
 def _libcst_lines(module: cst.Module, visitor: AssertionVisitor) -> dict[int, int]:
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = position_map(module)
     return {id(call): positions[call].start.line for call in visitor.calls}

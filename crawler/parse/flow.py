@@ -32,15 +32,13 @@ class _GiveUp(Exception):
 
 
 _NotFound = None
-_budget = [MAX_STEPS]  # steps left in the current search (one process, one search at a time)
 _Result = list[Definition] | None
 
 
 def definitions(name: str, position: Position) -> list[Definition] | None:
     """The definitions of `name` that reach `position`; None when unknown or unbound here."""
-    _budget[0] = MAX_STEPS
     try:
-        found = _reaching(name, position)
+        found = _Search(name).reaching(position)
     except _GiveUp:
         return None
     if found is None or len(found) > MAX_DEFINITIONS:
@@ -48,101 +46,117 @@ def definitions(name: str, position: Position) -> list[Definition] | None:
     return found
 
 
-def _reaching(name: str, position: Position) -> _Result:
-    levels = list(position)
-    while levels:
-        statements, index, role = levels[-1]
-        found = _scan(name, statements, index, tuple(levels[:-1]), role)
-        if found is not _NotFound:
-            return found
-        levels.pop()
-        if not levels:
-            return _NotFound
-        parent_statements, parent_index, _ = levels[-1]
-        parent = parent_statements[parent_index]
-        if role in ("loop", "handler", "try_else", "finally", "case") and _assigns(name, parent):
+class _Search:
+    """One search for the definitions of one name, with its own budget of steps."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.steps_left = MAX_STEPS
+
+    def step(self) -> None:
+        """One statement looked at; past the budget, the answer is unknown."""
+        self.steps_left -= 1
+        if self.steps_left < 0:
             raise _GiveUp
-    return _NotFound
 
-
-def _scan(name: str, statements: Sequence[cst.CSTNode], end: int, outer: Position,
-          role: str) -> _Result:
-    """Definitions found in statements[:end], walking back; _NotFound when none binds the name."""
-    for index in range(end - 1, -1, -1):
-        _budget[0] -= 1
-        if _budget[0] < 0:
-            raise _GiveUp
-        here = (*outer, (statements, index, role))
-        found = _statement(name, statements[index], here)
-        if found is not _NotFound:
-            return found
-    return _NotFound
-
-
-def _statement(name: str, node: cst.CSTNode, here: Position) -> _Result:
-    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return _scan(name, node.body, len(node.body), here, "line")
-    if isinstance(node, cst.Assign):
-        hits = [t.target for t in node.targets if _binds(name, t.target)]
-        if not hits:
-            return _NotFound
-        if any(not isinstance(t, cst.Name) for t in hits):
-            raise _GiveUp  # unpacking
-        return [((node.value, here),)]
-    if isinstance(node, cst.AnnAssign):
-        if not _binds(name, node.target):
-            return _NotFound
-        if node.value is None or not isinstance(node.target, cst.Name):
-            raise _GiveUp
-        return [((node.value, here),)]
-    if isinstance(node, cst.AugAssign):
-        if not _binds(name, node.target):
-            return _NotFound
-        if not isinstance(node.operator, cst.AddAssign):
-            raise _GiveUp
-        before = _reaching(name, here)
-        if before is _NotFound:
-            before = [((cst.Name(name), here),)]
-        return [(*definition, (node.value, here)) for definition in before]
-    if isinstance(node, cst.If):
-        return _if(name, node, here)
-    if isinstance(node, cst.With):
-        return _suite(name, node.body, here, "with")
-    if _assigns(name, node):
-        raise _GiveUp
-    return _NotFound
-
-
-def _suite(name: str, suite: cst.BaseSuite, here: Position, role: str) -> _Result:
-    body: Sequence[cst.CSTNode] = suite.body
-    return _scan(name, body, len(body), here, role)
-
-
-def _if(name: str, node: cst.If, here: Position) -> _Result:
-    """One definition per branch that assigns; a branch that does not falls through."""
-    found: list[Definition] = []
-    falls_through = False
-    branch: cst.If | cst.Else | None = node
-    while branch is not None:
-        result = _suite(name, branch.body, here, "if")
-        if result is _NotFound:
-            falls_through = True
-        else:
-            found.extend(result)
-        if isinstance(branch, cst.If):
-            branch = branch.orelse
-            if branch is None:
-                falls_through = True
-        else:
-            branch = None
-    if not found:
+    def reaching(self, position: Position) -> _Result:
+        levels = list(position)
+        while levels:
+            statements, index, role = levels[-1]
+            found = self._scan(statements, index, tuple(levels[:-1]), role)
+            if found is not _NotFound:
+                return found
+            levels.pop()
+            if not levels:
+                return _NotFound
+            parent_statements, parent_index, _ = levels[-1]
+            parent = parent_statements[parent_index]
+            if role in ("loop", "handler", "try_else", "finally", "case") and self._assigns(parent):
+                raise _GiveUp
         return _NotFound
-    if falls_through:
-        before = _reaching(name, here)
-        found.extend(before if before is not _NotFound else [((cst.Name(name), here),)])
-    if len(found) > MAX_DEFINITIONS:
-        raise _GiveUp
-    return found
+
+    def _scan(self, statements: Sequence[cst.CSTNode], end: int, outer: Position,
+              role: str) -> _Result:
+        """Definitions found in statements[:end], walking back; _NotFound when none binds the name."""
+        for index in range(end - 1, -1, -1):
+            self.step()
+            here = (*outer, (statements, index, role))
+            found = self._statement(statements[index], here)
+            if found is not _NotFound:
+                return found
+        return _NotFound
+
+    def _statement(self, node: cst.CSTNode, here: Position) -> _Result:
+        name = self.name
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return self._scan(node.body, len(node.body), here, "line")
+        if isinstance(node, cst.Assign):
+            hits = [t.target for t in node.targets if _binds(name, t.target)]
+            if not hits:
+                return _NotFound
+            if any(not isinstance(t, cst.Name) for t in hits):
+                raise _GiveUp  # unpacking
+            return [((node.value, here),)]
+        if isinstance(node, cst.AnnAssign):
+            if not _binds(name, node.target):
+                return _NotFound
+            if node.value is None or not isinstance(node.target, cst.Name):
+                raise _GiveUp
+            return [((node.value, here),)]
+        if isinstance(node, cst.AugAssign):
+            if not _binds(name, node.target):
+                return _NotFound
+            if not isinstance(node.operator, cst.AddAssign):
+                raise _GiveUp
+            before = self.reaching(here)
+            if before is _NotFound:
+                before = [((cst.Name(name), here),)]
+            return [(*definition, (node.value, here)) for definition in before]
+        if isinstance(node, cst.If):
+            return self._if(node, here)
+        if isinstance(node, cst.With):
+            return self._suite(node.body, here, "with")
+        if self._assigns(node):
+            raise _GiveUp
+        return _NotFound
+
+    def _suite(self, suite: cst.BaseSuite, here: Position, role: str) -> _Result:
+        body: Sequence[cst.CSTNode] = suite.body
+        return self._scan(body, len(body), here, role)
+
+    def _if(self, node: cst.If, here: Position) -> _Result:
+        """One definition per branch that assigns; a branch that does not falls through."""
+        found: list[Definition] = []
+        falls_through = False
+        branch: cst.If | cst.Else | None = node
+        while branch is not None:
+            result = self._suite(branch.body, here, "if")
+            if result is _NotFound:
+                falls_through = True
+            else:
+                found.extend(result)
+            if isinstance(branch, cst.If):
+                branch = branch.orelse
+                if branch is None:
+                    falls_through = True
+            else:
+                branch = None
+        if not found:
+            return _NotFound
+        if falls_through:
+            before = self.reaching(here)
+            found.extend(before if before is not _NotFound else [((cst.Name(self.name), here),)])
+        if len(found) > MAX_DEFINITIONS:
+            raise _GiveUp
+        return found
+
+    def _assigns(self, node: cst.CSTNode) -> bool:
+        """Whether a statement may bind the name anywhere in its blocks (statements only)."""
+        for statement in _statements(node):
+            self.step()
+            if _binds_directly(self.name, statement):
+                return True
+        return False
 
 
 def _binds(name: str, target: cst.CSTNode) -> bool:
@@ -152,17 +166,6 @@ def _binds(name: str, target: cst.CSTNode) -> bool:
         return any(_binds(name, element.value) for element in target.elements)
     if isinstance(target, cst.StarredElement):
         return _binds(name, target.value)
-    return False
-
-
-def _assigns(name: str, node: cst.CSTNode) -> bool:
-    """Whether a statement may bind `name` anywhere in its blocks (statements only)."""
-    for statement in _statements(node):
-        _budget[0] -= 1
-        if _budget[0] < 0:
-            raise _GiveUp
-        if _binds_directly(name, statement):
-            return True
     return False
 
 

@@ -30,14 +30,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from crawler.records import ClassDef, RaiseSite
+from crawler.records import ClassDef, RaiseCounts, RaiseSite
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _BREAKS = "\r\n"
 
 FUNCTION, STRING = "def", "str"
-Counts = tuple[int, int, int, int]  # raise statements, bare raises, re-raises, without message
 Key = tuple[str, tuple[str, ...], str]  # (kind, enclosing classes, digest): what makes it the same
 # A dotted name a function looked up in the module's bindings, and what it resolved to there.
 Lookup = tuple[tuple[str, ...], "str | None"]
@@ -54,7 +53,7 @@ class Region:
     line: int  # one-indexed: its first decorator, else its `def`
     end_line: int  # inclusive
     head: str  # its first two lines (one, if it has one), without their breaks: where to look
-    counts: Counts = (0, 0, 0, 0)  # its raise statements, as `RaiseCounts` counts them
+    counts: RaiseCounts = RaiseCounts()  # its raise statements
     lookups: tuple[Lookup, ...] = ()  # the module-level names its records depend on
 
     @property
@@ -303,7 +302,7 @@ class Previous:
     classes: tuple[ClassDef, ...]
     regions: tuple[Region, ...]
     context: str
-    counts: Counts = (0, 0, 0, 0)  # filled in: what the stubbed functions add to the skeleton's
+    counts: RaiseCounts = RaiseCounts()  # filled in: what the stubbed functions add to the skeleton's
 
 
 def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequence[ClassDef],
@@ -314,7 +313,7 @@ def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequ
         old.setdefault(region.key, []).append(region)
     sites, pending, classes = list(sites), list(pending), list(classes)
     filled = {r.line: r for r in regions}
-    counts = [0, 0, 0, 0]
+    counts = RaiseCounts()
     for region in stubbed:
         if region.kind != FUNCTION:
             continue  # a docstring: no records
@@ -326,12 +325,11 @@ def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequ
         classes += [_moved_class(c, shift) for c in previous.classes
                     if was.line <= c.line <= was.end_line]
         filled[region.line] = replace(region, counts=was.counts, lookups=was.lookups)
-        counts = [a + b for a, b in zip(counts, was.counts)]
+        counts += was.counts
     by_place = lambda s: (s.line, s.column)  # noqa: E731 - stable: a raise's templates keep their order
     return Previous(tuple(sorted(sites, key=by_place)), tuple(sorted(pending, key=by_place)),
                     tuple(sorted(classes, key=lambda c: c.line)),
-                    tuple(filled[line] for line in sorted(filled)), previous.context,
-                    (counts[0], counts[1], counts[2], counts[3]))
+                    tuple(filled[line] for line in sorted(filled)), previous.context, counts)
 
 
 def _moved(site: RaiseSite, shift: int) -> RaiseSite:

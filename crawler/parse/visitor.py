@@ -1,14 +1,10 @@
 """The raise-site visitor: one parse per file, one pass over its statements.
 
-`RaiseVisitor` walks statement blocks only: a `raise` is always a statement, so expressions (the
-bulk of a syntax tree) are never entered. That keeps the walk small beside LibCST's parse, where a
-generic `CSTVisitor` over every node costs about as much as the parse itself.
+`RaiseVisitor` walks statement blocks only (`crawler.parse._walk`): a `raise` is always a
+statement, so expressions are never entered.
 
-Lines come from Python's own `ast` (a tenth of LibCST's parse), matched to our raise statements in
-source order. Where `ast` cannot read the file (newer syntax than this interpreter), it reads its
-top-level statements one by one, and LibCST's `PositionProvider` gives the lines of those it
-refuses; where even that fails or disagrees, `PositionProvider` gives them all. Tests hold every
-way to the same answers.
+Lines come from `crawler.parse._positions`: Python's own `ast`, held equal to LibCST's
+`PositionProvider`.
 """
 
 from __future__ import annotations
@@ -20,16 +16,16 @@ import io
 import json
 import re
 import tokenize
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from crawler.parse import flow, names, skeleton
+from crawler.parse import _positions, flow, names, skeleton
+from crawler.parse._positions import Span, Unread
+from crawler.parse._walk import StatementWalker
 from crawler.parse.messages import Reader, build_template, call_templates
-from crawler.records import ClassDef, RaiseSite, Template
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Template
 
 # A snippet longer than this is cut to a window around the raise.
 SNIPPET_MAX_LINES = 150
@@ -79,17 +75,7 @@ class FoundClass:
 
 
 @dataclass
-class RaiseCounts:
-    """Raise statements that do not become records, by why."""
-
-    raise_statements: int = 0
-    bare_raise: int = 0
-    reraise: int = 0
-    without_message: int = 0
-
-
-@dataclass
-class RaiseVisitor:
+class RaiseVisitor(StatementWalker[Scope]):
     """Collects every raise statement and class statement of a module with its scope stack.
 
     Results are in `found` (in source order), `classes` and `module_bindings` (module-level
@@ -106,13 +92,11 @@ class RaiseVisitor:
     module_names: set[str] = field(default_factory=set)  # every other module-level binding
     module_bindings: dict[str, str] = field(default_factory=dict)
     lookups: list[tuple[str, ...]] = field(default_factory=list)  # dotted names the module resolved
-    _stack: list[Scope] = field(default_factory=list)
-    _levels: list[flow.Level] = field(default_factory=list)
+    scopes: list[Scope] = field(default_factory=list)  # the enclosing classes and functions
     _aliases: list[tuple[str, list[str]]] = field(default_factory=list)
-    _saved_levels: list[list[flow.Level]] = field(default_factory=list)
 
     def visit_module(self, module: cst.Module) -> None:
-        self._visit_block(module.body, top_level=True, role="module")
+        self.walk(module)
         for bound, parts in self._aliases:  # `Error = OSError` at module level
             target = names.qualify(parts, [self.module_bindings], self.module_names - {bound})
             if target is not None and bound not in self.module_bindings:
@@ -124,148 +108,73 @@ class RaiseVisitor:
             return None
         return names.package_of(self.module_name, self.is_package)
 
-    def _visit_block(self, statements: Sequence[cst.CSTNode], top_level: bool = False,
-                     condition: cst.BaseExpression | None = None, role: str = "block") -> None:
-        for index, statement in enumerate(statements):
-            self._levels.append((statements, index, role))
-            if isinstance(statement, cst.SimpleStatementLine):
-                self._visit_small(statement.body, top_level, condition, "line")
-            elif isinstance(statement, cst.ClassDef):
-                if top_level:
-                    self.module_classes.add(statement.name.value)
-                self.visit_ClassDef(statement)
-                self._visit_suite(statement.body, role="class")
-                self.leave_ClassDef(statement)
-            elif isinstance(statement, cst.FunctionDef):
-                if top_level:
-                    self.module_names.add(statement.name.value)
-                self.visit_FunctionDef(statement)
-                self._visit_suite(statement.body, role="function")
-                self.leave_FunctionDef(statement)
-            elif isinstance(statement, cst.If):
-                self._visit_if(statement, top_level)
-            else:
-                self._visit_compound(statement, top_level)
-            self._levels.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        qualified = qualname([*self._stack, Scope(node.name.value, is_class=True)])
-        found = FoundClass(node, qualified, tuple(self._stack))
-        self.classes.append(found)
-        if self.module_name is not None and not (self._stack and self._stack[-1].is_class):
-            self._bindings()[node.name.value] = f"{self.module_name}.{qualified}"
-        self._stack.append(Scope(node.name.value, is_class=True, node=node, found_class=found))
-        self._enter()
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._stack.pop()
-        self._leave()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def open_scope(self, node: cst.ClassDef | cst.FunctionDef) -> Scope:
+        if isinstance(node, cst.ClassDef):
+            return self._open_class(node)
+        if not self.scopes:
+            self.module_names.add(node.name.value)
         self.functions.append(node)
-        if node.name.value == "__init__" and self._stack and self._stack[-1].found_class:
-            self._stack[-1].found_class.has_init = True
-            self._stack[-1].found_class.init = node
-        self._stack.append(Scope(node.name.value, is_class=False, node=node))
-        self._enter()
+        if node.name.value == "__init__" and self.scopes and self.scopes[-1].found_class:
+            self.scopes[-1].found_class.has_init = True
+            self.scopes[-1].found_class.init = node
+        return Scope(node.name.value, is_class=False, node=node)
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.pop()
-        self._leave()
-
-    def _enter(self) -> None:
-        """A new scope: flow positions start again at its body."""
-        self._saved_levels.append(self._levels)
-        self._levels = []
-
-    def _leave(self) -> None:
-        self._levels = self._saved_levels.pop()
+    def _open_class(self, node: cst.ClassDef) -> Scope:
+        if not self.scopes:
+            self.module_classes.add(node.name.value)
+        qualified = qualname([*self.scopes, Scope(node.name.value, is_class=True)])
+        found = FoundClass(node, qualified, tuple(self.scopes))
+        self.classes.append(found)
+        if self.module_name is not None and not (self.scopes and self.scopes[-1].is_class):
+            self._bindings()[node.name.value] = f"{self.module_name}.{qualified}"
+        return Scope(node.name.value, is_class=True, node=node, found_class=found)
 
     def _bindings(self) -> dict[str, str]:
         """Where a binding made here goes: the innermost function's names, else the module's."""
-        for scope in reversed(self._stack):
+        for scope in reversed(self.scopes):
             if not scope.is_class:
                 return scope.names
         return self.module_bindings
 
-    def _visit_if(self, node: cst.If, top_level: bool) -> None:
-        self._visit_suite(node.body, top_level, condition=node.test, role="if")
-        if node.orelse is not None:
-            if isinstance(node.orelse, cst.If):
-                self._visit_if(node.orelse, top_level)
-            else:
-                self._visit_suite(node.orelse.body, top_level, role="if")
-
-    def _visit_compound(self, node: cst.CSTNode, top_level: bool) -> None:
-        """try/for/while/with/match and their else, except, finally and case blocks."""
-        if isinstance(node, (cst.For, cst.While)):
-            body, orelse = "loop", "loop"
-        elif isinstance(node, cst.With):
-            body, orelse = "with", "with"
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            body, orelse = "try", "try_else"
+    def visit_small(self, small: cst.BaseSmallStatement, level: flow.Level,
+                    condition: cst.BaseExpression | None) -> None:
+        if isinstance(small, cst.Raise):
+            self.found.append(FoundRaise(small, tuple(self.scopes), condition,
+                                         self.position(level)))
+            return
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            self._bindings().update(names.bindings(small, self.package))
+        elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self.scopes:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                else [small.target]
+            self.scopes[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
+        if not self.scopes:  # at module level, `if` and `try` blocks included
+            self.module_names.update(_bound_names(small))
+            alias = _alias(small)
+            if alias is not None:
+                self._aliases.append(alias)
         else:
-            body, orelse = "case", "case"
-        roles = {"body": body, "handlers": "handler", "orelse": orelse, "finalbody": "finally",
-                 "cases": "case"}
-        for name, role in roles.items():
-            child = getattr(node, name, None)
-            if child is None:
-                continue
-            if isinstance(child, (tuple, list)):
-                for part in child:
-                    self._visit_suite(part.body, top_level, role=role)
-            elif isinstance(child, cst.BaseSuite):
-                self._visit_suite(child, top_level, role=role)
-            else:  # Else / Finally wrappers hold a suite in .body
-                self._visit_suite(child.body, top_level, role=role)
+            self._note_template(small, level)
 
-    def _visit_suite(self, suite: cst.BaseSuite, top_level: bool = False,
-                     condition: cst.BaseExpression | None = None, role: str = "block") -> None:
-        if isinstance(suite, cst.IndentedBlock):
-            self._visit_block(suite.body, top_level, condition, role)
-        elif isinstance(suite, cst.SimpleStatementSuite):
-            self._visit_small(suite.body, top_level, condition, role)
-
-    def _visit_small(self, statements: Sequence[cst.BaseSmallStatement], top_level: bool,
-                     condition: cst.BaseExpression | None, role: str) -> None:
-        for index, small in enumerate(statements):
-            if isinstance(small, cst.Raise):
-                position = (*self._levels, (statements, index, role))
-                self.found.append(FoundRaise(small, tuple(self._stack), condition, position))
-                continue
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
-                self._bindings().update(names.bindings(small, self.package))
-            elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self._stack:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-                    else [small.target]
-                self._stack[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
-            if top_level:
-                self.module_names.update(_bound_names(small))
-                alias = _alias(small)
-                if alias is not None:
-                    self._aliases.append(alias)
-            if self._stack:
-                self._note_template(small, (*self._levels, (statements, index, role)))
-
-    def _note_template(self, small: cst.BaseSmallStatement, position: flow.Position) -> None:
+    def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""
-        scope = self._stack[-1]
+        scope = self.scopes[-1]
         if scope.found_class is not None and scope.found_class.attribute is None:
             if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
                     else [small.target]
                 for target in targets:
                     if isinstance(target, cst.Name) and target.value in MESSAGE_ATTRIBUTES:
-                        scope.found_class.attribute = (target.value, small.value, position)
+                        scope.found_class.attribute = (target.value, small.value,
+                                                       self.position(level))
             return
-        if (scope.name == "__init__" and len(self._stack) > 1 and isinstance(small, cst.Expr)
+        if (scope.name == "__init__" and len(self.scopes) > 1 and isinstance(small, cst.Expr)
                 and isinstance(small.value, cst.Call)):
-            owner = self._stack[-2].found_class
+            owner = self.scopes[-2].found_class
             func = small.value.func
             if (owner is not None and owner.init_call is None and isinstance(func, cst.Attribute)
                     and func.attr.value == "__init__"):
-                owner.init_call = (small.value, position, scope.assigned)
+                owner.init_call = (small.value, self.position(level), scope.assigned)
 
 
 def _alias(statement: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
@@ -294,15 +203,6 @@ def _bound_names(statement: cst.BaseSmallStatement) -> Iterator[str]:
         for target in statement.targets:
             if isinstance(target.target, cst.Name):
                 yield target.target.value
-
-
-@dataclass(frozen=True)
-class Span:
-    """Where a node stands: first line, column (characters), last line; one-indexed lines."""
-
-    line: int
-    column: int
-    end_line: int
 
 
 @dataclass
@@ -345,12 +245,11 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     visitor.visit_module(module)
     context = context_digest(visitor, module)
     if not visitor.found and not visitor.classes:
-        counts = RaiseCounts(raise_statements=len(visitor.found))
-        return FileSites([], counts, positions="none", exports=dict(visitor.module_bindings),
+        return FileSites([], RaiseCounts(), positions="none", exports=dict(visitor.module_bindings),
                          context=context)
     text = _decode(source, module.encoding)
     lines = _LINE_BREAK.split(text)
-    tree, unread = _ast_read(source, lines, module, text)
+    tree, unread = _positions.ast_read(source, lines, module, text)
     plain = _plain_text(source)
     regions = skeleton.outline(tree, skeleton.split_lines(plain)) \
         if tree is not None and plain is not None else []
@@ -402,7 +301,8 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
         module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
     except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
         return None
-    tree, unread = _ast_read(skeletal.text, _LINE_BREAK.split(skeletal.text), module, skeletal.text)
+    tree, unread = _positions.ast_read(skeletal.text, _LINE_BREAK.split(skeletal.text), module,
+                                       skeletal.text)
     if tree is None:
         return None  # nothing to check the stubs against
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
@@ -420,35 +320,31 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
           parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
           real_line: Sequence[int] | None = None, unread: Unread = ()) -> FileSites:
     """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
-    counts = RaiseCounts(raise_statements=len(visitor.found))
     exports = dict(visitor.module_bindings)
     if not visitor.found and not visitor.classes:
-        return FileSites([], counts, "none", exports=exports, regions=regions)
-    spans, function_spans, class_lines, positions = _positions(module, tree, parsed_lines, visitor,
-                                                               unread)
+        return FileSites([], RaiseCounts(), "none", exports=exports, regions=regions)
+    spans, function_spans, class_lines, positions = _positions.positions(
+        module, tree, parsed_lines, visitor, unread)
     if real_line is not None:
-        spans, function_spans, class_lines = _moved_to(real_line, spans, function_spans,
-                                                       class_lines)
+        spans, function_spans, class_lines = _positions.moved_to(real_line, spans, function_spans,
+                                                                 class_lines)
     sites: list[RaiseSite] = []
     pending: list[RaiseSite] = []
-    tallies = [[0, 0, 0, 0] for _ in regions]
+    counts = RaiseCounts()
+    tallies = [RaiseCounts() for _ in regions]
     lookups: list[set[tuple[str, ...]]] = [set() for _ in regions]
     for found in visitor.found:
-        before = (counts.bare_raise, counts.reraise, counts.without_message)
         looked = len(visitor.lookups)
         span = spans[id(found.node)]
-        made = _sites(path, module, found, span, function_spans, lines, visitor, counts)
+        made, raised = _sites(path, module, found, span, function_spans, lines, visitor)
+        counts += raised
         if made and made[0].message.kind == PENDING:
             pending.extend(made)
         else:
             sites.extend(made)
         index = skeleton.region_at(regions, span.line)
         if index is not None:
-            after = (counts.bare_raise, counts.reraise, counts.without_message)
-            tally = tallies[index]
-            tally[0] += 1
-            for at, (was, now) in enumerate(zip(before, after), start=1):
-                tally[at] += now - was
+            tallies[index] += raised
             lookups[index].update(visitor.lookups[looked:])
     classes = []
     for found_class in visitor.classes:
@@ -458,23 +354,10 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         index = skeleton.region_at(regions, made_class.line)
         if index is not None:
             lookups[index].update(visitor.lookups[looked:])
-    counted = [replace(r, counts=(t[0], t[1], t[2], t[3]),
+    counted = [replace(r, counts=t,
                        lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted)
-
-
-def _moved_to(real_line: Sequence[int], spans: dict[int, Span], function_spans: dict[int, Span],
-              class_lines: ClassLines) -> tuple[dict[int, Span], dict[int, Span], ClassLines]:
-    """A skeleton's positions, as lines of the file itself."""
-    def span(s: Span) -> Span:
-        return Span(real_line[s.line - 1], s.column, real_line[s.end_line - 1])
-
-    def line(n: int | None) -> int | None:
-        return real_line[n - 1] if n is not None else None
-
-    return ({k: span(s) for k, s in spans.items()}, {k: span(s) for k, s in function_spans.items()},
-            {k: (real_line[c - 1], line(i), line(a)) for k, (c, i, a) in class_lines.items()})
 
 
 def context_digest(visitor: RaiseVisitor, module: cst.Module) -> str:
@@ -508,13 +391,12 @@ def _decode(source: bytes, encoding: str) -> str:
 
 
 def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
-           function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor,
-           counts: RaiseCounts) -> list[RaiseSite]:
-    """One site per template of one raise; none (counted) when it has no message."""
+           function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor
+           ) -> tuple[list[RaiseSite], RaiseCounts]:
+    """One site per template of one raise, and how the raise counts; none when it has no message."""
     exc = found.node.exc
     if exc is None:
-        counts.bare_raise += 1
-        return []
+        return [], _BARE_RAISE
     func = exc.func if isinstance(exc, cst.Call) else exc
     exception_qualname = _exception_qualname(func, found.scopes, visitor)
     templates: list[Template] | None = None
@@ -523,12 +405,12 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
         assigned = scope.assigned if scope is not None else None
         templates = call_templates(exc, module, found.position, exception_qualname, assigned)
     elif not _looks_like_class(exc):
-        counts.reraise += 1
-        return []
+        return [], _RERAISE
+    counted = _WITH_MESSAGE
     if templates is None:
-        counts.without_message += 1
+        counted = _WITHOUT_MESSAGE
         if exception_qualname is None or exception_qualname.startswith("builtins."):
-            return []
+            return [], counted
         templates = [build_template(PENDING, [])]
     function = next((s for s in reversed(found.scopes) if not s.is_class), None)
     snippet_span = function_spans.get(id(function.node)) if function else None
@@ -553,7 +435,14 @@ def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
             factory=isinstance(exc, cst.Call) and _is_factory(func),
         )
         for template in templates
-    ]
+    ], counted
+
+
+# How one raise statement counts, by what it raises.
+_WITH_MESSAGE = RaiseCounts(raise_statements=1)
+_BARE_RAISE = RaiseCounts(raise_statements=1, bare_raise=1)
+_RERAISE = RaiseCounts(raise_statements=1, reraise=1)
+_WITHOUT_MESSAGE = RaiseCounts(raise_statements=1, without_message=1)
 
 
 def _class(path: str, module: cst.Module, found: FoundClass,
@@ -734,300 +623,3 @@ def _snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, 
     while end > span.end_line and not lines[end - 1].strip():
         end -= 1  # a window's trailing blank lines say nothing
     return "\n".join(lines[start - 1 : end]) + "\n", start
-
-
-# class node id: (class line, line of its super().__init__ call, line of its message attribute)
-ClassLines = dict[int, tuple[int, "int | None", "int | None"]]
-
-
-def _positions(module: cst.Module, tree: ast.Module | None, lines: list[str],
-               visitor: RaiseVisitor, unread: Unread = ()
-               ) -> tuple[dict[int, Span], dict[int, Span], ClassLines, str]:
-    """Spans of every raise and function, keyed by node id: from `ast`, else from LibCST.
-
-    With `unread` (top-level statements `ast` refused, see `_tree_by_statement`), LibCST gives
-    theirs from a module of each alone, and `ast` the others'.
-    """
-    found = None
-    if tree is not None and unread:
-        found = _split_positions(module, tree, lines, visitor, unread)
-    elif tree is not None:
-        found = _ast_positions(tree, lines, visitor)
-    if found is not None:
-        return found[0], found[1], found[2], "ast" if not unread else "ast+libcst"
-    positions = _position_map(module)  # a whole codegen pass: once for raises and classes
-    raises, functions = _libcst_positions(module, visitor, positions)
-    return raises, functions, _libcst_class_lines(module, visitor, positions), "libcst"
-
-
-def _ast_tree(source: str | bytes, lines: list[str]) -> ast.Module | None:
-    """Python's own tree of the file, else of the file with PEP 695 type parameters blanked.
-
-    Newer syntax than this interpreter's is tried again with its type parameters blanked out
-    line for line; whatever positions come of it are checked like any other answer.
-    """
-    tree = _ast_parse(source)
-    if tree is None:
-        older = _without_type_parameters("\n".join(lines))
-        tree = _ast_parse(older) if older is not None else None
-    return tree
-
-
-# Top-level statements `ast` refused, each with the number of lines before it in the file.
-Unread = tuple[tuple[cst.BaseStatement, int], ...]
-
-
-def _ast_read(source: str | bytes, lines: list[str], module: cst.Module, text: str
-              ) -> tuple[ast.Module | None, Unread]:
-    """`ast`'s tree of the file; else of its top-level statements one by one, those it refused
-    listed apart; else None."""
-    tree = _ast_tree(source, lines)
-    if tree is not None:
-        return tree, ()
-    return _tree_by_statement(module, text) or (None, ())
-
-
-def _tree_by_statement(module: cst.Module, text: str) -> tuple[ast.Module, Unread] | None:
-    """`ast`'s trees of the top-level statements one by one, at their lines in the file.
-
-    Newer syntax than this interpreter's (PEP 701 f-strings) tends to sit in a few statements:
-    the others keep `ast`'s positions, at a tenth of `PositionProvider`'s cost over the whole
-    file, and the skeleton's outline. None when the statements' code does not make up `text`
-    exactly, or a lone carriage return would make `ast` count lines another way.
-    """
-    if text.count("\r") != text.count("\r\n"):
-        return None
-    header = "".join(module.code_for_node(line) for line in module.header)
-    if not text.startswith(header):
-        return None
-    at, before = len(header), header.count("\n")
-    body: list[ast.stmt] = []
-    unread: list[tuple[cst.BaseStatement, int]] = []
-    for statement in module.body:
-        code = module.code_for_node(statement)
-        if not text.startswith(code, at):
-            return None
-        tree = _ast_parse(code)
-        if tree is None:
-            unread.append((statement, before))
-        else:
-            body.extend(ast.increment_lineno(tree, before).body if before else tree.body)
-        at, before = at + len(code), before + code.count("\n")
-    if text[at:] != "".join(module.code_for_node(line) for line in module.footer):
-        return None
-    return ast.Module(body=body, type_ignores=[]), tuple(unread)
-
-
-def _split_positions(module: cst.Module, tree: ast.Module, lines: list[str],
-                     visitor: RaiseVisitor, unread: Unread
-                     ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
-    """`_ast_positions` for what `ast` read; LibCST's positions for the statements it refused."""
-    moved: dict[cst.CSTNode, CodeRange] = {}
-    for statement, before in unread:
-        alone = module.with_changes(header=(), body=(statement,), footer=())
-        for node, where in _position_map(alone).items():
-            moved[node] = CodeRange((where.start.line + before, where.start.column),
-                                    (where.end.line + before, where.end.column))
-    found = _ast_positions(tree, lines, visitor, skip=moved)
-    if found is None:
-        return None
-    raises, functions, classes = found
-
-    def span(node: cst.CSTNode) -> Span:
-        where = moved[node]
-        return Span(where.start.line, where.start.column, where.end.line)
-
-    raises.update((id(f.node), span(f.node)) for f in visitor.found if f.node in moved)
-    functions.update((id(node), span(node)) for node in visitor.functions if node in moved)
-    classes.update(_libcst_class_lines(module, visitor, moved,
-                                       only=[c for c in visitor.classes if c.node in moved]))
-    return raises, functions, classes
-
-
-def _ast_positions(tree: ast.Module, lines: list[str], visitor: RaiseVisitor,
-                   skip: Mapping[cst.CSTNode, CodeRange] | None = None
-                   ) -> tuple[dict[int, Span], dict[int, Span], ClassLines] | None:
-    """Spans from `ast`, matched in source order; the nodes in `skip` are left out of both."""
-    raise_nodes, function_nodes, class_nodes = _ast_statements(tree)
-    found_raises, found_functions, found_classes = visitor.found, visitor.functions, visitor.classes
-    if skip:
-        found_raises = [f for f in found_raises if f.node not in skip]
-        found_functions = [f for f in found_functions if f not in skip]
-        found_classes = [c for c in found_classes if c.node not in skip]
-    if (len(raise_nodes) != len(found_raises) or len(function_nodes) != len(found_functions)
-            or len(class_nodes) != len(found_classes)):
-        return None
-    raise_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
-    function_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
-    class_nodes.sort(key=lambda n: (n.lineno, n.col_offset))
-    raises: dict[int, Span] = {}
-    for found, node in zip(found_raises, raise_nodes):
-        span = _ast_span(node, lines)
-        if span is None:
-            return None
-        raises[id(found.node)] = span
-    functions: dict[int, Span] = {}
-    for cst_node, ast_node in zip(found_functions, function_nodes):
-        if cst_node.name.value != ast_node.name:
-            return None
-        functions[id(cst_node)] = Span(ast_node.lineno, 0, ast_node.end_lineno or ast_node.lineno)
-    classes: ClassLines = {}
-    for found_class, class_node in zip(found_classes, class_nodes):
-        if found_class.node.name.value != class_node.name:
-            return None
-        classes[id(found_class.node)] = (class_node.lineno, *_ast_template_lines(found_class, class_node))
-    return raises, functions, classes
-
-
-def _ast_template_lines(found: FoundClass, node: ast.ClassDef) -> tuple[int | None, int | None]:
-    """The lines of the statements a class's templates were read from, by the visitor's rules."""
-    init_line = attribute_line = None
-    for statement in node.body:
-        if found.init_call is not None and isinstance(
-                statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__init__":
-            calls = [n.lineno for n in ast.walk(statement) if isinstance(n, ast.Expr)
-                     and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
-                     and n.value.func.attr == "__init__"]
-            init_line = min(calls) if calls else None
-        if found.attribute is not None and attribute_line is None:
-            targets = statement.targets if isinstance(statement, ast.Assign) else (
-                [statement.target] if isinstance(statement, ast.AnnAssign) else [])
-            if any(isinstance(t, ast.Name) and t.id == found.attribute[0] for t in targets):
-                attribute_line = statement.lineno
-    return init_line, attribute_line
-
-
-def _position_map(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
-def _libcst_class_lines(module: cst.Module, visitor: RaiseVisitor,
-                        positions: Mapping[cst.CSTNode, CodeRange] | None = None,
-                        only: Sequence[FoundClass] | None = None) -> ClassLines:
-    classes = visitor.classes if only is None else only
-    if not classes:
-        return {}
-    positions = positions if positions is not None else _position_map(module)
-    lines: ClassLines = {}
-    for found in classes:
-        init_line = positions[found.init_call[0]].start.line if found.init_call else None
-        attribute_line = None
-        if found.attribute is not None:
-            statements, index, _ = found.attribute[2][-1]
-            attribute_line = positions[statements[index]].start.line
-        lines[id(found.node)] = (positions[found.node.name].start.line, init_line, attribute_line)
-    return lines
-
-
-def _ast_parse(source: str | bytes) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-# PEP 695 (Python 3.12): `class C[T](Base):`, `def f[T](x):` and `type Alias[T] = ...`.
-_GENERIC_HEADER = re.compile(r"\b(?:class|def)[ \t]+\w+[ \t]*\[")
-_TYPE_ALIAS = re.compile(r"^([ \t]*)type[ \t]+(?=\w+[ \t]*[=\[])", re.MULTILINE)
-_OPENERS, _CLOSERS = "([{", ")]}"
-
-
-def _without_type_parameters(text: str) -> str | None:
-    """`text` with PEP 695 syntax made readable to an older `ast`, every line where it was.
-
-    Type parameter lists become spaces (their line breaks become backslash continuations) and
-    `type X = ...` becomes `X = ...`: no raise or function moves to another line, and a raise's
-    own line is never touched. None when there is nothing of the kind, or a list is unclosed.
-    """
-    if "[" not in text:
-        return None
-    pieces: list[str] = []
-    done = 0
-    for match in _GENERIC_HEADER.finditer(text):
-        start = match.end() - 1
-        if start < done:
-            continue
-        end = _closing_bracket(text, start)
-        if end is None:
-            return None
-        params = text[start : end + 1]
-        if "\r" in params:
-            return None
-        pieces.append(text[done:start])
-        pieces.append(re.sub(r"[^\n]", " ", params).replace("\n", "\\\n"))
-        done = end + 1
-    pieces.append(text[done:])
-    rewritten = _TYPE_ALIAS.sub(r"\1", "".join(pieces))
-    return rewritten if rewritten != text else None
-
-
-def _closing_bracket(text: str, start: int) -> int | None:
-    depth = 0
-    for index in range(start, len(text)):
-        char = text[index]
-        if char in _OPENERS:
-            depth += 1
-        elif char in _CLOSERS:
-            depth -= 1
-            if depth == 0:
-                return index if char == "]" else None
-    return None
-
-
-_AST_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _ast_statements(tree: ast.Module) -> tuple[list[ast.Raise],
-                                                list[ast.FunctionDef | ast.AsyncFunctionDef],
-                                                list[ast.ClassDef]]:
-    """Every raise, function and class of a module, walking statement lists only.
-
-    Both are statements, and statements only sit in these lists; `ast.walk` would also enter
-    every expression, which made it cost a fifth of LibCST's whole parse (measured on the
-    stdlib).
-    """
-    raises: list[ast.Raise] = []
-    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    classes: list[ast.ClassDef] = []
-    stack: list[list[ast.AST]] = [tree.body]  # type: ignore[list-item]
-    while stack:
-        for node in stack.pop():
-            if isinstance(node, ast.Raise):
-                raises.append(node)
-                continue
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions.append(node)
-            elif isinstance(node, ast.ClassDef):
-                classes.append(node)
-            for name in _AST_BLOCKS:
-                block = getattr(node, name, None)
-                if block and isinstance(block, list):
-                    stack.append(block)
-    return raises, functions, classes
-
-
-def _ast_span(node: ast.Raise, lines: list[str]) -> Span | None:
-    """A raise's span, its byte column turned into characters; None if the text disagrees."""
-    if node.lineno > len(lines):
-        return None
-    line_text = lines[node.lineno - 1]
-    column = len(line_text.encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace"))
-    if not line_text.startswith("raise", column):
-        return None
-    return Span(node.lineno, column, node.end_lineno or node.lineno)
-
-
-def _libcst_positions(module: cst.Module, visitor: RaiseVisitor,
-                      positions: Mapping[cst.CSTNode, CodeRange] | None = None
-                      ) -> tuple[dict[int, Span], dict[int, Span]]:
-    positions = positions if positions is not None else _position_map(module)
-
-    def span(node: cst.CSTNode) -> Span:
-        code_range = positions[node]
-        return Span(code_range.start.line, code_range.start.column, code_range.end.line)
-
-    raises = {id(found.node): span(found.node) for found in visitor.found}
-    functions = {id(node): span(node) for node in visitor.functions}
-    return raises, functions

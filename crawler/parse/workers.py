@@ -31,8 +31,8 @@ from crawler.errors import CrawlerError
 from crawler.parse import _forkserver
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
-from crawler.parse.visitor import RaiseCounts, find_raise_sites
-from crawler.records import ClassDef, RaiseSite, Skipped
+from crawler.parse.visitor import find_raise_sites
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped
 
 # (path, blob sha, file bytes, what the file's previous version held or None)
 Job = tuple[str, str, bytes, Known | None]
@@ -116,7 +116,9 @@ def _trust_parser_output() -> None:
     Every node's `__post_init__` re-checks the node's invariants, which only a hand-built node
     can break; LibCST's own note there says the parse could skip it. It is 10 to 15% of
     `parse_module` (measured on the stdlib). Only worker processes do this, and they build no
-    nodes of their own; a test holds their records equal to an in-process parse.
+    nodes of their own; a test holds their records equal to an in-process parse. libcst is
+    capped below its next untested minor version; tests/parse/test_libcst_internals.py fails,
+    naming what changed, if this internal does.
     """
     try:
         from libcst._nodes.base import CSTNode

@@ -18,8 +18,7 @@ from typing import Any
 
 from crawler import __version__
 from crawler.parse.skeleton import Region
-from crawler.parse.visitor import RaiseCounts
-from crawler.records import ClassDef, RaiseSite, Skipped, Template
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped, Template
 
 FORMAT = 5  # bump when the layout of an entry changes
 
@@ -84,7 +83,7 @@ class ResultCache:
             "classes": [asdict(cls) for cls in classes],
             "exports": exports,
             "regions": [{name: getattr(region, name) for name in _REGION_FIELDS}
-                        for region in regions],
+                        | {"counts": region.counts.as_list()} for region in regions],
             "context": context,
             "snippets": list(snippets),
         }
@@ -151,5 +150,5 @@ def _entry_from_data(data: dict[str, Any]) -> Entry:
 
 def _region(item: dict[str, Any]) -> Region:
     lookups = tuple((tuple(parts), answer) for parts, answer in item["lookups"])
-    return Region(**{**item, "classes": tuple(item["classes"]), "counts": tuple(item["counts"]),
-                     "lookups": lookups})
+    return Region(**{**item, "classes": tuple(item["classes"]),
+                     "counts": RaiseCounts.from_list(item["counts"]), "lookups": lookups})

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from crawler.records import (
     History,
     Manifest,
     Pin,
+    RaiseCounts,
     RaiseSite,
     Related,
     Skipped,
@@ -685,14 +686,32 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
             "include_tests": manifest.options.include_tests,
             "max_file_bytes": manifest.options.max_file_bytes,
         },
-        "counts": asdict(manifest.counts),
+        "counts": _counts_data(manifest.counts),
         "exception_classes": list(manifest.exception_classes),
         "skipped": [asdict(s) for s in manifest.skipped],
-        "files": {f.path: {"blob": f.blob, "records": list(f.records), "raises": FlowList(f.raises)}
+        "files": {f.path: {"blob": f.blob, "records": list(f.records), "raises": FlowList(f.raises.as_list())}
                   for f in manifest.files},
         "removed": {path: list(ids) for path, ids in sorted(manifest.removed.items()) if ids},
         "needs_review": sorted(manifest.needs_review),
     }
+
+
+# The manifest's `counts` is one flat mapping: the raise counts sit among the others, in this order.
+_COUNTS_ORDER = ("files", "parsed", "skipped", "raise_statements", "records", "removed",
+                 "bare_raise", "reraise", "without_message")
+_RAISE_COUNTS = frozenset(f.name for f in fields(RaiseCounts))
+
+
+def _counts_data(counts: Counts) -> dict[str, int]:
+    """`counts` as a manifest writes it: `raises` flattened among the others."""
+    flat = {**asdict(counts), **asdict(counts.raises)}
+    return {name: flat[name] for name in _COUNTS_ORDER}
+
+
+def _counts_from_data(data: dict[str, int]) -> Counts:
+    """The counts `_counts_data` wrote; a count an older manifest lacks is 0."""
+    raises = RaiseCounts(**{k: v for k, v in data.items() if k in _RAISE_COUNTS})
+    return Counts(**{k: v for k, v in data.items() if k not in _RAISE_COUNTS}, raises=raises)
 
 
 def manifest_from_data(data: dict[str, Any]) -> Manifest:
@@ -706,9 +725,9 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
         options=ExtractOptions(include=tuple(options["include"]), exclude=tuple(options["exclude"]),
                                include_tests=options["include_tests"],
                                max_file_bytes=options["max_file_bytes"]),
-        counts=Counts(**data["counts"]),
+        counts=_counts_from_data(data["counts"]),
         files=tuple(FileEntry(path, entry["blob"], tuple(entry["records"]),
-                              tuple(entry.get("raises") or (0, 0, 0, 0)))  # type: ignore[arg-type]
+                              RaiseCounts.from_list(entry.get("raises") or ()))
                     for path, entry in data["files"].items()),
         skipped=tuple(Skipped(**entry) for entry in data["skipped"]),
         exception_classes=tuple(data.get("exception_classes") or ()),

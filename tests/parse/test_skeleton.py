@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from crawler import pipeline
-from crawler.parse import skeleton, visitor
+from crawler.parse import _positions, skeleton
 from crawler.parse.skeleton import Known, Previous
 from crawler.parse.workers import FileOutcome, visit_file
 from tests.gitrepo import GitRepo
@@ -323,7 +323,7 @@ def test_stdlib_files_with_newer_syntax_read_the_same_every_way(
             continue
         assert_same(whole, part)
         with monkeypatch.context() as patched:
-            patched.setattr(visitor, "_tree_by_statement", lambda module, text: None)
+            patched.setattr(_positions, "_tree_by_statement", lambda module, text: None)
             slow = visit(new, path=path.name)  # PositionProvider over the whole file
         assert replace(whole, regions=()) == replace(slow, regions=())
         compared += 1

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 import yaml
 
-from crawler.parse import visitor
+from crawler.parse import _positions, visitor
 from crawler.parse.visitor import RaiseVisitor, find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
 from crawler.store import emit
@@ -50,19 +50,19 @@ def libcst_lines(source: bytes) -> list[tuple[int, int, int]]:
     module = cst.parse_module(source)
     walker = RaiseVisitor()
     walker.visit_module(module)
-    spans, _ = visitor._libcst_positions(module, walker)
+    spans, _ = _positions.libcst_positions(module, walker)
     return [(s.line, s.column, s.end_line) for s in (spans[id(f.node)] for f in walker.found)]
 
 
 def ast_found(source: bytes) -> tuple[cst.Module, RaiseVisitor, Any]:
-    """The module, its visitor, and what `_ast_positions` finds (None where `ast` cannot)."""
+    """The module, its visitor, and what `ast_positions` finds (None where `ast` cannot)."""
     module = cst.parse_module(source)
     walker = RaiseVisitor()
     walker.visit_module(module)
     text = visitor._decode(source, module.encoding)
     lines = visitor._LINE_BREAK.split(text)
-    tree = visitor._ast_tree(source, lines)
-    return module, walker, visitor._ast_positions(tree, lines, walker) if tree is not None else None
+    tree = _positions.ast_tree(source, lines)
+    return module, walker, _positions.ast_positions(tree, lines, walker) if tree is not None else None
 
 
 def ast_lines(source: bytes) -> list[tuple[int, int, int]] | None:
@@ -146,7 +146,7 @@ def test_newer_syntax_in_some_statements_keeps_ast_lines_for_the_others(
     found = find_raise_sites("m.py", source)
     assert found.positions == "ast+libcst"
     assert [(s.line, s.column, s.end_line) for s in found.sites] == libcst_lines(source)
-    monkeypatch.setattr(visitor, "_tree_by_statement", lambda module, text: None)
+    monkeypatch.setattr(_positions, "_tree_by_statement", lambda module, text: None)
     whole = find_raise_sites("m.py", source)  # PositionProvider over the whole file
     assert whole.positions == "libcst"
     assert (found.sites, found.classes, found.pending, found.counts) == (
@@ -177,7 +177,7 @@ def test_newer_syntax_falls_back_to_libcst_positions() -> None:
     module = cst.parse_module(source)
     walker = RaiseVisitor()
     walker.visit_module(module)
-    spans, _ = visitor._libcst_positions(module, walker)
+    spans, _ = _positions.libcst_positions(module, walker)
     assert [s.line for s in spans.values()] == [3]
 
 
@@ -192,7 +192,7 @@ def test_class_lines_agree_with_position_provider() -> None:
     for source in sources:
         module, walker, found = ast_found(source)
         assert found is not None
-        assert found[2] == visitor._libcst_class_lines(module, walker)
+        assert found[2] == _positions.libcst_class_lines(module, walker)
         compared += len(found[2])
     assert compared >= 12
 
