@@ -22,7 +22,9 @@ from crawler import __version__
 from crawler.errors import CrawlerError
 from crawler.parse._forkserver import warm_up
 from crawler.records import ExtractOptions
-from crawler.store import emit, repo_output
+from crawler.store import repo_output
+from crawler.store.manifest_file import MANIFEST
+from crawler.store.record_files import ERRORS_DIR
 
 if TYPE_CHECKING:
     from crawler.batch.driver import BatchProgress, BatchResult
@@ -294,13 +296,13 @@ def validate(folder: Path, quiet: bool) -> None:
     """
     checked = 0
     problems: list[str] = []
-    repositories = {path.parent for path in folder.rglob(emit.ERRORS_DIR) if path.is_dir()}
-    repositories |= {path.parent for path in folder.rglob(emit.MANIFEST)}
+    repositories = {path.parent for path in folder.rglob(ERRORS_DIR) if path.is_dir()}
+    repositories |= {path.parent for path in folder.rglob(MANIFEST)}
     for repository in sorted(repositories):
         loaded = repo_output.load_folder(repository)
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
-        if (repository / emit.MANIFEST).exists():
+        if (repository / MANIFEST).exists():
             checked += 1
             if loaded.manifest_problem:
                 problems.append(loaded.manifest_problem)
