@@ -113,8 +113,8 @@ class _Cache:
                     connection.executemany(
                         "INSERT OR REPLACE INTO entries (key, entry) VALUES (?, ?)",
                         waiting.items())
-            except (sqlite3.Error, OSError):
-                self._broken()
+            except (sqlite3.Error, OSError) as error:
+                self._failed(error)
 
     def close(self) -> None:
         self.flush()
@@ -127,8 +127,8 @@ class _Cache:
         try:
             row = self._connect().execute("SELECT entry FROM entries WHERE key = ?",
                                           (key,)).fetchone()
-        except (sqlite3.Error, OSError):
-            self._broken()
+        except (sqlite3.Error, OSError) as error:
+            self._failed(error)
             return None
         return row[0] if row is not None and isinstance(row[0], str) else None
 
@@ -143,6 +143,14 @@ class _Cache:
                 "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, entry TEXT NOT NULL)")
             self._connection = connection
         return self._connection
+
+    def _failed(self, error: Exception) -> None:
+        """A database another process keeps busy costs this batch; any other failure, the file."""
+        if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
+            self.corrupt += 1  # not moved aside: the other process's entries are good
+            self._waiting = {}
+            return
+        self._broken()
 
     def _broken(self) -> None:
         """A database that cannot be used: moved aside for the next run, none for this one."""
