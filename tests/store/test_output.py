@@ -315,8 +315,8 @@ class _Full:
         return self.real(*args, **kwargs)  # type: ignore[operator]
 
 
-# Records are made durable together by one sync, after every temp file is written; the
-# manifest alone is fsynced on its own: so a full disk shows at a temp file, a write, or that fsync.
+# Every record's temp file is written and fsynced before the first rename, and the manifest is
+# fsynced on its own: so a full disk shows at a temp file, a write, or an fsync.
 @pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("mkstemp", "fdopen")
                                                for n in (1, 2, 4, 7, 8)), ("fsync", 1)])
 def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
