@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from crawler.store import emit, repo_output
+from crawler.store import repo_output
+from crawler.store.manifest_file import MANIFEST
+from crawler.store.record_files import ERRORS_DIR
 
 if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
     from crawler.batch.driver import BatchResult
-    from crawler.catalogue.review import Finding
     from crawler.pipeline import RunResult
     from crawler.serve.export import DatabaseHit
     from crawler.serve.lookup import Match
+    from crawler.serve.review import Finding
 
 Line = str | Table
 
@@ -180,13 +182,13 @@ class ValidateSummary:
         """Every repository folder under `folder`: its records and its manifest, against the schemas."""
         checked = 0
         problems: list[str] = []
-        repositories = {path.parent for path in folder.rglob(emit.ERRORS_DIR) if path.is_dir()}
-        repositories |= {path.parent for path in folder.rglob(emit.MANIFEST)}
+        repositories = {path.parent for path in folder.rglob(ERRORS_DIR) if path.is_dir()}
+        repositories |= {path.parent for path in folder.rglob(MANIFEST)}
         for repository in sorted(repositories):
             loaded = repo_output.load_folder(repository)
             checked += len(loaded.records) + len(loaded.broken)
             problems.extend(broken.problem for broken in loaded.broken)
-            if (repository / emit.MANIFEST).exists():
+            if (repository / MANIFEST).exists():
                 checked += 1
                 if loaded.manifest_problem:
                     problems.append(loaded.manifest_problem)

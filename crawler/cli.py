@@ -378,7 +378,7 @@ def check(folder: Path, as_json: bool) -> None:
     Example:
       crawler check output/
     """
-    from crawler.catalogue.review import check_output
+    from crawler.serve.review import check_output
 
     checked, findings, problems = check_output(folder)
     summary = CheckSummary(checked, tuple(findings), tuple(problems))

@@ -1,4 +1,4 @@
-"""The stages in order: pin, select files, visit them (in worker processes), merge, emit.
+"""The stages in order: pin, select files, visit them (in worker processes), merge, store.
 
 This module only wires the stages together; each stage lives in its own module. It prints
 nothing: progress goes to the callback the caller gives.
@@ -40,9 +40,12 @@ from crawler.records import (
     TestAssertion,
 )
 from crawler.selection import select_files, select_test_files
-from crawler.store import emit, repo_output
-from crawler.store._loadcache import LoadCache
-from crawler.store.cache import Entry, ResultCache
+from crawler.store import repo_output
+from crawler.store.cache import LoadCache, ResultCache
+from crawler.store.context import StoreContext
+from crawler.store.manifest_file import load_manifest, prime_manifest
+from crawler.store.record_files import ERRORS_DIR, iter_record_paths, load_record
+from crawler.store.render import SiteBlocks, manifest_text
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
 
@@ -66,11 +69,6 @@ class RunResult:
 
 
 # ---------------------------------------------------------------- visiting files
-
-
-def cache_entry(outcome: FileOutcome) -> Entry:
-    return (outcome.sites, outcome.counts, outcome.failure, outcome.pending, outcome.classes,
-            outcome.exports, outcome.regions, outcome.context)
 
 
 def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
@@ -103,8 +101,8 @@ def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> lis
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
                 progress: Progress | None, cache: ResultCache | None = None,
-                limits: Limits | None = None, before: dict[str, str] | None = None
-                ) -> list[FileOutcome]:
+                limits: Limits | None = None, before: dict[str, str] | None = None,
+                blocks: SiteBlocks | None = None) -> list[FileOutcome]:
     """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
 
     A file whose (path, blob) is in the cache is not read at all. The others are read as workers
@@ -112,7 +110,8 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     per worker, whatever the size of the repository; each is stored in the cache for the next
     run, of this repository or any other. `before` maps a path to its blob at the previous
     run: when the cache holds that version's results, only the file's changed functions are
-    parsed (`crawler.skeleton`).
+    parsed (`crawler.skeleton`). `blocks` gets the new sites' record blocks, rendered while the
+    workers parse on.
     """
     outcomes: list[FileOutcome | None] = [None] * len(files)
     misses: list[int] = []
@@ -121,7 +120,7 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
         if cached is None:
             misses.append(index)
         else:
-            outcomes[index] = FileOutcome(entry.path, entry.blob, *cached)
+            outcomes[index] = cached
     hits, total = len(files) - len(misses), len(files)
     if progress and hits:
         progress(hits, total)
@@ -149,9 +148,12 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
             unchanged = set(was.sites)  # a site as it was: its record is not written again
             sites = [site for site in outcome.sites if site not in unchanged]
         outcomes[order[position]] = outcome
-        emit.prerender_sites(sites)  # while the workers parse on
+        if blocks is not None:
+            blocks.render(sites)  # while the workers parse on
         if cache is not None:
-            cache.put(outcome.path, outcome.blob, cache_entry(outcome))
+            cache.put(outcome)
+    if cache is not None:
+        cache.flush()
     assert all(o is not None for o in outcomes)
     return outcomes  # type: ignore[return-value]
 
@@ -165,9 +167,9 @@ def _previous_version(path: str, blob: str, before: dict[str, str] | None,
     cached = cache.get(path, was)
     if cached is None:
         return None
-    sites, _, failure, pending, classes, _, regions, context = cached
-    if failure is None and regions and context:
-        return skeleton.Previous(sites, pending, classes, regions, context)
+    if cached.failure is None and cached.regions and cached.context:
+        return skeleton.Previous(cached.sites, cached.pending, cached.classes, cached.regions,
+                                 cached.context)
     return None
 
 
@@ -241,11 +243,13 @@ def load_cache(cache_dir: Path | None) -> LoadCache:
 
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
             cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
-            progress: Progress | None = None, evidence: bool = True) -> Collected:
+            progress: Progress | None = None, evidence: bool = True,
+            blocks: SiteBlocks | None = None) -> Collected:
     """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere.
 
     With `evidence`, the repository's test files are parsed too, for the assertions that name
-    an error: often more code than the library itself, so it can be left out.
+    an error: often more code than the library itself, so it can be left out. `blocks`, where
+    the records are written in this process, gets the sites' blocks rendered ahead.
     """
     started = time.perf_counter()
     warm_up()  # while the commit is pinned and the cache asked
@@ -253,7 +257,8 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
         entries = repo.list_files()
         chosen, skipped, total = select_files(entries, options)
         workers = jobs or default_jobs()
-        outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir))
+        outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir),
+                               blocks=blocks)
         tests = (read_test_files(repo, select_test_files(entries, options), workers)
                  if evidence else [])
     assertions = tuple(a for found in tests for a in found.assertions)
@@ -262,7 +267,8 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
 
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
-                    jobs: int | None = None, progress: Progress | None = None) -> Collected:
+                    jobs: int | None = None, progress: Progress | None = None,
+                    blocks: SiteBlocks | None = None) -> Collected:
     """Visit only the files whose blob differs from the manifest's, with the manifest's options.
 
     The files not read again still take part in the repository-wide class pass: their classes
@@ -280,7 +286,7 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
         warm_up()  # while the cache is asked for what it holds
     before = {entry.path: entry.blob for entry in previous.files}
     outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache,
-                           before=before)
+                           before=before, blocks=blocks)
     context: tuple[FileOutcome, ...] = ()
     if todo:  # nothing changed: no class can have changed either
         unchanged = [f for f in chosen if f.path in kept_paths]
@@ -298,7 +304,7 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
           previous: Manifest | None = None, wait: float = 0.0,
-          loads: LoadCache | None = None) -> RunResult:
+          store: StoreContext | None = None) -> RunResult:
     """Merge what was collected into the repository's output folder: the driver's part.
 
     The whole read-merge-write runs under the folder's lock (shared for a dry run). A full run
@@ -306,10 +312,13 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     files that changed, went or came, and those in review, unless the repository's exception
     classes changed (a class default reaches into other files): then it merges everything.
     Records are the truth: leftovers of a killed run are removed, and a record file that cannot
-    be loaded is left as it is, with its source file held back. `loads` keeps the checked loads
-    of record files across runs, and learns the files this run writes (see `load_cache`).
+    be loaded is left as it is, with its source file held back. The `store` context's loads keep
+    the checked loads of record files across runs, and learn the files this run writes (see
+    `load_cache`); its blocks hold the sites rendered ahead (see `collect`).
     """
     started = time.perf_counter()
+    store = store if store is not None else StoreContext()
+    loads = store.loads
     folder = output_folder(output_root, collected.pin)
     with repo_output.lock(folder, wait=wait, shared=dry_run):
         removed_temp = [] if dry_run else repo_output.clean_temp_files(folder)
@@ -330,7 +339,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
         if full or previous is None:
-            loaded = repo_output.load_folder(folder, manifest=previous, cache=loads)
+            loaded = repo_output.load_folder(folder, manifest=previous, loads=loads)
             taken: set[str] = set()
         else:
             taken = _ids_in(folder, previous)
@@ -338,7 +347,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
             loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
-                                        manifest=previous, cache=loads)
+                                        manifest=previous, loads=loads)
         plan = holdback.plan(loaded, pinned, sites)
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
                             aside=_set_aside(collected, previous), full=full,
@@ -350,19 +359,14 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
         unchanged = set() if full else set(merged.unchanged)
         changes = [r for r in merged.records if r.id not in unchanged]
-        texts: dict[str, str] = {}
-        manifest_text = emit.manifest_text(manifest)
-        pending = pending_writes(folder, changes, manifest_text, texts)
+        # Only the records whose text changes, each rendered once and its file read once.
+        writes = repo_output.pending_writes(folder, changes, manifest_text(manifest), store.blocks)
+        pending = writes.names()
         written = 0
         if not dry_run and not plan.hold_all:
-            # Only the records whose text changes, each rendered once and its file read once.
-            to_write = [r for r in changes if r.id in texts]
-            changed_manifest = manifest_text if emit.MANIFEST in pending else None
-            written = repo_output.write_folder(folder, to_write, changed_manifest, plan.reserved, texts,
-                                          compared=True, cache=loads)
-            if changed_manifest is not None and loads is not None:
-                emit.prime_manifest(loads, manifest, changed_manifest)  # the next update's first read
-    emit.forget_prerendered()
+            written = repo_output.write_folder(folder, writes, plan.reserved, loads)
+            if writes.manifest is not None and loads is not None:
+                prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
         problems.append(f"{folder}: a broken record could not be placed in a source file, so "
@@ -422,7 +426,7 @@ def _manifest_or_note(folder: Path, loads: LoadCache | None = None
                       ) -> tuple[Manifest | None, str | None]:
     """The folder's manifest; a broken one is only a note, since records are the truth."""
     try:
-        return emit.load_manifest(folder, loads), None
+        return load_manifest(folder, loads), None
     except OutputError as error:
         return None, f"{error}; it will be rebuilt from the records"
 
@@ -441,9 +445,10 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
+    store = StoreContext(load_cache(cache_dir))
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
-                        jobs=jobs, progress=progress, evidence=evidence)
-    result = apply(collected, output_root, dry_run=dry_run, wait=wait, loads=load_cache(cache_dir))
+                        jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks)
+    result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store)
     return replace(result, seconds=time.perf_counter() - started)
 
 
@@ -454,17 +459,17 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
     """Move an existing output folder to `ref`, reading again only the files that changed."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin and the manifest's load
-    loads = load_cache(cache_dir)
+    store = StoreContext(load_cache(cache_dir))
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         folder = output_folder(output_root, repo.pin)
-        previous = emit.load_manifest(folder, loads)
+        previous = load_manifest(folder, store.loads)
         if previous is None:
             raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
                               "first (with the same --name, if it was given one)")
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
-                                    progress=progress)
+                                    progress=progress, blocks=store.blocks)
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
-                   loads=loads)
+                   store=store)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 
@@ -473,7 +478,7 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
 
 def load_existing(folder: Path) -> list[ErrorRecord]:
     """Every record already in the folder; a file that cannot be loaded stops the run."""
-    return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
+    return [load_record(path) for path in iter_record_paths(folder)]
 
 
 def _ids_to_load(previous: Manifest, collected: Collected) -> set[str]:
@@ -496,7 +501,7 @@ def _ids_listed(previous: Manifest) -> set[str]:
 def _ids_in(folder: Path, previous: Manifest) -> set[str]:
     """Every id in use: in the manifest and as a file name, so no new record takes one."""
     ids = _ids_listed(previous)
-    errors = folder / emit.ERRORS_DIR
+    errors = folder / ERRORS_DIR
     if errors.is_dir():
         ids.update(name[:-5] for name in os.listdir(errors) if name.endswith(".yaml"))
     return ids
@@ -506,29 +511,3 @@ def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:
     """Where the old files went: git's renames, and new paths holding an old file's blob."""
     return PathMoves.between(previous, {o.path: o.blob for o in collected.outcomes},
                              dict(collected.renames))
-
-
-# ---------------------------------------------------------------- the manifest and the writes
-
-
-def pending_writes(folder: Path, records: list[ErrorRecord], manifest_text: str,
-                   texts: dict[str, str] | None = None) -> list[str]:
-    """The files (relative to `folder`) whose text a write would change; `texts` gets them."""
-    pending = []
-    for record in records:
-        name = f"{emit.ERRORS_DIR}/{record.id}.yaml"
-        text = emit.record_text(record)
-        if _text_of(folder / name) != text:
-            pending.append(name)
-            if texts is not None:
-                texts[record.id] = text
-    if _text_of(folder / emit.MANIFEST) != manifest_text:
-        pending.append(emit.MANIFEST)
-    return pending
-
-
-def _text_of(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None

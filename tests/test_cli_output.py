@@ -14,7 +14,7 @@ from crawler import pipeline
 from crawler.cli import main
 from crawler.pipeline import Collected
 from crawler.records import Pin
-from crawler.store import emit
+from crawler.store import atomic
 from tests.outputkit import SHA_B, collected, folder_of, module
 from tests.processes import start
 
@@ -97,7 +97,7 @@ def test_disk_full(run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) 
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(emit.os, "fsync", full)
+    monkeypatch.setattr(atomic.os, "fsync", full)
     line = one_error_line(run(collected(V2, SHA_B)))
     assert "disk full" in line and "the next run finishes the job" in line
 

@@ -9,7 +9,7 @@ import pytest
 from crawler.catalogue import classes
 from crawler.pipeline import collect, output_folder
 from crawler.records import REMOVED
-from crawler.store import emit
+from crawler.store import record_files, safe_yaml, schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_NAME = "raise-site-crawler"  # the README's regeneration command uses the same --name
@@ -27,12 +27,12 @@ def test_committed_records_match_the_code_at_head() -> None:
         pytest.skip("not a git checkout")
     collected = collect(str(ROOT), name=OWN_NAME, jobs=1, evidence=False)
     folder = output_folder(ROOT / "output", collected.pin)
-    committed = [emit.load_record(p) for p in emit.iter_record_paths(folder)]
+    committed = [record_files.load_record(p) for p in record_files.iter_record_paths(folder)]
     assert committed, f"no records in {folder}: {REGENERATE}"
     live = sorted(facts(r.site) for r in committed if r.status != REMOVED)
     resolved = classes.resolve([o for o in collected.outcomes if o.failure is None])
     fresh = sorted(facts(site) for site in resolved.sites)
     assert live == fresh, REGENERATE
     for record in committed:
-        data, _ = emit.load_yaml_file(folder / emit.ERRORS_DIR / f"{record.id}.yaml")
-        assert emit.schema_problems(data, "record") == []
+        data, _ = safe_yaml.load_yaml_file(folder / record_files.ERRORS_DIR / f"{record.id}.yaml")
+        assert schemas.schema_problems(data, "record") == []

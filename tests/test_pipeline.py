@@ -12,7 +12,7 @@ from crawler.parse.names import module_name
 from crawler.pipeline import extract
 from crawler.records import ErrorRecord, ExtractOptions
 from crawler.selection import is_test_path
-from crawler.store import emit
+from crawler.store import record_files, safe_yaml, schemas
 from tests.gitrepo import GitRepo
 
 LIB = '''\
@@ -32,7 +32,7 @@ def check(x):
 
 
 def records_in(folder: Path) -> list[ErrorRecord]:
-    return [emit.load_record(path) for path in emit.iter_record_paths(folder)]
+    return [record_files.load_record(path) for path in record_files.iter_record_paths(folder)]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -80,9 +80,9 @@ def test_extract_writes_exact_records(library: GitRepo, tmp_path: Path) -> None:
 def test_every_file_written_validates(library: GitRepo, tmp_path: Path) -> None:
     result = extract(str(library.path), output_root=tmp_path, jobs=1)
     for path in sorted(result.folder.rglob("*.yaml")):
-        data, _ = emit.load_yaml_file(path)
+        data, _ = safe_yaml.load_yaml_file(path)
         kind = "manifest" if path.name == "manifest.yaml" else "record"
-        assert emit.schema_problems(data, kind) == [], path
+        assert schemas.schema_problems(data, kind) == [], path
 
 
 def test_output_is_deterministic_and_a_rerun_writes_nothing(library: GitRepo, tmp_path: Path) -> None:

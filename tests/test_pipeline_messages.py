@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from crawler.cli import main
 from crawler.pipeline import extract
-from crawler.store import emit
+from crawler.store import manifest_file, record_files, schemas
 from tests.gitrepo import GitRepo
 
 PACKAGE = Path(__file__).parent / "packages" / "clspkg"
@@ -23,7 +23,7 @@ def test_class_defaults_and_exception_classes_on_disk(make_repo: Callable[[str],
         repo.write(f"clspkg/{path.name}", path.read_bytes())
     repo.commit("package")
     result = extract(str(repo.path), output_root=tmp_path / "out", jobs=1)
-    records = [emit.load_record(p) for p in emit.iter_record_paths(result.folder)]
+    records = [record_files.load_record(p) for p in record_files.iter_record_paths(result.folder)]
     by_function = {}
     for record in records:
         by_function.setdefault(record.site.function, []).append(record.site)
@@ -35,8 +35,8 @@ def test_class_defaults_and_exception_classes_on_disk(make_repo: Callable[[str],
     assert {s.message.kind for s in by_function["templated_bare"]} == {"class_default"}
     assert "builtin_no_message" not in by_function
 
-    manifest = yaml.safe_load((result.folder / emit.MANIFEST).read_text(encoding="utf-8"))
-    assert emit.schema_problems(manifest, "manifest") == []
+    manifest = yaml.safe_load((result.folder / manifest_file.MANIFEST).read_text(encoding="utf-8"))
+    assert schemas.schema_problems(manifest, "manifest") == []
     names = [entry["qualname"] for entry in manifest["exception_classes"]]
     assert "clspkg.errors.Sub" in names and "clspkg.errors.NotAnError" not in names
     # two message-less raises became records; ValueError() stays counted without a message

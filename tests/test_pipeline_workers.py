@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crawler.pipeline import extract
-from crawler.store import emit
+from crawler.store import manifest_file, safe_yaml
 from tests.gitrepo import GitRepo
 
 CRASHER = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n"
@@ -31,7 +31,7 @@ def test_a_crashing_file_is_in_the_manifest_and_output_is_the_same_for_any_jobs(
         assert reasons == {"pkg/deep.py": "parser_crashed", "pkg/broken.py": "parse_failed"}
         assert result.manifest.counts.records == 12
         outputs.append(files(result.folder))
-        manifest, _ = emit.load_yaml_file(result.folder / emit.MANIFEST)
+        manifest, _ = safe_yaml.load_yaml_file(result.folder / manifest_file.MANIFEST)
         assert "SIGSEGV" in next(s["detail"] for s in manifest["skipped"]
                                  if s["path"] == "pkg/deep.py")
     assert outputs[0] == outputs[1]

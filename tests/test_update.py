@@ -7,6 +7,7 @@ each update every annotated record must hold exactly its block, and every other 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from crawler import pipeline
-from crawler.catalogue.review import check_output
 from crawler.cli import main
 from crawler.parse.skeleton import Region
+from crawler.parse.workers import FileOutcome
 from crawler.records import (
     ACTIVE,
     NEEDS_REVIEW,
@@ -27,8 +28,9 @@ from crawler.records import (
     RaiseSite,
     Template,
 )
-from crawler.store import emit
-from crawler.store.cache import ResultCache
+from crawler.serve.review import check_output
+from crawler.store import manifest_file, record_files, render, repo_output
+from crawler.store.cache import DATABASE, ResultCache
 from tests.gitrepo import GitRepo
 
 BASE = '''\
@@ -87,7 +89,7 @@ class Output:
 
     def path(self, record_id: str) -> Path:
         assert self.folder is not None
-        return self.folder / emit.ERRORS_DIR / f"{record_id}.yaml"
+        return self.folder / record_files.ERRORS_DIR / f"{record_id}.yaml"
 
     def records(self) -> dict[str, ErrorRecord]:
         assert self.folder is not None
@@ -103,21 +105,21 @@ class Output:
         """Write an annotation block by hand, comments and all; return its exact text."""
         path = self.path(record_id)
         text = path.read_text(encoding="utf-8")
-        template = written_for or emit.load_record(path).site.message.template
+        template = written_for or record_files.load_record(path).site.message.template
         block = BLOCK.format(written_for=json.dumps(template), meaning=meaning)
-        old = emit.annotation_block(text)
+        old = render.annotation_block(text)
         assert old is not None
         path.write_text(text.replace(old, block), encoding="utf-8")
         return block
 
     def snapshot(self) -> dict[str, bytes]:
         assert self.folder is not None
-        return {p.name: p.read_bytes() for p in (self.folder / emit.ERRORS_DIR).glob("*.yaml")}
+        return {p.name: p.read_bytes() for p in (self.folder / record_files.ERRORS_DIR).glob("*.yaml")}
 
     def assert_annotations(self, expected: dict[str, str]) -> None:
         """Each annotated id holds exactly its block; every other record holds no annotation."""
         for record_id, record in self.records().items():
-            block = emit.annotation_block(self.path(record_id).read_text(encoding="utf-8"))
+            block = render.annotation_block(self.path(record_id).read_text(encoding="utf-8"))
             if record_id in expected:
                 assert block == expected[record_id], record_id
             else:
@@ -333,14 +335,14 @@ def test_no_change_rewrites_nothing_and_reads_nothing(out: Output) -> None:
     _, blocks = annotate_all(out)
     before = out.snapshot()
     assert out.folder is not None
-    manifest = (out.folder / emit.MANIFEST).read_bytes()
+    manifest = (out.folder / manifest_file.MANIFEST).read_bytes()
     result = out.update()
     assert result.files_written == 0 and result.pending == () and result.parsed == 0
-    assert out.snapshot() == before and (out.folder / emit.MANIFEST).read_bytes() == manifest
+    assert out.snapshot() == before and (out.folder / manifest_file.MANIFEST).read_bytes() == manifest
     out.repo.write("README.md", "changed\n")
     out.repo.commit("docs only")
     result = out.update()
-    assert result.parsed == 0 and result.pending == (emit.MANIFEST,) and out.snapshot() == before
+    assert result.parsed == 0 and result.pending == (manifest_file.MANIFEST,) and out.snapshot() == before
     out.assert_annotations(blocks)
 
 
@@ -350,15 +352,16 @@ def test_only_changed_files_are_read_and_only_their_records_loaded(
     out.repo.write("lib/other.py", OTHER + "\n# edited\n")
     out.repo.commit("edit other")
     loaded: list[str] = []
-    real = emit.load_record
-    monkeypatch.setattr(emit, "load_record", lambda p: loaded.append(p.stem) or real(p))
+    real = record_files.load_record
+    monkeypatch.setattr(repo_output, "load_record",
+                        lambda p, loads=None: loaded.append(p.stem) or real(p, loads))
     result = out.update()
     assert result.parsed == 1 and loaded == [ids[UNTOUCHED]]
 
 
 def test_a_run_stopped_before_its_manifest_leaves_no_duplicates(out: Output) -> None:
     assert out.folder is not None
-    manifest = out.folder / emit.MANIFEST
+    manifest = out.folder / manifest_file.MANIFEST
     old_manifest = manifest.read_bytes()
     out.repo.write("lib/m.py", BASE + "\n\ndef more():\n    raise KeyError(\"a new one\")\n")
     out.repo.commit("add")
@@ -367,7 +370,7 @@ def test_a_run_stopped_before_its_manifest_leaves_no_duplicates(out: Output) -> 
     manifest.write_bytes(old_manifest)  # as if the run had stopped before writing it
     result = out.update()
     assert not result.merged.added and out.find("a new one").id == added
-    assert added in {i for entry in emit.load_manifest(out.folder).files for i in entry.records}
+    assert added in {i for entry in manifest_file.load_manifest(out.folder).files for i in entry.records}
     out.assert_annotations(blocks)
 
 
@@ -385,7 +388,7 @@ def test_hand_edits_are_kept_and_a_broken_record_is_refused(out: Output) -> None
     assert broken.read_text(encoding="utf-8") == broken_text
     for record_id, block in blocks.items():
         if record_id != ids[NO_PATH]:
-            assert emit.annotation_block(out.path(record_id).read_text(encoding="utf-8")) == block
+            assert render.annotation_block(out.path(record_id).read_text(encoding="utf-8")) == block
     runner = CliRunner()
     run = runner.invoke(main, ["update", str(out.repo.path), "-o", str(out.root),
                                "--cache-dir", str(out.cache), "-j", "1"])
@@ -398,15 +401,35 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path: Path) -> None:
                      Template("literal", "m", (), "^m$"), None, None, "raise E('m')", 1)
     region = Region("def", ("C",), "f", "d" * 40, 1, 3, "def f(self):", RaiseCounts(1),
                     ((("E",), "pkg.E"),))
-    value = ((site,), RaiseCounts(raise_statements=1), None, (), (), {}, (region,), "c" * 40)
-    cache.put("a.py", "f" * 40, value)
+    value = FileOutcome("a.py", "f" * 40, (site,), RaiseCounts(raise_statements=1),
+                        regions=(region,), context="c" * 40)
+    cache.put(value)
+    cache.close()
     assert cache.get("a.py", "f" * 40) == value
     assert cache.get("b.py", "f" * 40) is None  # the path is part of the key
-    [entry] = (tmp_path / "results").rglob("*.json")
-    entry.write_text('{"key": "trunc', encoding="utf-8")
+    with sqlite3.connect(tmp_path / DATABASE) as connection:
+        assert connection.execute("UPDATE entries SET entry = ?", ('{"key": "trunc',)).rowcount == 1
     assert cache.get("a.py", "f" * 40) is None and cache.corrupt == 1
-    cache.put("a.py", "f" * 40, value)
+    cache.put(value)
     assert cache.get("a.py", "f" * 40) is not None
+
+
+def test_a_cache_of_the_old_format_is_ignored(tmp_path: Path) -> None:
+    """Format 5 kept results as files under results/, and checked loads in loads.sqlite3."""
+    key = "ab" + "0" * 62
+    (tmp_path / "results" / "ab").mkdir(parents=True)
+    (tmp_path / "results" / "ab" / f"{key}.json").write_text(json.dumps({"key": key}))
+    with sqlite3.connect(tmp_path / "loads.sqlite3") as connection:
+        connection.execute("CREATE TABLE checked (key TEXT PRIMARY KEY, entry TEXT NOT NULL)")
+    (tmp_path / DATABASE).write_bytes(b"")  # an empty file: SQLite makes it a database
+    cache = ResultCache(tmp_path)
+    assert cache.get("a.py", "f" * 40) is None and (cache.misses, cache.corrupt) == (1, 0)
+    with sqlite3.connect(tmp_path / DATABASE) as connection:  # a future layout: moved aside
+        connection.execute("DROP TABLE entries")
+        connection.execute("CREATE TABLE entries (other TEXT)")
+    other = ResultCache(tmp_path)
+    assert other.get("a.py", "f" * 40) is None and other.corrupt == 1
+    assert (tmp_path / f"{DATABASE}.broken").is_file()
 
 
 def test_cli_update_check_dry_run_and_check(out: Output) -> None:
@@ -443,7 +466,7 @@ def test_check_lists_annotations_bound_to_no_message(out: Output) -> None:
     record = out.find(NO_PATH)
     path = out.path(record.id)
     text = path.read_text(encoding="utf-8")
-    block = emit.annotation_block(text)
+    block = render.annotation_block(text)
     assert block is not None
     path.write_text(text.replace(block, "annotation:\n  what_it_means: text without written_for\n"),
                     encoding="utf-8")

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from crawler import pipeline
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
-from crawler.store import emit
+from crawler.store import record_files, render
 from tests.gitrepo import GitRepo
 
 WORDS = ("shape", "dtype", "axis", "index", "buffer", "device", "tracer", "module", "config")
@@ -165,11 +165,11 @@ def site_ids(lib: Library, records: dict[str, ErrorRecord]) -> dict[int, str]:
 
 
 def annotate(folder: Path, record: ErrorRecord, note: str, written_for: str) -> None:
-    path = folder / emit.ERRORS_DIR / f"{record.id}.yaml"
+    path = folder / record_files.ERRORS_DIR / f"{record.id}.yaml"
     text = path.read_text(encoding="utf-8")
     block = (f"annotation:\n  # by hand\n  written_for: {json.dumps(written_for)}\n"
              f"  what_it_means: {json.dumps(note)}  # {note}\n  solutions: []\n")
-    old = emit.annotation_block(text)
+    old = render.annotation_block(text)
     assert old is not None
     path.write_text(text.replace(old, block), encoding="utf-8")
 
@@ -180,7 +180,7 @@ def underived(record: ErrorRecord) -> ErrorRecord:
 
 
 def check_invariants(folder: Path, notes: dict[str, str]) -> None:
-    texts = {p.stem: p.read_text(encoding="utf-8") for p in (folder / emit.ERRORS_DIR).glob("*.yaml")}
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in (folder / record_files.ERRORS_DIR).glob("*.yaml")}
     for record_id, note in notes.items():
         holders = [i for i, text in texts.items() if f"# {note}\n" in text]
         assert holders == [record_id], (note, holders)  # neither lost nor duplicated

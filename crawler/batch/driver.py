@@ -37,8 +37,10 @@ from crawler.errors import CrawlerError
 from crawler.git.source import redact
 from crawler.pipeline import RunResult, apply, load_cache, output_folder
 from crawler.records import ExtractOptions, Pin
-from crawler.store import emit
-from crawler.store._loadcache import LoadCache
+from crawler.store.cache import LoadCache
+from crawler.store.context import StoreContext
+from crawler.store.manifest_file import MANIFEST
+from crawler.store.safe_yaml import safe_load_text
 
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
@@ -68,7 +70,7 @@ def scan_outputs(roots: set[Path]) -> list[Known]:
     known = []
     for root in sorted(roots):
         for folder in _manifest_folders(root):
-            head = _manifest_head(folder / emit.MANIFEST)
+            head = _manifest_head(folder / MANIFEST)
             if head is not None:
                 known.append(replace(head, slug=folder.relative_to(root).as_posix()))
     return known
@@ -76,7 +78,7 @@ def scan_outputs(roots: set[Path]) -> list[Known]:
 
 def _manifest_folders(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
-        if emit.MANIFEST in filenames:
+        if MANIFEST in filenames:
             dirnames.clear()  # a repository folder: its errors/ may hold thousands of files
             yield Path(dirpath)
         else:
@@ -86,14 +88,14 @@ def _manifest_folders(root: Path) -> Iterator[Path]:
 def _manifest_head(path: Path) -> Known | None:
     """What a manifest says of its pin, parsed without its long lists of skipped and read files.
 
-    emit.py writes the pin, options and counts first; a manifest laid out otherwise is parsed
+    `manifest_data` writes the pin, options and counts first; a manifest laid out otherwise is parsed
     whole. One that cannot be read at all counts as absent: the repository is extracted again.
     """
     try:
         text = path.read_text(encoding="utf-8")
         head = text.split("\nexception_classes:", 1)[0]
         for part in (head, text) if head != text else (text,):
-            data = emit.safe_load_text(part, str(path))  # refuses tags, aliases, deep nesting
+            data = safe_load_text(part, str(path))  # refuses tags, aliases, deep nesting
             if isinstance(data, dict) and {"source", "commit", "options", "counts",
                                            "crawler_version"} <= data.keys():
                 break
@@ -329,7 +331,7 @@ class _Driver:
         files = len(collected.outcomes)
         try:
             run: RunResult = apply(collected, entry.output_root, dry_run=self.dry_run,
-                                   loads=self.loads)
+                                   store=StoreContext(self.loads))
         except (CrawlerError, OSError) as error:
             return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
                               error=str(error))

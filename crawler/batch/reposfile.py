@@ -17,7 +17,8 @@ import yaml
 
 from crawler.errors import BatchError
 from crawler.records import ExtractOptions
-from crawler.store import emit
+from crawler.store.safe_yaml import load_yaml_file
+from crawler.store.schemas import SCHEMA_DIR
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class RepoEntry:
 
 @cache
 def _batch_validator() -> jsonschema.protocols.Validator:
-    schema = json.loads((emit.SCHEMA_DIR / "batch.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads((SCHEMA_DIR / "batch.schema.json").read_text(encoding="utf-8"))
     return jsonschema.validators.validator_for(schema)(schema)  # type: ignore[no-any-return]
 
 
@@ -44,7 +45,7 @@ def load_batch(path: Path, output_root: Path = Path("output")) -> list[RepoEntry
     Relative local sources (`./x`, `../x`) and `output` folders are taken from the file's own
     folder; `output_root` (the command line's `-o`) is the output of entries that give none.
     """
-    data, text = emit.load_yaml_file(path)
+    data, text = load_yaml_file(path)
     error = jsonschema.exceptions.best_match(_batch_validator().iter_errors(data))
     if error is not None:
         raise BatchError(_describe_error(path, text, data, list(error.absolute_path), error.message))

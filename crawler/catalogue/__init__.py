@@ -4,10 +4,8 @@ Owns exception classes and class default messages (`classes`), a site's identity
 (`identity`), holding back the files of broken record files (`holdback`), regeneration by
 merging existing records with new sites (`merge`) and the whole of one run's regeneration
 (`regenerate`), related records (`related`), fitting test assertions to records as evidence
-(`evidence`), the manifest built from the records (`manifest`), and the records whose
-annotation needs a person's look (`review`).
+(`evidence`), and the manifest built from the records (`manifest`).
 
 May import: `crawler.records`, `crawler.errors`, `crawler.parse` (names, templates and the
-visit's result type), `crawler.git.permalink`, `crawler.store.emit` (`review` loads the records
-it checks).
+visit's result type), `crawler.git.permalink`. Nothing here reads or writes a file.
 """

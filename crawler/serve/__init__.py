@@ -1,7 +1,9 @@
-"""What the site and API projects use: lookup of a runtime message, and exports.
+"""What reads a finished output folder for people and programs: lookup, review and exports.
 
-Owns `lookup` (a message back to its records) and `export` (JSON Lines, JSON documents, SQLite
-for datasette), both read from an output folder.
+Owns `lookup` (a runtime message back to its records), `review` (the records whose annotation
+needs a person's look: `crawler check`) and `export` (JSON Lines, JSON documents, SQLite for
+datasette).
 
-May import: `crawler.records`, `crawler.errors`, `crawler.store`, `crawler.git.permalink`.
+May import: `crawler.records`, `crawler.errors`, `crawler.store`, `crawler.catalogue`,
+`crawler.git.permalink`.
 """

@@ -23,11 +23,15 @@ from crawler import __version__
 from crawler.errors import OutputError
 from crawler.git.permalink import permalink
 from crawler.records import REMOVED, SCHEMA_VERSION, ErrorRecord, Manifest
-from crawler.store import emit
+from crawler.store.atomic import sync_folder, write_atomic
+from crawler.store.documents import extracted_data, history_data
+from crawler.store.manifest_file import MANIFEST, load_manifest
+from crawler.store.record_files import iter_record_paths, load_record
+from crawler.store.schemas import SCHEMA_DIR
 
 EXPORT_SCHEMA_VERSION = 1
 FORMATS = ("jsonl", "json", "sqlite")
-DDL = emit.SCHEMA_DIR / "export.sql"
+DDL = SCHEMA_DIR / "export.sql"
 _ID_FILE = re.compile(r"[0-9a-f]{16}\.json\Z")
 
 
@@ -45,11 +49,11 @@ def load_output(root: Path) -> list[Repository]:
     if not root.is_dir():
         raise OutputError(f"{root}: no such folder; give the output root of `crawler extract`")
     repositories = []
-    for path in sorted(root.rglob(emit.MANIFEST)):
-        manifest = emit.load_manifest(path.parent)
+    for path in sorted(root.rglob(MANIFEST)):
+        manifest = load_manifest(path.parent)
         if manifest is None:  # pragma: no cover - the file was just listed
             continue
-        records = sorted((emit.load_record(p) for p in emit.iter_record_paths(path.parent)),
+        records = sorted((load_record(p) for p in iter_record_paths(path.parent)),
                          key=lambda r: r.id)
         repositories.append(Repository(path.parent, manifest, tuple(records)))
     if not repositories:
@@ -64,9 +68,9 @@ def record_document(record: ErrorRecord) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "id": record.id,
         "status": record.status,
-        "extracted": emit.extracted_data(record),
+        "extracted": extracted_data(record),
         "annotation": record.annotation.data,
-        "history": emit.history_data(record.history),
+        "history": history_data(record.history),
     }
 
 
@@ -98,7 +102,7 @@ def write_jsonl(repositories: Sequence[Repository], out: TextIO) -> int:
 
 def export_jsonl(repositories: Sequence[Repository], target: Path) -> int:
     lines = [_json_line(record_document(r)) + "\n" for _, r in _records(repositories)]
-    emit.write_atomic(target, "".join(lines))
+    write_atomic(target, "".join(lines))
     return len(lines)
 
 
@@ -142,7 +146,7 @@ def export_json(repositories: Sequence[Repository], target: Path) -> int:
         if _ID_FILE.match(stale.name) and stale.name not in wanted:
             stale.unlink()
     _write_if_changed(target / "index.json", _json_file(index_document(repositories)))
-    emit.sync_folder(errors)
+    sync_folder(errors)
     return len(wanted)
 
 
@@ -152,7 +156,7 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except (OSError, UnicodeDecodeError):
         pass
-    emit.write_atomic(path, text)
+    write_atomic(path, text)
 
 
 # ---------------------------------------------------------------- SQLite
@@ -220,7 +224,7 @@ def _fill(db: sqlite3.Connection, repositories: Sequence[Repository]) -> int:
 
 def _insert_record(db: sqlite3.Connection, repository: Repository, record: ErrorRecord) -> None:
     site, message = record.site, record.site.message
-    history = emit.history_data(record.history)
+    history = history_data(record.history)
     document = record_document(record)
     db.execute("INSERT INTO records VALUES (" + ",".join("?" * 30) + ")", (
         record.id, record.repo, record.status, site.exception, site.exception_qualname,

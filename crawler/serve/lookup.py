@@ -18,7 +18,9 @@ from pathlib import Path
 
 from crawler.errors import RecordError
 from crawler.records import REMOVED, ErrorRecord
-from crawler.store import emit
+from crawler.store.documents import record_from_data
+from crawler.store.record_files import ERRORS_DIR
+from crawler.store.safe_yaml import load_yaml_file
 
 # `ValueError: text`, `pkg.errors.BadThing: text`: a traceback's last line.
 _TRACEBACK_LINE = re.compile(r"(?P<exception>[A-Za-z_][\w.]*): (?P<message>.*)\Z", re.DOTALL)
@@ -195,10 +197,10 @@ def _skip(body: str, index: int) -> int:
 def load_records(folder: Path) -> list[ErrorRecord]:
     """Every record under `folder` (a repository folder or the output root), read quickly."""
     records = []
-    for path in sorted(folder.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
-        data, _ = emit.load_yaml_file(path)
+    for path in sorted(folder.rglob(f"{ERRORS_DIR}/*.yaml")):
+        data, _ = load_yaml_file(path)
         try:
-            records.append(emit.record_from_data(data, None))
+            records.append(record_from_data(data, None))
         except (KeyError, TypeError, AttributeError) as error:
             raise RecordError(f"not a record ({error!r} missing or wrong); run `crawler validate`",
                               path=str(path)) from error

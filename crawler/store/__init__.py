@@ -1,9 +1,11 @@
 """What is on disk: records and manifests in YAML, schemas, atomic writes, the caches.
 
-Owns YAML in and out with the safe loader only (`emit`), the quick schema check (`_quickschema`),
-the per-blob result cache (`cache`) and the cache of checked loads (`_loadcache`), and one
+One job a module: YAML behind `safe_yaml` (dumps, and safe loads only); records and manifests to
+plain data and back (`documents`) and to file text (`render`); the schemas (`schemas`, with the
+quick check in `_quickschema`); atomic writes (`atomic`); the record files of a folder
+(`record_files`) and its manifest (`manifest_file`); the content-addressed caches of visit
+results and checked loads (`cache`); what a run passes to the store (`context`); and one
 repository's output folder: its lock, loading what it holds and writing it back (`repo_output`).
 
-May import: `crawler.records`, `crawler.errors`, `crawler.parse` (the result types it caches),
-`crawler.catalogue`.
+May import: `crawler.records`, `crawler.errors`, `crawler.parse` (the result types it caches).
 """

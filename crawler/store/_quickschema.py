@@ -1,7 +1,7 @@
 """A quick check that data passes a JSON Schema, for the few keywords our schemas use.
 
 `jsonschema` costs a third to half a millisecond for one record, more than everything else the
-crawler does to prime the load cache with a record it writes (`emit.checked_of_written`). This
+crawler does to prime the load cache with a record it writes (`record_files.checked_of_written`). This
 check is sound, not complete: True means `jsonschema` accepts the data too; False means only
 "not known here" (a keyword it does not know, a float where an integer goes), and the caller
 asks `jsonschema`. It is strict where the two could differ: only `int` is an integer, only

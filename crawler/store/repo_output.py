@@ -12,15 +12,29 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.errors import OutputError, RecordError
-from crawler.records import BrokenFile, ErrorRecord, Manifest
-from crawler.store import emit
-from crawler.store._loadcache import LoadCache
+from crawler.records import (
+    BrokenFile,
+    ErrorRecord,
+    Manifest,
+)
+from crawler.store import atomic
+from crawler.store.cache import LoadCache
+from crawler.store.manifest_file import MANIFEST, load_manifest, write_manifest
+from crawler.store.record_files import (
+    ERRORS_DIR,
+    RecordText,
+    is_record_id,
+    load_record,
+    record_path,
+    write_texts,
+)
+from crawler.store.render import SiteBlocks, record_text
 
 LOCK_FILE = ".crawler.lock"
 
@@ -139,11 +153,11 @@ class Loaded:
 def clean_temp_files(folder: Path) -> list[str]:
     """Remove temp files that a killed run left; call it only while holding the lock."""
     removed = []
-    for where in (folder, folder / emit.ERRORS_DIR):
+    for where in (folder, folder / ERRORS_DIR):
         if not where.is_dir():
             continue
         for path in sorted(where.iterdir()):
-            if path.name.startswith(".") and path.name.endswith(emit.TEMP_SUFFIX) and path.is_file():
+            if path.name.startswith(".") and path.name.endswith(atomic.TEMP_SUFFIX) and path.is_file():
                 try:
                     path.unlink()
                     removed.append(str(path))
@@ -153,32 +167,31 @@ def clean_temp_files(folder: Path) -> list[str]:
 
 
 def load_folder(folder: Path, ids: Collection[str] | None = None,
-                manifest: Manifest | None = None, cache: LoadCache | None = None) -> Loaded:
+                manifest: Manifest | None = None, loads: LoadCache | None = None) -> Loaded:
     """Every record in the folder that loads safely, and every file in errors/ that does not.
 
     With `ids`, only those records are read (an update that knows which files changed); the
-    folder is still listed, so stray files and links are reported all the same. With a `cache`,
+    folder is still listed, so stray files and links are reported all the same. With `loads`,
     a file whose exact bytes passed every check before is not checked again (see
-    `emit.load_record`); a user's own check (`crawler validate`) passes none.
+    `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
-    with emit.cached_loads(cache):
-        records, broken = _load_records(folder, ids)
-    if cache is not None:
-        cache.flush()  # what was loaded in full this time is a hit the next
+    records, broken = _load_records(folder, ids, loads)
+    if loads is not None:
+        loads.flush()  # what was loaded in full this time is a hit the next
     problem = None
     if manifest is None:  # an update has read it already
         try:
-            manifest = emit.load_manifest(folder)
+            manifest = load_manifest(folder)
         except OutputError as error:
             problem = f"{error}; it will be rebuilt from the records"
     return Loaded(tuple(records), tuple(broken), manifest, problem)
 
 
-def _load_records(folder: Path, ids: Collection[str] | None
+def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | None
                   ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
-    errors = folder / emit.ERRORS_DIR
+    errors = folder / ERRORS_DIR
     # Listed by name, with the kinds the listing gives: no stat for each of thousands of files.
     entries = sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else []
     for entry in entries:
@@ -186,7 +199,7 @@ def _load_records(folder: Path, ids: Collection[str] | None
             continue  # temp files and the like
         where = entry.path  # the same text as str(errors / entry.name)
         stem = entry.name[:-len(".yaml")] if entry.name.endswith(".yaml") else None
-        claimed = stem if emit.is_record_id(stem) else None
+        claimed = stem if is_record_id(stem) else None
         if entry.is_symlink() or not entry.is_file():
             kind = "a symbolic link" if entry.is_symlink() else "not a plain file"
             broken.append(BrokenFile(where, claimed,
@@ -200,7 +213,7 @@ def _load_records(folder: Path, ids: Collection[str] | None
         if ids is not None and claimed not in ids:
             continue
         try:
-            records.append(emit.load_record(Path(where)))
+            records.append(load_record(Path(where), loads))
         except RecordError as error:
             broken.append(BrokenFile(where, claimed, str(error)))
         except OutputError as error:  # a schema problem
@@ -212,28 +225,55 @@ def _load_records(folder: Path, ids: Collection[str] | None
 # ---------------------------------------------------------------- writing the folder
 
 
-def write_folder(folder: Path, records: Sequence[ErrorRecord], manifest: Manifest | str | None,
-                 protected: frozenset[str] = frozenset(),
-                 texts: Mapping[str, str] | None = None, *, compared: bool = False,
-                 cache: LoadCache | None = None) -> int:
-    """Write the records whose text changed, then the manifest last; how many files were written.
+@dataclass(frozen=True)
+class PendingWrites:
+    """What writing a folder would change: each text here differs from its file's."""
+
+    records: tuple[RecordText, ...]
+    manifest: str | None  # the manifest's new text, or None where the file holds it already
+
+    def names(self) -> list[str]:
+        """The files to be written, relative to the folder, records first."""
+        names = [f"{ERRORS_DIR}/{item.record.id}.yaml" for item in self.records]
+        return [*names, MANIFEST] if self.manifest is not None else names
+
+
+def pending_writes(folder: Path, records: Sequence[ErrorRecord], manifest_text: str,
+                   blocks: SiteBlocks | None = None) -> PendingWrites:
+    """The records and manifest whose text differs from their files', each rendered once."""
+    changed = []
+    for record in records:
+        text = record_text(record, blocks)
+        if _text_of(record_path(folder, record.id)) != text:
+            changed.append(RecordText(record, text))
+    manifest = manifest_text if _text_of(folder / MANIFEST) != manifest_text else None
+    return PendingWrites(tuple(changed), manifest)
+
+
+def _text_of(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_folder(folder: Path, writes: PendingWrites, protected: frozenset[str] = frozenset(),
+                 loads: LoadCache | None = None) -> int:
+    """Write the pending records, then the manifest last; how many files were written.
 
     A record id in `protected` (a broken file's, or a held-back record's) is never written.
-    With `compared`, each text in `texts` and the manifest are known to differ from their files
-    (see `pipeline.pending_writes`), so those files are not read again; a `cache` is primed with
-    the records written (see `emit.write_records`).
+    `loads` is primed with the records written (see `record_files.write_texts`).
     """
     written = 0
     try:
-        for record in records:
-            if record.id in protected:
-                raise OutputError(f"{folder}: record {record.id} is protected this run (its file "
-                                  "could not be loaded)")
-        written += emit.write_records(folder, records, texts, compared=compared, cache=cache)
-        emit.sync_folder(folder / emit.ERRORS_DIR)
-        if manifest is not None:
-            written += emit.write_manifest(folder, manifest, compared=compared)
-        emit.sync_folder(folder)
+        for item in writes.records:
+            if item.record.id in protected:
+                raise OutputError(f"{folder}: record {item.record.id} is protected this run (its "
+                                  "file could not be loaded)")
+        written += write_texts(folder, writes.records, loads=loads)
+        if writes.manifest is not None:
+            written += write_manifest(folder, writes.manifest, compared=True)
+        atomic.sync_folder(folder)
     except OutputError as error:
         raise OutputError(f"{error} ({written} files written before it are complete, the rest "
                           "untouched; the next run finishes the job)") from error

@@ -13,7 +13,7 @@ from crawler.catalogue.merge import MergeResult
 from crawler.catalogue.related import MAX_PER_REASON, _nearest, related_records
 from crawler.pipeline import extract
 from crawler.records import TestAssertion
-from crawler.store import emit
+from crawler.store import record_files, render, safe_yaml, schemas
 from tests.gitrepo import GitRepo
 from tests.store.test_emit import a_record
 
@@ -55,9 +55,9 @@ class LookupTest(unittest.TestCase):
 
 def records_by_template(folder: Path) -> dict[str, dict[str, object]]:
     out = {}
-    for path in emit.iter_record_paths(folder):
-        data, _ = emit.load_yaml_file(path)
-        assert emit.schema_problems(data, "record") == []
+    for path in record_files.iter_record_paths(folder):
+        data, _ = safe_yaml.load_yaml_file(path)
+        assert schemas.schema_problems(data, "record") == []
         out[data["extracted"]["message"]["template"]] = data
     return out
 
@@ -89,11 +89,11 @@ def test_evidence_and_related_written_and_kept(make_repo: Callable[[str], GitRep
     assert again.files_written == 0
 
     # Only a test changes: the records whose evidence moved are rewritten, nothing else.
-    before = {p.name: p.read_bytes() for p in emit.iter_record_paths(result.folder)}
+    before = {p.name: p.read_bytes() for p in record_files.iter_record_paths(result.folder)}
     repo.write("tests/test_codec.py", "# a comment moves every line down\n" + TESTS)
     repo.commit("a test moves")
     moved = extract(str(repo.path), output_root=output, jobs=1)
-    after = {p.name: p.read_bytes() for p in emit.iter_record_paths(result.folder)}
+    after = {p.name: p.read_bytes() for p in record_files.iter_record_paths(result.folder)}
     changed = sorted(name for name in after if after[name] != before[name])
     assert changed == sorted([f"{ids['cannot encode None']}.yaml", f"{ids['no codec named {name}']}.yaml"])
     assert moved.files_written == len(changed) + 1  # and the manifest
@@ -131,10 +131,10 @@ def test_record_with_evidence_and_a_snippet_ending_in_blank_lines_reads_back(tmp
     record = merge(pin, [], [replace(site, snippet="def f():\n    raise ValueError('no')\n\n\n")]).records[0]
     record = replace(record, related=(Related("1" * 16, "same_scope"),), evidence=(Evidence(
         "tests/test_a.py", 3, "test_f", "pytest.raises", "match", "ValueError", "^no$", 1),))
-    emit.write_record(tmp_path, record)
-    back = emit.load_record(tmp_path / emit.ERRORS_DIR / f"{record.id}.yaml")
+    record_files.write_record(tmp_path, record)
+    back = record_files.load_record(tmp_path / record_files.ERRORS_DIR / f"{record.id}.yaml")
     assert back.site == record.site and back.evidence == record.evidence and back.related == record.related
-    assert emit.record_text(back) == emit.record_text(record)
+    assert render.record_text(back) == render.record_text(record)
 
 
 @settings(max_examples=300, deadline=None)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crawler.pipeline import extract, update
-from crawler.store import emit
+from crawler.store import record_files
 from tests.gitrepo import GitRepo
 
 ERRORS = '''\
@@ -24,7 +24,7 @@ def use(name):
 
 
 def templates(folder: Path) -> dict[str, str]:
-    records = [emit.load_record(p) for p in emit.iter_record_paths(folder)]
+    records = [record_files.load_record(p) for p in record_files.iter_record_paths(folder)]
     return {r.site.path: r.site.message.template for r in records if r.status != "removed"}
 
 
@@ -45,7 +45,7 @@ def test_a_changed_class_default_reaches_unchanged_files(make_repo: Callable[[st
     second = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
     assert second.parsed == 2  # the changed file, and the unchanged one that raises its class
     assert templates(second.folder)["pkg/use.py"] == "a bad thing happened: {name}"
-    moved = emit.load_record(second.folder / "errors" / f"{record.id}.yaml")
+    moved = record_files.load_record(second.folder / "errors" / f"{record.id}.yaml")
     assert moved.site.message.kind == "class_default"
     assert moved.status == "needs_review" or moved.annotation.is_empty
 

@@ -14,8 +14,8 @@ import yaml
 from crawler.parse import _positions, visitor
 from crawler.parse.visitor import RaiseVisitor, find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
-from crawler.store import emit
-from crawler.store.emit import template_data
+from crawler.store import render
+from crawler.store.documents import template_data
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 CASE_FILES = sorted(CASES.glob("*.py"))
@@ -201,7 +201,7 @@ def test_a_lone_surrogate_is_kept_as_a_traceback_shows_it() -> None:
     """`"\\uDCff"` cannot be written as UTF-8; a traceback prints it as `\\udcff`, and so do we."""
     (site,) = find_raise_sites("m.py", b'raise ValueError("surrogate:\\uDCff")\n').sites
     assert site.message.template == "surrogate:\\udcff"
-    text = emit.record_text(ErrorRecord(id="0" * 16, status="active", repo="r", commit="a" * 40,
+    text = render.record_text(ErrorRecord(id="0" * 16, status="active", repo="r", commit="a" * 40,
                                         url=None, site=site, history=History(first_seen="a" * 40)))
     assert yaml.safe_load(text.encode("utf-8"))["extracted"]["message"]["template"] == "surrogate:\\udcff"
     assert record_id("r", site.key(), 0)

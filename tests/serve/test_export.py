@@ -27,7 +27,7 @@ from crawler.parse.assertions import find_assertions
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
 from crawler.serve import export
-from crawler.store import emit
+from crawler.store import manifest_file, record_files, schemas
 
 SOURCE = b'''\
 class Shape:
@@ -77,9 +77,9 @@ def output_root(tmp_path: Path) -> Path:
     records = [replace(r, annotation=Annotation(note)) if r is annotated else r for r in records]
     folder = tmp_path / "output" / "github.com" / "example" / "lib"
     for record in records:
-        emit.write_record(folder, record)
+        record_files.write_record(folder, record)
     files = (FileEntry("lib/shape.py", "2" * 40, tuple(sorted(r.id for r in records))),)
-    emit.write_manifest(folder, Manifest(PIN, "0.1.0", ExtractOptions(),
+    manifest_file.write_manifest(folder, Manifest(PIN, "0.1.0", ExtractOptions(),
                                          Counts(files=1, parsed=1, records=len(records)), files, ()))
     return tmp_path / "output"
 
@@ -113,7 +113,7 @@ def test_jsonl_round_trip(output_root: Path, tmp_path: Path) -> None:
     assert [d["id"] for d in documents] == sorted(d["id"] for d in documents)
     expected = loaded(output_root)
     for document in documents:
-        assert emit.schema_problems(document, "record") == []
+        assert schemas.schema_problems(document, "record") == []
         assert document == expected[document["id"]]
     first = target.read_bytes()
     export.export(output_root, "jsonl", target)
@@ -132,7 +132,7 @@ def test_json_documents_and_index(output_root: Path, tmp_path: Path) -> None:
     for record_id, document in expected.items():
         assert json.loads((target / "errors" / f"{record_id}.json").read_text()) == document
     index = json.loads((target / "index.json").read_text())
-    schema = json.loads((emit.SCHEMA_DIR / "export-index.schema.json").read_text())
+    schema = json.loads((schemas.SCHEMA_DIR / "export-index.schema.json").read_text())
     jsonschema.validate(index, schema)
     assert [e["id"] for e in index["records"]] == sorted(expected)
     for entry in index["records"]:
@@ -200,8 +200,8 @@ def test_search_puts_templates_of_placeholders_only_after_real_fits(tmp_path: Pa
     records = merge(pin, [], find_raise_sites("a.py", source).sites).records
     folder = tmp_path / "out" / "local" / "o" / "n"
     for record in records:
-        emit.write_record(folder, record)
-    emit.write_manifest(folder, Manifest(pin, "0.1.0", ExtractOptions(), Counts(records=2), (), ()))
+        record_files.write_record(folder, record)
+    manifest_file.write_manifest(folder, Manifest(pin, "0.1.0", ExtractOptions(), Counts(records=2), (), ()))
     export.export(tmp_path / "out", "sqlite", tmp_path / "e.db")
     hits = export.search_database(tmp_path / "e.db", "got 3 items")
     assert [(h.template, h.exact) for h in hits] == [("got {n} items", True)]

@@ -16,7 +16,7 @@ from crawler.cli import main
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ErrorRecord, Pin
 from crawler.serve.lookup import LookupIndex, literal_runs, lookup, parse_message
-from crawler.store import emit
+from crawler.store import record_files
 
 PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)
 SOURCE = b'''
@@ -105,7 +105,7 @@ def test_ten_thousand_records_answer_well_under_a_second(records: list[ErrorReco
 def test_cli_lookup(tmp_path: Path, records: list[ErrorRecord]) -> None:
     folder = tmp_path / "local" / "o" / "n"
     for record in records:
-        emit.write_record(folder, record)
+        record_files.write_record(folder, record)
     runner = CliRunner()
     result = runner.invoke(main, ["lookup", "ValueError: bad shape 3", str(tmp_path)])
     assert result.exit_code == 0, result.output

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from crawler.errors import RecordError
 from crawler.records import Annotation, ErrorRecord, History, RaiseSite, Template
-from crawler.store import emit
+from crawler.store import atomic, documents, record_files, render, safe_yaml
 
 SHA = "a" * 40
 
@@ -33,18 +33,18 @@ def a_record(**changes: object) -> ErrorRecord:
 
 def test_round_trip_and_schema(tmp_path: Path) -> None:
     record = a_record()
-    assert emit.write_record(tmp_path, record)
+    assert record_files.write_record(tmp_path, record)
     path = tmp_path / "errors" / f"{record.id}.yaml"
-    loaded = emit.load_record(path)
+    loaded = record_files.load_record(path)
     assert loaded.site == record.site
     assert loaded.annotation.data == record.annotation.data
-    assert emit.record_text(loaded) == path.read_text()
-    assert not emit.write_record(tmp_path, loaded), "unchanged text is not written again"
+    assert render.record_text(loaded) == path.read_text()
+    assert not record_files.write_record(tmp_path, loaded), "unchanged text is not written again"
 
 
 def test_annotation_text_is_kept_byte_for_byte(tmp_path: Path) -> None:
     record = a_record()
-    emit.write_record(tmp_path, record)
+    record_files.write_record(tmp_path, record)
     path = tmp_path / "errors" / f"{record.id}.yaml"
     hand = (
         "annotation:\n"
@@ -58,13 +58,13 @@ def test_annotation_text_is_kept_byte_for_byte(tmp_path: Path) -> None:
     text = path.read_text()
     start, end = text.index("annotation:"), text.index("history:")
     path.write_text(text[:start] + hand + text[end:])
-    loaded = emit.load_record(path)
+    loaded = record_files.load_record(path)
     assert loaded.annotation.data["solutions"] == ["one", "two"]
     moved = ErrorRecord(**{**loaded.__dict__, "site": a_record().site.__class__(
         **{**loaded.site.__dict__, "line": 20, "end_line": 22})})
-    emit.write_record(tmp_path, moved)
+    record_files.write_record(tmp_path, moved)
     assert hand in path.read_text()
-    assert emit.load_record(path).site.line == 20
+    assert record_files.load_record(path).site.line == 20
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_unsafe_or_broken_yaml_is_refused_with_its_line(tmp_path: Path, text: st
     path = tmp_path / "bad.yaml"
     path.write_text(text)
     with pytest.raises(RecordError) as caught:
-        emit.load_yaml_file(path)
+        safe_yaml.load_yaml_file(path)
     assert caught.value.line == line
     assert str(caught.value).startswith(f"{path}:{line}: ")
     assert not (tmp_path / "pwned").exists()
@@ -87,8 +87,8 @@ def test_unsafe_or_broken_yaml_is_refused_with_its_line(tmp_path: Path, text: st
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     target = tmp_path / "x.yaml"
-    emit.write_atomic(target, "one\n")
-    emit.write_atomic(target, "two\n")
+    atomic.write_atomic(target, "one\n")
+    atomic.write_atomic(target, "two\n")
     assert target.read_text() == "two\n"
     assert [p.name for p in tmp_path.iterdir()] == ["x.yaml"]
 
@@ -96,7 +96,7 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
 def test_empty_annotation_starts_with_every_slot() -> None:
     data = Annotation(data={}).data
     assert data == {}
-    text = emit.record_text(a_record())
+    text = render.record_text(a_record())
     for slot in ("written_for", "what_it_means", "solutions", "example_fix", "defensive_patterns",
                  "prevention", "when_it_happens", "related"):
         assert f"\n  {slot}:" in text
@@ -115,12 +115,12 @@ def test_any_text_round_trips_through_a_record_file(snippet: str, template: str,
     if kept:
         record = replace(record, annotation=Annotation(
             data={"what_it_means": "x"}, text="annotation:\n  what_it_means: x  # mine\n"))
-    text = emit.record_text(record)
+    text = render.record_text(record)
     if not kept:  # the blocks joined are the one document dumped whole, byte for byte
-        assert text == emit.dump_yaml({
+        assert text == safe_yaml.dump_yaml({
             "schema_version": 1, "id": record.id, "status": record.status,
-            "extracted": emit.extracted_data(record), "annotation": record.annotation.data,
-            "history": emit.history_data(record.history)})
+            "extracted": documents.extracted_data(record), "annotation": record.annotation.data,
+            "history": documents.history_data(record.history)})
     data = yaml.safe_load(text)
     assert data["extracted"]["snippet"] == snippet
     assert data["extracted"]["message"]["template"] == template
@@ -144,7 +144,7 @@ edge_strings = st.sampled_from([
     | st.text(alphabet="ab1 -_.,:#=?()[]{}<>*+/~\\\t\n'\"", max_size=8) | st.text()
 scalars = st.none() | st.booleans() | st.integers() | edge_strings
 values = st.recursive(scalars | st.lists(edge_strings, max_size=3)
-                      | st.lists(st.integers(), max_size=4).map(emit.FlowList),
+                      | st.lists(st.integers(), max_size=4).map(safe_yaml.FlowList),
                       lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(edge_strings, inner, min_size=0, max_size=3), max_leaves=8)
 
@@ -153,18 +153,18 @@ values = st.recursive(scalars | st.lists(edge_strings, max_size=3)
 @given(data=st.dictionaries(edge_strings, values, max_size=6))
 def test_a_block_is_what_pyyaml_dumps(data: dict[str, object]) -> None:
     """Plain scalars are written without PyYAML's representer: byte for byte its output."""
-    assert emit.block_text(data) == emit.dump_yaml(data)
+    assert safe_yaml.block_text(data) == safe_yaml.dump_yaml(data)
 
 
 def test_plain_scalars_skip_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
     data = {"path": "pkg/mod.py", "line": 3, "class": None, "factory": False,
             "message": {"kind": "literal", "placeholders": ["x", "y_z"], "argument": "message"}}
-    expected = emit.dump_yaml(data)
-    monkeypatch.setattr(emit, "dump_yaml", None)  # any call would fail
-    assert emit.block_text(data) == expected
+    expected = safe_yaml.dump_yaml(data)
+    monkeypatch.setattr(safe_yaml, "dump_yaml", None)  # any call would fail
+    assert safe_yaml.block_text(data) == expected
 
 
 def test_a_lone_surrogate_anywhere_is_written_as_its_escape() -> None:
     """Test patterns, conditions, snippets: any text read off a file may hold one."""
-    text = emit.dump_yaml({"evidence": [{"pattern": "x\udc80y"}], "plain": "é"})
+    text = safe_yaml.dump_yaml({"evidence": [{"pattern": "x\udc80y"}], "plain": "é"})
     assert yaml.safe_load(text) == {"evidence": [{"pattern": "x\\udc80y"}], "plain": "é"}

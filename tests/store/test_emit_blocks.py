@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crawler.catalogue.merge import merge
 from crawler.records import Pin, RaiseSite, Template
-from crawler.store import emit
+from crawler.store import record_files
 
 
 def test_snippet_ending_in_blank_lines_round_trips(tmp_path: Path) -> None:
@@ -16,9 +16,9 @@ def test_snippet_ending_in_blank_lines_round_trips(tmp_path: Path) -> None:
                      Template("literal", "bad", (), "^bad$"), None, None,
                      "def f():\n    raise ValueError('bad')\n\n\n", 1)
     [record] = merge(pin, [], [site]).records
-    emit.write_record(tmp_path, record)
-    text = (tmp_path / emit.ERRORS_DIR / f"{record.id}.yaml").read_text(encoding="utf-8")
+    record_files.write_record(tmp_path, record)
+    text = (tmp_path / record_files.ERRORS_DIR / f"{record.id}.yaml").read_text(encoding="utf-8")
     assert "\n...\n" not in text
-    loaded = emit.load_record(tmp_path / emit.ERRORS_DIR / f"{record.id}.yaml")
+    loaded = record_files.load_record(tmp_path / record_files.ERRORS_DIR / f"{record.id}.yaml")
     assert loaded.site == record.site
     assert replace(loaded, annotation=record.annotation) == record

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from crawler.pipeline import apply
-from crawler.store import emit
+from crawler.store import atomic, manifest_file, record_files
 from tests.child import kill_before
 from tests.outputkit import SHA_B, annotate, collected, folder_of, module, snapshot
 from tests.processes import ROOT, child_env, pickled, start
@@ -51,8 +51,8 @@ class Scene:
         apply(collected(V1), self.initial_root)
         folder = folder_of(self.initial_root)
         self.blocks: dict[str, str] = {}
-        for path in emit.iter_record_paths(folder):
-            function = emit.load_record(path).site.function
+        for path in record_files.iter_record_paths(folder):
+            function = record_files.load_record(path).site.function
             if function in ANNOTATED:
                 self.blocks[f"errors/{path.name}"] = annotate(path, f"what {function} means")
         assert len(self.blocks) == len(ANNOTATED)
@@ -74,14 +74,14 @@ class Scene:
         files = snapshot(folder_of(root))
         temps = 0
         for rel, data in files.items():
-            if Path(rel).name.startswith(".") and rel.endswith(emit.TEMP_SUFFIX):
+            if Path(rel).name.startswith(".") and rel.endswith(atomic.TEMP_SUFFIX):
                 temps += 1
                 continue
             assert data in (self.initial.get(rel), self.reference.get(rel)), f"{label}: {rel}"
             if rel.startswith("errors/"):
-                emit.load_record(folder_of(root) / rel)
+                record_files.load_record(folder_of(root) / rel)
             else:
-                emit.load_manifest(folder_of(root))
+                manifest_file.load_manifest(folder_of(root))
         for rel in self.initial:
             assert rel in files, f"{label}: {rel} lost"
         for rel, block in self.blocks.items():
@@ -227,8 +227,8 @@ def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: P
     assert first.communicate(timeout=60)[0] == "" and first.returncode == 0, first.stderr
     folder = out / "local" / "local" / "widgets"
     blocks = {}
-    for path in emit.iter_record_paths(folder):
-        function = emit.load_record(path).site.function
+    for path in record_files.iter_record_paths(folder):
+        function = record_files.load_record(path).site.function
         if function in ANNOTATED:
             blocks[path.name] = annotate(path, f"what {function} means")
     initial = snapshot(folder)
@@ -254,7 +254,7 @@ def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: P
         child.communicate(timeout=60)
         kills += child.returncode == -signal.SIGKILL
         for rel, data in snapshot(folder).items():
-            if Path(rel).name.startswith(".") and rel.endswith(emit.TEMP_SUFFIX):
+            if Path(rel).name.startswith(".") and rel.endswith(atomic.TEMP_SUFFIX):
                 continue
             assert data in (initial.get(rel), reference.get(rel)), f"e2e run {run}: {rel}"
         for name, block in blocks.items():
@@ -285,7 +285,7 @@ def test_kill_the_first_run(tmp_path: Path) -> None:
         assert wait(pid) == -signal.SIGKILL
         if folder_of(root).exists():
             for rel, data in snapshot(folder_of(root)).items():
-                if not rel.endswith(emit.TEMP_SUFFIX):
+                if not rel.endswith(atomic.TEMP_SUFFIX):
                     assert data == reference[rel], f"step {step}: {rel}"
         apply(first, root)
         assert snapshot(folder_of(root)) == reference, f"step {step}"

@@ -22,8 +22,8 @@ from crawler.cli import main
 from crawler.errors import CrawlerError
 from crawler.pipeline import extract, update
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
-from crawler.store import emit, repo_output
-from crawler.store._loadcache import DATABASE, MANIFEST, LoadCache, is_plain
+from crawler.store import manifest_file, record_files, render, repo_output, safe_yaml, schemas
+from crawler.store.cache import DATABASE, MANIFEST, LoadCache, is_plain
 from tests.outputkit import snapshot
 from tests.store.test_emit import a_record
 from tests.store.test_output import BREAKS, _break
@@ -41,7 +41,7 @@ def exact(value: Any) -> Any:
 def written(root: Path, text_of_annotation: str | None = None) -> Path:
     """A record file as the crawler writes it, with a person's annotation block if given."""
     record = a_record()
-    emit.write_record(root, record)
+    record_files.write_record(root, record)
     path = root / "errors" / f"{record.id}.yaml"
     if text_of_annotation is not None:
         text = path.read_text(encoding="utf-8")
@@ -53,7 +53,7 @@ def written(root: Path, text_of_annotation: str | None = None) -> Path:
 def outcome(path: Path, cache: LoadCache | None) -> Any:
     """What loading gives: the record, or the error's exact message."""
     try:
-        return emit.load_record(path, cache)
+        return record_files.load_record(path, cache)
     except CrawlerError as error:
         return f"{type(error).__name__}: {error}"
 
@@ -71,11 +71,11 @@ def test_a_second_load_is_a_hit_and_gives_the_same_record(tmp_path: Path,
                                                           annotation: str | None) -> None:
     path = written(tmp_path / "out", annotation)
     cache = LoadCache(tmp_path / "cache")
-    first = emit.load_record(path, cache)
+    first = record_files.load_record(path, cache)
     assert (cache.hits, cache.misses, cache.stored) == (0, 1, 1)
-    second = emit.load_record(path, cache)
+    second = record_files.load_record(path, cache)
     assert cache.hits == 1
-    assert second == first == emit.load_record(path)
+    assert second == first == record_files.load_record(path)
     assert second.annotation.text == first.annotation.text
     assert exact(second.annotation.data) == exact(first.annotation.data)
     cache.flush()
@@ -86,20 +86,22 @@ def test_a_hit_runs_no_yaml_and_no_schema_check(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = written(tmp_path / "out", ANNOTATED)
     cache = LoadCache(tmp_path / "cache")
-    expected = emit.load_record(path, cache)
+    expected = record_files.load_record(path, cache)
 
     def refuse(*args: object) -> None:
         raise AssertionError("checked again")
 
     for name in ("safe_load_text", "check_schema", "annotation_block", "yaml_text"):
-        monkeypatch.setattr(emit, name, refuse)
-    assert emit.load_record(path, cache) == expected
+        for module in (record_files, render, schemas, safe_yaml):  # wherever it is looked up
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, refuse)
+    assert record_files.load_record(path, cache) == expected
 
 
 def test_the_same_bytes_under_another_name_fail_as_without_a_cache(tmp_path: Path) -> None:
     path = written(tmp_path / "out")
     cache = LoadCache(tmp_path / "cache")
-    emit.load_record(path, cache)
+    record_files.load_record(path, cache)
     copy = path.with_name("fedcba9876543210.yaml")
     shutil.copyfile(path, copy)
     expected = outcome(copy, None)
@@ -116,7 +118,7 @@ def test_a_broken_file_is_never_a_hit(tmp_path: Path, name: str) -> None:
     """A person's edit gives other bytes: every check runs, with the message it gives today."""
     path = written(tmp_path / "out", ANNOTATED)
     cache = LoadCache(tmp_path / "cache")
-    emit.load_record(path, cache)
+    record_files.load_record(path, cache)
     _break(path, name, tmp_path / "marker")
     expected = outcome(path, None)
     assert isinstance(expected, str), name  # broken: an error message
@@ -127,15 +129,16 @@ def test_a_broken_file_is_never_a_hit(tmp_path: Path, name: str) -> None:
 
 
 def stored_keys(root: Path) -> set[str]:
-    """The keys written to the cache's database so far."""
+    """The keys of checked loads written to the cache's database so far (not visit results)."""
     with sqlite3.connect(root / DATABASE) as connection:
-        return {key for (key,) in connection.execute("SELECT key FROM checked")}
+        return {key for key, entry in connection.execute("SELECT key, entry FROM entries")
+                if "block" in json.loads(entry)}
 
 
 def rewrite_entry(root: Path, key: str, spoil: Any) -> None:
     with sqlite3.connect(root / DATABASE) as connection:
-        (entry,) = connection.execute("SELECT entry FROM checked WHERE key = ?", (key,)).fetchone()
-        connection.execute("UPDATE checked SET entry = ? WHERE key = ?",
+        (entry,) = connection.execute("SELECT entry FROM entries WHERE key = ?", (key,)).fetchone()
+        connection.execute("UPDATE entries SET entry = ? WHERE key = ?",
                            (spoil(json.loads(entry)), key))
 
 
@@ -152,13 +155,13 @@ def rewrite_entry(root: Path, key: str, spoil: Any) -> None:
 def test_an_entry_that_is_not_what_its_name_says_is_rebuilt(tmp_path: Path, spoil: Any) -> None:
     path = written(tmp_path / "out", ANNOTATED)
     cache = LoadCache(tmp_path / "cache")
-    expected = emit.load_record(path, cache)
+    expected = record_files.load_record(path, cache)
     cache.close()
     rewrite_entry(tmp_path / "cache", cache.key(path.read_bytes()), spoil)
     fresh = LoadCache(tmp_path / "cache")
-    assert emit.load_record(path, fresh) == expected
+    assert record_files.load_record(path, fresh) == expected
     assert (fresh.hits, fresh.corrupt) == (0, 1)
-    assert emit.load_record(path, fresh) == expected
+    assert record_files.load_record(path, fresh) == expected
     assert fresh.hits == 1, "rebuilt by the full load"
 
 
@@ -167,20 +170,21 @@ def test_a_cache_that_cannot_be_written_never_fails_a_load(tmp_path: Path) -> No
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder would be\n")
     cache = LoadCache(blocked)
-    assert emit.load_record(path, cache) == emit.load_record(path, cache) == emit.load_record(path)
+    load = record_files.load_record
+    assert load(path, cache) == load(path, cache) == load(path)
     assert cache.hits == 0
     assert LoadCache(None).get(path.read_bytes()) is None
-    assert emit.load_record(path, LoadCache(None)) == emit.load_record(path)
+    assert record_files.load_record(path, LoadCache(None)) == record_files.load_record(path)
 
 
 def test_data_that_json_cannot_hold_exactly_loads_but_is_not_stored(tmp_path: Path) -> None:
     dated = ANNOTATED.replace("  solutions:", "  reviewed: 2024-05-01\n  solutions:")
     path = written(tmp_path / "out", dated)
     cache = LoadCache(tmp_path / "cache")
-    record = emit.load_record(path, cache)
+    record = record_files.load_record(path, cache)
     assert record.annotation.data["reviewed"] == datetime.date(2024, 5, 1)
     assert (cache.stored, cache.unstorable) == (0, 1)
-    assert emit.load_record(path, cache) == record and cache.hits == 0
+    assert record_files.load_record(path, cache) == record and cache.hits == 0
 
 
 def test_the_key_holds_the_crawler_and_the_schema(tmp_path: Path) -> None:
@@ -240,7 +244,7 @@ def real_records(make_repo: Any, tmp_path: Path) -> list[ErrorRecord]:
     repo.commit("cases")
     result = extract(str(repo.path), output_root=tmp_path / "extracted",
                      cache_dir=tmp_path / "extract-cache", evidence=False)
-    return [emit.load_record(path) for path in emit.iter_record_paths(result.folder)]
+    return [record_files.load_record(path) for path in record_files.iter_record_paths(result.folder)]
 
 
 def varied(records: list[ErrorRecord]) -> list[ErrorRecord]:
@@ -273,16 +277,16 @@ def test_primed_entries_are_what_a_full_load_finds(make_repo: Any, tmp_path: Pat
     assert len(records) > 100
     cache = LoadCache(tmp_path / "cache")
     root = tmp_path / "out"
-    assert emit.write_records(root, records, cache=cache) == len(records)
+    assert record_files.write_records(root, records, loads=cache) == len(records)
     assert (cache.stored, cache.hits, cache.misses) == (len(records), 0, 0)
-    for path in emit.iter_record_paths(root):
+    for path in record_files.iter_record_paths(root):
         raw = path.read_bytes()
         primed = cache.get(raw)
         assert primed is not None, path
-        full = emit.check_record_bytes(raw, path)
+        full = record_files.check_record_bytes(raw, path)
         assert exact(primed[0]) == exact(full[0]), path
         assert primed[1] == full[1], path
-        assert emit.load_record(path, cache) == emit.load_record(path)
+        assert record_files.load_record(path, cache) == record_files.load_record(path)
     assert cache.hits == 2 * len(records)
 
 
@@ -290,7 +294,7 @@ def test_what_cannot_be_vouched_for_is_not_primed(tmp_path: Path) -> None:
     cache = LoadCache(tmp_path / "cache")
     floats = a_record(annotation=Annotation(data={"ratio": 0.5}))  # dumped and read back: maybe not
     invalid = a_record(id="fedcba9876543210", commit="not a sha")  # a full load would refuse it
-    assert emit.write_records(tmp_path / "out", [floats, invalid], cache=cache) == 2
+    assert record_files.write_records(tmp_path / "out", [floats, invalid], loads=cache) == 2
     assert cache.stored == 0
     for record in (floats, invalid):
         path = tmp_path / "out" / "errors" / f"{record.id}.yaml"
@@ -329,17 +333,17 @@ def test_priming_agrees_with_a_full_load_of_any_record(
     data = {**empty_annotation().data, **annotation}
     text_of_block = None
     if kept:  # a person's block: what the file would hold after a load, a comment added
-        dumped = emit.dump_yaml({"annotation": data})
+        dumped = safe_yaml.dump_yaml({"annotation": data})
         text_of_block = dumped.replace("annotation:\n", "annotation:\n  # ünï comment\n", 1)
         try:
-            data = emit.safe_load_text(text_of_block, "block")["annotation"]
+            data = safe_yaml.safe_load_text(text_of_block, "block")["annotation"]
         except (CrawlerError, TypeError):
             return
     record = replace(record, annotation=Annotation(data=data, text=text_of_block))
-    text = emit.record_text(record)
-    primed = emit.checked_of_written(record, text)
+    text = render.record_text(record)
+    primed = record_files.checked_of_written(record, text)
     try:
-        full = emit.check_record_bytes(text.encode("utf-8"), Path(f"{record.id}.yaml"))
+        full = record_files.check_record_bytes(text.encode("utf-8"), Path(f"{record.id}.yaml"))
     except CrawlerError:
         assert primed is None
         return
@@ -352,18 +356,19 @@ def test_load_folder_uses_the_cache_it_is_given_and_no_other(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "out"
     records = [replace(a_record(), id=f"{i:016x}") for i in range(4)]
-    emit.write_records(root, records)
+    record_files.write_records(root, records)
     cache = LoadCache(tmp_path / "cache")
-    first = repo_output.load_folder(root, cache=cache)
+    first = repo_output.load_folder(root, loads=cache)
     assert (cache.hits, cache.misses) == (0, 4)
     seen: list[str] = []
-    real = emit.load_record
-    # A one-argument wrapper, as tools and tests write them, still loads through the cache.
-    monkeypatch.setattr(emit, "load_record", lambda p: seen.append(p.stem) or real(p))
-    assert repo_output.load_folder(root, cache=cache).records == first.records
+    real = record_files.load_record
+    # A wrapper sees each load, and the cache it is given.
+    monkeypatch.setattr(repo_output, "load_record",
+                        lambda p, loads=None: seen.append(p.stem) or real(p, loads))
+    assert repo_output.load_folder(root, loads=cache).records == first.records
     assert cache.hits == 4 and len(seen) == 4
-    with emit.cached_loads(cache):  # a user's check passes none: every load is a full one
-        assert repo_output.load_folder(root).records == first.records
+    # a user's check passes none: every load is a full one, whatever cache a run holds
+    assert repo_output.load_folder(root).records == first.records
     assert cache.hits == 4
 
 
@@ -372,13 +377,13 @@ def test_load_folder_uses_the_cache_it_is_given_and_no_other(tmp_path: Path,
 def full_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The record files that go through every check from now on, by name."""
     checked: list[str] = []
-    real = emit.check_record_bytes
+    real = record_files.check_record_bytes
 
     def counted(raw: bytes, path: Path) -> Any:
         checked.append(path.name)
         return real(raw, path)
 
-    monkeypatch.setattr(emit, "check_record_bytes", counted)
+    monkeypatch.setattr(record_files, "check_record_bytes", counted)
     return checked
 
 
@@ -396,9 +401,9 @@ def test_an_update_after_an_extract_checks_only_the_files_edited_by_hand(
     repo = a_library(make_repo)
     cache = tmp_path / "cache"
     first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=cache, evidence=False)
-    paths = list(emit.iter_record_paths(first.folder))
+    paths = list(record_files.iter_record_paths(first.folder))
     assert len(stored_keys(cache)) == len(paths) + 1  # primed as written, and the manifest
-    edited = next(p for p in paths if emit.load_record(p).site.path == "pkg/literals.py")
+    edited = next(p for p in paths if record_files.load_record(p).site.path == "pkg/literals.py")
     text = edited.read_text(encoding="utf-8")
     start, end = text.index("annotation:"), text.index("history:")
     edited.write_text(text[:start] + ANNOTATED + text[end:], encoding="utf-8")
@@ -410,9 +415,9 @@ def test_an_update_after_an_extract_checks_only_the_files_edited_by_hand(
     assert result.problems == () and result.files_written > 10
     assert set(checked) <= {edited.name}
     checked.clear()
-    monkeypatch.setattr(emit, "check_record_bytes", lambda raw, path: pytest.fail("checked"))
-    for path in emit.iter_record_paths(first.folder):  # written and primed, or loaded and kept
-        assert emit.load_record(path, LoadCache(cache)) is not None
+    monkeypatch.setattr(record_files, "check_record_bytes", lambda raw, path: pytest.fail("checked"))
+    for path in record_files.iter_record_paths(first.folder):  # written and primed, or loaded and kept
+        assert record_files.load_record(path, LoadCache(cache)) is not None
 
 
 def test_an_update_writes_the_same_files_with_or_without_the_cache(
@@ -438,14 +443,14 @@ def test_a_manifest_written_is_primed_with_what_a_full_load_finds(
     cache = LoadCache(tmp_path / "cache")
     first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "cache",
                     evidence=False)
-    raw = (first.folder / emit.MANIFEST).read_bytes()
+    raw = (first.folder / manifest_file.MANIFEST).read_bytes()
     primed = cache.get(raw, MANIFEST)
     assert primed is not None and primed[1] is None
-    full = emit.safe_load_text(raw.decode("utf-8"), "manifest")
+    full = safe_yaml.safe_load_text(raw.decode("utf-8"), "manifest")
     assert exact(primed[0]) == exact(full)
     assert cache.get(raw) is None  # the same bytes as a record: another key
-    monkeypatch.setattr(emit, "safe_load_text", lambda text, where: pytest.fail("parsed"))
-    assert emit.load_manifest(first.folder, cache) == first.manifest
+    monkeypatch.setattr(manifest_file, "safe_load_text", lambda text, where: pytest.fail("parsed"))
+    assert manifest_file.load_manifest(first.folder, cache) == first.manifest
 
 
 def test_a_manifest_edited_by_hand_is_checked_in_full(make_repo: Any, tmp_path: Path) -> None:
@@ -453,16 +458,16 @@ def test_a_manifest_edited_by_hand_is_checked_in_full(make_repo: Any, tmp_path: 
     cache = LoadCache(tmp_path / "cache")
     first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "cache",
                     evidence=False)
-    path = first.folder / emit.MANIFEST
+    path = first.folder / manifest_file.MANIFEST
     path.write_text(path.read_text(encoding="utf-8").replace("counts:", "counts: 3\nx:"),
                     encoding="utf-8")
     with pytest.raises(CrawlerError):
-        emit.load_manifest(first.folder, cache)
-    path.write_text("# a comment\n" + emit.manifest_text(first.manifest), encoding="utf-8")
+        manifest_file.load_manifest(first.folder, cache)
+    path.write_text("# a comment\n" + render.manifest_text(first.manifest), encoding="utf-8")
     misses = cache.misses
-    assert emit.load_manifest(first.folder, cache) == first.manifest
+    assert manifest_file.load_manifest(first.folder, cache) == first.manifest
     assert cache.misses == misses + 1
-    assert emit.load_manifest(first.folder, cache) == first.manifest  # now learnt
+    assert manifest_file.load_manifest(first.folder, cache) == first.manifest  # now learnt
     assert cache.misses == misses + 1
 
 
@@ -475,21 +480,21 @@ def test_validate_checks_every_file_in_full(make_repo: Any, tmp_path: Path,
     checked = full_checks(monkeypatch)
     outcome = CliRunner().invoke(main, ["validate", str(tmp_path / "out")])
     assert outcome.exit_code == 0, outcome.output
-    assert sorted(checked) == sorted(p.name for p in emit.iter_record_paths(result.folder))
+    assert sorted(checked) == sorted(p.name for p in record_files.iter_record_paths(result.folder))
 
 
 def test_a_database_that_cannot_be_read_is_moved_aside_and_started_again(tmp_path: Path) -> None:
     path = written(tmp_path / "out", ANNOTATED)
     cache = LoadCache(tmp_path / "cache")
-    expected = emit.load_record(path, cache)
+    expected = record_files.load_record(path, cache)
     cache.close()
     (tmp_path / "cache" / DATABASE).write_bytes(b"not a database, " * 1000)
     broken = LoadCache(tmp_path / "cache")
-    assert emit.load_record(path, broken) == expected  # a full load, as without a cache
+    assert record_files.load_record(path, broken) == expected  # a full load, as without a cache
     assert broken.corrupt == 1 and broken.hits == 0
     assert (tmp_path / "cache" / f"{DATABASE}.broken").is_file()
     again = LoadCache(tmp_path / "cache")
-    assert emit.load_record(path, again) == expected
+    assert record_files.load_record(path, again) == expected
     again.flush()
-    assert emit.load_record(path, LoadCache(tmp_path / "cache")) == expected
+    assert record_files.load_record(path, LoadCache(tmp_path / "cache")) == expected
     assert stored_keys(tmp_path / "cache") == {again.key(path.read_bytes())}

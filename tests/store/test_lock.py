@@ -10,7 +10,7 @@ import pytest
 
 from crawler.errors import OutputError
 from crawler.pipeline import apply
-from crawler.store import emit
+from crawler.store import record_files
 from tests.outputkit import SHA_B, collected, folder_of, module, snapshot
 from tests.processes import pickled, start
 
@@ -109,8 +109,8 @@ def _race(tmp_path: Path, **extra: str) -> list[str]:
         out, err = run.stdout.read(), run.stderr.read()
         assert run.wait(60) == 0, err
         assert out.splitlines()[-1].startswith("done")
-    for path in emit.iter_record_paths(folder_of(root)):
-        emit.load_record(path)
+    for path in record_files.iter_record_paths(folder_of(root)):
+        record_files.load_record(path)
     return [line.split()[0] for line in log.read_text().splitlines()]
 
 

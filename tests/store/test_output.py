@@ -19,7 +19,17 @@ from crawler.catalogue.holdback import HELD_BACK
 from crawler.errors import OutputError, RecordError
 from crawler.pipeline import apply, output_folder
 from crawler.records import Pin
-from crawler.store import emit, repo_output
+from crawler.store import (
+    atomic,
+    documents,
+    manifest_file,
+    record_files,
+    render,
+    repo_output,
+    safe_yaml,
+    schemas,
+)
+from crawler.store.record_files import RecordText
 from tests.outputkit import SHA_B, annotate, collected, folder_of, make_pin, module, snapshot
 
 V1 = {"pkg/a.py": module("a", 3), "pkg/b.py": module("b", 3)}
@@ -33,7 +43,7 @@ def built(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
     apply(collected(V1), root)
     folder = folder_of(root)
     for path in sorted((folder / "errors").iterdir()):
-        record = emit.load_record(path)
+        record = record_files.load_record(path)
         if record.site.function in ("a_0", "b_0"):
             annotate(path, f"written for {record.site.function}")
     reference = tmp_path / "reference"
@@ -44,12 +54,12 @@ def built(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
 
 
 def record_of_id(folder: Path, record_id: str):  # type: ignore[no-untyped-def]
-    return emit.load_record(folder / "errors" / f"{record_id}.yaml")
+    return record_files.load_record(folder / "errors" / f"{record_id}.yaml")
 
 
 def record_of(folder: Path, function: str) -> Path:
     for path in sorted((folder / "errors").glob("*.yaml")):
-        if emit.load_record(path).site.function == function:
+        if record_files.load_record(path).site.function == function:
             return path
     raise AssertionError(function)
 
@@ -123,7 +133,7 @@ def test_broken_record_is_left_alone_and_the_rest_goes_on(built: tuple[Path, Pat
     marker = tmp_path / "marker"
     victim = record_of(folder, "a_0")  # annotated, in pkg/a.py
     b_records = {p.name for p in (folder / "errors").iterdir()
-                 if emit.load_record(p).site.path == "pkg/b.py"}
+                 if record_files.load_record(p).site.path == "pkg/b.py"}
     a_before = {p.name: p.read_bytes() for p in (folder / "errors").iterdir()
                 if p.name not in b_records}
     _break(victim, name, marker)
@@ -157,11 +167,11 @@ def test_broken_record_is_left_alone_and_the_rest_goes_on(built: tuple[Path, Pat
     assert a_after == a_before
     assert all(record_of_id(folder, i).site.path == "pkg/b.py" for i in result.merged.added)
     # the manifest keeps pkg/a.py's old entry: old blob (read again next time), the broken id in it
-    old_entry = next(e for e in emit.manifest_from_data(yaml.safe_load(a_manifest)
+    old_entry = next(e for e in documents.manifest_from_data(yaml.safe_load(a_manifest)
                                                         ).files if e.path == "pkg/a.py")
     new_entry = next(e for e in result.manifest.files if e.path == "pkg/a.py")
     assert new_entry == old_entry and victim.stem in new_entry.records
-    assert emit.load_manifest(folder) == result.manifest
+    assert manifest_file.load_manifest(folder) == result.manifest
     # once the person fixes the file, the next run completes to the clean result
     fixed = tmp_path / "fixed"
     shutil.copytree(root, fixed)
@@ -258,7 +268,7 @@ def test_hostile_manifest_ids_are_never_paths(built: tuple[Path, Path, dict[str,
                                  "..\\..\\x", "0123456789abcde\x00"])
 def test_record_paths_only_from_checked_ids(tmp_path: Path, bad: str) -> None:
     with pytest.raises(OutputError, match="refused record id"):
-        emit.record_path(tmp_path, bad)
+        record_files.record_path(tmp_path, bad)
 
 
 def test_hostile_record_id_is_not_written(tmp_path: Path) -> None:
@@ -269,7 +279,10 @@ def test_hostile_record_id_is_not_written(tmp_path: Path) -> None:
     run = collected({"a.py": module("a", 1)})
     record = merge(run.pin, [], [s for o in run.outcomes for s in o.sites]).records[0]
     with pytest.raises(OutputError, match="refused record id"):
-        repo_output.write_folder(tmp_path, [replace(record, id="../../x")], None)
+        repo_output.write_folder(tmp_path, repo_output.PendingWrites(
+            (RecordText(replace(record, id="../../x"), "x: 1\n"),), None))
+    with pytest.raises(OutputError, match="refused record id"):
+        repo_output.pending_writes(tmp_path, [replace(record, id="../../x")], "")
     assert list(tmp_path.rglob("*")) == []
 
 
@@ -303,8 +316,8 @@ class _Full:
         return self.real(*args, **kwargs)  # type: ignore[operator]
 
 
-# Records are made durable together by one sync, after every temp file is written; the
-# manifest alone is fsynced on its own: so a full disk shows at a temp file, a write, or that fsync.
+# Every record's temp file is written and fsynced before the first rename, and the manifest is
+# fsynced on its own: so a full disk shows at a temp file, a write, or an fsync.
 @pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("mkstemp", "fdopen")
                                                for n in (1, 2, 4, 7, 8)), ("fsync", 1)])
 def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
@@ -312,21 +325,24 @@ def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
     root, folder, reference = built
     before = snapshot(folder)
     if target == "fsync":
-        monkeypatch.setattr(emit.os, "fsync", _Full(os.fsync, nth))
+        monkeypatch.setattr(atomic.os, "fsync", _Full(os.fsync, nth))
     elif target == "mkstemp":
-        monkeypatch.setattr(emit.tempfile, "mkstemp", _Full(emit.tempfile.mkstemp, nth))
+        monkeypatch.setattr(atomic.tempfile, "mkstemp", _Full(atomic.tempfile.mkstemp, nth))
     else:
-        monkeypatch.setattr(emit.os, "fdopen", _Full(os.fdopen, nth))
+        monkeypatch.setattr(atomic.os, "fdopen", _Full(os.fdopen, nth))
     with pytest.raises(OutputError) as caught:
         apply(collected(V2, SHA_B), root)
     message = str(caught.value)
     assert "disk full" in message and "\n" not in message
     monkeypatch.undo()
     after = snapshot(folder)
-    assert not [rel for rel in after if rel.endswith(emit.TEMP_SUFFIX)]
+    assert not [rel for rel in after if rel.endswith(atomic.TEMP_SUFFIX)]
     for rel, data in after.items():
         assert data in (before.get(rel), reference.get(rel)), rel
-        emit.load_record(folder / rel) if rel.startswith("errors/") else emit.load_manifest(folder)
+        if rel.startswith("errors/"):
+            record_files.load_record(folder / rel)
+        else:
+            manifest_file.load_manifest(folder)
     apply(collected(V2, SHA_B), root)  # space freed: the next run finishes the job
     assert snapshot(folder) == reference
 
@@ -364,12 +380,12 @@ def test_real_disk_full(small_disk: Path, tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="disk full"):
         apply(collected(bigger, SHA_B), root)
     after = snapshot(folder)
-    assert not [rel for rel in after if rel.endswith(emit.TEMP_SUFFIX)]
+    assert not [rel for rel in after if rel.endswith(atomic.TEMP_SUFFIX)]
     for rel, data in after.items():
         if rel in before and data != before[rel]:
-            emit.load_record(folder / rel)  # a rewritten file is whole
+            record_files.load_record(folder / rel)  # a rewritten file is whole
         if rel.startswith("errors/"):
-            emit.load_record(folder / rel)
+            record_files.load_record(folder / rel)
     assert block in annotated.read_text(encoding="utf-8")
     ballast.unlink()
     result = apply(collected(bigger, SHA_B), root)
@@ -386,7 +402,7 @@ def test_load_errors_are_record_errors(tmp_path: Path) -> None:
     bad = tmp_path / "0123456789abcdef.yaml"
     bad.write_text("a: [\n")
     with pytest.raises(RecordError) as caught:
-        emit.load_record(bad)
+        record_files.load_record(bad)
     assert caught.value.path == str(bad) and caught.value.line == 2
 
 
@@ -399,7 +415,7 @@ def _a_record_text() -> bytes:
     if not _RECORD_TEXT:
         with tempfile.TemporaryDirectory() as scratch:
             apply(collected({"pkg/a.py": module("a", 1)}), Path(scratch))
-            path = next(emit.iter_record_paths(folder_of(Path(scratch))))
+            path = next(record_files.iter_record_paths(folder_of(Path(scratch))))
             annotate(path, "words")
             _RECORD_TEXT.append(path.read_bytes())
     return _RECORD_TEXT[0]
@@ -424,8 +440,8 @@ def test_mutated_records_load_or_fail_cleanly(tmp_path: Path, edits: list[tuple[
     path = tmp_path / (_a_record_text().split(b"\n")[1].split(b": ")[1].decode() + ".yaml")
     path.write_bytes(bytes(data))
     try:
-        record = emit.load_record(path)
+        record = record_files.load_record(path)
     except RecordError as error:
         assert str(error).startswith(str(path)) and "\n" not in str(error).strip()
         return
-    assert emit.schema_problems(emit.safe_load_text(emit.record_text(record), "x"), "record") == []
+    assert schemas.schema_problems(safe_yaml.safe_load_text(render.record_text(record), "x"), "record") == []

@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.store import emit
+from crawler.store import render, safe_yaml, schemas
 from crawler.store._quickschema import surely_valid
 from tests.store.test_emit import a_record
 
-SCHEMA = json.loads((emit.SCHEMA_DIR / "record.schema.json").read_text(encoding="utf-8"))
-VALIDATOR = emit._validator("record")
+SCHEMA = json.loads((schemas.SCHEMA_DIR / "record.schema.json").read_text(encoding="utf-8"))
+VALIDATOR = schemas.validator("record")
 
 
 def record_data() -> dict[str, Any]:
-    data = emit.safe_load_text(emit.record_text(a_record()), "x")
+    data = safe_yaml.safe_load_text(render.record_text(a_record()), "x")
     assert isinstance(data, dict)
     return data
 
@@ -34,7 +34,7 @@ def test_every_record_in_a_real_output_passes_quickly() -> None:
     paths = list(root.rglob("errors/*.yaml"))
     assert paths
     for path in paths:
-        assert surely_valid(emit.load_yaml_file(path)[0], SCHEMA), path
+        assert surely_valid(safe_yaml.load_yaml_file(path)[0], SCHEMA), path
 
 
 @pytest.mark.parametrize("schema", [
@@ -131,14 +131,14 @@ def test_each_part_of_the_schema_on_edge_values(schema_path: tuple[Any, ...]) ->
             assert VALIDATOR.evolve(schema=schema).is_valid(value), (schema_path, value)
 
 
-MANIFEST_SCHEMA = json.loads((emit.SCHEMA_DIR / "manifest.schema.json").read_text(encoding="utf-8"))
-MANIFEST_VALIDATOR = emit._validator("manifest")
+MANIFEST_SCHEMA = json.loads((schemas.SCHEMA_DIR / "manifest.schema.json").read_text(encoding="utf-8"))
+MANIFEST_VALIDATOR = schemas.validator("manifest")
 
 
 def manifest_data() -> dict[str, Any]:
     root = Path(__file__).resolve().parents[2] / "output"
     (path,) = root.rglob("manifest.yaml")
-    data, _ = emit.load_yaml_file(path)
+    data, _ = safe_yaml.load_yaml_file(path)
     assert isinstance(data, dict)
     return data
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ACTIVE, ErrorRecord, Evidence, History, Related
-from crawler.store import emit
+from crawler.store import documents, manifest_file, record_files, render, safe_yaml
 
 SOURCE = b"".join(b"def f%d():\n    raise ValueError('message %d')\n" % (i, i) for i in range(5))
 
@@ -25,42 +25,42 @@ def records() -> list[ErrorRecord]:
 
 def test_only_changed_records_are_written_and_no_temp_file_is_left(tmp_path: Path) -> None:
     first = records()
-    assert emit.write_records(tmp_path, first) == 5
-    folder = tmp_path / emit.ERRORS_DIR
+    assert record_files.write_records(tmp_path, first) == 5
+    folder = tmp_path / record_files.ERRORS_DIR
     paths = sorted(folder.iterdir())
     assert [p.name for p in paths] == [f"{i:016x}.yaml" for i in range(5)]
     for record, path in zip(first, paths):
-        assert path.read_text(encoding="utf-8") == emit.record_text(record)
-        assert emit.load_record(path).site == record.site
+        assert path.read_text(encoding="utf-8") == render.record_text(record)
+        assert record_files.load_record(path).site == record.site
     before = {p.name: p.stat().st_mtime_ns for p in paths}
 
-    assert emit.write_records(tmp_path, first) == 0
+    assert record_files.write_records(tmp_path, first) == 0
     changed = list(first)
     changed[2] = replace(changed[2], status="needs_review")
-    assert emit.write_records(tmp_path, changed) == 1
+    assert record_files.write_records(tmp_path, changed) == 1
     after = {p.name: p.stat().st_mtime_ns for p in sorted(folder.iterdir())}
     assert {name for name in before if before[name] != after[name]} == {f"{2:016x}.yaml"}
     assert not [p for p in folder.iterdir() if p.suffix == ".tmp"]
 
 
 def test_nothing_to_write_creates_no_folder(tmp_path: Path) -> None:
-    assert emit.write_records(tmp_path, []) == 0
-    assert not (tmp_path / emit.ERRORS_DIR).exists()
+    assert record_files.write_records(tmp_path, []) == 0
+    assert not (tmp_path / record_files.ERRORS_DIR).exists()
 
 
 def one_dump_text(record: ErrorRecord) -> str:
     """The record file as a single YAML mapping (how record_text first wrote it)."""
-    return (emit.dump_yaml({"schema_version": 1, "id": record.id, "status": record.status,
-                            "extracted": emit.extracted_data(record)})
-            + emit.dump_yaml({"annotation": record.annotation.data})
-            + emit.dump_yaml({"history": emit.history_data(record.history)}))
+    return (safe_yaml.dump_yaml({"schema_version": 1, "id": record.id, "status": record.status,
+                            "extracted": documents.extracted_data(record)})
+            + safe_yaml.dump_yaml({"annotation": record.annotation.data})
+            + safe_yaml.dump_yaml({"history": documents.history_data(record.history)}))
 
 
 def test_record_text_is_the_same_rendered_ahead_or_not() -> None:
     tricky = [replace(r, id=i) for r, i in zip(records(), ["1234567890123456", "12e4567890123456",
                                                           "0000000000000000", "abcdefabcdefabcd",
                                                           "0x00000000000001"])]
-    plain = [emit.record_text(r) for r in tricky]
+    plain = [render.record_text(r) for r in tricky]
     assert plain == [one_dump_text(r) for r in tricky]
 
 
@@ -68,9 +68,9 @@ def test_record_text_is_the_same_rendered_ahead_or_not() -> None:
 def test_a_snippet_ending_in_blank_lines_reads_back(tmp_path: Path, snippet: str) -> None:
     """PyYAML ends such a text with `...`; joined with the next block it must still load."""
     record = replace(records()[0], site=replace(records()[0].site, snippet=snippet))
-    emit.write_records(tmp_path, [record])
-    (path,) = (tmp_path / emit.ERRORS_DIR).iterdir()
-    assert emit.load_record(path).site.snippet == snippet
+    record_files.write_records(tmp_path, [record])
+    (path,) = (tmp_path / record_files.ERRORS_DIR).iterdir()
+    assert record_files.load_record(path).site.snippet == snippet
 
 
 def test_an_update_reads_each_rewritten_file_once(tmp_path: Path,
@@ -93,9 +93,9 @@ def test_an_update_reads_each_rewritten_file_once(tmp_path: Path,
     result = pipeline.apply(collected({"pkg/a.py": module("a", 3, offset=2)}, SHA_B), root)
     assert result.files_written == 4  # three moved records and the manifest
     assert sorted(reads) == sorted({*reads}), f"a file read twice: {reads}"
-    assert emit.MANIFEST in reads and len(reads) == 4
+    assert manifest_file.MANIFEST in reads and len(reads) == 4
     monkeypatch.undo()
-    assert emit.load_manifest(folder_of(root)) == result.manifest
+    assert manifest_file.load_manifest(folder_of(root)) == result.manifest
 
 
 # Ids that YAML would read as numbers are quoted; the items rendered once must say so too.
@@ -114,5 +114,5 @@ def test_related_items_and_history_rendered_once_are_the_whole_dump(
                      evidence=tuple(Evidence("t.py", 1, "t", "pytest.raises", "match", "E", p, 1)
                                     for p in patterns),
                      history=History(first_seen=first_seen * 40))
-    assert emit.record_text(record) == one_dump_text(record)
-    assert emit.record_text(record) == one_dump_text(record), "and again, from the memo"
+    assert render.record_text(record) == one_dump_text(record)
+    assert render.record_text(record) == one_dump_text(record), "and again, from the memo"

@@ -13,7 +13,7 @@ from pathlib import Path
 from crawler.catalogue.merge import is_stale
 from crawler.errors import CrawlerError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
-from crawler.store import emit
+from crawler.store.record_files import ERRORS_DIR, load_record
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,10 @@ def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
     while holding text, and records in review.
     """
     checked, findings, problems = 0, [], []
-    for path in sorted(root.rglob(f"{emit.ERRORS_DIR}/*.yaml")):
+    for path in sorted(root.rglob(f"{ERRORS_DIR}/*.yaml")):
         checked += 1
         try:
-            record = emit.load_record(path)
+            record = load_record(path)
         except CrawlerError as error:
             problems.append(str(error))
             continue

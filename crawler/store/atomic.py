@@ -1,0 +1,120 @@
+"""Atomic writes: a crash leaves each file with its old content or its new one, never half.
+
+Every text goes to a temp file beside its target (`.<name>.<random>.tmp`), is fsynced, then
+renamed over the target; the folder is fsynced after its renames so that they last too. A batch
+writes and fsyncs all its temp files before the first rename, and fsyncs each folder once.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from crawler.errors import OutputError
+
+TEMP_SUFFIX = ".tmp"  # temp files: ".<name>.<random>.tmp", beside their target
+# fsyncs in flight at once: the journal commits those that wait together (measured here: 0.2 ms
+# a file with 16 threads, 0.7 ms one after the other)
+_FSYNC_THREADS = 16
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write one file so that a crash leaves either the old or the new content, never half."""
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _stage(path, text)
+        _fsync(tmp)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as error:
+        raise output_error(error, path, "this file was left as it was") from error
+    finally:
+        if tmp is not None:
+            _discard(tmp)
+
+
+def write_all(files: Sequence[tuple[Path, str]]) -> None:
+    """Write each `(path, text)` atomically, as one batch; the folders must exist.
+
+    Every temp file is written and fsynced before the first rename, so a crash leaves each
+    target as it was or as it should be; then each folder is fsynced once. An OSError leaves no
+    temp file behind and is raised as it is, for the caller to say what it was writing.
+    """
+    staged: list[str] = []
+    try:
+        for path, text in files:
+            staged.append(_stage(path, text))
+        _fsync_each(staged)
+        for index, (path, _) in enumerate(files):
+            os.replace(staged[index], path)
+            staged[index] = ""
+    finally:
+        for tmp in staged:
+            if tmp:
+                _discard(tmp)
+    for folder in sorted({path.parent for path, _ in files}):
+        sync_folder(folder)
+
+
+def output_error(error: OSError, where: object, outcome: str) -> OutputError:
+    """One line for a failed write: where, why, what is left on disk, and what to do."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return OutputError(f"{where}: disk full ({error.strerror}); {outcome}; free some space "
+                           "and run again")
+    return OutputError(f"{where}: cannot write ({error.strerror}); {outcome}")
+
+
+def sync_folder(folder: Path) -> None:
+    """Make the renames in a folder durable (where the filesystem lets a folder be fsynced)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _stage(path: Path, text: str) -> str:
+    """A temp file beside `path` holding `text`, written but not yet fsynced."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except BaseException:
+        _discard(tmp)
+        raise
+    return tmp
+
+
+def _fsync_each(paths: list[str]) -> None:
+    if len(paths) <= 1:
+        for path in paths:
+            _fsync(path)
+        return
+    with ThreadPoolExecutor(min(_FSYNC_THREADS, len(paths))) as pool:
+        for _ in pool.map(_fsync, paths):  # the first error, raised here
+            pass
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _discard(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass

@@ -1,0 +1,204 @@
+"""The record files of a repository folder, `errors/<id>.yaml`: loading and writing them.
+
+A record's file is named by its id alone, checked to be 16 hex digits, never a path. A load
+runs every check (safe YAML, the schema, the kept annotation block, the id against the name);
+with a `LoadCache`, bytes that passed the checks of their content before are not checked again.
+A write writes only the files whose text changes, atomically, and primes the cache with what a
+load of each text would find.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from crawler.errors import OutputError, RecordError
+from crawler.records import SCHEMA_VERSION, ErrorRecord
+from crawler.store import atomic, schemas
+from crawler.store.cache import Checked, LoadCache, is_plain
+from crawler.store.documents import (
+    Unsure,
+    as_read_back,
+    extracted_data,
+    history_data,
+    record_from_data,
+)
+from crawler.store.render import (
+    SiteBlocks,
+    annotation_block,
+    annotation_text,
+    kept_annotation_block,
+    record_text,
+)
+from crawler.store.safe_yaml import read_capped, safe_load_text, yaml_text
+
+ERRORS_DIR = "errors"
+ID_PATTERN = re.compile(r"[0-9a-f]{16}")  # always with fullmatch: `$` would let "…\n" through
+
+
+@dataclass(frozen=True)
+class RecordText:
+    """A record and the text of its file, rendered once."""
+
+    record: ErrorRecord
+    text: str
+
+
+def is_record_id(value: object) -> bool:
+    """True for exactly 16 lowercase hex digits: the only names a record file may have."""
+    return isinstance(value, str) and ID_PATTERN.fullmatch(value) is not None
+
+
+def record_path(root: Path, record_id: str) -> Path:
+    """The file of a record, built from its id alone, after the id is checked."""
+    if not is_record_id(record_id):
+        raise OutputError(f"{root}: refused record id {record_id!r}: ids are 16 hex digits, "
+                          "never a path")
+    return root / ERRORS_DIR / f"{record_id}.yaml"
+
+
+def iter_record_paths(root: Path) -> Iterator[Path]:
+    """Record files of one repository folder (every *.yaml in errors/), sorted by name."""
+    errors = root / ERRORS_DIR
+    if errors.is_dir():
+        yield from sorted(p for p in errors.glob("*.yaml") if not p.name.startswith("."))
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
+    """A record file, safely loaded and checked against the record schema and its file name.
+
+    With `loads`, bytes that passed every check before are not checked again; the checks of
+    the file's name run on every load, since the same bytes may sit under another name.
+    """
+    if not is_record_id(path.stem):
+        raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
+                          path=str(path))
+    raw = read_capped(path)
+    record = _cached_record(loads, raw) if loads is not None else None
+    if record is None:
+        data, block = check_record_bytes(raw, path)
+        if loads is not None:
+            loads.put(raw, (data, block))
+        record = record_from_data(data, block)
+    if record.id != path.stem:
+        text = raw.decode("utf-8")
+        line = next((i for i, row in enumerate(text.splitlines(), 1) if row.startswith("id:")), None)
+        raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; rename the file "
+                          "or fix the id, it was left as it is", path=str(path), line=line)
+    return record
+
+
+def check_record_bytes(raw: bytes, path: Path) -> Checked:
+    """Every check of a record file that depends on its bytes alone: its data and kept block."""
+    text = yaml_text(raw, str(path))
+    data = safe_load_text(text, str(path))
+    schemas.check_schema(data, "record", path, text)
+    return data, kept_annotation_block(text, data, str(path))
+
+
+def _cached_record(loads: LoadCache, raw: bytes) -> ErrorRecord | None:
+    checked = loads.get(raw)
+    if checked is None:
+        return None
+    try:
+        return record_from_data(*checked)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        loads.spoiled()  # an entry that does not make a record: loaded in full, stored again
+        return None
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write_record(root: Path, record: ErrorRecord) -> bool:
+    """Write a record unless the file already holds exactly this text; True if written."""
+    return write_records(root, [record]) == 1
+
+
+def write_records(root: Path, records: Iterable[ErrorRecord], *, loads: LoadCache | None = None,
+                  blocks: SiteBlocks | None = None) -> int:
+    """Write every record whose file text changes, atomically each; how many were written."""
+    changed = []
+    for record in records:
+        path = record_path(root, record.id)  # ids only, checked
+        text = record_text(record, blocks)
+        if not holds(path, text):
+            changed.append(RecordText(record, text))
+    return write_texts(root, changed, loads=loads)
+
+
+def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | None = None
+                ) -> int:
+    """Write these texts, each known to differ from its file, as one atomic batch; how many.
+
+    A crash leaves each file as it was or as it should be (see `atomic.write_all`). With
+    `loads`, each file written primes it with what a checked load of its text finds, so the
+    next run need not check what this one wrote.
+    """
+    files = [(record_path(root, item.record.id), item.text) for item in texts]
+    if not files:
+        return 0
+    folder = root / ERRORS_DIR
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic.write_all(files)
+    except OSError as error:
+        raise atomic.output_error(error, error.filename or folder, "every record there is either "
+                                  "as it was or fully written") from error
+    if loads is not None:
+        prime(loads, texts)
+    return len(files)
+
+
+def holds(path: Path, text: str) -> bool:
+    """Whether the file holds exactly `text` (a file that cannot be read does not)."""
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+# ---------------------------------------------------------------- priming the load cache
+
+
+def prime(loads: LoadCache, written: Iterable[RecordText]) -> None:
+    """Store what a checked load of each record's file text finds, found without loading it."""
+    for item in written:
+        checked = checked_of_written(item.record, item.text)
+        if checked is not None:
+            loads.put(item.text.encode("utf-8"), checked, plain=True)  # made by `as_read_back`
+    loads.flush()
+
+
+def checked_of_written(record: ErrorRecord, text: str) -> Checked | None:
+    """What `check_record_bytes` finds in `text`, the file `record_text(record)` made, unread.
+
+    The data is the record's, as the YAML reads back (lists for tuples, a lone surrogate as
+    its escape); a kept annotation block's data is the one loaded with it (see `Annotation`).
+    The block is the annotation text the file holds, since a full load keeps it (it was kept
+    when read, or it was dumped from the data). None where that cannot be told for sure: an
+    annotation block the text does not hold as such, or data the schema refuses.
+    """
+    annotation = record.annotation
+    try:
+        data = as_read_back({
+            "schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status,
+            "extracted": extracted_data(record),
+            "annotation": {} if annotation.text is not None else annotation.data,
+            "history": history_data(record.history),
+        })
+    except Unsure:
+        return None
+    if annotation.text is not None:  # read from this very block, not dumped: no trip to make
+        if not is_plain(annotation.data):
+            return None
+        data["annotation"] = annotation.data
+    block = annotation_text(record)
+    if annotation_block(text) != block or not schemas.passes(data, "record"):
+        return None
+    return data, block

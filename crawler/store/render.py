@@ -1,0 +1,152 @@
+"""Record and manifest files as text: one YAML document each, joined from blocks dumped apart.
+
+A record has two owners. The crawler writes `status`, `extracted` and `history`; the `annotation`
+block belongs to people and is carried over as the exact text it had in the file, so that a
+rewrite never reformats a person's words or drops their comments. Blocks that recur across a
+run's records (the pin, a related item, a history) are rendered once; a site's block can be
+rendered ahead, while the workers still parse (`SiteBlocks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict
+from functools import cache, lru_cache
+from typing import Any
+
+from crawler.errors import RecordError
+from crawler.records import (
+    SCHEMA_VERSION,
+    ErrorRecord,
+    History,
+    Manifest,
+    RaiseSite,
+    Related,
+    empty_annotation,
+)
+from crawler.store.documents import history_data, manifest_data, site_data
+from crawler.store.safe_yaml import block_text, dump_yaml, indented, safe_load_text
+
+
+class SiteBlocks:
+    """Sites' parts of the `extracted` block, rendered ahead of `record_text`, which joins them.
+
+    Bounded: a caller that renders ahead and never writes (a batch worker) holds at most `limit`.
+    """
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._blocks: dict[RaiseSite, str] = {}
+
+    def render(self, sites: Iterable[RaiseSite]) -> None:
+        if len(self._blocks) > self.limit:
+            self._blocks.clear()
+        for site in sites:
+            if site not in self._blocks:
+                self._blocks[site] = _nested(site_data(site))
+
+    def get(self, site: RaiseSite) -> str | None:
+        return self._blocks.get(site)
+
+
+def record_text(record: ErrorRecord, blocks: SiteBlocks | None = None) -> str:
+    """The whole file of a record, one YAML document, joined from blocks dumped apart.
+
+    The annotation block is the exact text it was read with, when it was read from a file.
+    """
+    site_block = (blocks.get(record.site) if blocks is not None else None
+                  ) or _nested(site_data(record.site))
+    return (block_text({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
+            + "extracted:\n" + _pin_text(record.repo, record.commit, record.url) + site_block
+            + _derived_text(record) + annotation_text(record) + _history_text(record.history))
+
+
+def manifest_text(manifest: Manifest) -> str:
+    return block_text(manifest_data(manifest))
+
+
+def annotation_text(record: ErrorRecord) -> str:
+    """The record's annotation block: as it was read, or dumped from its data."""
+    annotation = record.annotation
+    if annotation.text is not None:
+        return annotation.text
+    if annotation.data == empty_annotation().data:
+        return empty_annotation_text()
+    return dump_yaml({"annotation": annotation.data})
+
+
+@cache
+def empty_annotation_text() -> str:
+    return dump_yaml({"annotation": empty_annotation().data})
+
+
+def _nested(data: dict[str, Any]) -> str:
+    """A mapping dumped as it stands one level down: every non-empty line indented by two."""
+    return indented(block_text(data))
+
+
+def _derived_text(record: ErrorRecord) -> str:
+    """`_nested` of the derived part of `extracted_data(record)`, with each related item rendered once a run.
+
+    A record names its related records, and each of those names it back: the same few items
+    recur across thousands of records, and dumping them costs more than the rest of the file.
+    """
+    if not record.related:
+        related = "related: []\n"
+    else:
+        related = "related:\n" + "".join(_related_item(r) for r in record.related)
+    return indented(related + block_text({"evidence": [asdict(e) for e in record.evidence]}))
+
+
+@lru_cache(maxsize=1 << 16)
+def _related_item(related: Related) -> str:
+    """One item of a `related` list, as a block sequence under its key writes it."""
+    return "- " + indented(block_text({"id": related.id, "reason": related.reason}))[2:]
+
+
+@lru_cache(maxsize=1 << 10)
+def _pin_text(repo: str, commit: str, url: str | None) -> str:
+    """The pin's part of the `extracted` block: the same for every record of a run."""
+    return _nested({"repo": repo, "commit": commit, "url": url})
+
+
+@lru_cache(maxsize=1 << 10)
+def _history_text(history: History | None) -> str:
+    """The history block: most records of a run share theirs."""
+    return dump_yaml({"history": history_data(history)})
+
+
+# ---------------------------------------------------------------- the annotation block
+
+
+def annotation_block(text: str) -> str | None:
+    """The exact lines of the top-level `annotation:` block, comments included."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.startswith("annotation:")), None)
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(lines) and not _starts_top_level_key(lines[end]):
+        end += 1
+    block = "".join(lines[start:end])
+    return block if block.endswith("\n") else block + "\n"
+
+
+def _starts_top_level_key(line: str) -> bool:
+    return bool(line) and not line[0].isspace() and not line.startswith(("#", "-", "..."))
+
+
+def kept_annotation_block(text: str, data: dict[str, Any], where: str) -> str | None:
+    """The annotation block to write back as it stands, or None where its layout is unusual."""
+    block = annotation_block(text)
+    if block is None or (block == empty_annotation_text()
+                         and data.get("annotation") == empty_annotation().data):
+        return block
+    try:
+        reparsed = safe_load_text(block, where)
+    except RecordError:
+        reparsed = None
+    if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
+        return None  # an unusual layout: fall back to writing the data itself
+    return block
+

@@ -1,0 +1,87 @@
+"""The JSON Schemas of the files written, in `schemas/`: the quick check, then jsonschema.
+
+`quick_valid` is sound, not complete (see `_quickschema`): where it cannot tell, `jsonschema`
+decides, and its first error becomes one line naming the field (and its line in the file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crawler.errors import RecordError, SchemaError
+from crawler.store._quickschema import surely_valid
+from crawler.store.safe_yaml import line_of_field
+
+if TYPE_CHECKING:
+    import jsonschema
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return data
+
+
+@cache
+def digest(name: str) -> str:
+    """The schema's own bytes: an edited schema must not reuse what the old one passed."""
+    return hashlib.sha256((SCHEMA_DIR / f"{name}.schema.json").read_bytes()).hexdigest()
+
+
+def quick_valid(data: Any, name: str) -> bool:
+    """True only when `data` surely passes the schema, at a sixth of jsonschema's cost."""
+    return surely_valid(data, schema(name))
+
+
+def passes(data: Any, name: str) -> bool:
+    """Whether `data` passes the schema: the quick check where it can tell, else jsonschema."""
+    return quick_valid(data, name) or validator(name).is_valid(data)
+
+
+@cache
+def validator(name: str) -> jsonschema.protocols.Validator:
+    import jsonschema  # here: 40 ms to import, and most runs never need it (see `quick_valid`)
+
+    found = schema(name)
+    cls = jsonschema.validators.validator_for(found)
+    cls.check_schema(found)
+    return cls(found)  # type: ignore[no-any-return]
+
+
+def schema_problems(data: Any, name: str) -> list[str]:
+    """Every way `data` breaks the named schema, as `field: problem` lines."""
+    return [f"{_field(error)}: {error.message}"
+            for error in sorted(validator(name).iter_errors(data), key=lambda e: list(e.path))]
+
+
+def check_schema(data: Any, name: str, path: Path, text: str) -> None:
+    """Raise a RecordError naming the line of the first field that breaks the schema."""
+    errors = sorted(validator(name).iter_errors(data), key=lambda e: [str(p) for p in e.path])
+    if not errors:
+        return
+    first = errors[0]
+    message = " ".join(first.message.split())[:200]
+    raise RecordError(f"{_field(first)}: {message}{_more(len(errors))}; fix the file by hand, it "
+                      "was left as it is",
+                      path=str(path), line=line_of_field(text, list(first.absolute_path)))
+
+
+def validate(data: Any, name: str, path: str) -> None:
+    """Raise a SchemaError naming the file and the first field that breaks the schema."""
+    problems = schema_problems(data, name)
+    if problems:
+        raise SchemaError(f"{path}: {problems[0]}{_more(len(problems))}")
+
+
+def _field(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(part) for part in error.absolute_path) or "(top)"
+
+
+def _more(count: int) -> str:
+    return f" (and {count - 1} more)" if count > 1 else ""
