@@ -532,7 +532,7 @@ def test_big_blobs_are_left_out_and_never_fetched(served: History,
             list(repo.read_blobs([big.blob]))
         list(repo.read_blobs(entry.blob for entry in files.values() if entry.size > 0))
         repo.changed_paths(served.second)
-        assert big.blob in _cmd.objects(repo.git_dir, served.head)[1]
+        assert big.blob in _cmd.objects(repo.repo, served.head)[1]
 
 
 def test_changed_paths_leaves_absent_blobs_out_of_rename_detection(served: History) -> None:
