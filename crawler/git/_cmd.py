@@ -44,7 +44,12 @@ _import_gitpython()
 
 from git import Git, GitCommandError, Remote, Repo  # noqa: E402, F401
 from git.db import GitCmdObjectDB  # noqa: E402
-from git.exc import InvalidGitRepositoryError, NoSuchPathError  # noqa: E402, F401
+from git.exc import (  # noqa: E402, F401
+    InvalidGitRepositoryError,
+    NoSuchPathError,
+    UnsafeOptionError,
+    UnsafeProtocolError,
+)
 
 # Options on every call; `-c` on the command line beats any config file.
 SAFE_CONFIG: tuple[str, ...] = (
@@ -200,10 +205,28 @@ class GitRepo(Repo):
     def run(self, command: str, *args: str, network: bool = False, config: Sequence[str] = (),
             input: bytes | None = None) -> bytes:
         """One plumbing call's stdout, bytes as git wrote them; GitFailed when git fails."""
+        if network:
+            _guard(command, args)
         extra = [*NETWORK_CONFIG, *config] if network else list(config)
         if extra:
             self.git(c=extra)  # this call only, after the persistent -c: these win
         return _call(self.git, command, *args, input=input)
+
+
+# GitPython's guards, kept at their defaults, on each command that reaches a remote: options
+# that run a program (fetch as Remote.fetch checks it; ls-remote as newer Git.ls_remote does).
+UNSAFE_NETWORK_OPTIONS: dict[str, list[str]] = {
+    "fetch": Remote.unsafe_git_fetch_options,
+    "ls-remote": ["--upload-pack", "--exec"],
+}
+
+
+def _guard(command: str, args: Sequence[str]) -> None:
+    """UnsafeOptionError or UnsafeProtocolError (GitPython's) before git runs."""
+    Git.check_unsafe_options(options=[arg for arg in args if arg.startswith("-")],
+                             unsafe_options=UNSAFE_NETWORK_OPTIONS[command])
+    for arg in args:
+        Git.check_unsafe_protocols(arg)  # ext::, <transport>:: on the command line
 
 
 def run_git(git_dir: Path | None, command: str, *args: str, cwd: Path | None = None,

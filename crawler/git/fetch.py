@@ -27,7 +27,8 @@ from crawler.git._cmd import (
     GitRepo,
     InvalidGitRepositoryError,
     NoSuchPathError,
-    Remote,
+    UnsafeOptionError,
+    UnsafeProtocolError,
     complete,
     peel,
     unknown_ref,
@@ -91,6 +92,8 @@ class Store:
         except GitFailed as exc:
             raise SourceError(f"[{self.where}] git failed in the cache {self.git_dir}: "
                               f"{exc.reason}") from None
+        except (UnsafeOptionError, UnsafeProtocolError) as exc:
+            raise SourceError(f"[{self.where}] refused before git ran: {exc}") from None
 
     def _pin(self, ref: str) -> tuple[str, bool]:
         # git's order: a full sha is a sha; else a name (branch, tag...); else a short sha.
@@ -169,7 +172,6 @@ class Store:
     def _ls_remote(self, *options: str, pattern: str | None = None) -> list[tuple[str, str]]:
         """(sha, refname) pairs; the remote's own answer, so a moved branch is seen."""
         try:
-            # GitPython's ls_remote refuses --upload-pack, --exec and ext:: on its own.
             out = self.repo.run("ls-remote", *options, "--end-of-options", "origin",
                                 *([pattern] if pattern else []), network=True)
         except GitFailed as exc:
@@ -196,9 +198,6 @@ class Store:
                               "your network") from None
 
     def _fetch(self, *options: str, refs: tuple[str, ...], haves: bool) -> None:
-        # The guards Remote.fetch applies (its FETCH_HEAD parsing we do not need).
-        Git.check_unsafe_options(options=list(options), unsafe_options=Remote.unsafe_git_fetch_options)
-        Git.check_unsafe_protocols(self.url)
         self.repo.run("fetch", "--quiet", *options, "--end-of-options", "origin", *refs,
                       network=True, config=() if haves else NO_HAVES)
 
@@ -264,6 +263,7 @@ class Store:
                 self.git_dir.unlink()
             self.git_dir.parent.mkdir(parents=True, exist_ok=True)
             self._close()
+            Git.check_unsafe_protocols(self.url)  # GitPython's guard, as Remote.create has it
             # No template (init.templateDir= on every call): nothing, hooks included, is copied.
             self._repo = cast(GitRepo, GitRepo.init(self.git_dir, mkdir=True, bare=True,
                                                     quiet=True))
