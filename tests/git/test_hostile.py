@@ -25,14 +25,6 @@ from tests.gitrepo import GitRepo
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-
-
 @pytest.fixture
 def marker(tmp_path: Path) -> Path:
     return tmp_path / "MARKER"

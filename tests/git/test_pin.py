@@ -49,15 +49,6 @@ class History:
         return self.repo.git("rev-parse", f"{rev}:{path}")
 
 
-@pytest.fixture(autouse=True)
-def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The user's ~/.gitconfig must not change what the tests see."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-
-
 def build_history(repo: GitRepo) -> History:
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/core.py", 'def f():\n    raise ValueError("bad")\n')
