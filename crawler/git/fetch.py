@@ -1,5 +1,8 @@
 """The cache's bare repository for one remote: `<cache>/repos/<host>/<owner>/<name>.git`.
 
+A GitPython `Repo`, made with `Repo.init(bare=True)` and its remote written by its config
+writer; fetches and `ls-remote` go through GitPython with its unsafe-option guards on.
+
 Fetches bring one commit's snapshot (`--depth=1`, blobs over the size limit left out) where
 the server allows it, and fall back to every branch and tag where it does not. The store is
 ours alone: we take a lock around each fetch, clear git's lock files that an interrupted run
@@ -13,9 +16,23 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 from crawler.errors import RefError, SourceError
-from crawler.git._cmd import FULL_SHA, HEX_SHA, GitFailed, complete, peel, run_git, unknown_ref
+from crawler.git._cmd import (
+    FULL_SHA,
+    HEX_SHA,
+    Git,
+    GitFailed,
+    GitRepo,
+    InvalidGitRepositoryError,
+    NoSuchPathError,
+    UnsafeOptionError,
+    UnsafeProtocolError,
+    complete,
+    peel,
+    unknown_ref,
+)
 from crawler.git.source import SourceSpec
 from crawler.records import MAX_FILE_BYTES
 
@@ -42,11 +59,16 @@ class Store:
         self.where = spec.display
         self.blob_limit = blob_limit
         self.fresh = False  # created during this call: a failure there is not damage
+        self._repo: GitRepo | None = None  # open while a pin or commit call runs
+
+    @property
+    def repo(self) -> GitRepo:
+        assert self._repo is not None, "the store is opened by pin() and commit()"
+        return self._repo
 
     def pin(self, ref: str) -> tuple[str, bool]:
         """(commit sha, reachable from a branch or tag) for `ref`, fetched if need be."""
-        with self._locked(), self._git_errors():
-            self._open()
+        with self._locked(), self._git_errors(), self._opened():
             try:
                 return self._pin(ref)
             except Damaged:
@@ -55,8 +77,7 @@ class Store:
 
     def commit(self, sha: str, *, keep: str) -> str:
         """The full sha of commit `sha`, fetched if need be; `keep` must stay readable."""
-        with self._locked(), self._git_errors():
-            self._open()
+        with self._locked(), self._git_errors(), self._opened():
             try:
                 return self._commit(sha)
             except Damaged:
@@ -72,6 +93,8 @@ class Store:
         except GitFailed as exc:
             raise SourceError(f"[{self.where}] git failed in the cache {self.git_dir}: "
                               f"{exc.reason}") from None
+        except (UnsafeOptionError, UnsafeProtocolError) as exc:
+            raise SourceError(f"[{self.where}] refused before git ran: {exc}") from None
 
     def _pin(self, ref: str) -> tuple[str, bool]:
         # git's order: a full sha is a sha; else a name (branch, tag...); else a short sha.
@@ -95,28 +118,28 @@ class Store:
         """A commit by full or short sha, made present with its trees."""
         if FULL_SHA.fullmatch(rev):
             return self._snapshot(rev, rev)
-        sha = peel(self.git_dir, rev)  # a short sha resolves among present objects only
+        sha = peel(self.repo, rev)  # a short sha resolves among present objects only
         if sha is None:
             self._fetch_all()  # a server cannot be asked for an abbreviation
-            sha = peel(self.git_dir, rev)
+            sha = peel(self.repo, rev)
         if sha is None:
             raise unknown_ref(self.where, rev)
         return self._snapshot(sha, rev)
 
     def _snapshot(self, target: str, ref: str) -> str:
         """Make commit (or tag) `target` and its trees present; return the commit's sha."""
-        if not complete(self.git_dir, target):
+        if not complete(self.repo, target):
             try:
                 self._fetch("--depth=1", "--no-tags", *self._filter(), refs=(target,), haves=False)
                 by_sha = True
             except GitFailed:  # no fetch by sha, no shallow support: take every branch and tag
                 by_sha = False
                 self._fetch_all()
-            if not complete(self.git_dir, target):
+            if not complete(self.repo, target):
                 if by_sha and not self.fresh:
                     raise Damaged(target)
                 raise unknown_ref(self.where, ref)
-        sha = peel(self.git_dir, target)
+        sha = peel(self.repo, target)
         if sha is None:
             raise RefError(f"[{self.where}] {ref!r} names {target}, which is not a commit")
         return sha
@@ -128,8 +151,8 @@ class Store:
         # Commits only (tree:0), deepened past the snapshots' shallow cuts.
         self._fetch_or_fail("--prune", "--filter=tree:0", *self._unshallow(), refs=ALL_REFS,
                             haves=True)
-        out = run_git(self.git_dir, "for-each-ref", "--count=1", f"--contains={sha}",
-                      "--format=%(refname)", "refs/heads", "refs/tags")
+        out = self.repo.run("for-each-ref", "--count=1", f"--contains={sha}",
+                            "--format=%(refname)", "refs/heads", "refs/tags")
         return bool(out.strip())
 
     def _remote_ref(self, ref: str) -> tuple[str, str] | None:
@@ -150,8 +173,8 @@ class Store:
     def _ls_remote(self, *options: str, pattern: str | None = None) -> list[tuple[str, str]]:
         """(sha, refname) pairs; the remote's own answer, so a moved branch is seen."""
         try:
-            out = run_git(self.git_dir, "ls-remote", *options, "--end-of-options", "origin",
-                          *([pattern] if pattern else []), network=True)
+            out = self.repo.run("ls-remote", *options, "--end-of-options", "origin",
+                                *([pattern] if pattern else []), network=True)
         except GitFailed as exc:
             raise SourceError(f"[{self.where}] cannot fetch: {exc.reason}; check the URL and "
                               "your network") from None
@@ -176,8 +199,8 @@ class Store:
                               "your network") from None
 
     def _fetch(self, *options: str, refs: tuple[str, ...], haves: bool) -> None:
-        run_git(self.git_dir, "fetch", "--quiet", *options, "--end-of-options", "origin", *refs,
-                network=True, config=() if haves else NO_HAVES)
+        self.repo.run("fetch", "--quiet", *options, "--end-of-options", "origin", *refs,
+                      network=True, config=() if haves else NO_HAVES)
 
     def _filter(self) -> tuple[str, ...]:
         # Explicit every time: with none, git would reuse the filter of an earlier fetch.
@@ -186,7 +209,7 @@ class Store:
         return (f"--filter=blob:limit={self.blob_limit}",)
 
     def _unshallow(self) -> tuple[str, ...]:
-        out = run_git(self.git_dir, "rev-parse", "--is-shallow-repository")
+        out = self.repo.run("rev-parse", "--is-shallow-repository")
         return ("--unshallow",) if out.strip() == b"true" else ()
 
     @contextmanager
@@ -200,21 +223,32 @@ class Store:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _open(self) -> None:
-        """Use the store if it is sound, else make a new one."""
+    @contextmanager
+    def _opened(self) -> Iterator[None]:
+        """Use the store if it is sound, else make a new one; closed again on the way out."""
         if self.git_dir.is_dir() and self._sound():
             self._clear_stale_locks()
             self.fresh = False
         else:
             self._create()
+        try:
+            yield
+        finally:
+            self._close()
 
     def _sound(self) -> bool:
         try:
-            bare = run_git(self.git_dir, "rev-parse", "--is-bare-repository").strip()
-            url = run_git(self.git_dir, "config", "--get", "remote.origin.url").strip()
-        except GitFailed:
+            self._repo = GitRepo(self.git_dir)
+            url = self._repo.config_reader("repository").get_value('remote "origin"', "url", "")
+        except Exception:  # GitPython reads the files itself: any damage surfaces differently
+            self._close()
             return False
-        return bare == b"true" and url == self.url.encode("utf-8")
+        return self._repo.bare and url == self.url
+
+    def _close(self) -> None:
+        repo, self._repo = self._repo, None
+        if repo is not None:
+            repo.close()
 
     def _clear_stale_locks(self) -> None:
         """git's `*.lock` files: under our lock, any left are from a run that was killed."""
@@ -229,11 +263,14 @@ class Store:
             elif self.git_dir.exists() or self.git_dir.is_symlink():
                 self.git_dir.unlink()
             self.git_dir.parent.mkdir(parents=True, exist_ok=True)
-            # No template: nothing (hooks included) is copied into the store.
-            run_git(None, "init", "--quiet", "--bare", "--template=", "--end-of-options",
-                    str(self.git_dir), cwd=self.git_dir.parent)
-            run_git(self.git_dir, "config", "--end-of-options", "remote.origin.url", self.url)
-        except (OSError, GitFailed) as exc:
+            self._close()
+            Git.check_unsafe_protocols(self.url)  # GitPython's guard, as Remote.create has it
+            # No template (init.templateDir= on every call): nothing, hooks included, is copied.
+            self._repo = cast(GitRepo, GitRepo.init(self.git_dir, mkdir=True, bare=True,
+                                                    quiet=True))
+            with self._repo.config_writer("repository") as config:
+                config.set_value('remote "origin"', "url", self.url)
+        except (OSError, GitFailed, InvalidGitRepositoryError, NoSuchPathError) as exc:
             reason = exc.reason if isinstance(exc, GitFailed) else str(exc)
             raise SourceError(f"[{self.where}] cannot make the cache repository "
                               f"{self.git_dir}: {reason}") from None

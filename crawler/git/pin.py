@@ -1,7 +1,8 @@
 """The git stage: pin a repository at a commit and read its tree, only from the object store.
 
-A local repository is read in place through plumbing (`rev-parse`, `ls-tree`, `cat-file`,
-`rev-list`, `diff-tree`) and never through its work tree or index. A remote one is fetched, one
+A local repository is opened as a GitPython `Repo` on its git directory and read through
+plumbing (`rev-parse`, `ls-tree`, `rev-list`, `diff-tree`, and the object database's persistent
+`cat-file --batch`), never through its work tree or index. A remote one is fetched, one
 commit at a time where the server allows it, into a bare repository in the cache (`store.py`).
 Blobs the fetch's size filter left out are reported, never fetched later: git 2.39 would fetch
 them lazily from any command that asks for them, so we ask only `rev-list --missing=print`
@@ -19,11 +20,12 @@ from crawler.errors import RefError, SourceError
 from crawler.git._cmd import (
     FULL_SHA,
     HEX_SHA,
-    CatFile,
     GitFailed,
+    GitRepo,
+    InvalidGitRepositoryError,
+    NoSuchPathError,
     objects,
     resolve_commit,
-    run_git,
 )
 from crawler.git.fetch import DEFAULT_BLOB_LIMIT, Store
 from crawler.git.source import SourceSpec, check_ref, parse_source, redact
@@ -64,45 +66,54 @@ def pin(
     if spec.kind == "local":
         assert spec.git_dir is not None
         git_dir = Path(spec.git_dir)
-        sha = resolve_commit(git_dir, ref, spec.display)
-        reachable = _on_branch_or_tag(git_dir, sha, spec.display)
+        repo = _open_local(git_dir, spec.display)
+        sha = resolve_commit(repo, ref, spec.display)
+        reachable = _on_branch_or_tag(repo, sha, spec.display)
     else:
         store = Store(cache_dir or default_cache_dir(), spec, blob_limit)
         sha, reachable = store.pin(ref)
         git_dir = store.git_dir
+        repo = GitRepo(git_dir)
     record = Pin(source=redact(source), host=spec.host, owner=spec.owner, name=spec.name,
                  ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable)
-    return PinnedRepo(record, git_dir, spec=spec, store=store)
+    return PinnedRepo(record, repo, spec=spec, store=store)
 
 
-def _on_branch_or_tag(git_dir: Path, sha: str, where: str) -> bool:
+def _open_local(git_dir: Path, where: str) -> GitRepo:
+    try:
+        return GitRepo(git_dir)
+    except (InvalidGitRepositoryError, NoSuchPathError, OSError) as exc:
+        raise SourceError(f"[{where}] cannot open the repository {git_dir}: {exc}") from None
+
+
+def _on_branch_or_tag(repo: GitRepo, sha: str, where: str) -> bool:
     """Is `sha` reachable from a branch (local or remote-tracking) or a tag?"""
     refs = ("refs/heads", "refs/remotes", "refs/tags")
     try:
         # A branch or tag that points at it answers at once; `--contains` walks the history.
-        out = run_git(git_dir, "for-each-ref", "--count=1", f"--points-at={sha}",
-                      "--format=%(refname)", *refs)
+        out = repo.run("for-each-ref", "--count=1", f"--points-at={sha}", "--format=%(refname)",
+                       *refs)
         if not out.strip():
-            out = run_git(git_dir, "for-each-ref", "--count=1", f"--contains={sha}",
-                          "--format=%(refname)", *refs)
+            out = repo.run("for-each-ref", "--count=1", f"--contains={sha}",
+                           "--format=%(refname)", *refs)
     except GitFailed as exc:
         raise SourceError(f"[{where}] cannot list branches and tags: {exc.reason}") from None
     return bool(out.strip())
 
 
 class PinnedRepo:
-    """A repository pinned at one commit; `pin` says which, `git_dir` is where it is read.
+    """A repository pinned at one commit; `pin` says which, `repo` (at `git_dir`) reads it.
 
     Holds one `git cat-file --batch` process once blobs are read: close it, or use `with`.
     """
 
-    def __init__(self, pin: Pin, git_dir: Path, *, spec: SourceSpec,
+    def __init__(self, pin: Pin, repo: GitRepo, *, spec: SourceSpec,
                  store: Store | None = None) -> None:
         self.pin = pin
-        self.git_dir = git_dir
+        self.repo = repo
+        self.git_dir = Path(repo.git_dir)
         self.spec = spec
         self._store = store
-        self._cat = CatFile(git_dir)
         self._present: set[str] | None = None  # objects of the pinned commit in the store
         self._absent: set[str] = set()  # ...and those the size filter left out
 
@@ -115,7 +126,7 @@ class PinnedRepo:
 
     def close(self) -> None:
         """End the cat-file process."""
-        self._cat.close()
+        self.repo.close()
 
     def list_files(self) -> list[SourceFile]:
         """Every tree entry at the pin, sorted by path; size -1 for submodules and absent blobs."""
@@ -133,13 +144,10 @@ class PinnedRepo:
         for sha in shas:
             self._check_readable(sha)
             try:
-                kind, data = self._cat.read(sha)
-            except KeyError:
-                raise SourceError(f"[{self.spec.display}] blob {sha} is not in the "
-                                  "repository") from None
-            except GitFailed as exc:
-                raise SourceError(f"[{self.spec.display}] cannot read blob {sha}: "
-                                  f"{exc.reason}") from None
+                _, kind, _, data = self.repo.git.get_object_data(sha)
+            except ValueError as exc:  # GitPython's word for a missing object or a dead cat-file
+                raise SourceError(f"[{self.spec.display}] cannot read blob {sha}: {exc}") from None
+            kind = kind.decode("ascii") if isinstance(kind, bytes) else kind  # bytes in GitPython 3
             if kind != "blob":
                 raise SourceError(f"[{self.spec.display}] {sha} is a {kind}, not a blob")
             yield sha, data
@@ -174,13 +182,13 @@ class PinnedRepo:
 
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
         try:
-            return run_git(self.git_dir, *args, input=input)
+            return self.repo.run(*args, input=input)
         except GitFailed as exc:
             raise SourceError(f"[{self.spec.display}] git {args[0]} failed: {exc.reason}") from None
 
     def _objects(self, *revs: str) -> tuple[set[str], set[str]]:
         try:
-            return objects(self.git_dir, *revs)
+            return objects(self.repo, *revs)
         except GitFailed as exc:
             raise SourceError(f"[{self.spec.display}] cannot list objects: {exc.reason}") from None
 
@@ -213,7 +221,7 @@ class PinnedRepo:
                               "size limit; skip the files list_files gives size -1")
         if sha not in self._present:
             try:
-                absent = objects(self.git_dir, sha)[1]
+                absent = objects(self.repo, sha)[1]
             except GitFailed:
                 absent = {sha}
             if absent:
@@ -227,7 +235,7 @@ class PinnedRepo:
         try:
             if self._store is not None:
                 return self._store.commit(old_sha.lower(), keep=self.pin.sha)
-            return resolve_commit(self.git_dir, old_sha.lower(), where)
+            return resolve_commit(self.repo, old_sha.lower(), where)
         except SourceError as exc:
             raise RefError(str(exc)) from None
 

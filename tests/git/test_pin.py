@@ -49,15 +49,6 @@ class History:
         return self.repo.git("rev-parse", f"{rev}:{path}")
 
 
-@pytest.fixture(autouse=True)
-def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The user's ~/.gitconfig must not change what the tests see."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-
-
 def build_history(repo: GitRepo) -> History:
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/core.py", 'def f():\n    raise ValueError("bad")\n')
@@ -532,7 +523,7 @@ def test_big_blobs_are_left_out_and_never_fetched(served: History,
             list(repo.read_blobs([big.blob]))
         list(repo.read_blobs(entry.blob for entry in files.values() if entry.size > 0))
         repo.changed_paths(served.second)
-        assert big.blob in _cmd.objects(repo.git_dir, served.head)[1]
+        assert big.blob in _cmd.objects(repo.repo, served.head)[1]
 
 
 def test_changed_paths_leaves_absent_blobs_out_of_rename_detection(served: History) -> None:
