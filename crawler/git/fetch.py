@@ -34,9 +34,7 @@ from crawler.git._cmd import (
     unknown_ref,
 )
 from crawler.git.source import SourceSpec
-from crawler.records import MAX_FILE_BYTES
 
-DEFAULT_BLOB_LIMIT = MAX_FILE_BYTES  # blobs a run would not parse are not fetched
 ALL_REFS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 # A snapshot fetch must bring the commit's trees even when refs here name the commit (from a
 # commits-only history fetch): with no "have" lines the server assumes we hold nothing.

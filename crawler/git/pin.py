@@ -27,12 +27,11 @@ from crawler.git._cmd import (
     objects,
     resolve_commit,
 )
-from crawler.git.fetch import DEFAULT_BLOB_LIMIT, Store
+from crawler.git.fetch import Store
 from crawler.git.source import SourceSpec, check_ref, parse_source, redact
-from crawler.records import Pin, SourceFile
+from crawler.records import MAX_FILE_BYTES, Pin, SourceFile
 
 __all__ = [
-    "DEFAULT_BLOB_LIMIT",
     "PinnedRepo",
     "SourceSpec",
     "default_cache_dir",
@@ -54,7 +53,7 @@ def pin(
     *,
     cache_dir: Path | None = None,
     name: str | None = None,
-    blob_limit: int | None = DEFAULT_BLOB_LIMIT,
+    blob_limit: int | None = MAX_FILE_BYTES,  # blobs a run would not parse are not fetched
 ) -> PinnedRepo:
     """Resolve `ref` in `source` to a full commit sha and open that commit for reading.
 
