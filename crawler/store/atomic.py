@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 from crawler.errors import OutputError
 
@@ -32,7 +33,7 @@ def write_atomic(path: Path, text: str) -> None:
         os.replace(tmp, path)
         tmp = None
     except OSError as error:
-        raise output_error(error, path, "this file was left as it was") from error
+        raise_output_error(error, path, "this file was left as it was")
     finally:
         if tmp is not None:
             _discard(tmp)
@@ -61,12 +62,16 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
         sync_folder(folder)
 
 
-def output_error(error: OSError, where: object, outcome: str) -> OutputError:
-    """One line for a failed write: where, why, what is left on disk, and what to do."""
+def raise_output_error(error: OSError, where: object, outcome: str) -> NoReturn:
+    """Raise one line for a failed write: where, why, what is left on disk, and what to do.
+
+    It raises rather than returns the error, so that each raise's message is a template the
+    crawler reads exactly (a returned error would be catalogued by its factory's argument).
+    """
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return OutputError(f"{where}: disk full ({error.strerror}); {outcome}; free some space "
-                           "and run again")
-    return OutputError(f"{where}: cannot write ({error.strerror}); {outcome}")
+        raise OutputError(f"{where}: disk full ({error.strerror}); {outcome}; free some space "
+                          "and run again") from error
+    raise OutputError(f"{where}: cannot write ({error.strerror}); {outcome}") from error
 
 
 def sync_folder(folder: Path) -> None:

@@ -148,8 +148,8 @@ def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | N
         folder.mkdir(parents=True, exist_ok=True)
         atomic.write_all(files)
     except OSError as error:
-        raise atomic.output_error(error, error.filename or folder, "every record there is either "
-                                  "as it was or fully written") from error
+        atomic.raise_output_error(error, error.filename or folder, "every record there is either "
+                                  "as it was or fully written")
     if loads is not None:
         prime(loads, texts)
     return len(files)

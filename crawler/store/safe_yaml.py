@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -215,7 +215,7 @@ def safe_load_text(text: str, where: str) -> Any:
             raise RecordError(f"a value cannot be read ({type(error).__name__}); fix the file by "
                               "hand, it was left as it is", path=where) from error
     except yaml.YAMLError as error:
-        raise _yaml_error(error, where) from error
+        _raise_yaml_error(error, where)
     finally:
         loader.dispose()
 
@@ -241,7 +241,7 @@ def _scan_events(text: str, where: str) -> None:
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError as error:
-        raise _yaml_error(error, where) from error
+        _raise_yaml_error(error, where)
     finally:
         loader.dispose()
 
@@ -257,16 +257,17 @@ def _line(event: yaml.Event) -> int | None:
     return mark.line + 1 if mark is not None else None
 
 
-def _yaml_error(error: yaml.YAMLError, where: str) -> RecordError:
-    """One line for what PyYAML found wrong, at its line when it says."""
+def _raise_yaml_error(error: yaml.YAMLError, where: str) -> NoReturn:
+    """Raise one line for what PyYAML found wrong, at its line when it says (raised here, not
+    returned, so that the crawler reads each message's template exactly)."""
     if not isinstance(error, yaml.MarkedYAMLError):
-        return RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
-                           path=where)
+        raise RecordError(f"invalid YAML ({error}); fix the file by hand, it was left as it is",
+                          path=where) from error
     mark = error.problem_mark or error.context_mark
     line = mark.line + 1 if mark is not None else None
     problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
-    return RecordError(f"{problem}; fix the file by hand, it was left as it is", path=where,
-                       line=line)
+    raise RecordError(f"{problem}; fix the file by hand, it was left as it is", path=where,
+                      line=line) from error
 
 
 def line_of_field(text: str, parts: list[Any]) -> int | None:
