@@ -22,6 +22,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -192,6 +193,7 @@ def check_invariants(folder: Path, notes: dict[str, str]) -> None:
         assert record.status == NEEDS_REVIEW or (record.status == REMOVED and in_review), record.id
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_random_histories_keep_every_annotation_in_place(data: st.DataObject) -> None:

@@ -125,6 +125,7 @@ def test_lines_agree_with_position_provider() -> None:
     assert ast_call_lines(source) == libcst_call_lines(source)
 
 
+@pytest.mark.slow
 def test_lines_agree_on_the_standard_library_tests() -> None:
     """The standard library's own unittest suites, where this interpreter ships them."""
     folder = Path(sysconfig.get_paths()["stdlib"]) / "test"

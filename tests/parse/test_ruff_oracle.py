@@ -11,6 +11,7 @@ from tests.ruff_oracle import ruff_command, run_oracle, stdlib_files, stdlib_roo
 SAMPLE = 80  # files; `python -m tests.ruff_oracle` runs the whole library
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(ruff_command() is None, reason="ruff is not installed")
 def test_every_raise_ruff_flags_is_a_record(tmp_path: Path) -> None:
     files = [f for f in stdlib_files(include_tests=False) if len(f.parts) == 1][:SAMPLE]

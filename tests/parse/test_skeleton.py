@@ -263,6 +263,7 @@ def _edits(text: str, rng: random.Random) -> str | None:
     return text
 
 
+@pytest.mark.slow
 def test_stdlib_files_with_random_edits_read_the_same_both_ways() -> None:
     """Real code nobody here wrote: 80 modules of this interpreter's standard library."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
@@ -302,6 +303,7 @@ def _with_newer_syntax(text: str, seed: int) -> str | None:
     return "".join(lines)
 
 
+@pytest.mark.slow
 def test_stdlib_files_with_newer_syntax_read_the_same_every_way(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A PEP 701 raise put in one function of 20 stdlib modules, before and after an edit."""

@@ -108,6 +108,7 @@ def test_type_parameters_do_not_need_the_slow_fallback(source: bytes) -> None:
     assert found.positions == "ast" and found.sites
 
 
+@pytest.mark.slow
 def test_functions_and_raises_agree_on_the_standard_library() -> None:
     """Every raise in a real code base (a sample of the stdlib) gets PositionProvider's lines."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])

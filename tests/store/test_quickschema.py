@@ -100,6 +100,7 @@ def mutated(value: Any, data: st.DataObject, edits: int, keys: list[str]) -> Any
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(data=st.data(), edits=st.integers(1, 4))
 def test_a_mutated_record_that_passes_quickly_passes_jsonschema(data: st.DataObject,
@@ -147,6 +148,7 @@ def test_the_manifest_of_a_real_output_passes_quickly() -> None:
     assert surely_valid(manifest_data(), MANIFEST_SCHEMA)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(data=st.data(), edits=st.integers(1, 4))
 def test_a_mutated_manifest_that_passes_quickly_passes_jsonschema(data: st.DataObject,
