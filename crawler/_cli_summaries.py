@@ -15,10 +15,6 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from crawler.store import repo_output
-from crawler.store.manifest_file import MANIFEST
-from crawler.store.record_files import ERRORS_DIR
-
 if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
     from crawler.batch.driver import BatchResult
     from crawler.pipeline import RunResult
@@ -180,18 +176,9 @@ class ValidateSummary:
     @classmethod
     def of_folder(cls, folder: Path) -> ValidateSummary:
         """Every repository folder under `folder`: its records and its manifest, against the schemas."""
-        checked = 0
-        problems: list[str] = []
-        repositories = {path.parent for path in folder.rglob(ERRORS_DIR) if path.is_dir()}
-        repositories |= {path.parent for path in folder.rglob(MANIFEST)}
-        for repository in sorted(repositories):
-            loaded = repo_output.load_folder(repository)
-            checked += len(loaded.records) + len(loaded.broken)
-            problems.extend(broken.problem for broken in loaded.broken)
-            if (repository / MANIFEST).exists():
-                checked += 1
-                if loaded.manifest_problem:
-                    problems.append(loaded.manifest_problem)
+        from crawler.serve.review import validate_output
+
+        checked, problems = validate_output(folder)
         return cls(checked, tuple(problems))
 
     def lines(self) -> Iterator[Line]:

@@ -1,8 +1,10 @@
-"""Records whose annotation may not fit their message any more: what `crawler check` lists.
+"""What `crawler check` and `crawler validate` read off a finished output folder.
 
-An annotation is bound to the template it was written for (`annotation.written_for`); a record
-is listed when that binding is broken (stale), missing while the annotation holds text, or when
-the record waits in `needs_review` for a person to look again.
+`check_output` lists the records whose annotation may not fit their message any more. An
+annotation is bound to the template it was written for (`annotation.written_for`); a record is
+listed when that binding is broken (stale), missing while the annotation holds text, or when the
+record waits in `needs_review` for a person to look again. `validate_output` checks every record
+and manifest against the schemas.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from crawler.catalogue.merge import is_stale
 from crawler.errors import CrawlerError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
+from crawler.store import repo_output
+from crawler.store.manifest_file import MANIFEST
 from crawler.store.record_files import ERRORS_DIR, load_record
 
 
@@ -57,3 +61,21 @@ def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
         if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
             findings.append(Finding(path, record))
     return checked, findings, problems
+
+
+def validate_output(root: Path) -> tuple[int, list[str]]:
+    """Every repository folder under `root`, its records and manifest against the schemas:
+    how many files were checked, and one line for each that is wrong."""
+    checked = 0
+    problems: list[str] = []
+    repositories = {path.parent for path in root.rglob(ERRORS_DIR) if path.is_dir()}
+    repositories |= {path.parent for path in root.rglob(MANIFEST)}
+    for repository in sorted(repositories):
+        loaded = repo_output.load_folder(repository)
+        checked += len(loaded.records) + len(loaded.broken)
+        problems.extend(broken.problem for broken in loaded.broken)
+        if (repository / MANIFEST).exists():
+            checked += 1
+            if loaded.manifest_problem:
+                problems.append(loaded.manifest_problem)
+    return checked, problems
