@@ -7,7 +7,11 @@ each update every annotated record must hold exactly its block, and every other 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -412,6 +416,25 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     assert cache.get("a.py", "f" * 40) is None and cache.corrupt == 1
     cache.put(value)
     assert cache.get("a.py", "f" * 40) is not None
+
+
+def test_an_edited_parser_never_reuses_what_the_old_one_read(tmp_path: Path) -> None:
+    """The result key holds a digest of crawler/parse's sources, not only the version number."""
+    package = Path(__file__).resolve().parent.parent / "crawler"
+    copy = tmp_path / "copy"
+    shutil.copytree(package, copy / "crawler", ignore=shutil.ignore_patterns("__pycache__"))
+
+    def key_in(root: Path) -> str:
+        code = "from crawler.store.cache import ResultCache; print(ResultCache(None).key('a.py', 'f' * 40))"
+        return subprocess.run([sys.executable, "-c", code], cwd=root, check=True, text=True,
+                              capture_output=True, env={**os.environ, "PYTHONPATH": str(root)}
+                              ).stdout.strip()
+
+    before = key_in(copy)
+    assert before == ResultCache(None).key("a.py", "f" * 40)
+    with (copy / "crawler" / "parse" / "messages.py").open("a") as source:
+        source.write("\n# an edit that changes no version number\n")
+    assert key_in(copy) != before
 
 
 def test_a_cache_of_the_old_format_is_ignored(tmp_path: Path) -> None:

@@ -5,7 +5,9 @@ folder must not be able to run code) keyed by `sha256(format, crawler version, k
 entry depends on)`:
 
 - `ResultCache`: a file's visit results depend only on its bytes, its path (records and module
-  names carry it) and the crawler that read it: keyed by (path, blob sha). The same blob at the
+  names carry it) and the crawler that read it: keyed by (path, blob sha) and a digest of the
+  reading code's sources, so an edited parser never reuses what the old one read (or a crash it
+  had), whatever the version number says. The same blob at the
   same path in a fork, a later commit or another clone is read once.
 - `LoadCache`: what the checks of a record or manifest file find depends only on its bytes, the
   crawler and the schema of its kind: keyed by (schema version, schema text, bytes). A file
@@ -22,6 +24,7 @@ and `loads.sqlite3` of format 5 and 2) is never read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -171,11 +174,24 @@ class _Cache:
         self.database = None
 
 
+@functools.cache
+def reader_digest() -> str:
+    """sha256 of the sources that decide a file's visit result: crawler/parse and its types."""
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "parse").glob("*.py"))
+    files += [root / "records.py", root / "store" / "_outcome_json.py"]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
 class ResultCache(_Cache):
     """Visit results by (path, blob): the `FileOutcome` of a file already read."""
 
     def key(self, path: str, blob: str) -> str:
-        return self._key(RESULTS, path, blob)
+        return self._key(RESULTS, reader_digest(), path, blob)
 
     def get(self, path: str, blob: str) -> FileOutcome | None:
         """The cached outcome of visiting `path` at `blob`, or None."""
