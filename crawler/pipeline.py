@@ -10,8 +10,6 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,8 +23,8 @@ from crawler.errors import CrawlerError, OutputError
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
-from crawler.parse.assertions import FileAssertions, find_assertions
-from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
+from crawler.parse.assertions import FileAssertions
+from crawler.parse.workers import ASSERTIONS, FileOutcome, Limits, WorkerPool, default_jobs, visit_all
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -71,32 +69,17 @@ class RunResult:
 # ---------------------------------------------------------------- visiting files
 
 
-def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
-    """One test file's assertions; a file that cannot be parsed gives none (it is no record)."""
-    try:
-        return find_assertions(path, data)
-    except RecursionError:
-        return FileAssertions(path, ())
-    except Exception:  # noqa: BLE001 - a test file we cannot parse only costs its evidence
-        return FileAssertions(path, ())
-
-
-def _assertions_packed(item: tuple[str, str, bytes]) -> FileAssertions:
-    return read_assertions(*item)
-
-
 def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> list[FileAssertions]:
-    """Every test file's assertions, in worker processes: a test file that crashes the parser
-    costs the evidence still unread, never the run."""
-    found: list[FileAssertions] = []
+    """Every test file's assertions, in file order, read by the same limited worker processes as
+    the sources: a test file that crashes the parser or runs out of time costs its own evidence
+    (its `failure` says why), never another file's, and never hangs the run."""
+    found: list[FileAssertions | None] = [None] * len(files)
     if not files:
-        return found
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        try:
-            found.extend(pool.map(_assertions_packed, _read(repo, files), chunksize=8))
-        except BrokenProcessPool:
-            pass  # evidence is a help, not a record: what was read is kept
-    return found
+        return []
+    with WorkerPool(jobs, task=ASSERTIONS) as pool:
+        for index, assertions in pool.read_tests(_read(repo, files)):
+            found[index] = assertions
+    return [assertions for assertions in found if assertions is not None]
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,

@@ -30,7 +30,7 @@ import libcst as cst
 from crawler.parse._positions import ast_parse, ast_statements, position_map
 from crawler.parse._walk import StatementWalker
 from crawler.parse.flow import Level
-from crawler.records import TestAssertion
+from crawler.records import Skipped, TestAssertion
 
 REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}
 CONTEXT_FORMS = {"assertRaises": "assertRaises", "raises": "pytest.raises"}
@@ -274,6 +274,15 @@ class FileAssertions:
     assertions: tuple[TestAssertion, ...]
     unread: int = 0
     positions: str = "none"  # "ast", "libcst" or "none"
+    failure: Skipped | None = None  # why its worker gave nothing: a crash, the time limit
+
+
+def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
+    """One test file's assertions; a file that cannot be parsed gives none (it is no record)."""
+    try:
+        return find_assertions(path, data)
+    except Exception:  # noqa: BLE001 - a test file we cannot parse only costs its evidence
+        return FileAssertions(path, ())
 
 
 def find_assertions(path: str, source: bytes) -> FileAssertions:

@@ -24,11 +24,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from multiprocessing.process import BaseProcess
 from typing import Any
 
 from crawler.errors import CrawlerError
-from crawler.parse import _forkserver
+from crawler.parse._launch import WorkerProcess, exit_with_parent, start_worker
+from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
 from crawler.parse.visitor import find_raise_sites
@@ -36,6 +36,9 @@ from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped
 
 # (path, blob sha, file bytes, what the file's previous version held or None)
 Job = tuple[str, str, bytes, Known | None]
+
+# What a worker does with a job: find a source file's raises, or a test file's assertions.
+VISIT, ASSERTIONS = "visit", "assertions"
 
 PARSE_FAILED = "parse_failed"
 PARSER_CRASHED = "parser_crashed"
@@ -97,6 +100,11 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
                        stubbed=found.stubbed)
 
 
+Answer = FileOutcome | FileAssertions  # a FileOutcome with a failure for any file a worker lost
+_TASKS: dict[str, Callable[..., Answer]] = {
+    VISIT: visit_file, ASSERTIONS: lambda path, blob, data, known=None: read_assertions(path, blob, data)}
+
+
 def failed(path: str, blob: str, reason: str, detail: str) -> FileOutcome:
     """The outcome of a file that gave no sites, with the reason the manifest lists."""
     return FileOutcome(path, blob, failure=Skipped(path, reason, detail))
@@ -131,12 +139,13 @@ def _no_validation(self: object) -> None:
     return None
 
 
-def _worker_main(conn: Connection, memory_bytes: int) -> None:
+def _worker_main(conn: Connection, memory_bytes: int, crawler: int) -> None:
     """A worker's life: receive a batch, answer it file by file, until told to stop."""
     import gc
     import resource
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us; no traceback on ^C
+    exit_with_parent(crawler)  # a crawler killed with SIGKILL leaves no parser behind
     # A parser that aborts (Rust's out-of-memory handler) would print a backtrace over the
     # progress bar; how each file ended is reported in the manifest instead.
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -160,8 +169,10 @@ def _worker_main(conn: Connection, memory_bytes: int) -> None:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             conn.send((usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
             return
-        for job in batch:  # (path, blob, data) or (path, blob, data, known)
-            conn.send(visit_file(*job))
+        task, jobs = batch
+        read = _TASKS[task]
+        for job in jobs:  # (path, blob, data) or (path, blob, data, known)
+            conn.send(read(*job))
         gc.collect()  # between batches, when no tree is alive: a few milliseconds
 
 
@@ -172,7 +183,7 @@ def _worker_main(conn: Connection, memory_bytes: int) -> None:
 class _Worker:
     """One worker process and the batch it is answering."""
 
-    process: BaseProcess
+    process: WorkerProcess
     conn: Connection
     batch: list[tuple[int, Job]] = field(default_factory=list)
     answered: int = 0
@@ -208,10 +219,10 @@ STATS = WorkerStats()  # over the life of this process: read by the benchmark
 class WorkerPool:
     """A pool of `jobs` worker processes; use as a context manager, then `run` files through it."""
 
-    def __init__(self, jobs: int, limits: Limits | None = None) -> None:
+    def __init__(self, jobs: int, limits: Limits | None = None, task: str = VISIT) -> None:
         self.jobs = max(1, jobs)
         self.limits = limits or Limits()
-        self._context = _forkserver.context()
+        self.task = task  # VISIT or ASSERTIONS: what every job of this pool is
         self._workers: list[_Worker] = []
         self.started = 0  # worker processes started, for tests and the benchmark
         self._broken_starts = 0  # workers in a row that exited, not killed, before any answer
@@ -229,23 +240,41 @@ class WorkerPool:
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:
         """(index in `jobs`, outcome) for every file, in the order they finish."""
+        assert self.task == VISIT
+        for index, answer in self._run(jobs):
+            assert isinstance(answer, FileOutcome)
+            yield index, answer
+
+    def read_tests(self, files: Iterable[tuple[str, str, bytes]]
+                   ) -> Iterator[tuple[int, FileAssertions]]:
+        """(index in `files`, assertions) for every (path, blob, bytes) of a test file, in the order
+        they finish; a file whose worker crashed or ran out of time gives none, with the reason as
+        its `failure`."""
+        assert self.task == ASSERTIONS
+        for index, answer in self._run((path, blob, data, None) for path, blob, data in files):
+            if isinstance(answer, FileOutcome):  # the pool's own answer for a lost file
+                yield index, FileAssertions(answer.path, (), failure=answer.failure)
+            else:
+                yield index, answer
+
+    def _run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, Answer]]:
         source = enumerate(jobs)
-        retry: deque[tuple[int, Job]] = deque()  # the rest of a batch whose worker died
+        # Jobs to send before the source's next: the rest of a batch whose worker died, or
+        # one taken ahead to see whether there is work at all.
+        retry: deque[tuple[int, Job]] = deque()
         suspects: deque[tuple[int, Job]] = deque()  # files in flight when a worker died
-        exhausted = False
         while True:
-            for worker in self._idle_workers(retry, suspects, exhausted):
+            for worker in self._idle_workers(retry, suspects, source):
                 if suspects:
                     self._send(worker, [suspects.popleft()], alone=True)
                     continue
                 batch = self._next_batch(retry, source)
                 if not batch:
-                    exhausted = True
                     break
                 self._send(worker, batch, alone=False)
             busy = [w for w in self._workers if w.busy]
             if not busy:
-                if exhausted and not retry and not suspects:
+                if not retry and not suspects and not _pull(source, retry):
                     return
                 continue
             yield from self._wait(busy, retry, suspects)
@@ -253,15 +282,16 @@ class WorkerPool:
     # ---------------------------------------------------------------- scheduling
 
     def _idle_workers(self, retry: deque[tuple[int, Job]], suspects: deque[tuple[int, Job]],
-                      exhausted: bool) -> Iterator[_Worker]:
-        """Idle workers to give work to, starting new ones up to `jobs` while there may be work."""
+                      source: Iterator[tuple[int, Job]]) -> Iterator[_Worker]:
+        """Idle workers to give work to, starting new ones up to `jobs` while there is work
+        (a worker is never started for nothing: a subprocess costs a new interpreter)."""
         for worker in list(self._workers):
             if not worker.busy and worker.files >= self.limits.files_per_worker:
                 self._stop(worker, force=False)  # recycled
         for worker in list(self._workers):
             if not worker.busy:
                 yield worker
-        while len(self._workers) < self.jobs and (retry or suspects or not exhausted):
+        while len(self._workers) < self.jobs and (retry or suspects or _pull(source, retry)):
             worker = self._start()
             yield worker
             if not worker.busy:
@@ -284,20 +314,21 @@ class WorkerPool:
         worker.files += len(batch)
         worker.since = time.monotonic()
         try:
-            worker.conn.send([job for _, job in batch])
+            worker.conn.send((self.task, [job for _, job in batch]))
         except (BrokenPipeError, ConnectionError, OSError):
             pass  # it died while idle: found by the next wait, and the batch goes elsewhere
 
     # ---------------------------------------------------------------- answers and deaths
 
     def _wait(self, busy: list[_Worker], retry: deque[tuple[int, Job]],
-              suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, FileOutcome]]:
+              suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, Answer]]:
         now = time.monotonic()
         deadline = min(w.since for w in busy) + self.limits.seconds
         handles: dict[Any, _Worker] = {}
         for worker in busy:
             handles[worker.conn] = worker
-            handles[worker.process.sentinel] = worker
+            if worker.process.sentinel is not None:  # else the pipe's end tells of a death
+                handles[worker.process.sentinel] = worker
         ready = wait(list(handles), timeout=max(0.0, deadline - now))
         seen: set[int] = set()
         for handle in ready:
@@ -315,7 +346,7 @@ class WorkerPool:
                 if worker.busy and now - worker.since >= self.limits.seconds:
                     yield from self._timed_out(worker, retry)
 
-    def _drain(self, worker: _Worker) -> Iterator[tuple[int, FileOutcome]]:
+    def _drain(self, worker: _Worker) -> Iterator[tuple[int, Answer]]:
         """Every answer the worker has sent so far."""
         try:
             while worker.busy and worker.conn.poll():
@@ -329,7 +360,7 @@ class WorkerPool:
             pass
 
     def _died(self, worker: _Worker, retry: deque[tuple[int, Job]],
-              suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, FileOutcome]]:
+              suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, Answer]]:
         worker.process.join(1.0)
         index, (path, blob, *_) = worker.batch[worker.answered]
         retry.extendleft(reversed(worker.batch[worker.answered + 1 :]))
@@ -353,7 +384,7 @@ class WorkerPool:
             suspects.append(culprit)  # confirmed or cleared alone in a fresh worker
 
     def _timed_out(self, worker: _Worker, retry: deque[tuple[int, Job]]
-                   ) -> Iterator[tuple[int, FileOutcome]]:
+                   ) -> Iterator[tuple[int, Answer]]:
         index, (path, blob, *_) = worker.batch[worker.answered]
         retry.extendleft(reversed(worker.batch[worker.answered + 1 :]))
         worker.batch, worker.answered = [], 0
@@ -364,11 +395,7 @@ class WorkerPool:
     # ---------------------------------------------------------------- processes
 
     def _start(self) -> _Worker:
-        parent, child = self._context.Pipe(duplex=True)
-        process = self._context.Process(target=_worker_main, args=(child, self.limits.memory_bytes),
-                                        name="crawler-worker", daemon=True)
-        process.start()
-        child.close()
+        process, parent = start_worker(_worker_main, self.limits.memory_bytes)
         self.started += 1
         STATS.started += 1
         worker = _Worker(process, parent)
@@ -394,8 +421,16 @@ class WorkerPool:
             worker.process.join(5.0)
         if worker.process.is_alive():
             worker.process.kill()
-            worker.process.join(5.0)
+        worker.process.join(5.0)  # reaps it, and frees what watched it
         worker.conn.close()
+
+
+def _pull(source: Iterator[tuple[int, Job]], into: deque[tuple[int, Job]]) -> bool:
+    """Take the next job ahead of its batch, so that a new worker is started only for work."""
+    item = next(source, None)
+    if item is not None:
+        into.append(item)
+    return item is not None
 
 
 def _death(exitcode: int | None) -> str:

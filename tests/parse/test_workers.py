@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from crawler.parse.workers import (
+    ASSERTIONS,
     PARSE_FAILED,
     PARSER_CRASHED,
     TIMED_OUT,
@@ -110,7 +111,7 @@ def test_workers_are_recycled() -> None:
     jobs = [good(f"f{i}") for i in range(12)]
     outcomes, started = run(jobs, 1, Limits(files_per_worker=3, batch_files=2))
     assert [messages(o) for o in outcomes] == [[f"f{i} failed"] for i in range(12)]
-    assert started == 4
+    assert started == 3  # four files each (two batches of two), and none started for nothing
 
 
 def test_blobs_are_pulled_only_as_workers_free_up() -> None:
@@ -248,3 +249,27 @@ def test_closing_the_pool_stops_every_worker() -> None:
         processes = [w.process for w in pool._workers]
         assert len(processes) == 3
     assert not any(p.is_alive() for p in processes)
+
+
+TEST_FILE = b'''\
+import pytest
+
+def test_negative():
+    with pytest.raises(ValueError, match="x must be positive"):
+        check(-1)
+'''
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_test_files_crash_and_time_out_alone_in_the_same_pool(workers: int) -> None:
+    """A test file that kills the parser, or parses forever, costs only its own evidence."""
+    slow = ("x = [" + "1, " * 400_000 + "]\n").encode()
+    files = [("tests/test_a.py", "a", TEST_FILE), ("tests/test_crash.py", "c", PARENS),
+             ("tests/test_slow.py", "s", slow), ("tests/test_b.py", "b", TEST_FILE)]
+    with WorkerPool(workers, Limits(seconds=0.5), task=ASSERTIONS) as pool:
+        found = dict(pool.read_tests(files))
+    assert [len(found[i].assertions) for i in range(4)] == [1, 0, 0, 1]
+    assert found[0].assertions[0].pattern == "x must be positive" and found[0].failure is None
+    crash, slow_failure = found[1].failure, found[2].failure
+    assert crash is not None and crash.reason == PARSER_CRASHED and "SIGSEGV" in str(crash.detail)
+    assert slow_failure is not None and slow_failure.reason == TIMED_OUT

@@ -1,0 +1,130 @@
+"""Workers in a daemonic process (a Dask worker's defaults), and workers whose crawler is killed.
+
+A daemonic process may not start `multiprocessing` children; the pool then starts its workers
+with `subprocess`. These tests make the test process daemonic, as Dask makes its workers, and
+run the same hostile files as tests/parse/test_workers.py through that path.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crawler.parse._launch import _Subprocess, in_daemon
+from crawler.parse.workers import ASSERTIONS, PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool
+from tests.parse.test_workers import PARENS, TEST_FILE, good, messages, run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def daemonic() -> Iterator[None]:
+    """This process flagged daemonic, exactly as multiprocessing flags a Dask worker."""
+    process = multiprocessing.current_process()
+    before = process.daemon
+    process.daemon = True
+    try:
+        yield
+    finally:
+        process.daemon = before
+
+
+def test_a_daemon_may_not_fork_workers_so_the_pool_starts_subprocesses(daemonic: None) -> None:
+    assert in_daemon()
+    with pytest.raises(AssertionError, match="daemonic processes are not allowed"):
+        multiprocessing.get_context("spawn").Process(target=print).start()
+    with WorkerPool(2, Limits(batch_files=2, files_per_worker=2)) as pool:
+        outcomes = {}
+        processes = set()
+        for index, outcome in pool.run([good(f"f{i}") for i in range(6)]):
+            outcomes[index] = outcome
+            processes |= {worker.process for worker in pool._workers}
+        started = pool.started
+    assert {type(process) for process in processes} == {_Subprocess}
+    assert [messages(outcomes[i]) for i in range(6)] == [[f"f{i} failed"] for i in range(6)]
+    assert started == 3  # recycled after two files each, and none started for nothing
+    assert not any(process.is_alive() for process in processes)
+
+
+def test_a_segfault_in_a_subprocess_worker_is_named_and_the_run_goes_on(daemonic: None) -> None:
+    outcomes, started = run([good("a"), ("parens.py", "p", PARENS), good("b")], 2)
+    failure = outcomes[1].failure
+    assert failure is not None and failure.reason == PARSER_CRASHED
+    assert failure.detail is not None and "SIGSEGV" in failure.detail
+    assert messages(outcomes[0]) == ["a failed"] and messages(outcomes[2]) == ["b failed"]
+    assert started >= 3  # the crash, and its confirmation alone
+
+
+def test_time_and_memory_limits_hold_in_subprocess_workers(daemonic: None) -> None:
+    slow = ("x = [" + "1, " * 400_000 + "]\n").encode()
+    outcomes, _ = run([("slow.py", "s", slow), good("a")], 1, Limits(seconds=0.5))
+    assert outcomes[0].failure is not None and outcomes[0].failure.reason == TIMED_OUT
+    big = b"".join(b"x%d = [%s]\n" % (i, b"1, " * 2000) for i in range(400))
+    outcomes, _ = run([("big.py", "g", big), good("a")], 1,
+                      Limits(seconds=30, memory_bytes=300 << 20))
+    assert outcomes[0].failure is not None and outcomes[0].failure.reason != TIMED_OUT
+    assert messages(outcomes[1]) == ["a failed"]
+
+
+CRAWLER = textwrap.dedent("""\
+    import multiprocessing, os, sys
+    from crawler.parse.workers import Limits, WorkerPool
+    if sys.argv[1] == "daemon":
+        multiprocessing.current_process().daemon = True
+    slow = ("x = [" + "1, " * 3_000_000 + "]\\n").encode()
+    with WorkerPool(2, Limits(seconds=600)) as pool:
+        results = pool.run([("slow%d.py" % i, str(i), slow) for i in range(2)])
+        pool._start(); pool._start()  # both workers up before the first answer
+        pids = [w.process.pid for w in pool._workers]
+        print(" ".join(map(str, pids)), flush=True)
+        next(results)
+""")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie is gone
+
+
+@pytest.mark.parametrize("mode", ["fork server", "daemon"])
+def test_workers_exit_when_their_crawler_is_killed_mid_parse(mode: str) -> None:
+    crawler = subprocess.Popen([sys.executable, "-c", CRAWLER, mode.split()[0]], cwd=ROOT,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert crawler.stdout is not None
+        pids = [int(pid) for pid in crawler.stdout.readline().split()]
+        assert len(pids) >= 2 and all(alive(pid) for pid in pids)
+        time.sleep(0.5)  # parsing now
+        crawler.send_signal(signal.SIGKILL)
+        crawler.wait(10)
+        deadline = time.monotonic() + 5
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid in pids if alive(pid)]
+        for pid in left:  # stop what a failure left behind, by its id
+            os.kill(pid, signal.SIGKILL)
+        assert left == [], f"workers outlived their crawler: {left}"
+    finally:
+        if crawler.poll() is None:
+            crawler.kill()
+            crawler.wait(10)
+
+
+def test_test_files_are_read_by_subprocess_workers_in_a_daemon(daemonic: None) -> None:
+    files = [("tests/test_a.py", "a", TEST_FILE), ("tests/test_crash.py", "c", PARENS)]
+    with WorkerPool(2, task=ASSERTIONS) as pool:
+        found = dict(pool.read_tests(files))
+    assert len(found[0].assertions) == 1 and found[0].failure is None
+    assert found[1].failure is not None and found[1].failure.reason == PARSER_CRASHED
