@@ -1,6 +1,8 @@
 """Where a batch's tasks run: local worker processes that survive a crash, or a Dask cluster.
 
 Dask is imported only when a scheduler is given, so a local batch runs without it installed.
+Dask workers started with their defaults are daemonic processes; the parser pool starts its
+workers with `subprocess` there (`crawler.parse._launch`), so any cluster will do.
 """
 
 from __future__ import annotations
@@ -66,18 +68,8 @@ def dask_executor(address: str) -> Iterator[tuple[Executor, int, Callable[[], in
         raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
                            "start one with `dask scheduler`") from error
     with client:
-        daemonic = sorted(address for address, flag in client.run(_is_daemonic).items() if flag)
-        if daemonic:
-            raise CrawlerError(
-                f"--scheduler {address}: the Dask workers {', '.join(daemonic[:3])} are daemonic "
-                "processes, which cannot start the crawler's parser processes; start the workers "
-                "with DASK_DISTRIBUTED__WORKER__DAEMON=False (see docs/batch.md)")
         parsed = [0]
         client.subscribe_topic(FILES_TOPIC, lambda event: parsed.__setitem__(0, parsed[0] + event[1]))
         yield (client.get_executor(pure=False), max(1, sum(client.nthreads().values())),
                lambda: parsed[0])
 
-
-def _is_daemonic() -> bool:
-    """Run on each Dask worker: may this process start child processes?"""
-    return bool(multiprocessing.current_process().daemon)
