@@ -201,10 +201,15 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
                              dry_run=dry_run, wait=wait, evidence=evidence)
     _show(ExtractSummary(result, dry_run), as_json, quiet)
-    for note in result.notes:
+    _echo_notes(result.notes, quiet)
+    _raise_problems(result.problems, result.folder)
+
+
+def _echo_notes(notes: tuple[str, ...], quiet: bool) -> None:
+    """What a run healed or assumed, one line each on stderr (-q silences them)."""
+    for note in notes:
         if not quiet:
             click.echo(f"note: {one_line(note)}", err=True)
-    _raise_problems(result.problems, result.folder)
 
 
 @main.command()
@@ -358,6 +363,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
                             wait=wait)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
+    _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
     if check_only and result.pending:
         sys.exit(1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
@@ -43,6 +43,9 @@ class SourceSpec:
     name: str
     web_url: str | None
     git_dir: str | None = None  # local only: the repository's git directory, found once
+    by_root: bool = False  # no network origin and no --name: `pin` takes the owner from the
+    # pinned history's root commit, so two folders of the same name are two identities
+    note: str | None = None  # how the source was read, when the user did not say (OWNER/NAME)
 
     @property
     def display(self) -> str:
@@ -222,7 +225,9 @@ def _strip_git(name: str) -> str:
 
 def _remote(location: str, host: str, parts: list[str], web_root: str) -> SourceSpec:
     """A network source: owner holds every folder but the last (GitLab nested groups)."""
-    return SourceSpec(kind="remote", location=location, **_identity(host, parts, web_root))
+    identity = _identity(host, parts, web_root)
+    return SourceSpec("remote", location, identity["host"], identity["owner"], identity["name"],
+                      identity["web_url"])
 
 
 def _identity(host: str, parts: list[str], web_root: str) -> dict[str, str]:
@@ -246,7 +251,8 @@ def _from_path(path: str, where: str) -> SourceSpec:
         return SourceSpec("local", top, origin.host, origin.owner, origin.name, origin.web_url,
                           git_dir)
     base = Path(top).name if Path(top).name != ".git" else Path(top).parent.name
-    return SourceSpec("local", top, LOCAL, LOCAL, sanitise(_strip_git(base)), None, git_dir)
+    return SourceSpec("local", top, LOCAL, LOCAL, sanitise(_strip_git(base)), None, git_dir,
+                      by_root=True)
 
 
 def _discover(folder: Path, where: str) -> tuple[str, str]:
@@ -307,5 +313,5 @@ def _renamed(spec: SourceSpec, name: str) -> SourceSpec:
         host, owner = sanitise(parts[0]), "/".join(sanitise(p) for p in parts[1:-1])
     elif len(parts) == 2:
         owner = sanitise(parts[0])
-    return SourceSpec(spec.kind, spec.location, host, owner, sanitise(parts[-1]), spec.web_url,
-                      spec.git_dir)
+    # An explicit name is the folder, as given: the root commit no longer picks the owner.
+    return replace(spec, host=host, owner=owner, name=sanitise(parts[-1]), by_root=False)

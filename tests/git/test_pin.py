@@ -162,8 +162,10 @@ def test_local_refs_resolve_to_full_shas(history: History, ref: Callable[[Histor
 def test_local_pin_record(history: History) -> None:
     with pin(history.path, "v2") as repo:
         record = repo.pin
+    # issue 14: a local repository with no network origin is told apart by its first commit
     assert (record.source, record.host, record.owner, record.name) == (
-        history.path, "local", "local", "repo")
+        history.path, "local", history.first[:12], "repo")
+    assert record.root == history.first
     assert (record.web_url, record.reachable, record.ref) == (None, True, "v2")
     assert repo.git_dir == history.repo.path / ".git"
 
