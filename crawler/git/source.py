@@ -25,6 +25,9 @@ _SCHEMES = {"https": "https", "http": "http", "ssh": "ssh", "git+ssh": "ssh",
 _HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # ext::, fd::, any <transport>::
 _SCP = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[^@/:]+):(?P<path>.+)$")
 _SHORTHAND = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.-]+)$")
+_GITHUB_PREFIX = re.compile(r"^(?:gh|github):(?P<rest>.*)$", re.IGNORECASE)
+_GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")  # GitHub's user and org names
+_DOT_VERSION = re.compile(r"\d\.\d")  # clik-8.1.7: a release folder, not a repository name
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 # Options that make git run or write something, refused anywhere inside a value.
 _SMUGGLED = ("--upload-pack", "--receive-pack", "--exec", "--config", "--output",
@@ -144,18 +147,45 @@ def _parse(source: str, where: str) -> SourceSpec:
                           "give an https, ssh, git or file URL or a local path")
     if "://" in source:
         return _from_url(source, where)
+    if os.path.lexists(source):  # what exists here is always read here, never fetched
+        return _from_path(source, where)
+    github = _GITHUB_PREFIX.match(source)
+    if github:
+        return _from_github(github["rest"], where)
     scp = _SCP.match(source)
     if scp and not source.startswith(("./", "../", "/")):
         return _from_scp(source, scp, where)
-    if os.path.lexists(source):
-        return _from_path(source, where)
     shorthand = _SHORTHAND.match(source)
-    if shorthand and all(part.strip(".") for part in source.split("/")):
-        owner, repo = shorthand["owner"], _strip_git(shorthand["name"])
-        return _remote(f"https://{GITHUB}/{owner}/{repo}.git", GITHUB, [owner, repo],
-                       f"https://{GITHUB}")
-    raise SourceError(f"[{where}] no such folder, and not a URL or GitHub OWNER/NAME: give a "
-                      "repository's path or URL")
+    if shorthand and not _looks_like_path(source):
+        spec = _from_github(source, where)
+        return replace(spec, note=(f"[{where}] no such folder here, so it is read as GitHub's "
+                                   f"{spec.web_url} (write github:{source} to say so)"))
+    raise SourceError(f"[{where}] no such folder: give a repository's path, its URL, or "
+                      "github:OWNER/NAME for a repository on GitHub")
+
+
+def _from_github(shorthand: str, where: str) -> SourceSpec:
+    """`github:OWNER/NAME` (or `gh:`, or a bare OWNER/NAME): the repository on GitHub."""
+    match = _SHORTHAND.match(shorthand)
+    if match is None or not all(part.strip(".") for part in shorthand.split("/")):
+        raise SourceError(f"[{where}] not a GitHub repository: write github:OWNER/NAME")
+    owner, repo = match["owner"], _strip_git(match["name"])
+    return _remote(f"https://{GITHUB}/{owner}/{repo}.git", GITHUB, [owner, repo],
+                   f"https://{GITHUB}")
+
+
+def _looks_like_path(source: str) -> bool:
+    """Is a missing OWNER/NAME more likely a mistyped folder than a GitHub repository?
+
+    A GitHub owner is letters, digits and '-' only, so `my_repos/x` or `.cache/x` is a folder;
+    a dot-version (`repos/clik-8.1.7`) is an unpacked release; an OWNER that is a folder here
+    (`repos/`) says the user meant a path in it.
+    """
+    owner, _, name = source.partition("/")
+    return (source.startswith(("./", "../", "~", "/"))
+            or _GITHUB_LOGIN.fullmatch(owner) is None
+            or _DOT_VERSION.search(name) is not None
+            or os.path.isdir(owner))
 
 
 def _from_url(url: str, where: str) -> SourceSpec:
@@ -268,10 +298,21 @@ def _discover(folder: Path, where: str) -> tuple[str, str]:
         top = _text(run_git(None, "rev-parse", "--show-toplevel", cwd=folder,
                             env=ceiling)).strip() if out[1] == "true" else str(folder)
     except GitFailed as exc:
-        raise SourceError(_not_a_repository(folder, where, exc.reason)) from None
+        raise SourceError(_refused_as_unsafe(where, exc.lines)
+                          or _not_a_repository(folder, where, exc.reason)) from None
     if Path(top) != folder:
         raise SourceError(_not_a_repository(folder, where, ""))
     return out[0], top
+
+
+def _refused_as_unsafe(where: str, git_says: list[str]) -> str | None:
+    """git's safe.directory refusal (the repository is another user's), with git's advice."""
+    if not any("dubious ownership" in line for line in git_says):
+        return None
+    advice = next((line for line in git_says if line.startswith("git config ")),
+                  "git config --global --add safe.directory <path>")
+    return (f"[{where}] git refuses to read this repository: it is owned by another user "
+            f"(git's safe.directory check); if you trust it, run `{advice}`")
 
 
 def _not_a_repository(folder: Path, where: str, reason: str) -> str:
