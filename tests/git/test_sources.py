@@ -128,3 +128,29 @@ def test_a_repository_git_refuses_as_unsafe_gets_gits_advice(tmp_path: Path) -> 
     finally:
         subprocess.run(["chown", "-R", f"{os.getuid()}:{os.getgid()}", str(repo.path)],
                        check=True)
+
+
+def test_bare_owner_name_end_to_end_says_which_url_it_used(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub is played by a folder: the test's own ~/.gitconfig rewrites its URLs to file://
+    (HOME is this test's, tests/git/conftest.py), so nothing reaches the network."""
+    served = GitRepo(tmp_path / "served" / "acme" / "widgets.git")
+    served.write("w.py", "raise ValueError('widgets')\n")
+    served.commit("one")
+    served.git("config", "uploadpack.allowFilter", "true")
+    served.git("config", "uploadpack.allowAnySHA1InWant", "true")
+    Path(os.environ["HOME"], ".gitconfig").write_text(
+        f'[url "{(tmp_path / "served").as_uri()}/"]\n\tinsteadOf = https://github.com/\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(main, ["extract", "acme/widgets", "-o", "out", "--cache-dir",
+                                       "cache", "-j", "1", "--no-evidence"])
+    assert result.exit_code == 0, result.output
+    assert ("note: [acme/widgets] no such folder here, so it is read as GitHub's "
+            "https://github.com/acme/widgets (write github:acme/widgets to say so)\n"
+            ) in result.output
+    assert (work / "out" / "github.com" / "acme" / "widgets" / "manifest.yaml").is_file()
+    quiet = CliRunner().invoke(main, ["extract", "github:acme/widgets", "-o", "out",
+                                      "--cache-dir", "cache", "-j", "1", "--no-evidence"])
+    assert quiet.exit_code == 0 and "note:" not in quiet.output
