@@ -151,8 +151,8 @@ def main() -> None:
     \b
     Example:
       crawler extract .                       # this repository at HEAD
-      crawler extract jax-ml/jax --commit v0.4.30
-      crawler update jax-ml/jax --commit v0.4.31
+      crawler extract github:jax-ml/jax --commit v0.4.30
+      crawler update github:jax-ml/jax --commit v0.4.31
       crawler check output/
       crawler validate output/
     """
@@ -180,10 +180,11 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
             quiet: bool) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
-    SOURCE is a local repository path, a file://, https:// or ssh URL, or OWNER/NAME on
-    GitHub. Records go to OUTPUT/HOST/OWNER/NAME/errors/<id>.yaml beside a manifest.yaml;
-    existing records are merged, never overwritten, so annotations are kept. One run at a
-    time writes a folder: a second one waits --wait SECONDS, then stops. A record file that
+    SOURCE is a local repository path, a file://, https:// or ssh URL, or github:OWNER/NAME
+    (a bare OWNER/NAME that is no folder here is read so too, with a note). Records go to
+    OUTPUT/HOST/OWNER/NAME/errors/<id>.yaml beside a manifest.yaml; existing records are
+    merged, never overwritten, so annotations are kept. One run at a time writes a folder: a
+    second one waits --wait SECONDS, then stops. A record file that
     cannot be loaded is left as it is and its source file is not updated; the run writes the
     rest, names the file and line, and exits 1.
 
