@@ -109,21 +109,6 @@ def served(history: History) -> History:
     return history
 
 
-@pytest.fixture
-def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every git argv the stage runs, recorded."""
-    calls: list[list[str]] = []
-    real = subprocess.Popen
-
-    def spy(args: list[str], *rest: Any, **kwargs: Any) -> Any:
-        if args and args[0] == "git":
-            calls.append(list(args))
-        return real(args, *rest, **kwargs)
-
-    monkeypatch.setattr(subprocess, "Popen", spy)
-    return calls
-
-
 def fetches(calls: list[list[str]]) -> list[list[str]]:
     return [call for call in calls if "fetch" in call]
 
