@@ -168,3 +168,16 @@ def test_a_shallow_clone_without_origin_needs_a_name(tmp_path: Path) -> None:
                              "tells it apart from another folder of its name; give --name NAME\n")
     named = extract(str(clone), output_root=out, name="lib", jobs=1, evidence=False)
     assert named.folder == out / "local" / "local" / "lib" and named.pin.root is None
+
+
+def test_file_urls_of_two_folders_named_alike_are_two_identities(
+        two_libs: tuple[GitRepo, GitRepo], tmp_path: Path) -> None:
+    """A file:// source is fetched shallowly, so its first commit is read where it lives."""
+    x, y = two_libs
+    out = tmp_path / "out"
+    first = extract(x.path.as_uri(), output_root=out, jobs=1, evidence=False)
+    second = extract(y.path.as_uri(), output_root=out, jobs=1, evidence=False)
+    assert first.folder == out / "local" / x.head()[:12] / "lib"
+    assert second.folder == out / "local" / y.head()[:12] / "lib"
+    with pytest.raises(OutputError, match="holds the records of another repository"):
+        extract(y.path.as_uri(), output_root=out, name=f"local/{x.head()[:12]}/lib", jobs=1)

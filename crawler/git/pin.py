@@ -29,7 +29,13 @@ from crawler.git._cmd import (
 )
 from crawler.git.fetch import Store
 from crawler.git.root import root_commit
-from crawler.git.source import SourceSpec, check_ref, parse_source, redact
+from crawler.git.source import (
+    SourceSpec,
+    check_ref,
+    file_url_git_dir,
+    parse_source,
+    redact,
+)
 from crawler.records import MAX_FILE_BYTES, Pin, SourceFile
 
 ROOT_DIGITS = 12  # of the root commit's sha, as the owner of a local repository's folder
@@ -65,7 +71,7 @@ def pin(
     check_ref(ref, redact(source))  # before any git runs, even discovery
     spec = parse_source(source, name=name)
     store: Store | None = None
-    root: str | None = None  # the shallow snapshots of a remote do not know it
+    root: str | None = None  # a network remote's shallow snapshots do not know it
     if spec.kind == "local":
         assert spec.git_dir is not None
         git_dir = Path(spec.git_dir)
@@ -78,6 +84,12 @@ def pin(
         sha, reachable = store.pin(ref)
         git_dir = store.git_dir
         repo = GitRepo(git_dir)
+        if spec.file_url:  # its repository is on this machine, with its history
+            source_repo = _open_local(file_url_git_dir(spec), spec.display)
+            try:
+                root = _root(source_repo, sha, cache_dir or default_cache_dir(), spec.display)
+            finally:
+                source_repo.close()
     record = Pin(source=redact(source), host=spec.host, owner=_owner(spec, root), name=spec.name,
                  ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable, root=root)
     return PinnedRepo(record, repo, spec=spec, store=store)

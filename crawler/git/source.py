@@ -51,6 +51,11 @@ class SourceSpec:
     note: str | None = None  # how the source was read, when the user did not say (OWNER/NAME)
 
     @property
+    def file_url(self) -> bool:
+        """A `file://` source: fetched like a remote, but its repository is on this machine."""
+        return self.kind == "remote" and self.location[:5].lower() == "file:"
+
+    @property
     def display(self) -> str:
         """How messages name the source: the location with any password left out."""
         return redact(self.location)
@@ -223,7 +228,15 @@ def _from_scp(source: str, match: re.Match[str], where: str) -> SourceSpec:
 
 def _from_file_url(url: str, parts: SplitResult, where: str) -> SourceSpec:
     name = unquote(_path_parts(parts.path, where)[-1])
-    return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None)
+    return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None,
+                      by_root=True)
+
+
+def file_url_git_dir(spec: SourceSpec) -> Path:
+    """The git directory a `file://` source names, found as a local path's is: its fetch is
+    shallow, so the history that tells it apart is read there (only after the fetch)."""
+    folder = Path(unquote(urlsplit(spec.location).path)).resolve()
+    return Path(_discover(folder, spec.display)[0])
 
 
 def _check_network_address(url: str, host: str, user: str | None, where: str) -> None:

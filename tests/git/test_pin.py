@@ -489,8 +489,10 @@ def test_remote_refs_resolve_to_full_shas(served: History, ref: Callable[[Histor
 
 def test_remote_pin_record(served: History) -> None:
     record = pin(served.url, "v1").pin
+    # issue 14: a file:// repository is told apart by its first commit, read where it is
     assert (record.source, record.host, record.owner, record.name, record.web_url) == (
-        served.url, "local", "local", "repo", None)
+        served.url, "local", served.first[:12], "repo", None)
+    assert record.root == served.first
 
 
 def test_remote_unreachable_commit(served: History) -> None:
