@@ -1,7 +1,9 @@
 """What the user asked to crawl: the source, the ref and the name, checked before git runs.
 
 Every value here may reach git's argv or config, so anything that git could read as an
-option, a helper transport or a command is refused with a SourceError or RefError first.
+option, a helper transport or a command is refused with a SourceError or RefError first. What
+exists here as a path is read here; GitHub is reached for `github:OWNER/NAME`, and for a bare
+OWNER/NAME only when it does not look like a mistyped path (then with a note).
 """
 
 from __future__ import annotations
