@@ -151,8 +151,8 @@ def main() -> None:
     \b
     Example:
       crawler extract .                       # this repository at HEAD
-      crawler extract jax-ml/jax --commit v0.4.30
-      crawler update jax-ml/jax --commit v0.4.31
+      crawler extract github:jax-ml/jax --commit v0.4.30
+      crawler update github:jax-ml/jax --commit v0.4.31
       crawler check output/
       crawler validate output/
     """
@@ -180,10 +180,11 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
             quiet: bool) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
-    SOURCE is a local repository path, a file://, https:// or ssh URL, or OWNER/NAME on
-    GitHub. Records go to OUTPUT/HOST/OWNER/NAME/errors/<id>.yaml beside a manifest.yaml;
-    existing records are merged, never overwritten, so annotations are kept. One run at a
-    time writes a folder: a second one waits --wait SECONDS, then stops. A record file that
+    SOURCE is a local repository path, a file://, https:// or ssh URL, or github:OWNER/NAME
+    (a bare OWNER/NAME that is no folder here is read so too, with a note). Records go to
+    OUTPUT/HOST/OWNER/NAME/errors/<id>.yaml beside a manifest.yaml; existing records are
+    merged, never overwritten, so annotations are kept. One run at a time writes a folder: a
+    second one waits --wait SECONDS, then stops. A record file that
     cannot be loaded is left as it is and its source file is not updated; the run writes the
     rest, names the file and line, and exits 1.
 
@@ -201,10 +202,15 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
                              dry_run=dry_run, wait=wait, evidence=evidence)
     _show(ExtractSummary(result, dry_run), as_json, quiet)
-    for note in result.notes:
+    _echo_notes(result.notes, quiet)
+    _raise_problems(result.problems, result.folder)
+
+
+def _echo_notes(notes: tuple[str, ...], quiet: bool) -> None:
+    """What a run healed or assumed, one line each on stderr (-q silences them)."""
+    for note in notes:
         if not quiet:
             click.echo(f"note: {one_line(note)}", err=True)
-    _raise_problems(result.problems, result.folder)
 
 
 @main.command()
@@ -358,6 +364,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
                             wait=wait)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
+    _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
     if check_only and result.pending:
         sys.exit(1)

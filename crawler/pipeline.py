@@ -16,11 +16,12 @@ from pathlib import Path
 from crawler import __version__
 from crawler.catalogue import classes, holdback
 from crawler.catalogue.evidence import EvidenceStats
-from crawler.catalogue.manifest import build_manifest
+from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
 from crawler.errors import CrawlerError, OutputError
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
+from crawler.git.source import LOCAL
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions
@@ -41,7 +42,7 @@ from crawler.selection import select_files, select_test_files
 from crawler.store import repo_output
 from crawler.store.cache import LoadCache, ResultCache
 from crawler.store.context import StoreContext
-from crawler.store.manifest_file import load_manifest, prime_manifest
+from crawler.store.manifest_file import MANIFEST, load_manifest, prime_manifest
 from crawler.store.record_files import ERRORS_DIR, iter_record_paths, load_record
 from crawler.store.render import SiteBlocks, manifest_text
 
@@ -213,6 +214,7 @@ class Collected:
     context: tuple[FileOutcome, ...] = ()  # kept files' visits, for the repository-wide class pass
     assertions: tuple[TestAssertion, ...] = ()  # from the test files, for evidence
     tests_read: bool = False  # False: keep the records' evidence as it is
+    notes: tuple[str, ...] = ()  # how the source was read, where the user did not say
 
 
 def result_cache(cache_dir: Path | None) -> ResultCache:
@@ -246,7 +248,8 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
                  if evidence else [])
     assertions = tuple(a for found in tests for a in found.assertions)
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
-                     time.perf_counter() - started, assertions=assertions, tests_read=evidence)
+                     time.perf_counter() - started, assertions=assertions, tests_read=evidence,
+                     notes=_source_notes(repo))
 
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
@@ -282,7 +285,24 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
             renames = {}  # the old commit is not at hand: identical blobs still find moved files
     return Collected(repo.pin, previous.options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())),
-                     context)
+                     context, notes=_source_notes(repo))
+
+
+def _source_notes(repo: PinnedRepo) -> tuple[str, ...]:
+    return (repo.spec.note,) if repo.spec.note else ()
+
+
+def _earlier_local_folder(root: Path, pinned: Pin, previous: Manifest | None) -> list[str]:
+    """Where a new folder named by a root commit has an older `local/local/<name>` beside it
+    (the identity before roots), say where its records are: they are not carried over."""
+    if previous is not None or pinned.host != LOCAL or pinned.owner != (pinned.root or "")[:12]:
+        return []
+    earlier = root / LOCAL / LOCAL / pinned.name
+    if not (earlier / MANIFEST).is_file():
+        return []
+    return [f"{earlier} holds records from before local repositories were told apart by their "
+            f"first commit; if they are this repository's, pass --name {pinned.name} to go on "
+            "there"]
 
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
@@ -304,16 +324,20 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     loads = store.loads
     folder = output_folder(output_root, collected.pin)
     with repo_output.lock(folder, wait=wait, shared=dry_run):
-        removed_temp = [] if dry_run else repo_output.clean_temp_files(folder)
-        notes = [f"{folder}: removed {len(removed_temp)} temp files left by an interrupted run"
-                 ] if removed_temp else []
+        problem = None
         if previous is None:
             previous, problem = _manifest_or_note(folder, loads)
-            notes.extend([problem] if problem else [])
+        check_same_repository(str(folder), previous, collected.pin)  # before anything is touched
+        removed_temp = [] if dry_run else repo_output.clean_temp_files(folder)
+        notes = [*collected.notes, *_earlier_local_folder(output_root, collected.pin, previous)]
+        notes.extend([f"{folder}: removed {len(removed_temp)} temp files left by an interrupted "
+                      "run"] if removed_temp else [])
+        notes.extend([problem] if problem else [])
         if previous is not None and previous.pin.sha == collected.pin.sha:
             # The same commit, maybe under another name or source spelling: nothing moved, so the
-            # manifest keeps the pin it has and a re-run rewrites nothing.
-            collected = replace(collected, pin=previous.pin)
+            # manifest keeps the pin it has (gaining the root an older one lacks).
+            collected = replace(collected, pin=replace(
+                previous.pin, root=previous.pin.root or collected.pin.root))
         pinned = collected.pin
         resolved = _class_pass(collected, previous)
         if collected.kept and collected.outcomes:
@@ -447,8 +471,11 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
         folder = output_folder(output_root, repo.pin)
         previous = load_manifest(folder, store.loads)
         if previous is None:
+            hint = "".join(f"; {note}" for note in _earlier_local_folder(output_root, repo.pin,
+                                                                         None))
             raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
-                              "first (with the same --name, if it was given one)")
+                              f"first (with the same --name, if it was given one){hint}")
+        check_same_repository(str(folder), previous, repo.pin)  # before any file is read
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                     progress=progress, blocks=store.blocks)
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,

@@ -44,6 +44,7 @@ class Pin:
     sha: str  # full 40-hex commit sha
     web_url: str | None = None  # https://host/owner/name, None without a network remote
     reachable: bool = True  # False: the commit is on no branch or tag (maybe a fork's object)
+    root: str | None = None  # first commit of the pinned history (first parents); None: unknown
 
     @property
     def slug(self) -> str:

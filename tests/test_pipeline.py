@@ -57,7 +57,8 @@ def library(make_repo: Callable[[str], GitRepo]) -> GitRepo:
 def test_extract_writes_exact_records(library: GitRepo, tmp_path: Path) -> None:
     result = extract(str(library.path), output_root=tmp_path / "out", jobs=1)
     assert result.pin.sha == library.head()
-    assert result.folder == tmp_path / "out" / "local" / "local" / "lib"
+    # issue 14: a local repository without a network origin is named by its first commit
+    assert result.folder == tmp_path / "out" / "local" / library.head()[:12] / "lib"
     records = {r.site.message.template: r for r in records_in(result.folder)}
     assert set(records) == {"empty input", "cannot parse {text} at {self.pos}",
                             "expected an int, got something else", "docs"}

@@ -1,7 +1,8 @@
 """A repository's manifest: what a run read, skipped and counted, built from the merged records.
 
 Files not read again keep their entries as they were; visited files get entries from this run's
-records; counts are summed over the entries, so a manifest always agrees with its records.
+records; counts are summed over the entries, so a manifest always agrees with its records. The
+manifest's pin also says which repository the folder holds (`check_same_repository`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Protocol
 
 from crawler import __version__
 from crawler.catalogue.classes import Resolved
+from crawler.errors import OutputError
 from crawler.parse.workers import FileOutcome
 from crawler.records import (
     NEEDS_REVIEW,
@@ -86,3 +88,31 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
                     exception_classes=tuple(resolved.exception_classes),
                     removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
                     needs_review=tuple(sorted(review)))
+
+
+def is_other_repository(held: Pin, pin: Pin) -> bool:
+    """Are the records of a folder pinned as `held` another repository's than `pin`'s?
+
+    A forge identity decides first (two clones of one repository are one, whatever branch
+    each pins); else the first commit of the history. A manifest older than the `root` field,
+    or a shallow fetch beside a local run, cannot tell: it is taken for the same.
+    """
+    if held.web_url and pin.web_url:
+        return held.web_url.lower() != pin.web_url.lower()
+    if held.root and pin.root:
+        return held.root != pin.root
+    return False
+
+
+def check_same_repository(folder: str, previous: Manifest | None, pin: Pin) -> None:
+    """Refuse, before anything is read or written, a folder holding another repository's records."""
+    if previous is None or not is_other_repository(previous.pin, pin):
+        return
+    raise OutputError(f"{folder}: holds the records of another repository, "
+                      f"{_described(previous.pin)}, not of {_described(pin)}; its records are "
+                      "left as they are: give this one another --name, or another -o")
+
+
+def _described(pin: Pin) -> str:
+    first = f" (first commit {pin.root[:12]})" if pin.root else ""
+    return f"{pin.web_url or pin.source}{first}"

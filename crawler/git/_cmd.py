@@ -91,11 +91,12 @@ FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 class GitFailed(GitCommandError):
-    """A git command exited non-zero; `reason` is its last line of stderr."""
+    """A git command exited non-zero; `reason` is its last line of stderr, `lines` all of them."""
 
     def __init__(self, command: Sequence[str], status: int | str | None, stderr: str) -> None:
         super().__init__(list(command), status, stderr)
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+        self.lines = lines  # all of git's stderr, for the advice a message passes on
         last = lines[-1] if lines else "git exited with an error"
         for prefix in ("fatal: ", "error: "):
             last = last.removeprefix(prefix)

@@ -28,8 +28,17 @@ from crawler.git._cmd import (
     resolve_commit,
 )
 from crawler.git.fetch import Store
-from crawler.git.source import SourceSpec, check_ref, parse_source, redact
+from crawler.git.root import root_commit
+from crawler.git.source import (
+    SourceSpec,
+    check_ref,
+    file_url_git_dir,
+    parse_source,
+    redact,
+)
 from crawler.records import MAX_FILE_BYTES, Pin, SourceFile
+
+ROOT_DIGITS = 12  # of the root commit's sha, as the owner of a local repository's folder
 
 __all__ = [
     "PinnedRepo",
@@ -62,20 +71,47 @@ def pin(
     check_ref(ref, redact(source))  # before any git runs, even discovery
     spec = parse_source(source, name=name)
     store: Store | None = None
+    root: str | None = None  # a network remote's shallow snapshots do not know it
     if spec.kind == "local":
         assert spec.git_dir is not None
         git_dir = Path(spec.git_dir)
         repo = _open_local(git_dir, spec.display)
         sha = resolve_commit(repo, ref, spec.display)
         reachable = _on_branch_or_tag(repo, sha, spec.display)
+        root = _root(repo, sha, cache_dir or default_cache_dir(), spec.display)
     else:
         store = Store(cache_dir or default_cache_dir(), spec, blob_limit)
         sha, reachable = store.pin(ref)
         git_dir = store.git_dir
         repo = GitRepo(git_dir)
-    record = Pin(source=redact(source), host=spec.host, owner=spec.owner, name=spec.name,
-                 ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable)
+        if spec.file_url:  # its repository is on this machine, with its history
+            source_repo = _open_local(file_url_git_dir(spec), spec.display)
+            try:
+                root = _root(source_repo, sha, cache_dir or default_cache_dir(), spec.display)
+            finally:
+                source_repo.close()
+    record = Pin(source=redact(source), host=spec.host, owner=_owner(spec, root), name=spec.name,
+                 ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable, root=root)
     return PinnedRepo(record, repo, spec=spec, store=store)
+
+
+def _root(repo: GitRepo, sha: str, cache_dir: Path, where: str) -> str | None:
+    try:
+        return root_commit(repo, sha, cache_dir)
+    except GitFailed as exc:
+        raise SourceError(f"[{where}] cannot find the first commit of {sha}: {exc.reason}"
+                          ) from None
+
+
+def _owner(spec: SourceSpec, root: str | None) -> str:
+    """The folder's owner part: a local repository with no other name is told apart by its
+    root commit (`local/<12 hex>/<folder name>`), so two folders named alike never share one."""
+    if not spec.by_root:
+        return spec.owner
+    if root is None:
+        raise SourceError(f"[{spec.display}] a shallow clone with no network origin: nothing "
+                          "tells it apart from another folder of its name; give --name NAME")
+    return root[:ROOT_DIGITS]
 
 
 def _open_local(git_dir: Path, where: str) -> GitRepo:

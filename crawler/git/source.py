@@ -1,7 +1,9 @@
 """What the user asked to crawl: the source, the ref and the name, checked before git runs.
 
 Every value here may reach git's argv or config, so anything that git could read as an
-option, a helper transport or a command is refused with a SourceError or RefError first.
+option, a helper transport or a command is refused with a SourceError or RefError first. What
+exists here as a path is read here; GitHub is reached for `github:OWNER/NAME`, and for a bare
+OWNER/NAME only when it does not look like a mistyped path (then with a note).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
@@ -25,6 +27,9 @@ _SCHEMES = {"https": "https", "http": "http", "ssh": "ssh", "git+ssh": "ssh",
 _HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # ext::, fd::, any <transport>::
 _SCP = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[^@/:]+):(?P<path>.+)$")
 _SHORTHAND = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.-]+)$")
+_GITHUB_PREFIX = re.compile(r"^(?:gh|github):(?P<rest>.*)$", re.IGNORECASE)
+_GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")  # GitHub's user and org names
+_DOT_VERSION = re.compile(r"\d\.\d")  # clik-8.1.7: a release folder, not a repository name
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 # Options that make git run or write something, refused anywhere inside a value.
 _SMUGGLED = ("--upload-pack", "--receive-pack", "--exec", "--config", "--output",
@@ -43,6 +48,14 @@ class SourceSpec:
     name: str
     web_url: str | None
     git_dir: str | None = None  # local only: the repository's git directory, found once
+    by_root: bool = False  # no network origin and no --name: `pin` takes the owner from the
+    # pinned history's root commit, so two folders of the same name are two identities
+    note: str | None = None  # how the source was read, when the user did not say (OWNER/NAME)
+
+    @property
+    def file_url(self) -> bool:
+        """A `file://` source: fetched like a remote, but its repository is on this machine."""
+        return self.kind == "remote" and self.location[:5].lower() == "file:"
 
     @property
     def display(self) -> str:
@@ -141,18 +154,45 @@ def _parse(source: str, where: str) -> SourceSpec:
                           "give an https, ssh, git or file URL or a local path")
     if "://" in source:
         return _from_url(source, where)
+    if os.path.lexists(source):  # what exists here is always read here, never fetched
+        return _from_path(source, where)
+    github = _GITHUB_PREFIX.match(source)
+    if github:
+        return _from_github(github["rest"], where)
     scp = _SCP.match(source)
     if scp and not source.startswith(("./", "../", "/")):
         return _from_scp(source, scp, where)
-    if os.path.lexists(source):
-        return _from_path(source, where)
     shorthand = _SHORTHAND.match(source)
-    if shorthand and all(part.strip(".") for part in source.split("/")):
-        owner, repo = shorthand["owner"], _strip_git(shorthand["name"])
-        return _remote(f"https://{GITHUB}/{owner}/{repo}.git", GITHUB, [owner, repo],
-                       f"https://{GITHUB}")
-    raise SourceError(f"[{where}] no such folder, and not a URL or GitHub OWNER/NAME: give a "
-                      "repository's path or URL")
+    if shorthand and not _looks_like_path(source):
+        spec = _from_github(source, where)
+        return replace(spec, note=(f"[{where}] no such folder here, so it is read as GitHub's "
+                                   f"{spec.web_url} (write github:{source} to say so)"))
+    raise SourceError(f"[{where}] no such folder: give a repository's path, its URL, or "
+                      "github:OWNER/NAME for a repository on GitHub")
+
+
+def _from_github(shorthand: str, where: str) -> SourceSpec:
+    """`github:OWNER/NAME` (or `gh:`, or a bare OWNER/NAME): the repository on GitHub."""
+    match = _SHORTHAND.match(shorthand)
+    if match is None or not all(part.strip(".") for part in shorthand.split("/")):
+        raise SourceError(f"[{where}] not a GitHub repository: write github:OWNER/NAME")
+    owner, repo = match["owner"], _strip_git(match["name"])
+    return _remote(f"https://{GITHUB}/{owner}/{repo}.git", GITHUB, [owner, repo],
+                   f"https://{GITHUB}")
+
+
+def _looks_like_path(source: str) -> bool:
+    """Is a missing OWNER/NAME more likely a mistyped folder than a GitHub repository?
+
+    A GitHub owner is letters, digits and '-' only, so `my_repos/x` or `.cache/x` is a folder;
+    a dot-version (`repos/clik-8.1.7`) is an unpacked release; an OWNER that is a folder here
+    (`repos/`) says the user meant a path in it.
+    """
+    owner, _, name = source.partition("/")
+    return (source.startswith(("./", "../", "~", "/"))
+            or _GITHUB_LOGIN.fullmatch(owner) is None
+            or _DOT_VERSION.search(name) is not None
+            or os.path.isdir(owner))
 
 
 def _from_url(url: str, where: str) -> SourceSpec:
@@ -190,7 +230,15 @@ def _from_scp(source: str, match: re.Match[str], where: str) -> SourceSpec:
 
 def _from_file_url(url: str, parts: SplitResult, where: str) -> SourceSpec:
     name = unquote(_path_parts(parts.path, where)[-1])
-    return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None)
+    return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None,
+                      by_root=True)
+
+
+def file_url_git_dir(spec: SourceSpec) -> Path:
+    """The git directory a `file://` source names, found as a local path's is: its fetch is
+    shallow, so the history that tells it apart is read there (only after the fetch)."""
+    folder = Path(unquote(urlsplit(spec.location).path)).resolve()
+    return Path(_discover(folder, spec.display)[0])
 
 
 def _check_network_address(url: str, host: str, user: str | None, where: str) -> None:
@@ -222,7 +270,9 @@ def _strip_git(name: str) -> str:
 
 def _remote(location: str, host: str, parts: list[str], web_root: str) -> SourceSpec:
     """A network source: owner holds every folder but the last (GitLab nested groups)."""
-    return SourceSpec(kind="remote", location=location, **_identity(host, parts, web_root))
+    identity = _identity(host, parts, web_root)
+    return SourceSpec("remote", location, identity["host"], identity["owner"], identity["name"],
+                      identity["web_url"])
 
 
 def _identity(host: str, parts: list[str], web_root: str) -> dict[str, str]:
@@ -246,7 +296,8 @@ def _from_path(path: str, where: str) -> SourceSpec:
         return SourceSpec("local", top, origin.host, origin.owner, origin.name, origin.web_url,
                           git_dir)
     base = Path(top).name if Path(top).name != ".git" else Path(top).parent.name
-    return SourceSpec("local", top, LOCAL, LOCAL, sanitise(_strip_git(base)), None, git_dir)
+    return SourceSpec("local", top, LOCAL, LOCAL, sanitise(_strip_git(base)), None, git_dir,
+                      by_root=True)
 
 
 def _discover(folder: Path, where: str) -> tuple[str, str]:
@@ -262,10 +313,21 @@ def _discover(folder: Path, where: str) -> tuple[str, str]:
         top = _text(run_git(None, "rev-parse", "--show-toplevel", cwd=folder,
                             env=ceiling)).strip() if out[1] == "true" else str(folder)
     except GitFailed as exc:
-        raise SourceError(_not_a_repository(folder, where, exc.reason)) from None
+        raise SourceError(_refused_as_unsafe(where, exc.lines)
+                          or _not_a_repository(folder, where, exc.reason)) from None
     if Path(top) != folder:
         raise SourceError(_not_a_repository(folder, where, ""))
     return out[0], top
+
+
+def _refused_as_unsafe(where: str, git_says: list[str]) -> str | None:
+    """git's safe.directory refusal (the repository is another user's), with git's advice."""
+    if not any("dubious ownership" in line for line in git_says):
+        return None
+    advice = next((line for line in git_says if line.startswith("git config ")),
+                  "git config --global --add safe.directory <path>")
+    return (f"[{where}] git refuses to read this repository: it is owned by another user "
+            f"(git's safe.directory check); if you trust it, run `{advice}`")
 
 
 def _not_a_repository(folder: Path, where: str, reason: str) -> str:
@@ -307,5 +369,5 @@ def _renamed(spec: SourceSpec, name: str) -> SourceSpec:
         host, owner = sanitise(parts[0]), "/".join(sanitise(p) for p in parts[1:-1])
     elif len(parts) == 2:
         owner = sanitise(parts[0])
-    return SourceSpec(spec.kind, spec.location, host, owner, sanitise(parts[-1]), spec.web_url,
-                      spec.git_dir)
+    # An explicit name is the folder, as given: the root commit no longer picks the owner.
+    return replace(spec, host=host, owner=owner, name=sanitise(parts[-1]), by_root=False)

@@ -151,6 +151,7 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
         "ref": pin.ref,
         "commit": pin.sha,
         "reachable": pin.reachable,
+        "root": pin.root,
         "options": {
             "include": list(manifest.options.include),
             "exclude": list(manifest.options.exclude),
@@ -191,7 +192,7 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
         pin=Pin(source=data["source"], host=data["host"], owner=data["owner"], name=data["name"],
                 ref=data["ref"], sha=data["commit"],
                 web_url=data["repo"] if data["repo"].startswith("http") else None,
-                reachable=data["reachable"]),
+                reachable=data["reachable"], root=data.get("root")),  # None: unknown, or older
         crawler_version=data["crawler_version"],
         options=ExtractOptions(include=tuple(options["include"]), exclude=tuple(options["exclude"]),
                                include_tests=options["include_tests"],

@@ -109,21 +109,6 @@ def served(history: History) -> History:
     return history
 
 
-@pytest.fixture
-def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every git argv the stage runs, recorded."""
-    calls: list[list[str]] = []
-    real = subprocess.Popen
-
-    def spy(args: list[str], *rest: Any, **kwargs: Any) -> Any:
-        if args and args[0] == "git":
-            calls.append(list(args))
-        return real(args, *rest, **kwargs)
-
-    monkeypatch.setattr(subprocess, "Popen", spy)
-    return calls
-
-
 def fetches(calls: list[list[str]]) -> list[list[str]]:
     return [call for call in calls if "fetch" in call]
 
@@ -162,8 +147,10 @@ def test_local_refs_resolve_to_full_shas(history: History, ref: Callable[[Histor
 def test_local_pin_record(history: History) -> None:
     with pin(history.path, "v2") as repo:
         record = repo.pin
+    # issue 14: a local repository with no network origin is told apart by its first commit
     assert (record.source, record.host, record.owner, record.name) == (
-        history.path, "local", "local", "repo")
+        history.path, "local", history.first[:12], "repo")
+    assert record.root == history.first
     assert (record.web_url, record.reachable, record.ref) == (None, True, "v2")
     assert repo.git_dir == history.repo.path / ".git"
 
@@ -502,8 +489,10 @@ def test_remote_refs_resolve_to_full_shas(served: History, ref: Callable[[Histor
 
 def test_remote_pin_record(served: History) -> None:
     record = pin(served.url, "v1").pin
+    # issue 14: a file:// repository is told apart by its first commit, read where it is
     assert (record.source, record.host, record.owner, record.name, record.web_url) == (
-        served.url, "local", "local", "repo", None)
+        served.url, "local", served.first[:12], "repo", None)
+    assert record.root == served.first
 
 
 def test_remote_unreachable_commit(served: History) -> None:

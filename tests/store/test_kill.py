@@ -225,7 +225,7 @@ def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: P
 
     first = extract(out)
     assert first.communicate(timeout=60)[0] == "" and first.returncode == 0, first.stderr
-    folder = out / "local" / "local" / "widgets"
+    folder = out / "local" / repo.head()[:12] / "widgets"  # named by its first commit (issue 14)
     blocks = {}
     for path in record_files.iter_record_paths(folder):
         function = record_files.load_record(path).site.function
@@ -242,7 +242,7 @@ def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: P
     clean.communicate(timeout=60)
     window = time.monotonic() - started
     assert clean.returncode == 0
-    reference = snapshot(reference_out / "local" / "local" / "widgets")
+    reference = snapshot(reference_out / folder.relative_to(out))
     assert reference != initial
 
     rng = random.Random(SEED + 2)
