@@ -246,6 +246,20 @@ def test_adopt_reviewed_keeps_the_record_active(out: Folder) -> None:
     assert manifest is not None and new not in manifest.needs_review
 
 
+def test_adopt_from_a_live_record_undoes_a_misattachment(out: Folder) -> None:
+    """An annotation the crawler left on the wrong live record goes where it belongs; the
+    record it leaves stays live, with empty slots and a pointer."""
+    wrong, right = live_id(out, CANNOT), live_id(out, REWORDED)
+    block = annotate(out.path(wrong), "meant for the reworded raise", POSITIVE)
+    run = out.cli("adopt", wrong, right, str(out.root))
+    assert run.exit_code == 0, run.stderr
+    left = out.record(wrong)
+    assert out.block(right) == block and out.block(wrong) == render.empty_annotation_text()
+    assert left.status == ACTIVE and left.history and left.history.adopted_by == right
+    again = out.cli("adopt", wrong, right, str(out.root))  # nothing left to move
+    assert again.exit_code == 0 and "was moved already" in again.stdout
+
+
 def test_adopt_force_replaces_and_shows_what_it_replaced(out: Folder) -> None:
     old, new = out.ids[POSITIVE], live_id(out, REWORDED)
     theirs = annotate(out.path(new), "another person's words", REWORDED, OTHER_BLOCK)
