@@ -32,20 +32,7 @@ from tests.child import kill_before
 from tests.gitrepo import GitRepo
 from tests.outputkit import snapshot
 from tests.processes import ROOT, child_env
-
-BASE = '''\
-def check(x):
-    if x < 0:
-        raise ValueError(f"x must be positive, got {x}")
-    return x
-
-
-class Loader:
-    def load(self, path):
-        if not path:
-            raise FileNotFoundError("no path given")
-        raise NotImplementedError(f"cannot load {path}")
-'''
+from tests.test_update import BASE, BLOCK  # the same module, and a person's block
 
 # The same code a week later: `check`'s message reworded past recognition, `load`'s first
 # raise deleted, and in another file a new raise whose words are nearer the old message.
@@ -64,20 +51,6 @@ NO_PATH = "no path given"
 CANNOT = "cannot load {path}"
 DECOY_TEMPLATE = "y must be positive, got {y}"
 
-BLOCK = '''\
-annotation:
-  # Written by hand: this comment and this layout move with the annotation.
-  written_for: {written_for}
-  what_it_means: |
-    {meaning}
-  solutions:
-  - Read the message.   # a trailing comment
-  example_fix: null
-  defensive_patterns: []
-  prevention: []
-  when_it_happens: null
-  related: []
-'''
 OTHER_BLOCK = BLOCK.replace("Read the message.", "Something else entirely.")
 
 

@@ -187,7 +187,12 @@ def _overlap(a: Counter[str], b: Counter[str]) -> float:
 
 
 def _same_or_last(old: str, new: str, separator: str) -> float:
-    """1 for the same name, 0.5 for the same last part (a function or file moved), else 0."""
+    """1 for the same name, 0.5 for the same last part (a function or file moved, or made
+    private: `get_values` and `_get_values`), else 0."""
     if old == new:
         return 1.0
-    return 0.5 if old.rsplit(separator, 1)[-1] == new.rsplit(separator, 1)[-1] else 0.0
+    return 0.5 if _last(old, separator) == _last(new, separator) else 0.0
+
+
+def _last(name: str, separator: str) -> str:
+    return name.rsplit(separator, 1)[-1].lstrip("_")

@@ -17,22 +17,9 @@ from crawler.catalogue.successors import (
 from crawler.parse.workers import visit_file
 from crawler.records import REMOVED, Annotation, ErrorRecord, empty_annotation
 from tests.outputkit import REPO, blob_sha, module
+from tests.test_update import BASE
 
-OLD = '''\
-def check(x):
-    if x < 0:
-        raise ValueError(f"x must be positive, got {x}")
-    return x
-
-
-class Loader:
-    def load(self, path):
-        if not path:
-            raise FileNotFoundError("no path given")
-        if path.endswith("/"):
-            raise IsADirectoryError(f"{path} is a folder")
-        raise NotImplementedError(f"cannot load {path}")
-'''
+OLD = BASE
 NEW = (OLD.replace("x must be positive, got {x}", "negative values are not accepted here: {x}")
        + '\n\ndef size(y):\n    if not isinstance(y, int):\n'
          '        raise TypeError(f"y must be positive, got {y}")\n')
