@@ -34,11 +34,13 @@ from tests.outputkit import snapshot
 from tests.processes import ROOT, child_env
 from tests.test_update import BASE, BLOCK  # the same module, and a person's block
 
-# The same code a week later: `check`'s message reworded past recognition, `load`'s first
-# raise deleted, and in another file a new raise whose words are nearer the old message.
+# The same code a week later: `check`'s message reworded past recognition, `load` gone (its
+# last raise moved to a new `read`), and in another file a new raise whose words are nearer the
+# old message.
 REWORDED = "negative values are not accepted here: {x}"
 LATER = (BASE.replace("x must be positive, got {x}", REWORDED)
-         .replace('        if not path:\n            raise FileNotFoundError("no path given")\n', ""))
+         .replace('    def load(self, path):\n        if not path:\n'
+                  '            raise FileNotFoundError("no path given")\n', "    def read(self, path):\n"))
 DECOY = '''\
 def size(y):
     if not isinstance(y, int):

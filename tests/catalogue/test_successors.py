@@ -42,7 +42,7 @@ def test_a_message_reworded_in_place_resembles_its_old_self_most() -> None:
     decoy = pair_score(old, new["y must be positive, got {y}"])
     assert reworded.template < 0.4 < decoy.template  # the decoy's words are nearer
     assert (reworded.context, reworded.qualname, reworded.exception, reworded.path) == (1, 1, 1, 1)
-    assert reworded.score > SUCCESSOR_FLOOR > decoy.score
+    assert reworded.score > decoy.score and reworded.score > SUCCESSOR_FLOOR
     assert reworded.why() == "template 0.32, context 1.00; same function, exception, file"
 
 
