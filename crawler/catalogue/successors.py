@@ -17,10 +17,9 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
-from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity, tokens
-from crawler.records import REMOVED, ErrorRecord
+from crawler.catalogue.pairing import CONTAINED_MIN, FUZZY_THRESHOLD, similarity, tokens
+from crawler.records import REMOVED, ErrorRecord, RaiseSite
 
 # How much each resemblance counts; they sum to 1. The template weighs most, but not all: a
 # message reworded past recognition at the same place, under the same condition, in the same
@@ -112,8 +111,9 @@ class SuccessorIndex:
     def likeliest(self, orphan: ErrorRecord, *, limit: int = 3,
                   floor: float = SUCCESSOR_FLOOR) -> tuple[Successor, ...]:
         old = _Profile(orphan)
-        bounded = sorted(((old.upper_bound(new), new) for new in self._profiles),
-                         key=lambda item: (-item[0], item[1].record.id))
+        bounded = [(bound, new) for new in self._profiles
+                   if (bound := old.upper_bound(new)) >= floor - 1e-9]
+        bounded.sort(key=lambda item: (-item[0], item[1].record.id))
         found: list[tuple[tuple[float, int, str], Successor]] = []
         for bound, new in bounded:
             needed = floor if len(found) < limit else -found[limit - 1][0][0]
@@ -130,70 +130,79 @@ class SuccessorIndex:
 
 
 class _Profile:
-    """A record's parts that scoring reads, each computed once."""
+    """A record's parts that scoring reads, computed once: an orphan meets thousands of them."""
 
     def __init__(self, record: ErrorRecord) -> None:
+        site = self.site = record.site
         self.record = record
-
-    @cached_property
-    def words(self) -> Counter[str]:
-        return Counter(tokens(self.record.site.message.template))
-
-    @cached_property
-    def context(self) -> list[str]:
-        """The stripped lines around the raise statement within its snippet, the raise left out."""
-        site = self.record.site
-        lines = site.snippet.splitlines()
-        start, end = site.line - site.snippet_line, site.end_line - site.snippet_line + 1
-        if not 0 <= start < end <= len(lines):
-            return []  # a snippet that does not hold the raise: nothing around it to compare
-        around = lines[max(0, start - CONTEXT_LINES):start] + lines[end:end + CONTEXT_LINES]
-        return [line.strip() for line in around if line.strip()]
-
-    @cached_property
-    def context_lines(self) -> Counter[str]:
-        return Counter(self.context)
+        self.words = Counter(tokens(site.message.template))
+        self.word_count = sum(self.words.values())
+        self.context = _context(site)
+        self.context_lines = Counter(self.context)
+        self.qualname_last, self.path_last = _last(site.qualname, "."), _last(site.path, "/")
 
     def _fixed(self, new: _Profile) -> tuple[float, float, float]:
         """The parts that are equalities: qualname, exception, path."""
-        old_site, new_site = self.record.site, new.record.site
-        qualname = _same_or_last(old_site.qualname, new_site.qualname, ".")
+        old_site, new_site = self.site, new.site
+        qualname = _same_or_last(old_site.qualname, new_site.qualname,
+                                 self.qualname_last == new.qualname_last)
         exception = 1.0 if (old_site.exception == new_site.exception or (
             old_site.exception_qualname is not None
             and old_site.exception_qualname == new_site.exception_qualname)) else 0.0
-        return qualname, exception, _same_or_last(old_site.path, new_site.path, "/")
+        path = _same_or_last(old_site.path, new_site.path, self.path_last == new.path_last)
+        return qualname, exception, path
 
     def resemblance(self, new: _Profile) -> Resemblance:
         qualname, exception, path = self._fixed(new)
-        template = similarity(self.record.site.message.template, new.record.site.message.template)
+        template = similarity(self.site.message.template, new.site.message.template)
         context = 0.0
         if self.context and new.context:
             context = difflib.SequenceMatcher(None, self.context, new.context, autojunk=False).ratio()
         return Resemblance(template, context, qualname, exception, path)
 
     def upper_bound(self, new: _Profile) -> float:
-        """At least the score `resemblance` gives: difflib's ratio is at most the multisets' overlap."""
+        """At least the score `resemblance` gives: difflib's ratio is at most the multisets'
+        overlap (its `quick_ratio`), and `similarity` lifts a text to the fuzzy threshold only
+        when every word of the shorter one is in the other."""
         qualname, exception, path = self._fixed(new)
-        # `similarity` lifts a text that holds the other whole up to the fuzzy threshold
-        template = max(_overlap(self.words, new.words), FUZZY_THRESHOLD)
-        context = _overlap(self.context_lines, new.context_lines)
-        return Resemblance(template, context, qualname, exception, path).score
+        shared = _shared(self.words, new.words)
+        total = self.word_count + new.word_count
+        template = 2 * shared / total if total else 1.0
+        shorter = min(self.word_count, new.word_count)
+        if shorter >= CONTAINED_MIN and shared == shorter:
+            template = max(template, FUZZY_THRESHOLD)
+        context = 0.0
+        if self.context and new.context:
+            context = (2 * _shared(self.context_lines, new.context_lines)
+                       / (len(self.context) + len(new.context)))
+        return (WEIGHTS["template"] * template + WEIGHTS["context"] * context
+                + WEIGHTS["qualname"] * qualname + WEIGHTS["exception"] * exception
+                + WEIGHTS["path"] * path)
 
 
-def _overlap(a: Counter[str], b: Counter[str]) -> float:
-    """2·|a ∩ b| / (|a| + |b|): difflib's `quick_ratio`, an upper bound of its `ratio`."""
-    total = sum(a.values()) + sum(b.values())
-    if not total:
-        return 1.0
-    return 2 * sum((a & b).values()) / total
+def _context(site: RaiseSite) -> list[str]:
+    """The stripped lines around the raise statement within its snippet, the raise left out."""
+    lines = site.snippet.splitlines()
+    start, end = site.line - site.snippet_line, site.end_line - site.snippet_line + 1
+    if not 0 <= start < end <= len(lines):
+        return []  # a snippet that does not hold the raise: nothing around it to compare
+    around = lines[max(0, start - CONTEXT_LINES):start] + lines[end:end + CONTEXT_LINES]
+    return [line.strip() for line in around if line.strip()]
 
 
-def _same_or_last(old: str, new: str, separator: str) -> float:
+def _shared(a: Counter[str], b: Counter[str]) -> int:
+    """How many items the two multisets share: |a ∩ b|, without building it."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(min(count, b[item]) for item, count in a.items() if item in b)
+
+
+def _same_or_last(old: str, new: str, same_last: bool) -> float:
     """1 for the same name, 0.5 for the same last part (a function or file moved, or made
     private: `get_values` and `_get_values`), else 0."""
     if old == new:
         return 1.0
-    return 0.5 if _last(old, separator) == _last(new, separator) else 0.0
+    return 0.5 if same_last else 0.0
 
 
 def _last(name: str, separator: str) -> str:
