@@ -31,6 +31,7 @@ from crawler._cli_options import (
     commit_option,
     dry_run_option,
     existing_folder_argument,
+    force_option,
     jobs_option,
     json_option,
     name_option,
@@ -217,7 +218,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
                    "else local processes; `local` forces local processes].")
 @jobs_option
 @cache_dir_option
-@click.option("--force", is_flag=True, help="Extract again even repositories already up to date.")
+@force_option
 @dry_run_option
 @summary_options
 def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int | None,
@@ -402,12 +403,11 @@ def check(folder: Path, as_json: bool) -> None:
 @existing_folder_argument("output")
 @click.option("--repo", default=None, metavar="HOST/OWNER/NAME",
               help="The repository folder, where OUTPUT holds the id in several.")
-@click.option("--force", is_flag=True,
-              help="Replace an annotation NEW_ID already carries (what it held is printed).")
+@force_option
 @click.option("--reviewed", is_flag=True,
               help="The annotation was checked against NEW_ID's message: keep it active, "
                    "not needs_review.")
-@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@dry_run_option
 @wait_option
 @json_option()
 def adopt(old_id: str, new_id: str, output: Path, repo: str | None, force: bool, reviewed: bool,
