@@ -44,7 +44,12 @@ jobs_option = click.option(
     help="Worker processes [default: all cores].")
 
 dry_run_option = click.option(
-    "--dry-run", is_flag=True, help="Extract and merge, but write nothing.")
+    "--dry-run", is_flag=True, help="Do everything but write: show what would change.")
+
+force_option = click.option(
+    "--force", is_flag=True,
+    help="Go past a check that would stop it: `batch` extracts again repositories already up to "
+         "date; `adopt` replaces an annotation NEW_ID carries, printing what it held.")
 
 wait_option = click.option(
     "--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",

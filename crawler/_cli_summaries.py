@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays
     from crawler.pipeline import RunResult
     from crawler.serve.export import DatabaseHit
     from crawler.serve.lookup import Match
-    from crawler.serve.review import Finding
+    from crawler.serve.review import Review
+    from crawler.store.adoption import Adoption
 
 Line = str | Table
 
@@ -187,26 +188,79 @@ class ValidateSummary:
 
 @dataclass(frozen=True)
 class CheckSummary:
-    """`check`: the records whose annotation may not fit their message, and the unreadable ones."""
+    """`check`: records whose annotation may not fit their message, annotations left on removed
+    records with their likeliest successors, adoptions left half done, and unreadable files."""
 
-    checked: int
-    findings: tuple[Finding, ...]
-    problems: tuple[str, ...]
+    review: Review
 
     def to_json(self) -> str:
+        review = self.review
         return _dumps({
-            "checked": self.checked,
+            "checked": review.checked,
             "findings": [{"path": str(f.path), "id": f.record.id, "status": f.record.status,
                           "written_for": f.record.annotation.written_for,
-                          "template": f.record.site.message.template} for f in self.findings],
-            "problems": list(self.problems),
+                          "template": f.record.site.message.template} for f in review.findings],
+            "orphans": [{"path": str(o.path), "id": o.record.id,
+                         "written_for": o.record.annotation.written_for,
+                         "template": o.record.site.message.template,
+                         "successors": [{"id": s.record.id, "path": s.record.site.path,
+                                         "line": s.record.site.line,
+                                         "template": s.record.site.message.template,
+                                         "score": s.score, "why": s.resemblance.why()}
+                                        for s in o.successors]} for o in review.orphans],
+            "unfinished_adoptions": [{"path": str(u.path), "old": u.old.id, "new": u.new.id}
+                                     for u in review.unfinished],
+            "problems": list(review.problems),
         })
 
     def lines(self) -> Iterator[Line]:
-        for finding in self.findings:
-            yield finding.describe()
-        yield (f"{self.checked} records checked, {len(self.findings)} to review, "
-               f"{len(self.problems)} unreadable")
+        review = self.review
+        yield from (finding.describe() for finding in review.findings)
+        yield from (orphan.describe() for orphan in review.orphans)
+        yield from (unfinished.describe() for unfinished in review.unfinished)
+        unfinished = f", {len(review.unfinished)} adoptions unfinished" if review.unfinished else ""
+        yield (f"{review.checked} records checked, {len(review.findings)} to review, "
+               f"{len(review.orphans)} orphaned annotations{unfinished}, "
+               f"{len(review.problems)} unreadable")
+
+
+@dataclass(frozen=True)
+class AdoptSummary:
+    """`adopt`: the annotation moved (or to move, in a dry run), and what --force replaced."""
+
+    adoption: Adoption
+    dry_run: bool
+
+    def to_json(self) -> str:
+        a = self.adoption
+        return _dumps({
+            "folder": str(a.folder), "old": a.old.id, "new": a.new.id, "state": a.state,
+            "old_status": a.old_after.status, "new_status": a.new_after.status,
+            "written_for": a.new_after.annotation.written_for,
+            "template": a.new_after.site.message.template,
+            "replaced": a.replaced, "files": list(a.files), "dry_run": self.dry_run,
+        }, ascii_only=False)
+
+    def lines(self) -> Iterator[Line]:
+        a = self.adoption
+        verb = {"adopted": "moves" if self.dry_run else "moved",
+                "finished": "finishes" if self.dry_run else "finished",
+                "done already": "was moved already:"}[a.state]
+        what = "the annotation" if a.state != "finished" else "the interrupted move of the annotation"
+        yield (f"{verb} {what} of {a.old.id} ({a.old.status}, {a.old.site.path}:{a.old.site.line}) "
+               f"into {a.new.id} ({a.new_after.status}, {a.new.site.path}:{a.new.site.line})")
+        written_for = a.new_after.annotation.written_for
+        if written_for != a.new_after.site.message.template:
+            yield (f"it was written for {written_for!r}; the message is now "
+                   f"{a.new_after.site.message.template!r}: check it, then set "
+                   "annotation.written_for to the new message")
+        if a.replaced is not None:
+            yield f"--force replaced the annotation {a.new.id} held:"
+            yield a.replaced.rstrip("\n")
+        if self.dry_run:
+            yield f"dry run: {len(a.files)} files would change, nothing written"
+        else:
+            yield f"{len(a.files)} files written to {a.folder}"
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from crawler._cli_options import (
     commit_option,
     dry_run_option,
     existing_folder_argument,
+    force_option,
     jobs_option,
     json_option,
     name_option,
@@ -41,6 +42,7 @@ from crawler._cli_options import (
     wait_option,
 )
 from crawler._cli_summaries import (
+    AdoptSummary,
     BatchSummary,
     CheckSummary,
     ExtractSummary,
@@ -222,7 +224,7 @@ def _echo_notes(notes: tuple[str, ...], quiet: bool) -> None:
                    "else local processes; `local` forces local processes].")
 @jobs_option
 @cache_dir_option
-@click.option("--force", is_flag=True, help="Extract again even repositories already up to date.")
+@force_option
 @dry_run_option
 @summary_options
 def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int | None,
@@ -374,29 +376,70 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 @existing_folder_argument("folder")
 @json_option("findings")
 def check(folder: Path, as_json: bool) -> None:
-    """List records whose annotation may not fit their message any more.
+    """List records whose annotation may not fit their message any more, and orphaned annotations.
 
     A record is listed when its annotation's written_for is not its current message template,
     or when it is in needs_review (its message was reworded). After checking the annotation,
     set annotation.written_for to the current template: the next `crawler update` makes the
-    record active again. Exits 1 if anything is listed or a record cannot be read.
+    record active again. A removed record that carries an annotation is listed with the live
+    record without one that most resembles it and the score (or "no candidate"): move the
+    annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a record
+    cannot be read.
 
     \b
     Example:
       crawler check output/
     """
-    from crawler.serve.review import check_output
+    from crawler.serve.review import review_output
 
-    checked, findings, problems = check_output(folder)
-    summary = CheckSummary(checked, tuple(findings), tuple(problems))
+    review = review_output(folder)
+    summary = CheckSummary(review)
     if not as_json:
-        for problem in summary.problems:
+        for problem in review.problems:
             click.echo(problem, err=True)
     _show(summary, as_json)
-    if checked == 0:
+    if review.checked == 0:
         raise click.ClickException(f"{folder}: no records found; run `crawler extract` first")
-    if findings or problems:
+    if review.to_review:
         sys.exit(1)
+
+
+@main.command()
+@click.argument("old_id")
+@click.argument("new_id")
+@existing_folder_argument("output")
+@click.option("--repo", default=None, metavar="HOST/OWNER/NAME",
+              help="The repository folder, where OUTPUT holds the id in several.")
+@force_option
+@click.option("--reviewed", is_flag=True,
+              help="The annotation was checked against NEW_ID's message: keep it active, "
+                   "not needs_review.")
+@dry_run_option
+@wait_option
+@json_option()
+def adopt(old_id: str, new_id: str, output: Path, repo: str | None, force: bool, reviewed: bool,
+          dry_run: bool, wait: float, as_json: bool) -> None:
+    """Move the annotation of record OLD_ID into record NEW_ID, deliberately.
+
+    For an annotation the crawler could not carry itself (`crawler check` lists them with the
+    likeliest successor). The annotation block moves byte for byte, comments included, and
+    keeps its written_for; NEW_ID becomes needs_review (unless --reviewed) with
+    history.adopted_from, and OLD_ID keeps empty slots and history.adopted_by. One-to-one:
+    refused when NEW_ID already carries an annotation (unless --force), when OLD_ID carries
+    none, or when the two are in different repositories. OUTPUT is the output root or a
+    repository's folder in it. Run it again to finish an adopt that was interrupted.
+
+    \b
+    Example:
+      crawler check output/
+      crawler adopt 5be1c0d2a8e94f17 0c4d8e2f9a1b3c5d output/
+      crawler adopt 5be1c0d2a8e94f17 0c4d8e2f9a1b3c5d --repo github.com/jax-ml/jax --dry-run
+    """
+    from crawler.store.adoption import adopt as run_adopt
+
+    adoption = run_adopt(output, old_id, new_id, repo=repo, force=force, reviewed=reviewed,
+                         dry_run=dry_run, wait=wait)
+    _show(AdoptSummary(adoption, dry_run), as_json)
 
 
 _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sqlite": Path("errors.db")}

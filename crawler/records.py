@@ -132,6 +132,9 @@ class History:
     first_seen: str  # sha of the commit at which the site was first extracted
     removed_in: str | None = None  # sha of the first commit without the site, while removed
     previous_template: str | None = None  # the template an annotation may have been written for
+    # `crawler adopt` moved an annotation by hand: the record it went to, and the one it came from
+    adopted_by: str | None = None
+    adopted_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@ merging existing records with new sites (`merge`) and the whole of one run's reg
 (`regenerate`), related records (`related`), fitting test assertions to records as evidence
 (`evidence`), and the manifest built from the records (`manifest`).
 
+For people, not runs: the likeliest successors of a removed record that carries an
+annotation (`successors`), which `crawler check` lists and `crawler adopt` acts on.
+
 May import: `crawler.records`, `crawler.errors`, `crawler.parse` (names, templates and the
 visit's result type), `crawler.git.permalink`. Nothing here reads or writes a file.
 """

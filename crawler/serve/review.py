@@ -3,16 +3,28 @@
 `check_output` lists the records whose annotation may not fit their message any more. An
 annotation is bound to the template it was written for (`annotation.written_for`); a record is
 listed when that binding is broken (stale), missing while the annotation holds text, or when the
-record waits in `needs_review` for a person to look again. `validate_output` checks every record
-and manifest against the schemas.
+record waits in `needs_review` for a person to look again. `review_output` lists these too, and
+every annotation left on a `removed` record (an `Orphan`), with the live records of its
+repository most like it that carry no annotation (`catalogue.successors`), for a person to
+`crawler adopt`; and each adoption a kill left half done (`Unfinished`). `validate_output`
+checks every record and manifest against the schemas.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.catalogue.merge import is_stale
+from crawler.catalogue.successors import (
+    SUCCESSOR_FLOOR,
+    Successor,
+    SuccessorIndex,
+    candidates,
+    has_annotation,
+    orphans,
+)
 from crawler.errors import CrawlerError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.store import repo_output
@@ -41,13 +53,69 @@ class Finding:
                 "check the annotation, then set annotation.written_for to the new message")
 
 
+@dataclass(frozen=True)
+class Orphan:
+    """A removed record that carries an annotation, and the live records most like it."""
+
+    path: Path
+    record: ErrorRecord
+    successors: tuple[Successor, ...]  # best first; none scored `SUCCESSOR_FLOOR` or more
+
+    def describe(self) -> str:
+        head = (f"{self.path}: removed, with an annotation (written for "
+                f"{self.record.annotation.written_for or self.record.site.message.template!r})")
+        if not self.successors:
+            return f"{head}; no candidate (none scores {SUCCESSOR_FLOOR} or more)"
+        best = self.successors[0]
+        site = best.record.site
+        return (f"{head}; likeliest successor {best.record.id} at {site.path}:{site.line} "
+                f"{site.message.template!r}, score {best.score:.2f} ({best.resemblance.why()}); "
+                f"move it with `crawler adopt {self.record.id} {best.record.id}`")
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """An adoption a kill stopped between its writes: the annotation stands in both records."""
+
+    path: Path  # the old record's file
+    old: ErrorRecord
+    new: ErrorRecord
+
+    def describe(self) -> str:
+        return (f"{self.path}: its annotation was copied to {self.new.id} by an adopt that did not "
+                f"finish; run `crawler adopt {self.old.id} {self.new.id}` to finish it")
+
+
+@dataclass(frozen=True)
+class Review:
+    """What `crawler check` found under an output folder."""
+
+    checked: int
+    findings: tuple[Finding, ...]
+    orphans: tuple[Orphan, ...]
+    unfinished: tuple[Unfinished, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def to_review(self) -> bool:
+        return bool(self.findings or self.orphans or self.unfinished or self.problems)
+
+
 def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
-    """Every record under `root`: how many, those to look at again, and the unreadable files.
+    """Every record under `root`: how many, those to look at again, and the unreadable files."""
+    review = review_output(root)
+    return review.checked, list(review.findings), list(review.problems)
+
+
+def review_output(root: Path) -> Review:
+    """Every record under `root`, one repository folder at a time: what a person should look at.
 
     Listed: live records whose annotation names another template than theirs, or names none
-    while holding text, and records in review.
+    while holding text, and records in review; removed records that carry an annotation, each
+    with its likeliest successors; and adoptions left half done.
     """
-    checked, findings, problems = 0, [], []
+    checked, findings, found_orphans, unfinished, problems = 0, [], [], [], []
+    by_folder: dict[Path, list[tuple[Path, ErrorRecord]]] = defaultdict(list)
     for path in sorted(root.rglob(f"{ERRORS_DIR}/*.yaml")):
         checked += 1
         try:
@@ -55,12 +123,43 @@ def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
         except CrawlerError as error:
             problems.append(str(error))
             continue
+        by_folder[path.parent.parent].append((path, record))
         if record.status == REMOVED:
             continue
         unbound = record.annotation.written_for is None and not record.annotation.is_empty
         if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
             findings.append(Finding(path, record))
-    return checked, findings, problems
+    for loaded in by_folder.values():
+        half_done = _unfinished(loaded)
+        unfinished += half_done
+        found_orphans += _orphans(loaded, {u.old.id for u in half_done})
+    return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems))
+
+
+def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:
+    """Records whose annotation an adopt copied into another and did not empty afterwards."""
+    by_id = {record.id: (path, record) for path, record in loaded}
+    half_done = []
+    for _, new in loaded:
+        source = new.history.adopted_from if new.history else None
+        if source is None or source not in by_id:
+            continue
+        path, old = by_id[source]
+        adopted_by = old.history.adopted_by if old.history else None
+        if has_annotation(old) and adopted_by != new.id and old.annotation == new.annotation:
+            half_done.append(Unfinished(path, old, new))
+    return half_done
+
+
+def _orphans(loaded: list[tuple[Path, ErrorRecord]], skip: set[str]) -> list[Orphan]:
+    """The folder's removed records with an annotation, each with its likeliest successors."""
+    paths = {record.id: path for path, record in loaded}
+    records = [record for _, record in loaded]
+    found = [r for r in orphans(records) if r.id not in skip]
+    if not found:
+        return []
+    index = SuccessorIndex(candidates(records))
+    return [Orphan(paths[r.id], r, index.likeliest(r)) for r in found]
 
 
 def validate_output(root: Path) -> tuple[int, list[str]]:

@@ -5,7 +5,8 @@ plain data and back (`documents`) and to file text (`render`); the schemas (`sch
 quick check in `_quickschema`); atomic writes (`atomic`); the record files of a folder
 (`record_files`) and its manifest (`manifest_file`); the content-addressed caches of visit
 results and checked loads (`cache`); what a run passes to the store (`context`); and one
-repository's output folder: its lock, loading what it holds and writing it back (`repo_output`).
+repository's output folder: its lock, loading what it holds and writing it back (`repo_output`);
+and moving an annotation from one record to another by a person's decision (`adoption`).
 
 May import: `crawler.records`, `crawler.errors`, `crawler.parse` (the result types it caches).
 """

@@ -79,9 +79,17 @@ def _derived_data(record: ErrorRecord) -> dict[str, Any]:
             "evidence": [asdict(e) for e in record.evidence]}
 
 
+# Written only once `crawler adopt` sets them, so that every other record keeps its bytes.
+ADOPTION_KEYS = ("adopted_by", "adopted_from")
+
+
 def history_data(history: History | None) -> dict[str, Any]:
     history = history or History(first_seen="")
-    return asdict(history)
+    data = asdict(history)
+    for key in ADOPTION_KEYS:
+        if data[key] is None:
+            del data[key]
+    return data
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:
@@ -129,6 +137,8 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             first_seen=history.get("first_seen") or "",
             removed_in=history.get("removed_in"),
             previous_template=history.get("previous_template"),
+            adopted_by=history.get("adopted_by"),
+            adopted_from=history.get("adopted_from"),
         ),
         evidence=evidence,
         related=related,
