@@ -320,6 +320,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     store = store if store is not None else StoreContext()
     loads = store.loads
     folder = output_folder(output_root, collected.pin)
+    repo_output.check_folder(output_root, folder)  # no link or FIFO on the way to any write
     with repo_output.lock(folder, wait=wait, shared=dry_run):
         removed_temp = [] if dry_run else repo_output.clean_temp_files(folder)
         notes = [f"{folder}: removed {len(removed_temp)} temp files left by an interrupted run"
