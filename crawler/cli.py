@@ -237,7 +237,9 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
     from crawler.batch.driver import run_batch, scheduler_address
     from crawler.batch.reposfile import load_batch
 
-    entries = load_batch(repos_file, output_root)
+    given = click.get_current_context().get_parameter_source("output_root")
+    entries = load_batch(repos_file, output_root,
+                         output_given=given is click.core.ParameterSource.COMMANDLINE)
     address = scheduler_address(scheduler)
     with batch_progress(quiet or as_json, len(entries)) as progress:
         result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
