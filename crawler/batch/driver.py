@@ -340,9 +340,13 @@ class _Driver:
             return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
                               error=f"crashed while merging: {type(error).__name__}: {error}"[:500])
         merged = run.merged
-        return RepoResult(
+        done = RepoResult(
             entry, DONE, run.pin, run.folder, records=run.manifest.counts.records,
             added=len(merged.added), changed=len(merged.moved) + len(merged.changed)
             + len(merged.revived), removed=len(merged.removed), files=files,
             files_written=run.files_written, seconds=run.seconds,
         )
+        if run.problems:  # a file it could not read (a broken record, a FIFO) fails the entry
+            count = f" ({len(run.problems)} files left as they are)" if len(run.problems) > 1 else ""
+            return replace(done, status=FAILED, error=run.problems[0] + count)
+        return done

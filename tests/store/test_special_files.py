@@ -11,6 +11,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -321,3 +323,58 @@ def test_atomic_writes_never_replace_or_write_through_a_special_file(tmp_path: P
     assert link.is_symlink() and target.read_text() == "kept\n"
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and not fresh.exists()  # nothing of the batch
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(atomic.TEMP_SUFFIX)] == []
+
+
+# ---------------------------------------------------------------- every command, as a real process
+
+COMMANDS = {
+    "extract": ["extract", "{repo}", "-o", "{out}", "-q", "-j", "1"],
+    "update": ["update", "{repo}", "-o", "{out}", "-q", "-j", "1"],
+    "check": ["check", "{out}"],
+    "validate": ["validate", "{out}"],
+    "lookup": ["lookup", "ValueError: widget 1 is broken", "{out}"],
+    "export": ["export", "{out}", "--format", "jsonl", "--to", "{tmp}/records.jsonl"],
+    "batch": ["batch", "{tmp}/repos.yaml", "-o", "{out}", "-q", "-j", "1", "--force"],
+}
+
+
+@pytest.mark.parametrize("where", ["record", "manifest"])
+def test_no_command_stalls_on_a_fifo_in_the_output(make_repo: Callable[[str], Any], tmp_path: Path,
+                                                   where: str) -> None:
+    """Each command that reads the folder finishes (a FIFO opened for reading would wait for a
+    writer forever, holding the lock) and names the FIFO in one line where it reads it."""
+    from crawler.pipeline import extract
+    from tests.processes import ROOT, child_env
+
+    repo = make_repo("widgets")
+    repo.write("widgets/core.py", "def f(x):\n    raise ValueError(f'widget {x} is broken')\n"
+                                  "def g(x):\n    raise KeyError(f'no widget {x}')\n")
+    repo.commit()
+    out = tmp_path / "out"
+    folder = extract(str(repo.path), output_root=out, jobs=1).folder
+    (tmp_path / "repos.yaml").write_text(f"repos:\n  - source: '{repo.path}'\n", encoding="utf-8")
+    fifo = first_record(folder) if where == "record" else folder / MANIFEST
+    fifo.unlink()
+    os.mkfifo(fifo)
+    names = {"repo": repo.path, "out": out, "tmp": tmp_path}
+    started = {name: subprocess.Popen([sys.executable, "-m", "crawler",
+                                       *(a.format(**names) for a in args)], cwd=ROOT,
+                                      env=child_env(), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+               for name, args in COMMANDS.items()}
+    finished = {}
+    try:
+        for name, process in started.items():
+            finished[name] = process.communicate(timeout=120)
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()  # this process, by its id
+                process.wait()
+    readers = set(COMMANDS) - ({"check", "lookup"} if where == "manifest" else set())
+    for name, (stdout, stderr) in finished.items():
+        assert "Traceback" not in stderr, (name, stderr)
+        if name in readers:
+            assert started[name].returncode == 1, (name, stdout, stderr)
+            assert f"{fifo}: a named pipe (FIFO)" in stdout + stderr, (name, stdout, stderr)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
