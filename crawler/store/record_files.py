@@ -83,6 +83,9 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
     if not is_record_id(path.stem):
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))
+    if path.parent.is_symlink():  # a glob such as check's walks into a linked errors/
+        raise RecordError("its folder is a symbolic link; records are read only from a plain "
+                          f"{ERRORS_DIR}/ folder, it was left as it is", path=str(path))
     raw = read_capped(path)
     record = _cached_record(loads, raw) if loads is not None else None
     if record is None:

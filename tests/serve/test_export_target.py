@@ -241,25 +241,20 @@ def test_a_pipe_is_written_through(output_root: Path, tmp_path: Path,  # noqa: F
 
 @needs_root
 @pytest.mark.parametrize("fmt", ["jsonl", "sqlite"])
-def test_a_null_device_is_written_through_not_replaced(output_root: Path,  # noqa: F811
-                                                       tmp_path: Path, fmt: str) -> None:
-    null = tmp_path / "null"
-    os.mknod(null, 0o666 | stat.S_IFCHR, NULL)
-    process = export_to(output_root, fmt, null)
-    assert process.returncode == 0 and process.stderr == "", process.stderr
-    assert stat.S_ISCHR(null.lstat().st_mode) and null.lstat().st_rdev == NULL
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["null", "output"]
-
-
-@needs_root
-@pytest.mark.parametrize("fmt", ["jsonl", "sqlite"])
-def test_a_full_device_is_an_error_never_a_success(output_root: Path,  # noqa: F811
-                                                   tmp_path: Path, fmt: str) -> None:
-    full = tmp_path / "full"
-    os.mknod(full, 0o666 | stat.S_IFCHR, FULL)
-    line = one_line(export_to(output_root, fmt, full))
-    assert line.startswith(f"Error: {full}: disk full (No space left on device)")
-    assert stat.S_ISCHR(full.lstat().st_mode) and full.lstat().st_rdev == FULL
+@pytest.mark.parametrize("device", ["null", "full"])
+def test_a_device_is_written_through_and_a_full_one_is_an_error(output_root: Path,  # noqa: F811
+                                                                tmp_path: Path, fmt: str,
+                                                                device: str) -> None:
+    """Like /dev/null, the export succeeds; like /dev/full (ENOSPC), it fails: never a success."""
+    node, numbers = tmp_path / device, NULL if device == "null" else FULL
+    os.mknod(node, 0o666 | stat.S_IFCHR, numbers)
+    process = export_to(output_root, fmt, node)
+    if device == "null":
+        assert process.returncode == 0 and process.stderr == "", process.stderr
+    else:
+        assert one_line(process).startswith(f"Error: {node}: disk full (No space left on device)")
+    assert stat.S_ISCHR(node.lstat().st_mode) and node.lstat().st_rdev == numbers  # not replaced
+    assert sorted(p.name for p in tmp_path.iterdir()) == [device, "output"]
 
 
 def test_a_block_device_or_socket_is_refused(output_root: Path, tmp_path: Path,  # noqa: F811

@@ -378,3 +378,16 @@ def test_no_command_stalls_on_a_fifo_in_the_output(make_repo: Callable[[str], An
             assert started[name].returncode == 1, (name, stdout, stderr)
             assert f"{fifo}: a named pipe (FIFO)" in stdout + stderr, (name, stdout, stderr)
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_check_names_records_in_a_linked_errors_folder_instead_of_reading_them(
+        built: tuple[Path, Path], tmp_path: Path) -> None:
+    from crawler.serve.review import check_output
+
+    root, folder = built
+    moved = tmp_path / "moved"
+    shutil.move(folder / record_files.ERRORS_DIR, moved)
+    (folder / record_files.ERRORS_DIR).symlink_to(moved, target_is_directory=True)
+    checked, findings, problems = check_output(root)
+    assert findings == [] and len(problems) == checked == 5
+    assert all("its folder is a symbolic link" in p for p in problems)
