@@ -31,6 +31,7 @@ from crawler._cli_options import (
     commit_option,
     dry_run_option,
     existing_folder_argument,
+    force_option,
     jobs_option,
     json_option,
     name_option,
@@ -216,7 +217,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
                    "else local processes; `local` forces local processes].")
 @jobs_option
 @cache_dir_option
-@click.option("--force", is_flag=True, help="Extract again even repositories already up to date.")
+@force_option
 @dry_run_option
 @summary_options
 def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int | None,
@@ -405,8 +406,7 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
 @click.option("--to", "target", type=click.Path(path_type=Path), default=None,
               help="File or folder to write [default: records.jsonl, export/ or errors.db]; "
                    "'-' writes JSON Lines to stdout; a device or a pipe is written through.")
-@click.option("--force", is_flag=True,
-              help="Replace a file (or write into a folder) at --to that the crawler did not write.")
+@force_option
 @quiet_option
 def export_command(output: Path, fmt: str, target: Path | None, force: bool, quiet: bool) -> None:
     """Export every repository's records under OUTPUT for the site and API projects.

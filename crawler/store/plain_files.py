@@ -40,7 +40,7 @@ def lstat_or_none(path: Path | str) -> os.stat_result | None:
     """The file's own status (a link's, not its target's); None where nothing is there."""
     try:
         return os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder on the way should be
         return None
 
 
@@ -144,17 +144,18 @@ def refuse_replacing(path: Path) -> None:
 
 def refuse_links_below(root: Path, path: Path) -> None:
     """Refuse where a folder from `root` (excluded: the user's own choice) down to `path` is a
-    symbolic link or not a folder, before anything is written under it; missing ones are fine."""
+    symbolic link, before anything is written under it; missing ones are made as plain folders,
+    and a plain file in the way fails the first write as it is."""
     here = root
     for part in path.relative_to(root).parts:
         here = here / part
         found = lstat_or_none(here)
-        if found is None:
-            return  # made by the run, as a plain folder
-        if not stat.S_ISDIR(found.st_mode):
-            raise OutputError(f"{here}: {kind_of(found.st_mode)} where the output folder needs a "
-                              "plain folder; nothing was written: the crawler writes nowhere a "
-                              "link leads; replace it with a folder and run again")
+        if found is not None and stat.S_ISLNK(found.st_mode):
+            raise OutputError(f"{here}: a symbolic link where the output folder needs a plain "
+                              "folder; nothing was written: the crawler writes nowhere a link "
+                              "leads; replace it with a folder and run again")
+        if found is None or not stat.S_ISDIR(found.st_mode):
+            return  # made by the run, or a file in the way that the first write names
 
 
 __all__ = ["MAX_READ_BYTES", "kind_of", "lstat_or_none", "open_plain", "read_head", "read_plain",

@@ -327,9 +327,9 @@ def test_atomic_writes_never_replace_or_write_through_a_special_file(tmp_path: P
 
 # ---------------------------------------------------------------- every command, as a real process
 
-COMMANDS = {
-    "extract": ["extract", "{repo}", "-o", "{out}", "-q", "-j", "1"],
-    "update": ["update", "{repo}", "-o", "{out}", "-q", "-j", "1"],
+COMMANDS = {  # the writers wait for each other's lock; batch, which cannot, runs after them
+    "extract": ["extract", "{repo}", "-o", "{out}", "-q", "-j", "1", "--wait", "120"],
+    "update": ["update", "{repo}", "-o", "{out}", "-q", "-j", "1", "--wait", "120"],
     "check": ["check", "{out}"],
     "validate": ["validate", "{out}"],
     "lookup": ["lookup", "ValueError: widget 1 is broken", "{out}"],
@@ -357,15 +357,20 @@ def test_no_command_stalls_on_a_fifo_in_the_output(make_repo: Callable[[str], An
     fifo.unlink()
     os.mkfifo(fifo)
     names = {"repo": repo.path, "out": out, "tmp": tmp_path}
-    started = {name: subprocess.Popen([sys.executable, "-m", "crawler",
-                                       *(a.format(**names) for a in args)], cwd=ROOT,
-                                      env=child_env(), stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-               for name, args in COMMANDS.items()}
+    started: dict[str, subprocess.Popen[str]] = {}
     finished = {}
+
+    def run(commands: list[str]) -> None:
+        for name in commands:
+            started[name] = subprocess.Popen(
+                [sys.executable, "-m", "crawler", *(a.format(**names) for a in COMMANDS[name])],
+                cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in commands:
+            finished[name] = started[name].communicate(timeout=120)
+
     try:
-        for name, process in started.items():
-            finished[name] = process.communicate(timeout=120)
+        run([name for name in COMMANDS if name != "batch"])
+        run(["batch"])
     finally:
         for process in started.values():
             if process.poll() is None:
