@@ -55,6 +55,11 @@ wait_option = click.option(
     "--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
     help="If another run holds the output folder, wait this long for it, then give up.")
 
+force_option = click.option(
+    "--force", is_flag=True,
+    help="Go on where the crawler would stop to spare work or a file: `batch` extracts again "
+         "repositories already up to date, `export` replaces a file at --to it did not write.")
+
 quiet_option = click.option(
     "-q", "--quiet", is_flag=True, help="No progress bar and no summary; problems are still printed.")
 

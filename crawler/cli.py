@@ -245,7 +245,9 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
     from crawler.batch.driver import run_batch, scheduler_address
     from crawler.batch.reposfile import load_batch
 
-    entries = load_batch(repos_file, output_root)
+    given = click.get_current_context().get_parameter_source("output_root")
+    entries = load_batch(repos_file, output_root,
+                         output_given=given is click.core.ParameterSource.COMMANDLINE)
     address = scheduler_address(scheduler)
     with batch_progress(quiet or as_json, len(entries)) as progress:
         result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
@@ -452,13 +454,15 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
                    "sqlite: a database datasette serves as it is.")
 @click.option("--to", "target", type=click.Path(path_type=Path), default=None,
               help="File or folder to write [default: records.jsonl, export/ or errors.db]; "
-                   "'-' writes JSON Lines to stdout.")
+                   "'-' writes JSON Lines to stdout; a device or a pipe is written through.")
+@force_option
 @quiet_option
-def export_command(output: Path, fmt: str, target: Path | None, quiet: bool) -> None:
+def export_command(output: Path, fmt: str, target: Path | None, force: bool, quiet: bool) -> None:
     """Export every repository's records under OUTPUT for the site and API projects.
 
     Output is deterministic: the same records give byte-identical files. Schemas are in
-    schemas/ (record.schema.json, export-index.schema.json, export.sql).
+    schemas/ (record.schema.json, export-index.schema.json, export.sql). An existing file at
+    --to is replaced only if the crawler wrote it (or with --force); a link is followed.
 
     \b
     Example:
@@ -473,6 +477,6 @@ def export_command(output: Path, fmt: str, target: Path | None, quiet: bool) -> 
             raise click.UsageError("--to - (stdout) is for --format jsonl only")
         export.write_jsonl(export.load_output(output), sys.stdout)
         return
-    count = export.export(output, fmt, target)
+    count = export.export(output, fmt, target, force=force)
     if not quiet:
         click.echo(f"{count} records exported as {fmt} to {target}")

@@ -323,6 +323,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     store = store if store is not None else StoreContext()
     loads = store.loads
     folder = output_folder(output_root, collected.pin)
+    repo_output.check_folder(output_root, folder)  # no link or FIFO on the way to any write
     with repo_output.lock(folder, wait=wait, shared=dry_run):
         problem = None
         if previous is None:

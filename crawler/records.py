@@ -321,3 +321,4 @@ class BrokenFile:
     path: str  # the file, as found under the output folder
     id: str | None  # the record id its name claims, or None for a stray file
     problem: str  # one line, `path:line: what is wrong; what to do`
+    head: str | None = None  # its first MiB as text, read by the store; None: not a plain file

@@ -40,6 +40,7 @@ from crawler.records import ExtractOptions, Pin
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import MANIFEST
+from crawler.store.plain_files import read_plain
 from crawler.store.safe_yaml import safe_load_text
 
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
@@ -92,7 +93,7 @@ def _manifest_head(path: Path) -> Known | None:
     whole. One that cannot be read at all counts as absent: the repository is extracted again.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_plain(path).decode("utf-8")  # a link or a FIFO counts as absent, unopened
         head = text.split("\nexception_classes:", 1)[0]
         for part in (head, text) if head != text else (text,):
             data = safe_load_text(part, str(path))  # refuses tags, aliases, deep nesting
@@ -339,9 +340,13 @@ class _Driver:
             return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds, files=files,
                               error=f"crashed while merging: {type(error).__name__}: {error}"[:500])
         merged = run.merged
-        return RepoResult(
+        done = RepoResult(
             entry, DONE, run.pin, run.folder, records=run.manifest.counts.records,
             added=len(merged.added), changed=len(merged.moved) + len(merged.changed)
             + len(merged.revived), removed=len(merged.removed), files=files,
             files_written=run.files_written, seconds=run.seconds,
         )
+        if run.problems:  # a file it could not read (a broken record, a FIFO) fails the entry
+            count = f" ({len(run.problems)} files left as they are)" if len(run.problems) > 1 else ""
+            return replace(done, status=FAILED, error=run.problems[0] + count)
+        return done

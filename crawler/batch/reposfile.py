@@ -39,11 +39,14 @@ def _batch_validator() -> jsonschema.protocols.Validator:
     return jsonschema.validators.validator_for(schema)(schema)  # type: ignore[no-any-return]
 
 
-def load_batch(path: Path, output_root: Path = Path("output")) -> list[RepoEntry]:
+def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: bool = False
+               ) -> list[RepoEntry]:
     """The entries of a repos.yaml; a bad file raises one `BatchError` naming the entry and field.
 
     Relative local sources (`./x`, `../x`) and `output` folders are taken from the file's own
     folder; `output_root` (the command line's `-o`) is the output of entries that give none.
+    An `output` must stay inside the file's folder (see `_confined`), or inside `output_root`
+    where the user gave it on the command line (`output_given`).
     """
     data, text = load_yaml_file(path)
     error = jsonschema.exceptions.best_match(_batch_validator().iter_errors(data))
@@ -65,6 +68,11 @@ def load_batch(path: Path, output_root: Path = Path("output")) -> list[RepoEntry
         if output is None and "output" in defaults:
             output = Path(defaults["output"])
         root = base / output if output is not None else output_root
+        if output is not None:
+            allowed = [base, output_root.resolve()] if output_given else [base]
+            if not _confined(root, allowed):
+                where = ["repos", index, "output"] if "output" in raw else ["defaults", "output"]
+                raise BatchError(_describe_error(path, text, data, where, _LEAVES))
         entry = RepoEntry(
             index=index,
             source=source,
@@ -86,6 +94,20 @@ def load_batch(path: Path, output_root: Path = Path("output")) -> list[RepoEntry
         seen[key] = index
         entries.append(entry)
     return entries
+
+
+_LEAVES = ("leaves the folder of this file (an absolute path, `..` or a link leading out), so "
+           "nothing was run; give a folder inside it, or the output root with -o")
+
+
+def _confined(folder: Path, allowed: list[Path]) -> bool:
+    """Whether `folder`, every link followed, lies inside one of the `allowed` folders (resolved).
+
+    A repos.yaml comes from others: its `output` may not send writes anywhere else on the
+    machine (`/etc`, `../../home`), whereas a root given with -o is the user's own choice.
+    """
+    real = folder.resolve()
+    return any(real.is_relative_to(root) for root in allowed)
 
 
 def _describe_error(path: Path, text: str, data: Any, where: list[Any], problem: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from crawler.catalogue.identity import Ordinals
@@ -81,7 +80,7 @@ def plan(loaded: Loaded, pin: Pin, sites: Sequence[RaiseSite]) -> Plan:
     for broken in loaded.broken:
         if broken.id is None:
             continue
-        hint = _path_hint(Path(broken.path))
+        hint = _path_hint(broken.head)
         if hint is not None:
             held.add(hint)
             placed.add(broken.id)
@@ -100,12 +99,11 @@ def plan(loaded: Loaded, pin: Pin, sites: Sequence[RaiseSite]) -> Plan:
     return Plan(existing, free_sites, kept, frozenset(held), hold_all, reserved, entries)
 
 
-def _path_hint(path: Path) -> str | None:
-    """The `extracted.path` of a broken record, read as plain text (never as YAML)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1 << 20)
-    except OSError:
-        return None
-    match = _PATH_LINE.search(head.decode("utf-8", "replace"))
+def _path_hint(head: str | None) -> str | None:
+    """The `extracted.path` of a broken record, read off its text (never as YAML).
+
+    The store reads the text (`BrokenFile.head`), of plain files only: a link or a FIFO that
+    stands in for a record gives no hint.
+    """
+    match = _PATH_LINE.search(head) if head is not None else None
     return match.group(1) if match else None

@@ -16,6 +16,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,9 +24,11 @@ from crawler import __version__
 from crawler.errors import OutputError
 from crawler.git.permalink import permalink
 from crawler.records import REMOVED, SCHEMA_VERSION, ErrorRecord, Manifest
+from crawler.serve import export_target
 from crawler.store.atomic import sync_folder, write_atomic
 from crawler.store.documents import extracted_data, history_data
 from crawler.store.manifest_file import MANIFEST, load_manifest
+from crawler.store.plain_files import refuse_links_below, refuse_replacing, text_or_none
 from crawler.store.record_files import iter_record_paths, load_record
 from crawler.store.schemas import SCHEMA_DIR
 
@@ -103,7 +106,13 @@ def write_jsonl(repositories: Sequence[Repository], out: TextIO) -> int:
 def export_jsonl(repositories: Sequence[Repository], target: Path) -> int:
     lines = [_json_line(record_document(r)) + "\n" for _, r in _records(repositories)]
     write_atomic(target, "".join(lines))
+    sync_folder(target.parent)
     return len(lines)
+
+
+def _jsonl_chunks(repositories: Sequence[Repository]) -> Iterator[bytes]:
+    for _, record in _records(repositories):
+        yield (_json_line(record_document(record)) + "\n").encode("utf-8")
 
 
 # ---------------------------------------------------------------- JSON documents and index
@@ -136,6 +145,7 @@ def export_json(repositories: Sequence[Repository], target: Path) -> int:
     Files whose content is already right are not rewritten. Returns how many records.
     """
     errors = target / "errors"
+    refuse_links_below(target, errors)  # its writes stay in the folder given
     errors.mkdir(parents=True, exist_ok=True)
     wanted: set[str] = set()
     for _, record in _records(repositories):
@@ -151,12 +161,8 @@ def export_json(repositories: Sequence[Repository], target: Path) -> int:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
-    write_atomic(path, text)
+    if text_or_none(path) != text:  # a link or a FIFO is never read, and refused by the write
+        write_atomic(path, text)
 
 
 # ---------------------------------------------------------------- SQLite
@@ -164,19 +170,15 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def export_sqlite(repositories: Sequence[Repository], target: Path) -> int:
     """Write the database to a temporary file beside TARGET, then put it in place."""
+    refuse_replacing(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     os.unlink(tmp)  # sqlite creates it afresh
     try:
-        connection = sqlite3.connect(tmp)
-        try:
-            count = _fill(connection, repositories)
-            connection.commit()
-            connection.execute("VACUUM")
-        finally:
-            connection.close()
+        count = _build_database(repositories, tmp)
         os.replace(tmp, target)
+        sync_folder(target.parent)
     except sqlite3.Error as error:
         _remove(tmp)
         raise OutputError(f"{target}: cannot write the database ({error}); nothing there was changed"
@@ -184,6 +186,35 @@ def export_sqlite(repositories: Sequence[Repository], target: Path) -> int:
     except BaseException:
         _remove(tmp)
         raise
+    return count
+
+
+def _stream_sqlite(repositories: Sequence[Repository], target: export_target.Target) -> int:
+    """The database built in a private temp folder, then its bytes written to a device or pipe.
+
+    SQLite needs a file it can seek in; streaming the finished file gives a pipe's reader (`ssh`,
+    `gzip`) the very bytes a file target would hold.
+    """
+    with tempfile.TemporaryDirectory(prefix="crawler-export-") as folder:
+        built = os.path.join(folder, "export.db")
+        try:
+            count = _build_database(repositories, built)
+        except sqlite3.Error as error:
+            raise OutputError(f"{target.given}: cannot build the database ({error}); nothing "
+                              "was written") from error
+        with open(built, "rb") as handle:
+            export_target.stream(target, iter(partial(handle.read, 1 << 20), b""))
+    return count
+
+
+def _build_database(repositories: Sequence[Repository], path: str) -> int:
+    connection = sqlite3.connect(path)
+    try:
+        count = _fill(connection, repositories)
+        connection.commit()
+        connection.execute("VACUUM")
+    finally:
+        connection.close()
     return count
 
 
@@ -198,6 +229,7 @@ def _remove(path: str) -> None:
 def _fill(db: sqlite3.Connection, repositories: Sequence[Repository]) -> int:
     db.executescript(DDL.read_text(encoding="utf-8"))
     db.execute(f"PRAGMA user_version = {EXPORT_SCHEMA_VERSION}")
+    db.execute(f"PRAGMA application_id = {export_target.APPLICATION_ID}")  # tells our files apart
     db.executemany("INSERT INTO meta VALUES (?, ?)", [
         ("schema_version", str(EXPORT_SCHEMA_VERSION)),
         ("record_schema_version", str(SCHEMA_VERSION)),
@@ -343,16 +375,26 @@ def _check_version(connection: sqlite3.Connection, db_path: Path) -> None:
                           f"{EXPORT_SCHEMA_VERSION}; export the database again")
 
 
-def export(root: Path, fmt: str, target: Path) -> int:
-    """Export every repository under ROOT in one format to TARGET; returns how many records."""
+def export(root: Path, fmt: str, target: Path, *, force: bool = False) -> int:
+    """Export every repository under ROOT in one format to TARGET; returns how many records.
+
+    Where TARGET may be written, and how, is decided first (see `export_target`): a file the
+    crawler did not write is replaced only with `force`; a device or a pipe is written through.
+    """
+    if fmt not in FORMATS:
+        raise OutputError(f"{fmt!r}: not an export format; use one of {', '.join(FORMATS)}")
+    where = export_target.place(target, fmt, force)
     repositories = load_output(root)
-    if fmt == "jsonl":
-        return export_jsonl(repositories, target)
     if fmt == "json":
-        return export_json(repositories, target)
+        return export_json(repositories, where.real)
+    if where.how == export_target.STREAM:
+        if fmt == "sqlite":
+            return _stream_sqlite(repositories, where)
+        export_target.stream(where, _jsonl_chunks(repositories))
+        return sum(len(r.records) for r in repositories)
     if fmt == "sqlite":
-        return export_sqlite(repositories, target)
-    raise OutputError(f"{fmt!r}: not an export format; use one of {', '.join(FORMATS)}")
+        return export_sqlite(repositories, where.real)
+    return export_jsonl(repositories, where.real)
 
 
 __all__ = ["EXPORT_SCHEMA_VERSION", "FORMATS", "DatabaseHit", "Repository", "export",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from crawler.errors import OutputError
+from crawler.store.plain_files import refuse_replacing
 
 TEMP_SUFFIX = ".tmp"  # temp files: ".<name>.<random>.tmp", beside their target
 # fsyncs in flight at once: the journal commits those that wait together (measured here: 0.2 ms
@@ -24,8 +25,12 @@ _FSYNC_THREADS = 16
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write one file so that a crash leaves either the old or the new content, never half."""
+    """Write one file so that a crash leaves either the old or the new content, never half.
+
+    Only a plain file (or nothing) is replaced: a link, FIFO or device there is refused.
+    """
     tmp: str | None = None
+    refuse_replacing(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = _stage(path, text)
@@ -44,8 +49,11 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
 
     Every temp file is written and fsynced before the first rename, so a crash leaves each
     target as it was or as it should be; then each folder is fsynced once. An OSError leaves no
-    temp file behind and is raised as it is, for the caller to say what it was writing.
+    temp file behind and is raised as it is, for the caller to say what it was writing. Where a
+    target is not a plain file (a link, a FIFO), nothing at all is written.
     """
+    for path, _ in files:
+        refuse_replacing(path)
     staged: list[str] = []
     try:
         for path, text in files:

@@ -13,6 +13,7 @@ from crawler.store import atomic, schemas
 from crawler.store.cache import MANIFEST as MANIFEST_KIND
 from crawler.store.cache import LoadCache
 from crawler.store.documents import Unsure, as_read_back, manifest_data, manifest_from_data
+from crawler.store.plain_files import lstat_or_none
 from crawler.store.record_files import holds
 from crawler.store.render import manifest_text
 from crawler.store.safe_yaml import read_capped, safe_load_text, yaml_text
@@ -28,7 +29,7 @@ def load_manifest(root: Path, loads: LoadCache | None = None) -> Manifest | None
     reads.
     """
     path = root / MANIFEST
-    if not path.exists():
+    if lstat_or_none(path) is None:  # a link, even a dangling one, is there: refused by the read
         return None
     raw = read_capped(path)
     if loads is not None and (checked := loads.get(raw, MANIFEST_KIND)) is not None:

@@ -25,6 +25,7 @@ from crawler.store.documents import (
     history_data,
     record_from_data,
 )
+from crawler.store.plain_files import refuse_links_below, text_or_none
 from crawler.store.render import (
     SiteBlocks,
     annotation_block,
@@ -60,8 +61,12 @@ def record_path(root: Path, record_id: str) -> Path:
 
 
 def iter_record_paths(root: Path) -> Iterator[Path]:
-    """Record files of one repository folder (every *.yaml in errors/), sorted by name."""
+    """Record files of one repository folder (every *.yaml in errors/), sorted by name.
+
+    An errors/ that is a symbolic link is refused, not followed out of the output tree.
+    """
     errors = root / ERRORS_DIR
+    refuse_links_below(root, errors)
     if errors.is_dir():
         yield from sorted(p for p in errors.glob("*.yaml") if not p.name.startswith("."))
 
@@ -78,6 +83,9 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
     if not is_record_id(path.stem):
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))
+    if path.parent.is_symlink():  # a glob such as check's walks into a linked errors/
+        raise RecordError("its folder is a symbolic link; records are read only from a plain "
+                          f"{ERRORS_DIR}/ folder, it was left as it is", path=str(path))
     raw = read_capped(path)
     record = _cached_record(loads, raw) if loads is not None else None
     if record is None:
@@ -156,11 +164,8 @@ def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | N
 
 
 def holds(path: Path, text: str) -> bool:
-    """Whether the file holds exactly `text` (a file that cannot be read does not)."""
-    try:
-        return path.read_text(encoding="utf-8") == text
-    except (OSError, UnicodeDecodeError):
-        return False
+    """Whether the plain file holds exactly `text` (a file that cannot be read does not)."""
+    return text_or_none(path) == text
 
 
 # ---------------------------------------------------------------- priming the load cache

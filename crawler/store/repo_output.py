@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crawler.errors import OutputError, RecordError
@@ -26,6 +27,15 @@ from crawler.records import (
 from crawler.store import atomic
 from crawler.store.cache import LoadCache
 from crawler.store.manifest_file import MANIFEST, load_manifest, write_manifest
+from crawler.store.plain_files import (
+    kind_of,
+    lstat_or_none,
+    open_plain,
+    read_head,
+    refuse_links_below,
+    refuse_replacing,
+    text_or_none,
+)
 from crawler.store.record_files import (
     ERRORS_DIR,
     RecordText,
@@ -100,12 +110,14 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
 
 
 def _open_lock_file(path: Path, shared: bool) -> int | None:
-    flags = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    """The lock file, a plain file only: a link or a FIFO in its place is refused unopened."""
     try:
         if shared:
-            return os.open(path, os.O_RDONLY | flags)
+            return open_plain(path, os.O_RDONLY)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+        return open_plain(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except RecordError as error:
+        raise OutputError(f"{error} (the lock file)") from None
     except FileNotFoundError:
         if shared:
             return None
@@ -137,6 +149,21 @@ def _note_holder(fd: int, pid: int | None) -> None:
         pass  # a full disk must not stop a run that holds the lock
 
 
+# ---------------------------------------------------------------- what the folder may be
+
+
+def check_folder(output_root: Path, folder: Path) -> None:
+    """Refuse, before anything is read for writing or written, a folder the crawler must not use.
+
+    Every folder from below the output root down to errors/ must be a plain folder (or not
+    there yet), and the manifest and the lock file plain files (or not there yet): a link
+    would send the writes out of the output tree, and a FIFO would stall the run.
+    """
+    refuse_links_below(output_root, folder / ERRORS_DIR)
+    for name in (MANIFEST, LOCK_FILE):
+        refuse_replacing(folder / name)
+
+
 # ---------------------------------------------------------------- reading the folder
 
 
@@ -154,10 +181,12 @@ def clean_temp_files(folder: Path) -> list[str]:
     """Remove temp files that a killed run left; call it only while holding the lock."""
     removed = []
     for where in (folder, folder / ERRORS_DIR):
-        if not where.is_dir():
+        if not where.is_dir() or where.is_symlink():
             continue
         for path in sorted(where.iterdir()):
-            if path.name.startswith(".") and path.name.endswith(atomic.TEMP_SUFFIX) and path.is_file():
+            found = lstat_or_none(path)  # the crawler's own temp files are plain files, never links
+            if (path.name.startswith(".") and path.name.endswith(atomic.TEMP_SUFFIX)
+                    and found is not None and stat.S_ISREG(found.st_mode)):
                 try:
                     path.unlink()
                     removed.append(str(path))
@@ -176,6 +205,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
     records, broken = _load_records(folder, ids, loads)
+    broken = [_with_head(b) for b in broken]
     if loads is not None:
         loads.flush()  # what was loaded in full this time is a hit the next
     problem = None
@@ -187,11 +217,23 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     return Loaded(tuple(records), tuple(broken), manifest, problem)
 
 
+def _with_head(broken: BrokenFile) -> BrokenFile:
+    """A broken record with its first MiB as text, for the hint of the source file it belongs to."""
+    if broken.id is None or broken.head is not None:
+        return broken
+    head = read_head(broken.path, 1 << 20)
+    return broken if head is None else replace(broken, head=head.decode("utf-8", "replace"))
+
+
 def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | None
                   ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
     errors = folder / ERRORS_DIR
+    if errors.is_symlink():
+        return [], [BrokenFile(str(errors), None, f"{errors}: a symbolic link; records live in a "
+                               "plain errors/ folder and a link is never followed; replace it "
+                               "with a folder, it was left as it is")]
     # Listed by name, with the kinds the listing gives: no stat for each of thousands of files.
     entries = sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else []
     for entry in entries:
@@ -201,9 +243,9 @@ def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | 
         stem = entry.name[:-len(".yaml")] if entry.name.endswith(".yaml") else None
         claimed = stem if is_record_id(stem) else None
         if entry.is_symlink() or not entry.is_file():
-            kind = "a symbolic link" if entry.is_symlink() else "not a plain file"
-            broken.append(BrokenFile(where, claimed,
-                                     f"{where}: {kind}; records are plain files, it was left as it is"))
+            kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
+            broken.append(BrokenFile(where, claimed, f"{where}: {kind}; records are plain files, "
+                                     "never followed or opened; it was left as it is"))
             continue
         if claimed is None:
             broken.append(BrokenFile(where, None,
@@ -244,17 +286,10 @@ def pending_writes(folder: Path, records: Sequence[ErrorRecord], manifest_text: 
     changed = []
     for record in records:
         text = record_text(record, blocks)
-        if _text_of(record_path(folder, record.id)) != text:
+        if text_or_none(record_path(folder, record.id)) != text:
             changed.append(RecordText(record, text))
-    manifest = manifest_text if _text_of(folder / MANIFEST) != manifest_text else None
+    manifest = manifest_text if text_or_none(folder / MANIFEST) != manifest_text else None
     return PendingWrites(tuple(changed), manifest)
-
-
-def _text_of(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def write_folder(folder: Path, writes: PendingWrites, protected: frozenset[str] = frozenset(),

@@ -17,8 +17,9 @@ from typing import Any, NoReturn
 import yaml
 
 from crawler.errors import RecordError
+from crawler.store.plain_files import MAX_READ_BYTES, read_plain
 
-MAX_YAML_BYTES = 64 * 1024 * 1024  # far above any real record; a bigger file is refused unread
+MAX_YAML_BYTES = MAX_READ_BYTES  # far above any real record; a bigger file is refused
 # Characters YAML 1.1 does not allow in a stream (libyaml refuses them without a line number).
 _NOT_YAML_CHAR = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MAX_YAML_DEPTH = 64  # records nest 4 deep; libyaml's composer recurses and crashes near 10**5
@@ -166,15 +167,12 @@ def load_yaml_file(path: Path) -> tuple[Any, str]:
 
 
 def read_capped(path: Path) -> bytes:
-    """A file's bytes, unless it is too large to be a record."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_YAML_BYTES:
-            raise RecordError(f"{size} bytes, too large for a record; it was left as it is",
-                              path=str(path))
-        return path.read_bytes()
-    except OSError as error:
-        raise RecordError(f"cannot read: {error.strerror}", path=str(path)) from error
+    """A file's bytes, unless it is too large to be a record or is not a plain file.
+
+    Read by `plain_files.read_plain`: never through a link, never a FIFO or a device, and
+    capped by the bytes actually read, not by the size the file reports.
+    """
+    return read_plain(path, MAX_YAML_BYTES)
 
 
 def yaml_text(raw: bytes, where: str) -> str:
