@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 
 from crawler.parse.messages import build_template, redisplay
 from crawler.parse.reading import Piece
-from crawler.regexes import Budget, BoundedRegex, RegexTimeout, as_re_reads, literal_shape
+from crawler import regexes
+from crawler.regexes import BoundedRegex, Budget, RegexTimeout, _sre, as_re_reads, literal_shape
 
 SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))
@@ -77,18 +79,35 @@ def test_other_displays_match_as_re_does(data: st.DataObject) -> None:
 
 
 @SETTINGS
-@given(st.from_regex(r"(?:[ab{}\[\]:^,0-9e<=]|\\[\[\]{}]){0,12}", fullmatch=True),
-       st.text(alphabet="ab{}[]:^,0e<=", max_size=8))
-def test_regex_reads_what_re_reads(pattern: str, text: str) -> None:
-    """`{e<=1}`, `{1,}` and `[[:a:]]` mean to `regex` what they mean to `re`, once escaped."""
+@given(st.from_regex(r"(?:[ab{}\[\]:^,0-9e<=|()*+?.]|\\[\[\]{}]){0,12}", fullmatch=True),
+       st.text(alphabet="ab{}[]:^,0e<=", max_size=8), st.booleans())
+def test_regex_reads_what_re_reads(monkeypatch: pytest.MonkeyPatch, pattern: str, text: str,
+                                   in_regex: bool) -> None:
+    """`{e<=1}`, `{1,}` and `[[:a:]]` mean to `regex` what they mean to `re`, once escaped;
+    and a pattern `re` runs itself (its steps proved few) finds what it finds."""
+    monkeypatch.setattr(regexes, "FAST_STEPS", 0 if in_regex else regexes.FAST_STEPS)
     try:
-        expected = re.search(pattern, text)
-    except re.error:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = re.search(pattern, text)
+    except (re.error, OverflowError):
         assert BoundedRegex.compile(pattern) is None
         return
     bounded = BoundedRegex.compile(pattern)
     assert bounded is not None
     assert bounded.search(text, timeout=5.0) == (expected is not None)
+
+
+def test_re_runs_itself_only_where_its_steps_are_bounded() -> None:
+    def cost(pattern: str) -> tuple[int, int] | None:
+        found = regexes._Cost.of(_sre.parse(pattern))
+        return None if found is None else (found.repeats, found.paths)
+
+    assert cost(r"value \d must be (positive|negative)") == (0, 2)
+    assert cost(r"bad .* value [a-z]{2}") == (1, 1)
+    assert cost(r"(a|aa)+$") is None  # a repeated alternation
+    assert cost(r"(a*)*") is None and cost(r".*a.*b") is None  # nested, and two repeats
+    assert cost(r"(a)\1") is None  # a back reference
 
 
 def test_re_specials_are_escaped_only_where_regex_differs() -> None:
