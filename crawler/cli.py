@@ -358,6 +358,9 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
                             wait=wait)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
+    for note in result.notes:
+        if not quiet:
+            click.echo(f"note: {one_line(note)}", err=True)
     _raise_problems(result.problems, result.folder)
     if check_only and result.pending:
         sys.exit(1)

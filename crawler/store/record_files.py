@@ -1,6 +1,10 @@
-"""The record files of a repository folder, `errors/<id>.yaml`: loading and writing them.
+"""The record files of a repository folder, `errors/<id>.yaml`: which files are what, loading and
+writing them.
 
-A record's file is named by its id alone, checked to be 16 hex digits, never a path. A load
+A record's file is named by its id alone, checked to be 16 hex digits, never a path. Any other
+file in `errors/` that claims a record (its `id` field, or else its name, holds a record id: a
+`.yml`, `.bak`, `~` or `(copy)` of a record, or one with upper-case hex) is a renamed record:
+it holds that id back like a broken record, never "not a record" (`other_file`). A load
 runs every check (safe YAML, the schema, the kept annotation block, the id against the name);
 with a `LoadCache`, bytes that passed the checks of their content before are not checked again.
 A write writes only the files whose text changes, atomically, and primes the cache with what a
@@ -14,8 +18,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.errors import OutputError, RecordError
-from crawler.records import SCHEMA_VERSION, ErrorRecord
+from crawler.errors import CrawlerError, OutputError, RecordError
+from crawler.records import SCHEMA_VERSION, BrokenFile, ErrorRecord
 from crawler.store import atomic, schemas
 from crawler.store.cache import Checked, LoadCache, is_plain
 from crawler.store.documents import (
@@ -32,10 +36,11 @@ from crawler.store.render import (
     kept_annotation_block,
     record_text,
 )
-from crawler.store.safe_yaml import read_capped, safe_load_text, yaml_text
+from crawler.store.safe_yaml import load_yaml_file, read_capped, safe_load_text, yaml_text
 
 ERRORS_DIR = "errors"
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")  # always with fullmatch: `$` would let "…\n" through
+_ID_IN_NAME = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{16}(?![0-9a-fA-F])")
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,51 @@ def iter_record_paths(root: Path) -> Iterator[Path]:
         yield from sorted(p for p in errors.glob("*.yaml") if not p.name.startswith("."))
 
 
+# ---------------------------------------------------------------- files that are not <id>.yaml
+
+
+def claimed_id(path: Path) -> str | None:
+    """The record id a file not named `<id>.yaml` stands for: the `id` its YAML holds, else the
+    one id its name holds (any case); None for a file that claims no record."""
+    try:
+        data = safe_load_text(yaml_text(read_capped(path), str(path)), str(path))
+    except CrawlerError:
+        data = None
+    if isinstance(data, dict) and is_record_id(data.get("id")):
+        return str(data["id"])
+    found = _ID_IN_NAME.findall(path.name)
+    return found[0].lower() if len(found) == 1 else None
+
+
+def other_file(path: Path) -> BrokenFile:
+    """A plain file in errors/ not named `<id>.yaml`: a renamed record, or a stray file.
+
+    A renamed record holds its id (and so its site) back until a person puts it right: renamed
+    to `<id>.yaml`, or deleted where `<id>.yaml` holds the same text.
+    """
+    record = claimed_id(path)
+    if record is None:
+        return BrokenFile(str(path), None, f"{path}: not a record (records are <16 hex>.yaml); "
+                          "move it out of errors/, it was ignored")
+    proper = path.with_name(f"{record}.yaml")
+    if not proper.is_file():
+        todo = f"rename it to {proper.name}"
+    elif _same_bytes(path, proper):
+        todo = f"{proper.name} holds the same text: delete this copy"
+    else:
+        todo = (f"{proper.name} holds other text: keep what you want in {proper.name} and "
+                "delete this copy")
+    return BrokenFile(str(path), record, f"{path}: a renamed copy of record {record}; {todo} "
+                      "(its site is held back until then)")
+
+
+def _same_bytes(one: Path, other: Path) -> bool:
+    try:
+        return read_capped(one) == read_capped(other)
+    except CrawlerError:
+        return False
+
+
 # ---------------------------------------------------------------- loading
 
 
@@ -91,6 +141,29 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
         raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
     return record
+
+
+def read_record(path: Path) -> ErrorRecord:
+    """A record file read quickly: safe YAML and the id against the name, not the schema
+    (half the time of a load). For lookup, which only reads; a file that does not make a
+    record is a `RecordError`, like any broken one."""
+    data, _ = load_yaml_file(path)
+    try:
+        record = record_from_data(data, None)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise RecordError(f"not a record ({error!r} missing or wrong); run `crawler validate`",
+                          path=str(path)) from error
+    if record.id != path.stem:
+        raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; run "
+                          "`crawler validate`", path=str(path))
+    return record
+
+
+def verify_record(path: Path, loads: LoadCache | None = None) -> None:
+    """Raise what `load_record` would raise, building no record for bytes that passed before."""
+    checked = loads.get(read_capped(path)) if loads is not None else None
+    if checked is None or checked[0].get("id") != path.stem:
+        load_record(path, loads)  # every check; its errors, and what passes is stored
 
 
 def check_record_bytes(raw: bytes, path: Path) -> Checked:
