@@ -40,7 +40,7 @@ from crawler.records import (
     TestAssertion,
 )
 from crawler.selection import select_files, select_test_files
-from crawler.store import repo_output
+from crawler.store import record_files, repo_output
 from crawler.store.cache import LoadCache, ResultCache
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import load_manifest, prime_manifest
@@ -350,10 +350,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             # Records on disk that the manifest does not list were written by a run that stopped
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
-            # Every other record file is verified as a full run would load it (the load cache
-            # makes that a hash for unchanged bytes), so a broken one is held back all the same.
             loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
-                                             manifest=previous, loads=loads, verify=True)
+                                             manifest=previous, loads=loads)
+        # Every other record file is checked as a full run would load it, so a broken one is
+        # held back all the same: extract and update agree on every folder.
+        loaded, verified = _verify_rest(folder, loaded, loads)
         plan = holdback.plan(loaded, pinned, sites)
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
                             aside=_set_aside(collected, previous), full=full,
@@ -373,6 +374,10 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             written = repo_output.write_folder(folder, writes, plan.reserved, loads)
             if writes.manifest is not None and loads is not None:
                 prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
+        if loads is not None and not dry_run and not plan.hold_all:
+            record_files.remember_good_files(folder, loads, verified,
+                                             {f"{r.id}.yaml" for r in loaded.records},
+                                             {item.record.id for item in writes.records})
     notes.extend(_missing_notes(folder, missing, merged.added, plan.reserved, dry_run))
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
@@ -513,6 +518,15 @@ def _ids_in(folder: Path, previous: Manifest) -> set[str]:
     if errors.is_dir():
         ids.update(name[:-5] for name in os.listdir(errors) if name.endswith(".yaml"))
     return ids
+
+
+def _verify_rest(folder: Path, loaded: repo_output.Loaded, loads: LoadCache | None
+                 ) -> tuple[repo_output.Loaded, record_files.Verified]:
+    """The folder as loaded, with the record files it did not load checked too."""
+    seen = {Path(b.path).name for b in loaded.broken} | {f"{r.id}.yaml" for r in loaded.records}
+    verified = record_files.verify_records(folder, seen, loads)
+    broken = sorted((*loaded.broken, *verified.broken), key=lambda b: b.path)  # as a full load
+    return replace(loaded, broken=tuple(broken)), verified
 
 
 def _missing_ids(folder: Path, previous: Manifest | None) -> set[str]:

@@ -7,6 +7,7 @@ Each case runs both commands on the same folder: they must agree (no flip-flop).
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from crawler.catalogue.holdback import HELD_BACK
 from crawler.cli import main
 from crawler.records import ACTIVE
 from crawler.serve.review import check_output, validate_output
-from crawler.store import manifest_file, render
+from crawler.store import manifest_file, record_files, render
 from tests.gitrepo import GitRepo
 from tests.test_update import BASE, OTHER, POSITIVE, UNTOUCHED, Output
 
@@ -130,3 +131,23 @@ def test_a_record_broken_in_an_unchanged_file_is_noticed_by_both(out: Output) ->
     assert files(out) == before
     for code, output in (cli(out, "update", "--check"), cli(out, "update"), cli(out, "extract")):
         assert code == 1 and f"{path}:" in output
+
+
+def test_an_update_checks_again_only_the_files_changed_since(
+        out: Output, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file as the last run left it (same inode, size, times) is not read; one changed by
+    hand is, even when its size and modification time were put back (its ctime moves)."""
+    out.update()  # notes every file as good
+    checked: list[str] = []
+    real = record_files.verify_record
+    monkeypatch.setattr(record_files, "verify_record",
+                        lambda path, loads=None: checked.append(path.stem) or real(path, loads))
+    assert out.update().problems == () and checked == []
+    path = out.path(out.find(UNTOUCHED).id)
+    before = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace("status: active", "status: [ctive"),
+                    encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    result = out.update()
+    assert checked == [path.stem] and result.problems[0].startswith(f"{path}:")

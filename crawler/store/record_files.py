@@ -13,10 +13,12 @@ load of each text would find.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 from crawler.errors import CrawlerError, OutputError, RecordError
 from crawler.records import SCHEMA_VERSION, BrokenFile, ErrorRecord
@@ -159,11 +161,79 @@ def read_record(path: Path) -> ErrorRecord:
     return record
 
 
+def broken_record(where: str, record: str, error: CrawlerError) -> BrokenFile:
+    """A record file that did not load, with its one line."""
+    if isinstance(error, RecordError):
+        return BrokenFile(where, record, str(error))
+    return BrokenFile(where, record, f"{error}; fix the file by hand, it was left as it is")
+
+
+# ---------------------------------------------------------------- verifying the files not loaded
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The record files an update did not load, checked: the broken ones, and the signatures
+    of the good ones (`good_files`: what the last run found good)."""
+
+    broken: tuple[BrokenFile, ...]
+    good: dict[str, list[int]]
+    known: dict[str, list[int]]
+
+
+def verify_records(root: Path, loaded: Collection[str], loads: LoadCache | None) -> Verified:
+    """Check every `<id>.yaml` in errors/ not named in `loaded` (file names) as a load would,
+    so an update finds a broken record wherever an extract does. A file whose signature is the one a run found
+    good is unchanged since; for the others, bytes that passed every check before cost a load
+    cache hit (`verify_record`). Links, folders and other names are the listing's (`other_file`)."""
+    errors = root / ERRORS_DIR
+    known = loads.good_files(root) if loads is not None else {}
+    broken: list[BrokenFile] = []
+    good: dict[str, list[int]] = {}
+    for entry in sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else ():
+        record = entry.name.removesuffix(".yaml")
+        if not (entry.name.endswith(".yaml") and is_record_id(record)) or entry.name in loaded \
+                or not entry.is_file(follow_symlinks=False):
+            continue
+        stamp = signature(entry.stat(follow_symlinks=False))
+        try:
+            if known.get(entry.name) != stamp:
+                verify_record(Path(entry.path), loads)
+            good[entry.name] = stamp
+        except (RecordError, OutputError) as error:
+            broken.append(broken_record(entry.path, record, error))
+    return Verified(tuple(broken), good, known)
+
+
 def verify_record(path: Path, loads: LoadCache | None = None) -> None:
     """Raise what `load_record` would raise, building no record for bytes that passed before."""
     checked = loads.get(read_capped(path)) if loads is not None else None
     if checked is None or checked[0].get("id") != path.stem:
         load_record(path, loads)  # every check; its errors, and what passes is stored
+
+
+def signature(stat: os.stat_result) -> list[int]:
+    """What changes whenever a file's bytes do: any write or rename sets its ctime, which no
+    one can set back (an editor, `git checkout`, `cp -p` and a restore all give a new one)."""
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def remember_good_files(root: Path, loads: LoadCache, verified: Verified,
+                        loaded: Collection[str], written: Collection[str]) -> None:
+    """Note the signature of each record file a run leaves good, so that the next update
+    checks only what changed since: those `verified` found good, and those it `loaded` (file
+    names) or wrote (ids), stated again."""
+    good = dict(verified.good)
+    for name in {*loaded, *(f"{record}.yaml" for record in written)}:
+        try:
+            found = os.lstat(root / ERRORS_DIR / name)
+        except OSError:
+            good.pop(name, None)
+            continue
+        if S_ISREG(found.st_mode):
+            good[name] = signature(found)
+    if good != verified.known:
+        loads.put_good_files(root, good)
 
 
 def check_record_bytes(raw: bytes, path: Path) -> Checked:

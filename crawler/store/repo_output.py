@@ -29,12 +29,12 @@ from crawler.store.manifest_file import MANIFEST, load_manifest, write_manifest
 from crawler.store.record_files import (
     ERRORS_DIR,
     RecordText,
+    broken_record,
     is_record_id,
     load_record,
     other_file,
     read_record,
     record_path,
-    verify_record,
     write_texts,
 )
 from crawler.store.render import SiteBlocks, record_text
@@ -172,17 +172,17 @@ def clean_temp_files(folder: Path) -> list[str]:
 
 def load_folder(folder: Path, ids: Collection[str] | None = None,
                 manifest: Manifest | None = None, loads: LoadCache | None = None,
-                verify: bool = False, quick: bool = False) -> Loaded:
+                quick: bool = False) -> Loaded:
     """Every record in the folder that loads safely, and every file in errors/ that does not.
 
     With `ids`, only those records are read (an update that knows which files changed); the
-    folder is still listed, so stray files and links are reported all the same, and with
-    `verify` every other record file is checked too (`record_files.verify_record`); `quick`
-    reads records without the schema (`record_files.read_record`: lookup's). With `loads`,
+    folder is still listed, so stray files and links are reported all the same (an update checks
+    the other record files with `record_files.verify_records`). `quick` reads records without
+    the schema (`record_files.read_record`: lookup's). With `loads`,
     a file whose exact bytes passed every check before is not checked again (see
     `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
-    records, broken = _load_records(folder, ids, loads, verify, quick)
+    records, broken = _load_records(folder, ids, loads, quick)
     if loads is not None:
         loads.flush()  # what was loaded in full this time is a hit the next
     problem = None
@@ -195,8 +195,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
 
 
 def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | None,
-                  verify: bool = False, quick: bool = False
-                  ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
+                  quick: bool = False) -> tuple[list[ErrorRecord], list[BrokenFile]]:
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
     errors = folder / ERRORS_DIR
@@ -216,18 +215,12 @@ def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | 
         if claimed is None:  # a renamed record holds its id back; a stray file, nothing
             broken.append(other_file(Path(where)))
             continue
-        if ids is not None and claimed not in ids and not verify:
+        if ids is not None and claimed not in ids:
             continue
         try:
-            if ids is not None and claimed not in ids:
-                verify_record(Path(where), loads)
-                continue
             records.append(read_record(Path(where)) if quick else load_record(Path(where), loads))
-        except RecordError as error:
-            broken.append(BrokenFile(where, claimed, str(error)))
-        except OutputError as error:  # a schema problem
-            broken.append(BrokenFile(where, claimed,
-                                     f"{error}; fix the file by hand, it was left as it is"))
+        except (RecordError, OutputError) as error:
+            broken.append(broken_record(where, claimed, error))
     return records, broken
 
 
