@@ -6,6 +6,7 @@ merging existing records with new sites (`merge`) and the whole of one run's reg
 (`regenerate`), related records (`related`), fitting test assertions to records as evidence
 (`evidence`), and the manifest built from the records (`manifest`).
 
-May import: `crawler.records`, `crawler.errors`, `crawler.parse` (names, templates and the
-visit's result type), `crawler.git.permalink`. Nothing here reads or writes a file.
+May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (a test's pattern runs
+bounded), `crawler.parse` (names, templates and the visit's result type),
+`crawler.git.permalink`. Nothing here reads or writes a file.
 """
