@@ -287,7 +287,8 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     MESSAGE may be the text alone or a whole traceback line (`ValueError: ...`). OUTPUT is
     the output root or one repository's folder in it. Records come best first, by how many
     literal characters of the message their template matched; when none matches, the closest
-    templates are printed instead, marked `~`.
+    templates are printed instead, marked `~`. A record file that cannot be read is skipped
+    with one line on stderr, the others are served, and the exit code is 1.
 
     \b
     Example:
@@ -425,7 +426,8 @@ def export_command(output: Path, fmt: str, target: Path | None, quiet: bool) -> 
     """Export every repository's records under OUTPUT for the site and API projects.
 
     Output is deterministic: the same records give byte-identical files. Schemas are in
-    schemas/ (record.schema.json, export-index.schema.json, export.sql).
+    schemas/ (record.schema.json, export-index.schema.json, export.sql). A record file that
+    cannot be read is left out with one line on stderr, and the exit code is 1.
 
     \b
     Example:
