@@ -163,7 +163,7 @@ class BoundedRegex:
     `regex` module with a timeout.
     """
 
-    def __init__(self, pattern: str, shape: _Runs | None, compiled: re.Pattern[str],
+    def __init__(self, pattern: str, shape: _Runs | None, compiled: re.Pattern[str] | None,
                  cost: _Cost | None) -> None:
         self.pattern = pattern
         self.shape = shape
@@ -175,6 +175,9 @@ class BoundedRegex:
 
     @classmethod
     def compile(cls, pattern: str) -> BoundedRegex | None:
+        shape = literal_shape(pattern)  # `re` takes every pattern of this shape
+        if shape is not None:
+            return cls(pattern, shape, None, None)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -182,7 +185,7 @@ class BoundedRegex:
                 cost = _Cost.of(_sre.parse(pattern))
         except (re.error, RecursionError, OverflowError, ValueError):
             return None
-        return cls(pattern, literal_shape(pattern), compiled, cost)
+        return cls(pattern, None, compiled, cost)
 
     @property
     def linear(self) -> bool:
@@ -193,7 +196,7 @@ class BoundedRegex:
         """What `re.fullmatch(pattern, text)` finds; `RegexTimeout` past `timeout` seconds."""
         if self.shape is not None:
             return self.shape.fullmatch(text)
-        if len(text) <= self._full_upto:
+        if self._re is not None and len(text) <= self._full_upto:
             return _found(self._re.fullmatch(text))
         return _found(self._run("fullmatch", text, timeout))
 
@@ -202,7 +205,7 @@ class BoundedRegex:
         if self.shape is not None:  # `^` and `$` anchor it: `$` also before a final newline
             return self.shape.fullmatch(text) is not None or (
                 text.endswith("\n") and self.shape.fullmatch(text[:-1]) is not None)
-        if len(text) <= self._search_upto:
+        if self._re is not None and len(text) <= self._search_upto:
             return self._re.search(text) is not None
         return self._run("search", text, timeout) is not None
 

@@ -142,7 +142,7 @@ def test_a_catastrophic_pattern_times_out_and_is_counted() -> None:
     started = time.perf_counter()
     for _ in range(50):
         assert budget.fullmatch(bounded, "a" * 60 + "b") is None
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 1.0  # 0.2 s of budget, and 50 ms a call at most past it
     assert len(budget.timed_out) == 50
 
 
