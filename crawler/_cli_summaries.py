@@ -73,6 +73,7 @@ class ExtractSummary:
             "files_written": result.files_written,
             "test_assertions": evidence.assertions if evidence else None,
             "records_with_evidence": evidence.records if evidence else None,
+            "test_patterns_timed_out": evidence.timed_out if evidence else None,
         }))
 
     def lines(self) -> Iterator[Line]:

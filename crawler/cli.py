@@ -297,7 +297,8 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     MESSAGE may be the text alone or a whole traceback line (`ValueError: ...`). OUTPUT is
     the output root or one repository's folder in it. Records come best first, by how many
     literal characters of the message their template matched; when none matches, the closest
-    templates are printed instead, marked `~`.
+    templates are printed instead, marked `~`. A record file that cannot be read is skipped
+    with one line on stderr, the others are served, and the exit code is 1.
 
     \b
     Example:
@@ -312,10 +313,24 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
         return
     if not output.is_dir():
         raise click.ClickException(f"{output}: no such folder; give the output folder or --db")
-    records = load_records(output)
+    records, problems = load_records(output)
+    _echo_skipped(problems)
     if not records:
         raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
-    _show(LookupSummary(matches=tuple(LookupIndex(records).lookup(message, limit=limit))), as_json)
+    answer = LookupIndex(records).answer(message, limit=limit)
+    _show(LookupSummary(matches=answer.matches), as_json)
+    if answer.timed_out:
+        click.echo(f"note: {len(answer.timed_out)} records' regexes ran out of time and were not "
+                   f"tried in full ({' '.join(answer.timed_out[:4])}); `crawler validate` the "
+                   "records whose regex was edited", err=True)
+    if problems:
+        sys.exit(1)
+
+
+def _echo_skipped(problems: Iterable[str]) -> None:
+    """Files a reading command left out, one line each on stderr: the others are served."""
+    for problem in problems:
+        click.echo(f"skipped: {one_line(problem)}", err=True)
 
 
 def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, ...]:
@@ -462,7 +477,8 @@ def export_command(output: Path, fmt: str, target: Path | None, force: bool, qui
 
     Output is deterministic: the same records give byte-identical files. Schemas are in
     schemas/ (record.schema.json, export-index.schema.json, export.sql). An existing file at
-    --to is replaced only if the crawler wrote it (or with --force); a link is followed.
+    --to is replaced only if the crawler wrote it (or with --force); a link is followed. A
+    record file that cannot be read is left out with one line on stderr, and the exit code is 1.
 
     \b
     Example:
@@ -472,11 +488,15 @@ def export_command(output: Path, fmt: str, target: Path | None, force: bool, qui
     from crawler.serve import export
 
     target = target or _DEFAULT_TARGETS[fmt]
+    if str(target) == "-" and fmt != "jsonl":
+        raise click.UsageError("--to - (stdout) is for --format jsonl only")
+    read = export.read_output(output)  # a file that cannot be loaded is left out, and named
+    _echo_skipped(read.skipped)
     if str(target) == "-":
-        if fmt != "jsonl":
-            raise click.UsageError("--to - (stdout) is for --format jsonl only")
-        export.write_jsonl(export.load_output(output), sys.stdout)
-        return
-    count = export.export(output, fmt, target, force=force)
-    if not quiet:
-        click.echo(f"{count} records exported as {fmt} to {target}")
+        export.write_jsonl(read.repositories, sys.stdout)
+    else:
+        count = export.export_output(read, fmt, target, force=force)
+        if not quiet:
+            click.echo(f"{count} records exported as {fmt} to {target}")
+    if read.skipped:
+        sys.exit(1)

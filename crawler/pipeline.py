@@ -39,7 +39,7 @@ from crawler.records import (
     TestAssertion,
 )
 from crawler.selection import select_files, select_test_files
-from crawler.store import repo_output
+from crawler.store import record_files, repo_output
 from crawler.store.cache import LoadCache, ResultCache
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import MANIFEST, load_manifest, prime_manifest
@@ -254,8 +254,11 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
                     jobs: int | None = None, progress: Progress | None = None,
-                    blocks: SiteBlocks | None = None) -> Collected:
-    """Visit only the files whose blob differs from the manifest's, with the manifest's options.
+                    blocks: SiteBlocks | None = None, reread: frozenset[str] = frozenset()
+                    ) -> Collected:
+    """Visit only the files whose blob differs from the manifest's, with the manifest's options,
+    and the files in `reread` (those whose record files went missing: their sites are merged
+    again, so the records are remade).
 
     The files not read again still take part in the repository-wide class pass: their classes
     and bindings come from the result cache (or a visit, when the cache lost them).
@@ -264,8 +267,8 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
     chosen, skipped, total = select_files(repo.list_files(), previous.options)
     old = {entry.path: entry for entry in previous.files}
     same_crawler = previous.crawler_version == __version__
-    kept = [old[f.path] for f in chosen
-            if same_crawler and f.path in old and old[f.path].blob == f.blob]
+    kept = [old[f.path] for f in chosen if same_crawler and f.path in old
+            and old[f.path].blob == f.blob and f.path not in reread]
     kept_paths = {entry.path for entry in kept}
     todo = [f for f in chosen if f.path not in kept_paths]
     if todo:
@@ -346,16 +349,20 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         full = not collected.kept
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
+        missing = _missing_ids(folder, previous)
         if full or previous is None:
             loaded = repo_output.load_folder(folder, manifest=previous, loads=loads)
             taken: set[str] = set()
         else:
-            taken = _ids_in(folder, previous)
+            taken = _ids_in(folder, previous) - missing  # a deleted record's id may be remade
             # Records on disk that the manifest does not list were written by a run that stopped
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
             loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
-                                        manifest=previous, loads=loads)
+                                             manifest=previous, loads=loads)
+        # Every other record file is checked as a full run would load it, so a broken one is
+        # held back all the same: extract and update agree on every folder.
+        loaded, verified = _verify_rest(folder, loaded, loads)
         plan = holdback.plan(loaded, pinned, sites)
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
                             aside=_set_aside(collected, previous), full=full,
@@ -375,6 +382,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             written = repo_output.write_folder(folder, writes, plan.reserved, loads)
             if writes.manifest is not None and loads is not None:
                 prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
+        if loads is not None and not dry_run and not plan.hold_all:
+            record_files.remember_good_files(folder, loads, verified,
+                                             {f"{r.id}.yaml" for r in loaded.records},
+                                             {item.record.id for item in writes.records})
+    notes.extend(_missing_notes(folder, missing, merged.added, plan.reserved, dry_run))
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
         problems.append(f"{folder}: a broken record could not be placed in a source file, so "
@@ -478,7 +490,8 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
                               f"first (with the same --name, if it was given one){hint}")
         check_same_repository(str(folder), previous, repo.pin)  # before any file is read
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
-                                    progress=progress, blocks=store.blocks)
+                                    progress=progress, blocks=store.blocks,
+                                    reread=_paths_of(previous, _missing_ids(folder, previous)))
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
                    store=store)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
@@ -516,6 +529,47 @@ def _ids_in(folder: Path, previous: Manifest) -> set[str]:
     if errors.is_dir():
         ids.update(name[:-5] for name in os.listdir(errors) if name.endswith(".yaml"))
     return ids
+
+
+def _verify_rest(folder: Path, loaded: repo_output.Loaded, loads: LoadCache | None
+                 ) -> tuple[repo_output.Loaded, record_files.Verified]:
+    """The folder as loaded, with the record files it did not load checked too."""
+    seen = {Path(b.path).name for b in loaded.broken} | {f"{r.id}.yaml" for r in loaded.records}
+    verified = record_files.verify_records(folder, seen, loads)
+    broken = sorted((*loaded.broken, *verified.broken), key=lambda b: b.path)  # as a full load
+    return replace(loaded, broken=tuple(broken)), verified
+
+
+def _missing_ids(folder: Path, previous: Manifest | None) -> set[str]:
+    """Ids the manifest lists under a source file that have no file in errors/ (deleted by
+    hand, or renamed: a renamed one holds its id back, see `record_files.other_file`)."""
+    if previous is None:
+        return set()
+    listed = {i for entry in previous.files for i in entry.records}
+    errors = folder / ERRORS_DIR
+    present = {name[:-5] for name in os.listdir(errors)} if errors.is_dir() else set()
+    return listed - present
+
+
+def _paths_of(previous: Manifest | None, ids: set[str]) -> frozenset[str]:
+    """The source files the manifest lists these ids under."""
+    if previous is None or not ids:
+        return frozenset()
+    return frozenset(entry.path for entry in previous.files if ids.intersection(entry.records))
+
+
+def _missing_notes(folder: Path, missing: set[str], added: Iterable[str],
+                   reserved: frozenset[str], dry_run: bool) -> list[str]:
+    """What became of records the manifest lists that were missing from errors/."""
+    remade = sorted(missing.intersection(added))
+    gone = sorted(missing - set(remade) - reserved)
+    verb = "would be remade" if dry_run else "remade"
+    notes = [f"{folder}: record {i} was missing from {ERRORS_DIR}/; {verb} from its site"
+             for i in remade]
+    notes += [f"{folder}: record {i} was missing from {ERRORS_DIR}/ and could not be remade with "
+              "its id (its site changed or is gone); restore the file from version control to "
+              "keep its annotation" for i in gone]
+    return notes
 
 
 def _moves(previous: Manifest | None, collected: Collected) -> PathMoves:

@@ -9,6 +9,7 @@ merging existing records with new sites (`merge`) and the whole of one run's reg
 For people, not runs: the likeliest successors of a removed record that carries an
 annotation (`successors`), which `crawler check` lists and `crawler adopt` acts on.
 
-May import: `crawler.records`, `crawler.errors`, `crawler.parse` (names, templates and the
-visit's result type), `crawler.git.permalink`. Nothing here reads or writes a file.
+May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (a test's pattern runs
+bounded), `crawler.parse` (names, templates and the visit's result type),
+`crawler.git.permalink`. Nothing here reads or writes a file.
 """

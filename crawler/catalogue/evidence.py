@@ -4,8 +4,10 @@ The rule, for a test's pattern P (a regex the test searches in the message) and 
 
 0. The exception names agree: the last part of one of the test's exceptions equals the last part
    of the record's exception as written or of its qualname. P has MIN_LITERAL literal characters.
-1. STRONG fit: P, run by `re` itself, finds the template's example text (every placeholder
-   empty). Every literal character P needs is then the template's own text.
+1. STRONG fit: P, run as `re` runs it, finds the template's example text (every placeholder
+   empty). Every literal character P needs is then the template's own text. P comes from the
+   repository, so it runs bounded (`crawler.regexes`): a P that runs out of time on any
+   record is evidence for none, and counted (`EvidenceStats.timed_out`).
 2. WEAK fit (only for an assertion with no STRONG fit anywhere): reading each placeholder and
    each non-literal part of P as "any text", some message the template can give is found by P,
    with at least half of P's literal characters (and MIN_LITERAL) on the template's literal text,
@@ -29,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
+from crawler.regexes import BoundedRegex, RegexTimeout
 
 try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
     import re._parser as _sre  # type: ignore[import-not-found]
@@ -186,17 +189,19 @@ class Target:
 class Pattern:
     """A test's pattern, ready to be fitted."""
 
-    compiled: re.Pattern[str]
+    compiled: BoundedRegex
     globs: tuple[Glob, ...]
     ignore_case: bool
     literal: int  # the fewest literal characters over its alternatives
 
     @classmethod
     def of(cls, pattern: str) -> Pattern | None:
+        compiled = BoundedRegex.compile(pattern)  # None where `re` refuses it
+        if compiled is None:
+            return None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                compiled = re.compile(pattern)
                 globs, ignore_case = pattern_globs(pattern)
         except (re.error, RecursionError, OverflowError):
             return None
@@ -205,7 +210,8 @@ class Pattern:
 
 
 def strong(pattern: Pattern, target: Target) -> bool:
-    return pattern.literal >= MIN_LITERAL and pattern.compiled.search(target.example) is not None
+    """Rule 1; `RegexTimeout` when the pattern runs past its bound."""
+    return pattern.literal >= MIN_LITERAL and pattern.compiled.search(target.example)
 
 
 def weak(pattern: Pattern, target: Target) -> bool:
@@ -240,7 +246,10 @@ def fits(pattern: str, template: str, placeholders: Sequence[str]) -> bool:
     if compiled is None:
         return False
     target = Target.of(template, placeholders)
-    return strong(compiled, target) or weak(compiled, target)
+    try:
+        return strong(compiled, target) or weak(compiled, target)
+    except RegexTimeout:
+        return False
 
 
 # ---------------------------------------------------------------- many assertions, many records
@@ -254,6 +263,7 @@ class EvidenceStats:
     fitted: int = 0  # assertions that fit at least one record
     weak: int = 0  # of those, the ones that fit through placeholder values only
     too_vague: int = 0  # of those, the ones that fit more than MAX_FITS records: not listed
+    timed_out: int = 0  # patterns that ran past their time bound: evidence for none
     records: int = 0  # records that gained evidence
     seconds: float = 0.0
 
@@ -333,7 +343,13 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         pattern = patterns[assertion.pattern]
         if pattern is None or pattern.literal < MIN_LITERAL:
             continue
-        hits = _hits(pattern, assertion, groups, strong)
+        try:
+            hits = _hits(pattern, assertion, groups, strong)
+        except RegexTimeout:  # tried once: the pattern's other assertions skip it at once
+            patterns[assertion.pattern] = None
+            if stats is not None:
+                stats.timed_out += 1
+            continue
         is_weak = not hits
         if is_weak:
             hits = _hits(pattern, assertion, groups, weak, candidates=True)

@@ -4,6 +4,6 @@ Owns `lookup` (a runtime message back to its records), `review` (the records who
 needs a person's look: `crawler check`) and `export` (JSON Lines, JSON documents, SQLite for
 datasette).
 
-May import: `crawler.records`, `crawler.errors`, `crawler.store`, `crawler.catalogue`,
-`crawler.git.permalink`.
+May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (records' regexes run
+bounded), `crawler.store`, `crawler.catalogue`, `crawler.git.permalink`.
 """

@@ -24,12 +24,13 @@ from crawler import __version__
 from crawler.errors import OutputError
 from crawler.git.permalink import permalink
 from crawler.records import REMOVED, SCHEMA_VERSION, ErrorRecord, Manifest
+from crawler.regexes import BoundedRegex, Budget
 from crawler.serve import export_target
+from crawler.serve.review import load_output_folders
 from crawler.store.atomic import sync_folder, write_atomic
 from crawler.store.documents import extracted_data, history_data
-from crawler.store.manifest_file import MANIFEST, load_manifest
 from crawler.store.plain_files import refuse_links_below, refuse_replacing, text_or_none
-from crawler.store.record_files import iter_record_paths, load_record
+from crawler.store.repo_output import REBUILT
 from crawler.store.schemas import SCHEMA_DIR
 
 EXPORT_SCHEMA_VERSION = 1
@@ -47,22 +48,44 @@ class Repository:
     records: tuple[ErrorRecord, ...]
 
 
-def load_output(root: Path) -> list[Repository]:
-    """Every repository under an output root (a folder with a manifest.yaml), in repo order."""
+@dataclass(frozen=True)
+class Output:
+    """What an output root holds for an export: its repositories, and one line for each file
+    left out (a broken record, a renamed copy, a stray file, a broken manifest's repository)."""
+
+    repositories: tuple[Repository, ...]
+    skipped: tuple[str, ...] = ()
+
+
+def read_output(root: Path) -> Output:
+    """Every repository under an output root (a folder with a manifest.yaml), in repo order.
+
+    A file that cannot be loaded costs itself only: it is named in `skipped`, and every other
+    record of every repository is exported.
+    """
     if not root.is_dir():
         raise OutputError(f"{root}: no such folder; give the output root of `crawler extract`")
     repositories = []
-    for path in sorted(root.rglob(MANIFEST)):
-        manifest = load_manifest(path.parent)
-        if manifest is None:  # pragma: no cover - the file was just listed
+    skipped: list[str] = []
+    for folder, loaded in load_output_folders(root):
+        skipped.extend(broken.problem for broken in loaded.broken)
+        if loaded.manifest is None:
+            if loaded.manifest_problem is not None:
+                problem = loaded.manifest_problem.removesuffix(REBUILT)
+                skipped.append(f"{problem}; its repository was left out: run `crawler extract` "
+                               "again to rebuild it")
             continue
-        records = sorted((load_record(p) for p in iter_record_paths(path.parent)),
-                         key=lambda r: r.id)
-        repositories.append(Repository(path.parent, manifest, tuple(records)))
+        records = sorted(loaded.records, key=lambda r: r.id)
+        repositories.append(Repository(folder, loaded.manifest, tuple(records)))
     if not repositories:
         raise OutputError(f"{root}: no manifest.yaml found; run `crawler extract` first")
     repositories.sort(key=lambda r: r.manifest.pin.repo)
-    return repositories
+    return Output(tuple(repositories), tuple(skipped))
+
+
+def load_output(root: Path) -> list[Repository]:
+    """The repositories of `read_output`, without what it left out."""
+    return list(read_output(root).repositories)
 
 
 def record_document(record: ErrorRecord) -> dict[str, Any]:
@@ -319,6 +342,7 @@ class DatabaseHit:
 
 
 SEARCH_CANDIDATES = 200
+SEARCH_SECONDS = 0.5  # the backtracking regexes of one search, together
 _WORD = re.compile(r"\w+")
 
 
@@ -350,21 +374,26 @@ def search_database(db_path: Path, message: str, limit: int = 10) -> list[Databa
     except sqlite3.Error as error:
         raise OutputError(f"{db_path}: cannot search the database ({error})") from error
     hits = []
+    budget = Budget(SEARCH_SECONDS)
     for rank, row in enumerate(rows):
         regex, template = row[8], row[4]
         literal = len(template) - sum(len(p) + 2 for p in json.loads(row[9]))
-        exact = literal > 0 and _fullmatch(regex, message)  # `{msg}` alone fits every message
+        exact = literal > 0 and _fullmatch(regex, message, budget)  # `{msg}` fits every message
         hits.append((0 if exact else 1, -literal if exact else 0, rank,
                      DatabaseHit(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], exact)))
     hits.sort(key=lambda h: h[:3])
     return [h[3] for h in hits[:limit]]
 
 
-def _fullmatch(regex: str, message: str) -> bool:
-    try:
-        return re.match(regex, message) is not None
-    except re.error:
+def _fullmatch(regex: str, message: str, budget: Budget) -> bool:
+    """`re.match` of a record's `^...$` regex, bounded: the whole message, or all of it but a
+    final newline (which `$` lets through); a regex past the budget fits nothing."""
+    pattern = BoundedRegex.compile(regex)
+    if pattern is None:
         return False
+    if budget.fullmatch(pattern, message) is not None:
+        return True
+    return message.endswith("\n") and budget.fullmatch(pattern, message[:-1]) is not None
 
 
 def _check_version(connection: sqlite3.Connection, db_path: Path) -> None:
@@ -376,7 +405,12 @@ def _check_version(connection: sqlite3.Connection, db_path: Path) -> None:
 
 
 def export(root: Path, fmt: str, target: Path, *, force: bool = False) -> int:
-    """Export every repository under ROOT in one format to TARGET; returns how many records.
+    """Export every repository under ROOT in one format to TARGET; returns how many records."""
+    return export_output(read_output(root), fmt, target, force=force)
+
+
+def export_output(output: Output, fmt: str, target: Path, *, force: bool = False) -> int:
+    """Export what `read_output` read in one format to TARGET; returns how many records.
 
     Where TARGET may be written, and how, is decided first (see `export_target`): a file the
     crawler did not write is replaced only with `force`; a device or a pipe is written through.
@@ -384,7 +418,7 @@ def export(root: Path, fmt: str, target: Path, *, force: bool = False) -> int:
     if fmt not in FORMATS:
         raise OutputError(f"{fmt!r}: not an export format; use one of {', '.join(FORMATS)}")
     where = export_target.place(target, fmt, force)
-    repositories = load_output(root)
+    repositories = list(output.repositories)
     if fmt == "json":
         return export_json(repositories, where.real)
     if where.how == export_target.STREAM:
@@ -397,6 +431,6 @@ def export(root: Path, fmt: str, target: Path, *, force: bool = False) -> int:
     return export_jsonl(repositories, where.real)
 
 
-__all__ = ["EXPORT_SCHEMA_VERSION", "FORMATS", "DatabaseHit", "Repository", "export",
-           "export_json", "export_jsonl", "export_sqlite", "index_document", "load_output",
-           "record_document", "search_database", "write_jsonl"]
+__all__ = ["EXPORT_SCHEMA_VERSION", "FORMATS", "DatabaseHit", "Output", "Repository",
+           "export", "export_output", "export_json", "export_jsonl", "export_sqlite", "index_document",
+           "load_output", "read_output", "record_document", "search_database", "write_jsonl"]

@@ -5,6 +5,11 @@ runs the regexes whose literal run is in the message, so it costs a substring te
 and a handful of regex matches. Matches come best first: the most literal characters
 matched (the message less what the placeholders captured). When none matches, the templates
 sharing the most words with the message, by similarity, come back marked `exact=False`.
+
+Every regex is bounded (`crawler.regexes`): the crawler's own shape is matched in linear time,
+and the regexes a person edited share LOOKUP_SECONDS per query; one that runs out is counted
+in the answer (`Answer.timed_out`), never waited for. A broken record file costs itself only:
+`load_records` names it and serves the others.
 """
 
 from __future__ import annotations
@@ -16,17 +21,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crawler.errors import RecordError
 from crawler.records import REMOVED, ErrorRecord
-from crawler.store.documents import record_from_data
-from crawler.store.record_files import ERRORS_DIR
-from crawler.store.safe_yaml import load_yaml_file
+from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+from crawler.serve.review import load_output_folders
 
 # `ValueError: text`, `pkg.errors.BadThing: text`: a traceback's last line.
 _TRACEBACK_LINE = re.compile(r"(?P<exception>[A-Za-z_][\w.]*): (?P<message>.*)\Z", re.DOTALL)
 _WORD = re.compile(r"\w+")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
 CLOSEST_CANDIDATES = 50
+# Characters of a message and a template compared for closeness: difflib's cost grows with
+# the cube of repetitive text (50 candidates of 200 characters "a a a ...": 0.67 s; of 100: 0.14 s).
+CLOSEST_TEXT = 100
+LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
 
 
 @dataclass(frozen=True)
@@ -47,16 +54,21 @@ class _Entry:
     text: str  # the template's literal text, for closeness
 
 
-_COMPILED: dict[str, re.Pattern[str] | None] = {}
+@dataclass(frozen=True)
+class Answer:
+    """The records for a message, and those whose regex ran out of time (by id)."""
+
+    matches: tuple[Match, ...]
+    timed_out: tuple[str, ...] = ()
 
 
-def _compiled(regex: str) -> re.Pattern[str] | None:
+_COMPILED: dict[str, BoundedRegex | None] = {}
+
+
+def _compiled(regex: str) -> BoundedRegex | None:
     """Compiled once per process, only when a message gets past the literal prefilter."""
     if regex not in _COMPILED:
-        try:
-            _COMPILED[regex] = re.compile(regex)
-        except re.error:
-            _COMPILED[regex] = None
+        _COMPILED[regex] = BoundedRegex.compile(regex)
     return _COMPILED[regex]
 
 
@@ -79,25 +91,34 @@ class LookupIndex:
 
     def lookup(self, message: str, limit: int = 10, closest: int = 5) -> list[Match]:
         """Records matching `message` best first; else up to `closest` close ones, marked."""
+        return list(self.answer(message, limit, closest).matches)
+
+    def answer(self, message: str, limit: int = 10, closest: int = 5) -> Answer:
+        """`lookup`'s matches, with the records whose regex ran out of time."""
         exception, texts = parse_message(message)
         best: dict[int, Match] = {}
+        budget = Budget(LOOKUP_SECONDS)
+        timed_out: dict[str, None] = {}
         for text in texts:
             for number, entry in enumerate(self.entries):
                 if entry.required not in text:
                     continue
                 pattern = _compiled(entry.regex)
-                found = pattern.fullmatch(text) if pattern is not None else None
+                try:
+                    found = pattern.fullmatch(text, budget.left()) if pattern is not None else None
+                except RegexTimeout:
+                    timed_out[entry.record.id] = None
+                    continue
                 if found is None:
                     continue
-                captured = sum(end - start for start, end in found.regs[1:] if start >= 0)
-                score = len(text) - captured
+                score = len(text) - sum(end - start for start, end in found.spans if start >= 0)
                 if score > 0 and (number not in best or best[number].score < score):
-                    captures = {k: v for k, v in found.groupdict().items() if v is not None}
-                    best[number] = Match(entry.record, score, True, captures)
+                    best[number] = Match(entry.record, score, True, dict(found.captures))
         if best:
             ranked = sorted(best.values(), key=lambda m: _order(m, exception))
-            return ranked[:limit]
-        return self._closest(texts[0], exception, closest)
+            return Answer(tuple(ranked[:limit]), tuple(timed_out))
+        return Answer(tuple(self._closest(texts[0][:CLOSEST_TEXT], exception, closest)),
+                      tuple(timed_out))
 
     def _closest(self, text: str, exception: str | None, limit: int) -> list[Match]:
         shared: Counter[int] = Counter()
@@ -106,7 +127,8 @@ class LookupIndex:
         matches = []
         for number, _ in shared.most_common(CLOSEST_CANDIDATES):
             entry = self.entries[number]
-            ratio = difflib.SequenceMatcher(None, entry.text, text, autojunk=False).ratio()
+            ratio = difflib.SequenceMatcher(None, entry.text[:CLOSEST_TEXT], text,
+                                            autojunk=False).ratio()
             matches.append(Match(entry.record, round(ratio, 3), False))
         matches.sort(key=lambda m: _order(m, exception))
         return matches[:limit]
@@ -194,17 +216,17 @@ def _skip(body: str, index: int) -> int:
     return index
 
 
-def load_records(folder: Path) -> list[ErrorRecord]:
-    """Every record under `folder` (a repository folder or the output root), read quickly."""
-    records = []
-    for path in sorted(folder.rglob(f"{ERRORS_DIR}/*.yaml")):
-        data, _ = load_yaml_file(path)
-        try:
-            records.append(record_from_data(data, None))
-        except (KeyError, TypeError, AttributeError) as error:
-            raise RecordError(f"not a record ({error!r} missing or wrong); run `crawler validate`",
-                              path=str(path)) from error
-    return records
+def load_records(folder: Path) -> tuple[list[ErrorRecord], list[str]]:
+    """Every record under `folder` (a repository folder or the output root), read quickly
+    (`record_files.read_record`), and one line for
+    each file in an errors/ folder that is not one (broken, renamed, stray): skipped, never
+    in the way of the others."""
+    records: list[ErrorRecord] = []
+    problems: list[str] = []
+    for _, loaded in load_output_folders(folder, quick=True):
+        records.extend(loaded.records)
+        problems.extend(broken.problem for broken in loaded.broken)
+    return records, problems
 
 
 def describe(matches: Sequence[Match]) -> list[dict[str, object]]:

@@ -12,7 +12,6 @@ checks every record and manifest against the schemas.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +24,10 @@ from crawler.catalogue.successors import (
     has_annotation,
     orphans,
 )
-from crawler.errors import CrawlerError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.store import repo_output
 from crawler.store.manifest_file import MANIFEST
-from crawler.store.record_files import ERRORS_DIR, load_record
+from crawler.store.record_files import ERRORS_DIR, record_path
 
 
 @dataclass(frozen=True)
@@ -101,6 +99,21 @@ class Review:
         return bool(self.findings or self.orphans or self.unfinished or self.problems)
 
 
+def repository_folders(root: Path) -> list[Path]:
+    """Every repository folder under `root` (one with errors/ or a manifest), `root` too."""
+    found = {path.parent for path in root.rglob(ERRORS_DIR) if path.is_dir()}
+    found |= {path.parent for path in root.rglob(MANIFEST)}
+    return sorted(found)
+
+
+def load_output_folders(root: Path, quick: bool = False) -> list[tuple[Path, repo_output.Loaded]]:
+    """Every repository folder under `root` as loaded: its records, and each file in errors/
+    that is not one (broken, renamed, stray), named with what to do. One bad file costs itself
+    only: every other record of every repository is there. `quick`: without the schema."""
+    return [(folder, repo_output.load_folder(folder, quick=quick))
+            for folder in repository_folders(root)]
+
+
 def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
     """Every record under `root`: how many, those to look at again, and the unreadable files."""
     review = review_output(root)
@@ -112,27 +125,28 @@ def review_output(root: Path) -> Review:
 
     Listed: live records whose annotation names another template than theirs, or names none
     while holding text, and records in review; removed records that carry an annotation, each
-    with its likeliest successors; and adoptions left half done.
+    with its likeliest successors; and adoptions left half done. Every file in errors/ that is
+    not a record is a problem: a broken record, a renamed copy of one (which holds its site
+    back), a stray.
     """
-    checked, findings, found_orphans, unfinished, problems = 0, [], [], [], []
-    by_folder: dict[Path, list[tuple[Path, ErrorRecord]]] = defaultdict(list)
-    for path in sorted(root.rglob(f"{ERRORS_DIR}/*.yaml")):
-        checked += 1
-        try:
-            record = load_record(path)
-        except CrawlerError as error:
-            problems.append(str(error))
-            continue
-        by_folder[path.parent.parent].append((path, record))
-        if record.status == REMOVED:
-            continue
-        unbound = record.annotation.written_for is None and not record.annotation.is_empty
-        if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
-            findings.append(Finding(path, record))
-    for loaded in by_folder.values():
-        half_done = _unfinished(loaded)
+    checked = 0
+    findings: list[Finding] = []
+    found_orphans: list[Orphan] = []
+    unfinished: list[Unfinished] = []
+    problems: list[str] = []
+    for folder, loaded in load_output_folders(root):
+        checked += len(loaded.records) + len(loaded.broken)
+        problems.extend(broken.problem for broken in loaded.broken)
+        records = [(record_path(folder, record.id), record) for record in loaded.records]
+        for path, record in records:
+            if record.status == REMOVED:
+                continue
+            unbound = record.annotation.written_for is None and not record.annotation.is_empty
+            if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
+                findings.append(Finding(path, record))
+        half_done = _unfinished(records)
         unfinished += half_done
-        found_orphans += _orphans(loaded, {u.old.id for u in half_done})
+        found_orphans += _orphans(records, {u.old.id for u in half_done})
     return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems))
 
 
@@ -167,14 +181,22 @@ def validate_output(root: Path) -> tuple[int, list[str]]:
     how many files were checked, and one line for each that is wrong."""
     checked = 0
     problems: list[str] = []
-    repositories = {path.parent for path in root.rglob(ERRORS_DIR) if path.is_dir()}
-    repositories |= {path.parent for path in root.rglob(MANIFEST)}
-    for repository in sorted(repositories):
-        loaded = repo_output.load_folder(repository)
+    for repository, loaded in load_output_folders(root):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
         if (repository / MANIFEST).exists():
             checked += 1
             if loaded.manifest_problem:
                 problems.append(loaded.manifest_problem)
+        problems.extend(_missing(repository, loaded))
     return checked, problems
+
+
+def _missing(folder: Path, loaded: repo_output.Loaded) -> list[str]:
+    """A line for each record the manifest lists under a source file that has no file."""
+    if loaded.manifest is None:
+        return []
+    present = {r.id for r in loaded.records} | {b.id for b in loaded.broken if b.id is not None}
+    return [f"{record_path(folder, i)}: missing, but {MANIFEST} lists it under {entry.path}; "
+            "`crawler update` remakes it (restore it from version control to keep an annotation)"
+            for entry in loaded.manifest.files for i in entry.records if i not in present]

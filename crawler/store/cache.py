@@ -44,6 +44,7 @@ FORMAT = 6  # bump when the layout of an entry, or what a checked load keeps, ch
 DATABASE = "cache.sqlite3"
 FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entry
+GOOD_FILES = "good_files"  # a folder's record files that passed their checks, by stat
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 # A record file's loaded data and the annotation block kept from its text (None: not kept).
@@ -254,6 +255,19 @@ class LoadCache(_Cache):
             self.unstorable += 1
             return
         self._put(self.key(raw, kind), {"data": data, "block": block})
+
+
+    def good_files(self, folder: Path) -> dict[str, list[int]]:
+        """The record files of `folder` a run found good, by name: their stat signatures
+        (`repo_output.signature`) when it did. A file with the same signature since is unchanged."""
+        entry = self._get(self._key(GOOD_FILES, str(folder)))
+        files = entry.get("files") if entry is not None else None
+        return files if isinstance(files, dict) else {}
+
+    def put_good_files(self, folder: Path, files: dict[str, list[int]]) -> None:
+        if self.database is not None:
+            self._put(self._key(GOOD_FILES, str(folder)), {"files": files})
+            self.flush()
 
 
 def is_plain(value: Any) -> bool:

@@ -1,6 +1,10 @@
-"""The record files of a repository folder, `errors/<id>.yaml`: loading and writing them.
+"""The record files of a repository folder, `errors/<id>.yaml`: which files are what, loading and
+writing them.
 
-A record's file is named by its id alone, checked to be 16 hex digits, never a path. A load
+A record's file is named by its id alone, checked to be 16 hex digits, never a path. Any other
+file in `errors/` that claims a record (its `id` field, or else its name, holds a record id: a
+`.yml`, `.bak`, `~` or `(copy)` of a record, or one with upper-case hex) is a renamed record:
+it holds that id back like a broken record, never "not a record" (`other_file`). A load
 runs every check (safe YAML, the schema, the kept annotation block, the id against the name);
 with a `LoadCache`, bytes that passed the checks of their content before are not checked again.
 A write writes only the files whose text changes, atomically, and primes the cache with what a
@@ -9,13 +13,15 @@ load of each text would find.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
-from crawler.errors import OutputError, RecordError
-from crawler.records import SCHEMA_VERSION, ErrorRecord
+from crawler.errors import CrawlerError, OutputError, RecordError
+from crawler.records import SCHEMA_VERSION, BrokenFile, ErrorRecord
 from crawler.store import atomic, schemas
 from crawler.store.cache import Checked, LoadCache, is_plain
 from crawler.store.documents import (
@@ -33,10 +39,11 @@ from crawler.store.render import (
     kept_annotation_block,
     record_text,
 )
-from crawler.store.safe_yaml import read_capped, safe_load_text, yaml_text
+from crawler.store.safe_yaml import load_yaml_file, read_capped, safe_load_text, yaml_text
 
 ERRORS_DIR = "errors"
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")  # always with fullmatch: `$` would let "…\n" through
+_ID_IN_NAME = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{16}(?![0-9a-fA-F])")
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,51 @@ def iter_record_paths(root: Path) -> Iterator[Path]:
         yield from sorted(p for p in errors.glob("*.yaml") if not p.name.startswith("."))
 
 
+# ---------------------------------------------------------------- files that are not <id>.yaml
+
+
+def claimed_id(path: Path) -> str | None:
+    """The record id a file not named `<id>.yaml` stands for: the `id` its YAML holds, else the
+    one id its name holds (any case); None for a file that claims no record."""
+    try:
+        data = safe_load_text(yaml_text(read_capped(path), str(path)), str(path))
+    except CrawlerError:
+        data = None
+    if isinstance(data, dict) and is_record_id(data.get("id")):
+        return str(data["id"])
+    found = _ID_IN_NAME.findall(path.name)
+    return found[0].lower() if len(found) == 1 else None
+
+
+def other_file(path: Path) -> BrokenFile:
+    """A plain file in errors/ not named `<id>.yaml`: a renamed record, or a stray file.
+
+    A renamed record holds its id (and so its site) back until a person puts it right: renamed
+    to `<id>.yaml`, or deleted where `<id>.yaml` holds the same text.
+    """
+    record = claimed_id(path)
+    if record is None:
+        return BrokenFile(str(path), None, f"{path}: not a record (records are <16 hex>.yaml); "
+                          "move it out of errors/, it was ignored")
+    proper = path.with_name(f"{record}.yaml")
+    if not proper.is_file():
+        todo = f"rename it to {proper.name}"
+    elif _same_bytes(path, proper):
+        todo = f"{proper.name} holds the same text: delete this copy"
+    else:
+        todo = (f"{proper.name} holds other text: keep what you want in {proper.name} and "
+                "delete this copy")
+    return BrokenFile(str(path), record, f"{path}: a renamed copy of record {record}; {todo} "
+                      "(its site is held back until then)")
+
+
+def _same_bytes(one: Path, other: Path) -> bool:
+    try:
+        return read_capped(one) == read_capped(other)
+    except CrawlerError:
+        return False
+
+
 # ---------------------------------------------------------------- loading
 
 
@@ -99,6 +151,97 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
         raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
     return record
+
+
+def read_record(path: Path) -> ErrorRecord:
+    """A record file read quickly: safe YAML and the id against the name, not the schema
+    (half the time of a load). For lookup, which only reads; a file that does not make a
+    record is a `RecordError`, like any broken one."""
+    data, _ = load_yaml_file(path)
+    try:
+        record = record_from_data(data, None)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise RecordError(f"not a record ({error!r} missing or wrong); run `crawler validate`",
+                          path=str(path)) from error
+    if record.id != path.stem:
+        raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; run "
+                          "`crawler validate`", path=str(path))
+    return record
+
+
+def broken_record(where: str, record: str, error: CrawlerError) -> BrokenFile:
+    """A record file that did not load, with its one line."""
+    if isinstance(error, RecordError):
+        return BrokenFile(where, record, str(error))
+    return BrokenFile(where, record, f"{error}; fix the file by hand, it was left as it is")
+
+
+# ---------------------------------------------------------------- verifying the files not loaded
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The record files an update did not load, checked: the broken ones, and the signatures
+    of the good ones (`good_files`: what the last run found good)."""
+
+    broken: tuple[BrokenFile, ...]
+    good: dict[str, list[int]]
+    known: dict[str, list[int]]
+
+
+def verify_records(root: Path, loaded: Collection[str], loads: LoadCache | None) -> Verified:
+    """Check every `<id>.yaml` in errors/ not named in `loaded` (file names) as a load would,
+    so an update finds a broken record wherever an extract does. A file whose signature is the one a run found
+    good is unchanged since; for the others, bytes that passed every check before cost a load
+    cache hit (`verify_record`). Links, folders and other names are the listing's (`other_file`)."""
+    errors = root / ERRORS_DIR
+    known = loads.good_files(root) if loads is not None else {}
+    broken: list[BrokenFile] = []
+    good: dict[str, list[int]] = {}
+    for entry in sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else ():
+        record = entry.name.removesuffix(".yaml")
+        if not (entry.name.endswith(".yaml") and is_record_id(record)) or entry.name in loaded \
+                or not entry.is_file(follow_symlinks=False):
+            continue
+        stamp = signature(entry.stat(follow_symlinks=False))
+        try:
+            if known.get(entry.name) != stamp:
+                verify_record(Path(entry.path), loads)
+            good[entry.name] = stamp
+        except (RecordError, OutputError) as error:
+            broken.append(broken_record(entry.path, record, error))
+    return Verified(tuple(broken), good, known)
+
+
+def verify_record(path: Path, loads: LoadCache | None = None) -> None:
+    """Raise what `load_record` would raise, building no record for bytes that passed before."""
+    checked = loads.get(read_capped(path)) if loads is not None else None
+    if checked is None or checked[0].get("id") != path.stem:
+        load_record(path, loads)  # every check; its errors, and what passes is stored
+
+
+def signature(stat: os.stat_result) -> list[int]:
+    """What changes whenever a file's bytes do: any write or rename sets its ctime, which no
+    one can set back (an editor, `git checkout`, `cp -p` and a restore all give a new one)."""
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def remember_good_files(root: Path, loads: LoadCache, verified: Verified,
+                        loaded: Collection[str], written: Collection[str]) -> None:
+    """Note the signature of each record file a run leaves good, so that the next update
+    checks only what changed since: those `verified` found good, and those it `loaded` (file
+    names) or wrote (ids), stated again."""
+    good = dict(verified.good)
+    for name in {*loaded, *(f"{record}.yaml" for record in written)}:
+        try:
+            found = os.lstat(root / ERRORS_DIR / name)
+        except OSError:
+            good.pop(name, None)
+            continue
+        if S_ISREG(found.st_mode):
+            good[name] = signature(found)
+    if good != verified.known:
+        loads.put_good_files(root, good)
 
 
 def check_record_bytes(raw: bytes, path: Path) -> Checked:

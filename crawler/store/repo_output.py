@@ -39,14 +39,18 @@ from crawler.store.plain_files import (
 from crawler.store.record_files import (
     ERRORS_DIR,
     RecordText,
+    broken_record,
     is_record_id,
     load_record,
+    other_file,
+    read_record,
     record_path,
     write_texts,
 )
 from crawler.store.render import SiteBlocks, record_text
 
 LOCK_FILE = ".crawler.lock"
+REBUILT = "; it will be rebuilt from the records"  # ends the note on a broken manifest
 
 
 # ---------------------------------------------------------------- the lock
@@ -196,15 +200,18 @@ def clean_temp_files(folder: Path) -> list[str]:
 
 
 def load_folder(folder: Path, ids: Collection[str] | None = None,
-                manifest: Manifest | None = None, loads: LoadCache | None = None) -> Loaded:
+                manifest: Manifest | None = None, loads: LoadCache | None = None,
+                quick: bool = False) -> Loaded:
     """Every record in the folder that loads safely, and every file in errors/ that does not.
 
     With `ids`, only those records are read (an update that knows which files changed); the
-    folder is still listed, so stray files and links are reported all the same. With `loads`,
+    folder is still listed, so stray files and links are reported all the same (an update checks
+    the other record files with `record_files.verify_records`). `quick` reads records without
+    the schema (`record_files.read_record`: lookup's). With `loads`,
     a file whose exact bytes passed every check before is not checked again (see
     `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
-    records, broken = _load_records(folder, ids, loads)
+    records, broken = _load_records(folder, ids, loads, quick)
     broken = [_with_head(b) for b in broken]
     if loads is not None:
         loads.flush()  # what was loaded in full this time is a hit the next
@@ -213,7 +220,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
         try:
             manifest = load_manifest(folder)
         except OutputError as error:
-            problem = f"{error}; it will be rebuilt from the records"
+            problem = f"{error}{REBUILT}"
     return Loaded(tuple(records), tuple(broken), manifest, problem)
 
 
@@ -225,8 +232,8 @@ def _with_head(broken: BrokenFile) -> BrokenFile:
     return broken if head is None else replace(broken, head=head.decode("utf-8", "replace"))
 
 
-def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | None
-                  ) -> tuple[list[ErrorRecord], list[BrokenFile]]:
+def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | None,
+                  quick: bool = False) -> tuple[list[ErrorRecord], list[BrokenFile]]:
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
     errors = folder / ERRORS_DIR
@@ -247,20 +254,15 @@ def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | 
             broken.append(BrokenFile(where, claimed, f"{where}: {kind}; records are plain files, "
                                      "never followed or opened; it was left as it is"))
             continue
-        if claimed is None:
-            broken.append(BrokenFile(where, None,
-                                     f"{where}: not a record (records are <16 hex>.yaml); "
-                                     "move it out of errors/, it was ignored"))
+        if claimed is None:  # a renamed record holds its id back; a stray file, nothing
+            broken.append(other_file(Path(where)))
             continue
         if ids is not None and claimed not in ids:
             continue
         try:
-            records.append(load_record(Path(where), loads))
-        except RecordError as error:
-            broken.append(BrokenFile(where, claimed, str(error)))
-        except OutputError as error:  # a schema problem
-            broken.append(BrokenFile(where, claimed,
-                                     f"{error}; fix the file by hand, it was left as it is"))
+            records.append(read_record(Path(where)) if quick else load_record(Path(where), loads))
+        except (RecordError, OutputError) as error:
+            broken.append(broken_record(where, claimed, error))
     return records, broken
 
 
