@@ -26,7 +26,7 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions, find_assertions
-from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
+from crawler.parse.workers import FileOutcome, Limits, default_jobs, exit_with_parent, visit_all
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -91,7 +91,8 @@ def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> lis
     found: list[FileAssertions] = []
     if not files:
         return found
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=exit_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         try:
             found.extend(pool.map(_assertions_packed, _read(repo, files), chunksize=8))
         except BrokenProcessPool:

@@ -17,7 +17,14 @@ from pathlib import Path
 
 from tests.processes import ROOT, child_env
 
-GRACE = 5.0  # seconds a process of a killed run may take to notice and exit
+GRACE = 5.0  # seconds a process of a killed run may take to notice and exit, on an idle machine
+
+
+def grace() -> float:
+    """GRACE, stretched by how overloaded the machine is now: a fork server that was importing
+    LibCST when its parent died finishes that first, and on a shared machine with a load of
+    ten per core that takes ten times as long."""
+    return GRACE * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 @dataclass(frozen=True)
@@ -68,11 +75,12 @@ def alive(procs: set[Proc]) -> set[Proc]:
 
 @dataclass(frozen=True)
 class Ended:
-    """How one run ended: its exit code (minus the signal), and the pids that outlived it."""
+    """How one run ended: its exit code (minus the signal), and the processes that outlived it."""
 
     code: int
     seconds: float
-    leftovers: tuple[int, ...] = ()
+    leftovers: tuple[str, ...] = ()  # each described: `pid 123 (command line)`
+    lingered: float = 0.0  # seconds from the kill until its last process was gone
 
     @property
     def killed(self) -> bool:
@@ -83,8 +91,8 @@ def run(args: list[str], logs: Path, *, kill_after: float | None = None,
         env: dict[str, str] | None = None, timeout: float = 600.0) -> Ended:
     """Run `args` in its own process group; SIGKILL it after `kill_after` seconds if still alive.
 
-    After a kill, every process of its family must be gone within GRACE seconds; those that are
-    not are listed in `leftovers` and killed by their pid, so that no run outlives its test.
+    After a kill, every process of its family must be gone within `grace()` seconds; those that
+    are not are listed in `leftovers` and killed by their pid, so that no run outlives its test.
     Its stdout and stderr are appended to files in `logs` (a pipe could be held open by a
     survivor, and would hang the reader).
     """
@@ -101,22 +109,61 @@ def run(args: list[str], logs: Path, *, kill_after: float | None = None,
                 child.kill()
                 child.wait()
                 raise
-        procs = family(child.pid)
-        os.kill(child.pid, signal.SIGKILL)
-        code = child.wait(timeout=timeout)
-        seconds = time.monotonic() - started
-        procs |= family(child.pid)  # any that started since: the group outlives its leader
-        return Ended(code, seconds, _outlived(procs))
+        return kill(child, started, timeout)
 
 
-def _outlived(procs: set[Proc]) -> tuple[int, ...]:
-    """The pids still alive GRACE seconds after the kill; each is then killed, by its pid."""
-    deadline = time.monotonic() + GRACE
+def kill(child: subprocess.Popen[bytes], started: float, timeout: float = 600.0) -> Ended:
+    """SIGKILL a run's leader; its processes that outlive it by `grace()` are `leftovers`."""
+    procs = family(child.pid)
+    os.kill(child.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    code = child.wait(timeout=timeout)
+    seconds = killed - started
+    procs |= family(child.pid)  # any that started since: the group outlives its leader
+    return Ended(code, seconds, *_outlived(procs, killed))
+
+
+def forked_children(leader: int) -> list[int]:
+    """The leader's children that run its own command line: forked, not started afresh."""
+    try:
+        with open(f"/proc/{leader}/cmdline", "rb") as handle:
+            line = handle.read()
+    except OSError:
+        return []
+    found = []
+    for proc in family(leader):
+        stat = _stat(proc.pid)
+        try:
+            with open(f"/proc/{proc.pid}/cmdline", "rb") as handle:
+                same = handle.read() == line
+        except OSError:
+            continue
+        if stat is not None and stat[0] == leader and same:
+            found.append(proc.pid)
+    return found
+
+
+def _outlived(procs: set[Proc], killed: float) -> tuple[tuple[str, ...], float]:
+    """The processes still alive `grace()` seconds after the kill, described, each then killed
+    by its pid; and how long after the kill the last one was seen alive."""
+    deadline = killed + grace()
     while (left := alive(procs)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    lingered = time.monotonic() - killed
+    described = tuple(describe(proc.pid) for proc in sorted(left, key=lambda p: p.pid))
     for proc in left:
         try:
             os.kill(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    return tuple(sorted(proc.pid for proc in left))
+    return described, lingered
+
+
+def describe(pid: int) -> str:
+    """`pid 123 (its command line, cut)`, for a report."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            line = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        line = "gone"
+    return f"pid {pid} ({line[:120]})"

@@ -8,7 +8,7 @@ kills it with SIGKILL after a random delay (or just before its Nth file step, th
 `tests.child`), and after every kill checks that:
 
 - every process of the run (its process group, and every descendant seen just before the kill)
-  is gone within `GRACE` seconds; one that is not is named, then killed by its pid;
+  is gone within a few seconds (`killprocs.grace`); one that is not is named, then killed;
 - the folder's lock is free;
 - every file in the folder loads (or is a temp file a later run removes), and every planted
   annotation block is byte for byte as it was written;
@@ -32,7 +32,7 @@ from crawler.store import atomic, manifest_file, record_files, repo_output
 from crawler.store.render import annotation_block
 from tests.gitrepo import GitRepo
 from tests.killlib import Tree, edited, renamed
-from tests.killprocs import GRACE, Ended, run
+from tests.killprocs import Ended, run
 from tests.outputkit import snapshot
 from tests.processes import child_env
 
@@ -319,13 +319,15 @@ class Figures:
     heals: int = 0
     annotations: int = 0  # planted blocks found byte for byte, over every check
     temps: int = 0  # temp files seen after kills (a later run removes them)
-    leftovers: list[int] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+    lingered: float = 0.0  # the longest a process of a killed run took to exit after the kill
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def add(self, other: Figures) -> None:
         for name in ("kills", "finished", "heals", "annotations", "temps", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.lingered = max(self.lingered, other.lingered)
         self.leftovers += other.leftovers
         self.problems += other.problems
 
@@ -348,11 +350,13 @@ def kill_chain(scene: KillScene, command: str, kills: int, rng: random.Random, l
     With `first_step`, the first run is killed just before that file step of a clean run (the
     folder is still the start, so the steps are the clean run's); the others at a random delay.
     A run that finishes before its kill has healed the folder: it must equal the clean output,
-    and another run is killed in its place (at most `3 * kills` runs in all).
+    and the chain goes on from a fresh copy of the start, so that every kill hits a run with
+    work to do (at most `3 * kills` runs in all).
     """
     started = time.monotonic()
     figures = Figures()
-    space = scene.fresh(label.replace(" ", "-"))
+    name = label.replace(" ", "-")
+    space = scene.fresh(name)
     if first_step is not None:
         env = {**scene.env, "CRAWLER_TEST_KILL_AT": str(first_step)}
         _kill_once(scene, command, space, figures, f"{label}: before step {first_step}",
@@ -361,8 +365,10 @@ def kill_chain(scene: KillScene, command: str, kills: int, rng: random.Random, l
     while figures.kills < kills and runs < 3 * kills:
         runs += 1
         delay = draw_delay(rng, scene.seconds[command])
-        _kill_once(scene, command, space, figures, f"{label}: after {delay:.3f} s",
-                   scene.command(command, space), kill_after=delay)
+        ended = _kill_once(scene, command, space, figures, f"{label}: after {delay:.3f} s",
+                           scene.command(command, space), kill_after=delay)
+        if ended.code == 0:
+            space = scene.fresh(name)
     figures.problems += [f"{label}: healing: {line}" for line in scene.heal(command, space)]
     figures.heals += 1
     shutil.rmtree(space.root)
@@ -376,8 +382,9 @@ def _kill_once(scene: KillScene, command: str, space: Workspace, figures: Figure
     """One run, killed (or not); then every check, its findings added to `figures`."""
     ended = run(args, space.logs, kill_after=kill_after, env=env or scene.env)
     figures.leftovers += ended.leftovers
-    figures.problems += [f"{what}: process {pid} outlived the kill by {GRACE:g} s"
-                         for pid in ended.leftovers]
+    figures.problems += [f"{what}: {proc} outlived the kill by {ended.lingered:.1f} s"
+                         for proc in ended.leftovers]
+    figures.lingered = max(figures.lingered, ended.lingered)
     if ended.killed:
         figures.kills += 1
     elif ended.code == 0:  # done before the kill came: it healed the folder

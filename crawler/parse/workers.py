@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -129,6 +130,23 @@ def _trust_parser_output() -> None:
 
 def _no_validation(self: object) -> None:
     return None
+
+
+def exit_with_parent(parent: int) -> None:
+    """A pool's initializer: end this worker soon after `parent`, the pool's owner, dies.
+
+    A `ProcessPoolExecutor` worker waits on a queue whose write end it holds itself, so the death
+    of a parent killed by SIGKILL never reaches it: it waited for ever, holding open every pipe
+    it inherited by fork (so git and the fork server lived on too). A thread sees the worker
+    handed to another parent, and ends it.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _worker_main(conn: Connection, memory_bytes: int) -> None:

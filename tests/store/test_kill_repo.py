@@ -18,11 +18,19 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import GitRepo
 from tests.killlib import edited, library, renamed
+from tests.killprocs import forked_children, kill
 from tests.killrun import Figures, KillScene, kill_chain
+from tests.processes import ROOT, child_env
 
 SEED = int(os.environ.get("CRAWLER_KILL_SEED", "20261203"))
 FILES = 200  # library modules; with the packages and tests, 226 files at the last commit
@@ -68,6 +76,39 @@ def test_kill_extract_and_update(kill_scene: KillScene) -> None:
     assert figures.kills == 2 * CHAINS * KILLS
     print(f"\nkills (seed {SEED}): {figures.kills} killed, {figures.finished} finished first, "
           f"{figures.heals} healing runs, {figures.annotations} annotation blocks checked, "
-          f"{figures.temps} temp files seen; clean runs {scene.seconds['extract']:.1f} s and "
+          f"{figures.temps} temp files seen, every process gone {figures.lingered:.1f} s after "
+          f"its kill at the latest; clean runs {scene.seconds['extract']:.1f} s and "
           f"{scene.seconds['update']:.1f} s, {scene.steps['extract']} and "
           f"{scene.steps['update']} file steps")
+
+
+TEST_CASE = ("def test_{n}_{i}():\n"
+             "    with pytest.raises(ValueError, match=\"bad value {i}\"):\n"
+             "        core.check({i})\n\n\n")
+
+
+def test_no_worker_outlives_a_kill_while_tests_are_read(make_repo: Callable[[str], GitRepo],
+                                                         tmp_path: Path) -> None:
+    """SIGKILL `extract` while its forked pool reads test files for evidence: none outlives it.
+
+    Those workers wait on a queue whose write end they hold themselves, so the parent's death
+    never reaches them: they lived on, every one, until killed by hand.
+    """
+    repo = make_repo("evidence")
+    repo.write("lib/core.py", 'def check(x):\n    if x:\n        raise ValueError("bad value")\n')
+    for n in range(12):
+        repo.write(f"tests/test_{n:02d}.py", "import pytest\n\nfrom lib import core\n\n\n"
+                   + "".join(TEST_CASE.format(n=n, i=i) for i in range(100)))
+    repo.commit("a library and its tests")
+    args = [sys.executable, "-m", "crawler", "extract", str(repo.path), "-o", str(tmp_path / "out"),
+            "--cache-dir", str(tmp_path / "cache"), "-q"]
+    with open(tmp_path / "stderr", "wb") as err:
+        started = time.monotonic()
+        child = subprocess.Popen(args, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        while not forked_children(child.pid) and child.poll() is None:
+            time.sleep(0.005)
+        assert child.poll() is None, "the run ended before it read the tests"
+        ended = kill(child, started)
+    assert ended.killed
+    assert ended.leftovers == (), "\n".join(ended.leftovers)
