@@ -3,11 +3,14 @@
     hold FOLDER            take the folder's lock, print "locked", hold it until stdin closes
     fork-and-die FOLDER    take the lock, fork a child that sleeps, print its pid, die by SIGKILL
     apply PICKLE ROOT      run pipeline.apply on a pickled Collected; print "ready" first
+    crawler ARGS...        the real command line (`python -m crawler ARGS...`), hooked as below
 
 For `apply`, CRAWLER_TEST_KILL_AT=N makes the process SIGKILL itself just before its Nth file
 step (a temp file made, an fsync, a rename), and CRAWLER_TEST_LOG=PATH appends when it loads
 and when it starts and ends writing, so that a test can see whether two runs interleaved;
 CRAWLER_TEST_GO=1 makes it wait for a line on stdin after "ready", so two start together.
+For `crawler`, CRAWLER_TEST_KILL_AT works the same, and CRAWLER_TEST_COUNT_STEPS=PATH writes
+the number of file steps the run took to PATH when it exits.
 """
 
 from __future__ import annotations
@@ -30,16 +33,15 @@ def _log(what: str) -> None:
             handle.write(f"{what} {os.getpid()}\n")
 
 
-def kill_before(step: int) -> None:
-    """SIGKILL this process just before its Nth file step (temp file, fsync or sync, rename)."""
+def hook_steps(each: Callable[[int], None]) -> None:
+    """Call `each(n)` just before this process's Nth file step (temp file, fsync or sync, rename)."""
     count = 0
 
     def wrap(real: Callable[..., Any]) -> Callable[..., Any]:
         def step_then(*args: Any, **kwargs: Any) -> Any:
             nonlocal count
             count += 1
-            if count == step:
-                os.kill(os.getpid(), signal.SIGKILL)
+            each(count)
             return real(*args, **kwargs)
 
         return step_then
@@ -50,8 +52,42 @@ def kill_before(step: int) -> None:
     tempfile.mkstemp = wrap(tempfile.mkstemp)  # type: ignore[assignment]
 
 
+def kill_before(step: int) -> None:
+    """SIGKILL this process just before its Nth file step (temp file, fsync or sync, rename)."""
+
+    def kill_at(count: int) -> None:
+        if count == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    hook_steps(kill_at)
+
+
+def count_steps(path: str) -> None:
+    """Count this process's file steps; write the count to `path` when it exits."""
+    import atexit
+
+    steps = [0]
+    hook_steps(lambda count: steps.__setitem__(0, count))
+    atexit.register(lambda: Path(path).write_text(f"{steps[0]}\n", encoding="ascii"))
+
+
+def crawler(argv: list[str]) -> None:
+    """The command line itself, with its file steps hooked (a kill, or a count)."""
+    if os.environ.get("CRAWLER_TEST_KILL_AT"):
+        kill_before(int(os.environ["CRAWLER_TEST_KILL_AT"]))
+    if os.environ.get("CRAWLER_TEST_COUNT_STEPS"):
+        count_steps(os.environ["CRAWLER_TEST_COUNT_STEPS"])
+    from crawler.cli import main as command_line
+
+    sys.argv = ["crawler", *argv]
+    command_line()
+
+
 def main(argv: list[str]) -> None:
     mode = argv[0]
+    if mode == "crawler":
+        crawler(argv[1:])
+        return
     if mode == "hold":
         from crawler.store import repo_output
 
