@@ -131,6 +131,11 @@ class History:
     first_seen: str  # sha of the commit at which the site was first extracted
     removed_in: str | None = None  # sha of the first commit without the site, while removed
     previous_template: str | None = None  # the template an annotation may have been written for
+    # Set while a pair that was not exact waits for review (written only when set):
+    previous_exception: str | None = None  # the exception class the site raised before
+    previous_path: str | None = None  # where the site was, when the pair crossed files
+    previous_qualname: str | None = None  # the function it was in, when that changed
+    paired_by: str | None = None  # why the pair was made: the signal and the score
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from crawler.records import REMOVED, ErrorRecord, RaiseSite
@@ -143,25 +144,110 @@ def similarity(old: str, new: str) -> float:
     return ratio
 
 
-def pair_fuzzy(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
-               new_path: Callable[[str], str]) -> list[Pair]:
-    """Step 4: close templates, same exception, same file (`new_path`: where an old file went);
-    best pairs first, one-to-one.
 
-    Ties go to the same qualname, then the nearer place in the function, then source order.
+# ---------------------------------------------------------------- scoring a candidate pair
+
+# How much each part counts in `PairScore.total` (they sum to 1): the message first, then the
+# code around the raise, which moves with it when the message is reworded.
+WEIGHTS = {"template": 0.4, "context": 0.2, "qualname": 0.15, "condition": 0.1, "exception": 0.1,
+           "snippet": 0.05}
+CONTEXT_LINES = 3  # lines of code kept on each side of the raise (`context`)
+CLOSE_CODE = 0.8  # code around the raise this similar is the same place, or the code moved
+SAME_FUNCTION_TEXT = 0.9  # enclosing functions this similar are one function moved
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """How well a new site fits an old record's site, part by part (each 0 to 1), and why.
+
+    `signal` names why the pair may be made at all (None: it may not): `similar_text` (a close
+    template in the record's file, or in the file git says it went to), `reworded_in_place`
+    (the same function and the same guard or code around, however the message changed),
+    `function_moved` (the same qualname in another module), `code_moved` (near-identical code
+    around the raise, or function, in another file).
     """
-    by_place: dict[tuple[str, str], list[RaiseSite]] = defaultdict(list)
-    for site in sites:
-        by_place[(site.path, site.exception)].append(site)
-    scored: list[tuple[tuple[float, int, int, int, int], RaiseSite, ErrorRecord]] = []
-    for j, record in enumerate(records):
-        old = record.site
-        for i, site in enumerate(by_place.get((new_path(old.path), old.exception), ())):
-            score = similarity(old.message.template, site.message.template)
-            if score < FUZZY_THRESHOLD:
-                continue
-            offset = abs((site.line - site.snippet_line) - (old.line - old.snippet_line))
-            rank = (-score, 0 if site.qualname == old.qualname else 1, offset, j, i)
-            scored.append((rank, site, record))
-    scored.sort(key=lambda item: item[0])
-    return _greedy((site, record) for _, site, record in scored)
+
+    template: float  # word-level similarity of the templates (`similarity`)
+    context: float  # similarity of the code lines around the raise, the raise left out
+    qualname: float  # 1 the same qualname, 0.5 the same function name or both at module level
+    condition: float  # 1 the same guard, 0.5 both unguarded, else the guards' word similarity
+    exception: float  # 1 the same exception class, 0 another
+    snippet: float  # similarity of the enclosing functions' lines
+    same_file: bool  # in the record's file, or where git says that file went
+
+    @property
+    def total(self) -> float:
+        return sum(weight * getattr(self, part) for part, weight in WEIGHTS.items())
+
+    @property
+    def signal(self) -> str | None:
+        close_text = self.template >= FUZZY_THRESHOLD
+        same_place = self.qualname == 1.0 and (self.condition == 1.0 or self.context >= CLOSE_CODE)
+        if self.same_file:
+            if same_place:
+                return "reworded_in_place"
+            return "similar_text" if close_text else None
+        code_moved = self.context >= CLOSE_CODE or self.snippet >= SAME_FUNCTION_TEXT
+        if self.qualname == 1.0 and (close_text or code_moved):
+            return "function_moved"
+        if code_moved and (close_text or self.context >= SAME_FUNCTION_TEXT):
+            return "code_moved"
+        return None
+
+    def describe(self) -> str:
+        """One line: the signal, the score and its parts, as a record's `history.paired_by`."""
+        parts = ", ".join(f"{part} {getattr(self, part):.2f}" for part in WEIGHTS)
+        return f"{self.signal}: score {self.total:.2f} ({parts})"
+
+
+def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = ()) -> PairScore:
+    """How well `site` fits as the successor of `record`'s site; `moved_to` are the paths git
+    says the record's file went to (renamed or copied), which count as its own file."""
+    old = record.site
+    return PairScore(
+        template=similarity(old.message.template, site.message.template),
+        context=_lines_similarity(context(old), context(site)),
+        qualname=_qualname_score(old.qualname, site.qualname),
+        condition=_condition_score(old.condition, site.condition),
+        exception=1.0 if _exception(old) == _exception(site) else 0.0,
+        snippet=_lines_similarity(_lines(old.snippet), _lines(site.snippet)),
+        same_file=site.path == old.path or site.path in set(moved_to),
+    )
+
+
+def context(site: RaiseSite) -> tuple[str, ...]:
+    """Up to `CONTEXT_LINES` non-blank lines of the function on each side of the raise, stripped."""
+    lines = site.snippet.splitlines()
+    start, end = site.line - site.snippet_line, site.end_line - site.snippet_line + 1
+    before = [line.strip() for line in lines[max(0, start - 2 * CONTEXT_LINES):max(0, start)]]
+    after = [line.strip() for line in lines[end:end + 2 * CONTEXT_LINES]]
+    before = [line for line in before if line][-CONTEXT_LINES:]
+    after = [line for line in after if line][:CONTEXT_LINES]
+    return (*before, *after)
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _lines_similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    if not a or not b:
+        return 0.0  # no code to compare is no evidence
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.ratio() if matcher.real_quick_ratio() > 0 else 0.0
+
+
+def _qualname_score(old: str, new: str) -> float:
+    if old == new:
+        return 0.5 if old == "<module>" else 1.0
+    return 0.5 if old.rsplit(".", 1)[-1] == new.rsplit(".", 1)[-1] else 0.0
+
+
+def _condition_score(old: str | None, new: str | None) -> float:
+    if old is None or new is None:
+        return 0.5 if old == new else 0.0
+    return 1.0 if old == new else similarity(old, new)
+
+
+def _exception(site: RaiseSite) -> str:
+    return site.exception_qualname or site.exception

@@ -79,9 +79,17 @@ def _derived_data(record: ErrorRecord) -> dict[str, Any]:
             "evidence": [asdict(e) for e in record.evidence]}
 
 
+# History keys written only when set: a record whose pair needs no review keeps its old text.
+_HISTORY_WHEN_SET = ("previous_exception", "previous_path", "previous_qualname", "paired_by")
+
+
 def history_data(history: History | None) -> dict[str, Any]:
     history = history or History(first_seen="")
-    return asdict(history)
+    data = asdict(history)
+    for key in _HISTORY_WHEN_SET:
+        if data[key] is None:
+            del data[key]
+    return data
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:
@@ -129,6 +137,7 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             first_seen=history.get("first_seen") or "",
             removed_in=history.get("removed_in"),
             previous_template=history.get("previous_template"),
+            **{key: history.get(key) for key in _HISTORY_WHEN_SET},
         ),
         evidence=evidence,
         related=related,
