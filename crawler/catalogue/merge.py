@@ -41,13 +41,14 @@ the record `active` again and drops what the review was about from `history`.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from crawler.catalogue.best_pairs import pair_best
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.identity import Key, Ordinals, site_order
-from crawler.catalogue.pairing import Pair, pair_by, pair_unique, record_order
+from crawler.catalogue.pairing import Pair, pair_by, pair_unique, record_order, similarity
 from crawler.git.diff import LineMap
 from crawler.git.permalink import permalink
 from crawler.records import (
@@ -237,21 +238,28 @@ def pair_by_diff(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord], lin
     """Step 0: each live record whose lines git's diff left untouched, with the site at their
     new place (the same column, the same number of lines).
 
+    One raise may give several sites (a message chosen by a conditional expression): at one
+    place, the site of the record's own exception and template goes first, then the closest.
     A record already at `pin` (written by a run stopped before its manifest) is not placed: its
     lines are not the old commit's.
     """
-    at: dict[tuple[str, int, int], RaiseSite] = {(s.path, s.line, s.column): s for s in sites}
+    at: dict[tuple[str, int, int], list[RaiseSite]] = defaultdict(list)
+    for site in sites:
+        at[(site.path, site.line, site.column)].append(site)
     pairs: list[Pair] = []
     for record in records:
         old = record.site
         if record.status == REMOVED or record.commit == pin.sha:
             continue
         place = lines.follow(old.path, old.line, old.end_line)
-        site = at.pop((place[0], place[1], old.column), None) if place is not None else None
-        if site is not None and site.end_line - site.line == old.end_line - old.line:
+        there = at.get((place[0], place[1], old.column), []) if place is not None else []
+        fits = [s for s in there if s.end_line - s.line == old.end_line - old.line]
+        if fits:
+            site = max(fits, key=lambda s: (s.exception == old.exception
+                                            and s.message.template == old.message.template,
+                                            similarity(old.message.template, s.message.template)))
+            there.remove(site)
             pairs.append((site, record))
-        elif site is not None:
-            at[(site.path, site.line, site.column)] = site
     return pairs
 
 
