@@ -41,14 +41,13 @@ the record `active` again and drops what the review was about from `history`.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from crawler.catalogue.best_pairs import pair_best
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.identity import Key, Ordinals, site_order
-from crawler.catalogue.pairing import Pair, pair_by, pair_unique, record_order, similarity
+from crawler.catalogue.pairing import Pair, pair_by, pair_by_diff, pair_unique, record_order
 from crawler.git.diff import LineMap
 from crawler.git.permalink import permalink
 from crawler.records import (
@@ -231,36 +230,6 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
         (result.cleared if reviewed is not record else result.unchanged).append(record.id)
         result.records.append(reviewed)
     return result.result(diff_used=lines is not None)
-
-
-def pair_by_diff(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord], lines: LineMap,
-                 pin: Pin) -> list[Pair]:
-    """Step 0: each live record whose lines git's diff left untouched, with the site at their
-    new place (the same column, the same number of lines).
-
-    One raise may give several sites (a message chosen by a conditional expression): at one
-    place, the site of the record's own exception and template goes first, then the closest.
-    A record already at `pin` (written by a run stopped before its manifest) is not placed: its
-    lines are not the old commit's.
-    """
-    at: dict[tuple[str, int, int], list[RaiseSite]] = defaultdict(list)
-    for site in sites:
-        at[(site.path, site.line, site.column)].append(site)
-    pairs: list[Pair] = []
-    for record in records:
-        old = record.site
-        if record.status == REMOVED or record.commit == pin.sha:
-            continue
-        place = lines.follow(old.path, old.line, old.end_line)
-        there = at.get((place[0], place[1], old.column), []) if place is not None else []
-        fits = [s for s in there if s.end_line - s.line == old.end_line - old.line]
-        if fits:
-            site = max(fits, key=lambda s: (s.exception == old.exception
-                                            and s.message.template == old.message.template,
-                                            similarity(old.message.template, s.message.template)))
-            there.remove(site)
-            pairs.append((site, record))
-    return pairs
 
 
 def _left(sites: list[RaiseSite], records: list[ErrorRecord], pairs: Sequence[Pair]

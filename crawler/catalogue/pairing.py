@@ -1,8 +1,10 @@
 """Pairing new sites with existing records, one-to-one: by equal keys, and by close templates.
 
-The merge (`merge`) decides which keys to try in which order; here is how each try pairs: equal
-keys by their ordinals or, when the counts differ, closest first (`pair_by`); a key that is
-unique on both sides (`pair_unique`); close templates by word-level similarity (`pair_fuzzy`).
+The merge (`merge`) decides which keys to try in which order; here is how each try pairs: the
+sites whose lines git's diff left untouched (`pair_by_diff`); equal keys by their ordinals or,
+when the counts differ, closest first (`pair_by`); a key that is unique on both sides
+(`pair_unique`). The last step scores candidate pairs (`score`, `PairScore`) for the best
+assignment overall (`best_pairs`).
 Every pairing is one-to-one and depends only on the sites and records, never on their order in
 memory.
 """
@@ -16,13 +18,15 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from crawler.records import REMOVED, ErrorRecord, RaiseSite
+from crawler.git.diff import LineMap
+from crawler.records import REMOVED, ErrorRecord, Pin, RaiseSite
 
 K = TypeVar("K", bound=Hashable)
 
-# Step 4 pairs a vanished record with a new site of the same exception in the same file when the
-# word-level similarity of their templates (difflib ratio over words and punctuation marks, the
-# words inside placeholders included) is at least this. Words, not characters: "invalid shape"
+# Two templates at least this close (word-level difflib ratio over words and punctuation marks,
+# the words inside placeholders included) read as one message reworded (`PairScore.signal`);
+# below it, only the place (the same function and guard, or code that moved) can pair them.
+# Words, not characters: "invalid shape"
 # and "invalid dtype" share most of their letters (0.77) but half their words (0.5), and are
 # different errors; "x must be positive, got {x}" and "x must be strictly positive, got {x}"
 # score 0.95. A short message loses more with each word: "bad magic" to "bad magic number
@@ -69,6 +73,36 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
             pairs.extend(zip(group, sorted(candidates, key=lambda r: record_order(r)[1:])))
         else:
             pairs.extend(_closest_pairs(group, candidates))
+    return pairs
+
+
+def pair_by_diff(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord], lines: LineMap,
+                 pin: Pin) -> list[Pair]:
+    """Step 0: each live record whose lines git's diff left untouched, with the site at their
+    new place (the same column, the same number of lines).
+
+    One raise may give several sites (a message chosen by a conditional expression): at one
+    place, the site of the record's own exception and template goes first, then the closest.
+    A record already at `pin` (written by a run stopped before its manifest) is not placed: its
+    lines are not the old commit's.
+    """
+    at: dict[tuple[str, int, int], list[RaiseSite]] = defaultdict(list)
+    for site in sites:
+        at[(site.path, site.line, site.column)].append(site)
+    pairs: list[Pair] = []
+    for record in records:
+        old = record.site
+        if record.status == REMOVED or record.commit == pin.sha:
+            continue
+        place = lines.follow(old.path, old.line, old.end_line)
+        there = at.get((place[0], place[1], old.column), []) if place is not None else []
+        fits = [s for s in there if s.end_line - s.line == old.end_line - old.line]
+        if fits:
+            site = max(fits, key=lambda s: (s.exception == old.exception
+                                            and s.message.template == old.message.template,
+                                            similarity(old.message.template, s.message.template)))
+            there.remove(site)
+            pairs.append((site, record))
     return pairs
 
 
