@@ -210,6 +210,9 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="another checkout of the crawler, for times")
     parser.add_argument("--include", action="append", default=[])
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--planted", type=Path,
+                        help="an output root already extracted at the first commit and planted "
+                             "by an earlier replay: copied instead of extracting again")
     args = parser.parse_args()
     commits = weekly_commits(args.source, args.branch, args.start, args.weeks)
     print("commits:", " ".join(f"{day} {sha[:10]}" for day, sha in commits), flush=True)
@@ -221,11 +224,15 @@ def main() -> None:
     first = commits[0][1]
     planted: dict[str, set[str]] = {}
     for run in runs:
-        seconds, summary = run.crawl("extract", args.source, first, [*extra, "--no-evidence"])
-        count = plant(run.root)
+        if args.planted:
+            shutil.copytree(args.planted, run.root)
+            print(f"{run.label}: planted folder copied from {args.planted}", flush=True)
+        else:
+            seconds, summary = run.crawl("extract", args.source, first, [*extra, "--no-evidence"])
+            count = plant(run.root)
+            print(f"{run.label}: extract {seconds:.1f}s, {summary['records']} records, {count} planted",
+                  flush=True)
         planted[run.label] = set(load(run.root))
-        print(f"{run.label}: extract {seconds:.1f}s, {summary['records']} records, {count} planted",
-              flush=True)
         shutil.copytree(run.root, args.work / run.label / "direct")
     report = {run.label: [] for run in runs}  # type: dict[str, list[dict]]
     lists = {run.label: {"flagged": [], "removed": [], "misattached": [], "untouched_lost_id": []}

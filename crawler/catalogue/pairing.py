@@ -187,6 +187,9 @@ WEIGHTS = {"template": 0.4, "context": 0.2, "qualname": 0.15, "condition": 0.1, 
            "snippet": 0.05}
 CONTEXT_LINES = 3  # lines of code kept on each side of the raise (`context`)
 CLOSE_CODE = 0.8  # code around the raise this similar is the same place, or the code moved
+SAME_PLACE = 0.6  # `PairScore.place` from which a raise in the same function stands where it stood
+SOME_PLACE = 0.3  # ... below which a close template needs `CLOSE_TEXT` to pair on its own
+CLOSE_TEXT = 0.8
 SAME_FUNCTION_TEXT = 0.9  # enclosing functions this similar are one function moved
 
 
@@ -195,8 +198,9 @@ class PairScore:
     """How well a new site fits an old record's site, part by part (each 0 to 1), and why.
 
     `signal` names why the pair may be made at all (None: it may not): `similar_text` (a close
-    template in the record's file, or in the file git says it went to), `reworded_in_place`
-    (the same function and the same guard or code around, however the message changed),
+    template in the record's file, or in the file git says it went to, with some of the code
+    around it or a very close text), `reworded_in_place` (the same function, and the same
+    guard or code around, however the message changed),
     `function_moved` (the same qualname in another module), `code_moved` (near-identical code
     around the raise, or function, in another file).
     """
@@ -208,19 +212,36 @@ class PairScore:
     exception: float  # 1 the same exception class, 0 another
     snippet: float  # similarity of the enclosing functions' lines
     same_file: bool  # in the record's file, or where git says that file went
+    wording: float = 0.0  # similarity of the literal text alone: each placeholder one mark
 
     @property
     def total(self) -> float:
         return sum(weight * getattr(self, part) for part, weight in WEIGHTS.items())
 
     @property
+    def place(self) -> float:
+        """How much the raise's surroundings agree: the code around it and its guard, evenly."""
+        return (self.context + self.condition) / 2
+
+    @property
+    def text(self) -> float:
+        """The closer of the template's and the literal wording's similarity: a placeholder
+        renamed (`{tree_def}` to `{ps_ft.tree}`) leaves the wording as it was."""
+        return max(self.template, self.wording)
+
+    @property
     def signal(self) -> str | None:
-        close_text = self.template >= FUZZY_THRESHOLD
-        same_place = self.qualname == 1.0 and (self.condition == 1.0 or self.context >= CLOSE_CODE)
+        close_text = self.text >= FUZZY_THRESHOLD
+        same_place = self.qualname == 1.0 and (self.condition == 1.0 or self.context >= CLOSE_CODE
+                                               or self.place >= SAME_PLACE)
         if self.same_file:
             if same_place:
                 return "reworded_in_place"
-            return "similar_text" if close_text else None
+            # A close text alone is not enough where nothing around it agrees: in jax,
+            # "Unsupported transforms: {transforms}" (0.62) went to another guard's
+            # "Unsupported transpose permutation: {permutation}" while its own raise was deleted.
+            supported = self.text >= CLOSE_TEXT or self.place >= SOME_PLACE
+            return "similar_text" if close_text and supported else None
         code_moved = self.context >= CLOSE_CODE or self.snippet >= SAME_FUNCTION_TEXT
         if self.qualname == 1.0 and (close_text or code_moved):
             return "function_moved"
@@ -230,7 +251,7 @@ class PairScore:
 
     def describe(self) -> str:
         """One line: the signal, the score and its parts, as a record's `history.paired_by`."""
-        parts = ", ".join(f"{part} {getattr(self, part):.2f}" for part in WEIGHTS)
+        parts = ", ".join(f"{part} {getattr(self, part):.2f}" for part in (*WEIGHTS, "wording"))
         return f"{self.signal}: score {self.total:.2f} ({parts})"
 
 
@@ -246,7 +267,17 @@ def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = ()) ->
         exception=1.0 if _exception(old) == _exception(site) else 0.0,
         snippet=_lines_similarity(_lines(old.snippet), _lines(site.snippet)),
         same_file=site.path == old.path or site.path in set(moved_to),
+        wording=similarity(wording(old.message.template), wording(site.message.template)),
     )
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def wording(template: str) -> str:
+    """The template's literal text, each placeholder one `{}` (literal braces kept as they are)."""
+    return "{{".join("}}".join(_PLACEHOLDER.sub("{}", part) for part in piece.split("}}"))
+                     for piece in template.split("{{"))
 
 
 def context(site: RaiseSite) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from crawler.catalogue import assignment
 from crawler.catalogue.assignment import best_assignment, greedy, hungarian
 from crawler.catalogue.merge import merge
-from crawler.catalogue.pairing import score
+from crawler.catalogue.pairing import score, wording
 from crawler.git.diff import FileLines, LineMap
 from tests.catalogue.test_merge import NEW, OLD, first, site
 
@@ -80,3 +80,17 @@ def test_the_diff_step_tells_apart_the_sites_of_one_raise() -> None:
     by_template = {r.site.message.template: r.id for r in result.records}
     assert by_template == {r.site.message.template: r.id for r in old}
     assert set(result.matched_by.values()) == {0} and not result.changed
+
+
+def test_a_close_text_with_nothing_around_it_in_common_is_no_pair() -> None:
+    # jax: the record of "Unsupported transforms: {transforms}" (its raise deleted) went to
+    # another guard's "Unsupported transpose permutation: {permutation}" on the text alone
+    [record] = first([site("Unsupported transforms: {transforms}", condition="transposed")])
+    other = score(record, site("Unsupported transpose permutation: {permutation}",
+                               condition="permutation != (1, 0)"))
+    assert other.template > 0.6 and other.place < 0.3 and other.signal is None
+    # a placeholder renamed keeps the wording: close enough on its own
+    [renamed] = first([site("TMEM layout {tmem_layout} is not supported", qualname="a")])
+    moved = score(renamed, site("TMEM layout {self.layout} is not supported", qualname="b"))
+    assert moved.wording == 1.0 and moved.signal == "similar_text"
+    assert wording("a {x} b {{lit}} {f(y)}") == "a {} b {{lit}} {}"
