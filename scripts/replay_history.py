@@ -226,6 +226,8 @@ def main() -> None:
     for run in runs:
         if args.planted:
             shutil.copytree(args.planted, run.root)
+            if (args.planted.parent / "cache").is_dir():  # the parse results of its extract
+                shutil.copytree(args.planted.parent / "cache", run.cache)
             print(f"{run.label}: planted folder copied from {args.planted}", flush=True)
         else:
             seconds, summary = run.crawl("extract", args.source, first, [*extra, "--no-evidence"])
