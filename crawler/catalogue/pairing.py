@@ -267,11 +267,21 @@ def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = ()) ->
         exception=1.0 if _exception(old) == _exception(site) else 0.0,
         snippet=_lines_similarity(_lines(old.snippet), _lines(site.snippet)),
         same_file=site.path == old.path or site.path in set(moved_to),
-        wording=similarity(wording(old.message.template), wording(site.message.template)),
+        wording=_wording_similarity(old.message.template, site.message.template),
     )
 
 
+def _wording_similarity(old: str, new: str) -> float:
+    """`similarity` of the literal wordings; 0 where either has fewer than `CONTAINED_MIN` words
+    of its own ("Unsupported transforms: {}" and "Unsupported mesh: {}" are not one message)."""
+    a, b = wording(old), wording(new)
+    if min(len(_WORD.findall(a)), len(_WORD.findall(b))) < CONTAINED_MIN:
+        return 0.0
+    return similarity(a, b)
+
+
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+_WORD = re.compile(r"\w+")
 
 
 def wording(template: str) -> str:

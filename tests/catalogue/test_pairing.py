@@ -94,3 +94,11 @@ def test_a_close_text_with_nothing_around_it_in_common_is_no_pair() -> None:
     moved = score(renamed, site("TMEM layout {self.layout} is not supported", qualname="b"))
     assert moved.wording == 1.0 and moved.signal == "similar_text"
     assert wording("a {x} b {{lit}} {f(y)}") == "a {} b {{lit}} {}"
+
+
+def test_a_short_wording_does_not_pair_on_its_own() -> None:
+    # jax: "Unsupported transforms: {transforms}" (its raise deleted) went to another function's
+    # "Unsupported mesh: {mesh}": two words each, one of them the same
+    [record] = first([site("Unsupported transforms: {transforms}", qualname="a")])
+    other = score(record, site("Unsupported mesh: {mesh}", qualname="b"))
+    assert other.wording == 0.0 and other.signal is None
