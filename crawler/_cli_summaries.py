@@ -104,6 +104,8 @@ class UpdateSummary:
                                    "template": r.site.message.template} for r in result.stale],
             "files_to_write": list(result.pending),
             "files_written": result.files_written,
+            "paired_by": dict(result.merged.paired_by),  # why each record that moved was paired
+            "git_diff": result.merged.diff_used,
         }))
 
     def lines(self) -> Iterator[Line]:
@@ -120,6 +122,10 @@ class UpdateSummary:
         for stale in result.stale:
             yield (f"stale annotation {stale.id}: written for {stale.annotation.written_for!r}, "
                    f"the message is now {stale.site.message.template!r}")
+        by_id = {r.id: r for r in result.merged.records}
+        for record_id, why in result.merged.paired_by.items():
+            if by_id[record_id].status == "needs_review":  # a pair a person must look at
+                yield f"paired {record_id}: {why}"
         if self.check_only:
             yield f"stale: {len(pending)} files would change" if pending else "up to date"
         elif self.dry_run:

@@ -20,6 +20,7 @@ from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
 from crawler.errors import CrawlerError, OutputError
+from crawler.git.diff import LineMap, line_map
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
 from crawler.parse import skeleton
@@ -215,6 +216,8 @@ class Collected:
     assertions: tuple[TestAssertion, ...] = ()  # from the test files, for evidence
     tests_read: bool = False  # False: keep the records' evidence as it is
     notes: tuple[str, ...] = ()  # how the source was read, where the user did not say
+    lines: LineMap | None = None  # git's diff from the previous pin, when it could be made
+    no_diff: str | None = None  # why there is no diff from the previous pin, when there is none
 
 
 def result_cache(cache_dir: Path | None) -> ResultCache:
@@ -229,12 +232,14 @@ def load_cache(cache_dir: Path | None) -> LoadCache:
 def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = ExtractOptions(),
             cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
             progress: Progress | None = None, evidence: bool = True,
-            blocks: SiteBlocks | None = None) -> Collected:
+            blocks: SiteBlocks | None = None,
+            diff_from: Callable[[Pin], str | None] | None = None) -> Collected:
     """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere.
 
     With `evidence`, the repository's test files are parsed too, for the assertions that name
     an error: often more code than the library itself, so it can be left out. `blocks`, where
     the records are written in this process, gets the sites' blocks rendered ahead.
+    `diff_from(pin)` names the commit the output folder was built at, for git's diff from it.
     """
     started = time.perf_counter()
     warm_up()  # while the commit is pinned and the cache asked
@@ -246,10 +251,23 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
                                blocks=blocks)
         tests = (read_test_files(repo, select_test_files(entries, options), workers)
                  if evidence else [])
+        old_sha = diff_from(repo.pin) if diff_from is not None else None
+        lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
     assertions = tuple(a for found in tests for a in found.assertions)
     return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started, assertions=assertions, tests_read=evidence,
-                     notes=_source_notes(repo))
+                     notes=_source_notes(repo), lines=lines, no_diff=no_diff)
+
+
+def _line_map(repo: PinnedRepo, old_sha: str) -> tuple[LineMap | None, str | None]:
+    """Git's diff from `old_sha` to the pin, or why there is none (the merge then pairs by keys)."""
+    if old_sha == repo.pin.sha:
+        return None, None
+    try:
+        return line_map(repo, old_sha), None
+    except CrawlerError as error:
+        return None, (f"no git diff from {old_sha[:12]} ({error}): the sites whose lines did not "
+                      "change were paired by their keys")
 
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
@@ -280,6 +298,7 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
     if todo:  # nothing changed: no class can have changed either
         unchanged = [f for f in chosen if f.path in kept_paths]
         context = tuple(visit_files(repo, unchanged, jobs or os.cpu_count() or 1, None, cache))
+    lines, no_diff = _line_map(repo, previous.pin.sha) if todo else (None, None)
     renames: dict[str, str] = {}
     if set(old) - {f.path for f in chosen} and previous.pin.sha != repo.pin.sha:
         try:
@@ -288,7 +307,7 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
             renames = {}  # the old commit is not at hand: identical blobs still find moved files
     return Collected(repo.pin, previous.options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())),
-                     context, notes=_source_notes(repo))
+                     context, notes=_source_notes(repo), lines=lines, no_diff=no_diff)
 
 
 def _source_notes(repo: PinnedRepo) -> tuple[str, ...]:
@@ -364,9 +383,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         # held back all the same: extract and update agree on every folder.
         loaded, verified = _verify_rest(folder, loaded, loads)
         plan = holdback.plan(loaded, pinned, sites)
+        lines = _diff_from(collected, previous, notes, folder)
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
                             aside=_set_aside(collected, previous), full=full,
-                            assertions=collected.assertions if collected.tests_read else None)
+                            assertions=collected.assertions if collected.tests_read else None,
+                            lines=lines)
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())
@@ -396,6 +417,20 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
                      evidence=merged.evidence)
+
+
+def _diff_from(collected: Collected, previous: Manifest | None, notes: list[str],
+               folder: Path) -> LineMap | None:
+    """Git's diff from the folder's commit, if it was made from that commit; else a note that
+    the sites were paired by keys alone (the old commit was not at hand, or a batch worker)."""
+    if previous is None or previous.pin.sha == collected.pin.sha or not collected.outcomes:
+        return None
+    lines = collected.lines
+    if lines is not None and lines.old == previous.pin.sha:
+        return lines
+    notes.append(f"{folder}: " + (collected.no_diff or f"no git diff from {previous.pin.sha[:12]}: "
+                                  "the sites whose lines did not change were paired by their keys"))
+    return None
 
 
 def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
@@ -466,8 +501,18 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
     store = StoreContext(load_cache(cache_dir))
+
+    def folder_commit(pinned: Pin) -> str | None:
+        """The commit the output folder was built at, to diff from; None for a new folder."""
+        try:
+            previous = load_manifest(output_folder(output_root, pinned), store.loads)
+        except CrawlerError:
+            return None  # a broken manifest is rebuilt from the records: pair by keys
+        return previous.pin.sha if previous is not None else None
+
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
-                        jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks)
+                        jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
+                        diff_from=folder_commit)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store)
     return replace(result, seconds=time.perf_counter() - started)
 

@@ -135,6 +135,11 @@ class History:
     # `crawler adopt` moved an annotation by hand: the record it went to, and the one it came from
     adopted_by: str | None = None
     adopted_from: str | None = None
+    # Set while a pair that was not exact waits for review (written only when set):
+    previous_exception: str | None = None  # the exception class the site raised before
+    previous_path: str | None = None  # where the site was, when the pair crossed files
+    previous_qualname: str | None = None  # the function it was in, when that changed
+    paired_by: str | None = None  # why the pair was made: the signal and the score
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,8 @@ EXTRACT_KEYS = ["repo", "ref", "commit", "folder", "files", "parsed", "skipped",
                 "dry_run", "problems", "notes"]
 UPDATE_KEYS = ["repo", "ref", "commit", "folder", "files", "files_read_again", "records",
                "added", "moved", "changed", "removed", "revived", "cleared", "stale_annotations",
-               "files_to_write", "files_written", "seconds", "dry_run", "problems", "notes"]
+               "files_to_write", "files_written", "paired_by", "git_diff", "seconds", "dry_run", "problems",
+               "notes"]
 
 
 def test_extract_and_update_summaries_keep_their_keys_in_order(small_repo: GitRepo,

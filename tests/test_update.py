@@ -180,7 +180,8 @@ def test_function_renamed(out: Output) -> None:
     result = out.update()
     record = out.records()[ids[POSITIVE]]
     assert record.site.qualname == "validate" and record.status == ACTIVE
-    assert result.merged.matched_by[ids[POSITIVE]] == 3 and not result.merged.added
+    # issue 15: git's diff left the raise's lines untouched (step 0, before the keys' step 3)
+    assert result.merged.matched_by[ids[POSITIVE]] == 0 and not result.merged.added
     out.assert_annotations(blocks)
 
 
@@ -209,7 +210,7 @@ def test_file_renamed(out: Output) -> None:
     assert set(records) == set(ids.values())
     for template in (POSITIVE, NO_PATH, CANNOT):
         assert records[ids[template]].site.path == "lib/core/checks.py"
-        assert result.merged.matched_by[ids[template]] == 2
+        assert result.merged.matched_by[ids[template]] == 0  # issue 15: git's rename, lines untouched
     out.assert_annotations(blocks)
 
 
@@ -248,15 +249,19 @@ def test_message_reworded_slightly_then_reviewed(out: Output) -> None:
 
 
 def test_message_reworded_heavily(out: Output) -> None:
+    # Issue 15: reworded in place (the same function, the same guard), however far the words
+    # went, the record follows it and waits for review; before, it was removed and a new one made.
     ids, blocks = annotate_all(out)
     out.repo.write("lib/m.py", BASE.replace(NO_PATH, "loading needs a location on disk"))
     out.repo.commit("reword heavily")
     result = out.update()
-    records = out.records()
-    assert records[ids[NO_PATH]].status == REMOVED and result.merged.removed == (ids[NO_PATH],)
-    [added] = result.merged.added
-    assert records[added].site.message.template == "loading needs a location on disk"
-    out.assert_annotations(blocks)  # the removed record keeps its own; the new one has none
+    record = out.records()[ids[NO_PATH]]
+    assert record.status == NEEDS_REVIEW and record.history is not None
+    assert record.site.message.template == "loading needs a location on disk"
+    assert record.history.previous_template == NO_PATH and not result.merged.added
+    assert record.history.paired_by and record.history.paired_by.startswith("reworded_in_place")
+    assert result.merged.paired_by[ids[NO_PATH]] == record.history.paired_by
+    out.assert_annotations(blocks)
 
 
 def test_raise_deleted_and_restored(out: Output) -> None:

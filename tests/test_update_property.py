@@ -3,8 +3,9 @@
 A small model of a library (files, functions, raises) is edited at random (lines inserted above,
 functions renamed or moved to another file, files renamed, messages reworded slightly or heavily,
 raises deleted and restored, templates duplicated, raises added, exception classes changed),
-committed, and the records updated. Between commits, a "person" annotates some records by hand
-and checks some reviews.
+committed, and the records updated. Issue 15 adds identical raises inserted above an existing one
+under the same guard, and functions moved to another file and reworded in the same commit.
+Between commits, a "person" annotates some records by hand and checks some reviews.
 After every update:
 
 - no annotation is lost and none is duplicated: each note is in exactly the record it was
@@ -12,6 +13,8 @@ After every update:
 - no annotation sits on a record whose template differs from its `written_for`, unless the
   record is in review (`needs_review`, or removed while in review);
 - a site the edits did not touch keeps its id (sites with a unique template, not reworded);
+- every site whose lines git's diff left untouched keeps its id, at the place the diff maps it to,
+  whatever was inserted beside it (identical raises included);
 - the incremental output is what a full run over the same commit would write.
 """
 
@@ -27,6 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crawler import pipeline
+from crawler.git.diff import line_map
+from crawler.git.pin import pin
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.store import record_files, render
 from tests.gitrepo import GitRepo
@@ -41,6 +46,7 @@ class Raise:
     template: str
     exception: str
     alive: bool = True
+    guard: int | None = None  # the uid whose `if` it shares: an identical raise under the same guard
 
 
 @dataclass
@@ -87,7 +93,7 @@ class Library:
             lines += ["", "", f"def {func.name}(x):"]
             for r in func.raises:
                 if r.alive:
-                    lines += [f"    if x == {r.uid}:",
+                    lines += [f"    if x == {r.guard or r.uid}:",
                               f"        raise {r.exception}({json.dumps(r.template)})"]
             lines.append("    return x")
         return "\n".join(lines) + "\n"
@@ -97,7 +103,8 @@ class Library:
 
 
 EDITS = ("insert_above", "rename_function", "move_function", "rename_file", "reword_slightly",
-         "reword_heavily", "delete", "restore", "duplicate", "add", "retype")
+         "reword_heavily", "delete", "restore", "duplicate", "add", "retype", "duplicate_above",
+         "move_and_reword")
 
 
 def apply_edit(lib: Library, kind: str, pick: int, touched: set[int]) -> None:
@@ -133,6 +140,17 @@ def apply_edit(lib: Library, kind: str, pick: int, touched: set[int]) -> None:
         touched.update((target.uid, copy.uid))
     elif kind == "add":
         func.raises.append(lib.new_raise())
+    elif kind == "duplicate_above" and target.alive:  # the same raise, same guard, just above
+        copy = lib.new_raise(target.template, target.exception)
+        copy.guard = target.guard or target.uid
+        func.raises.insert(func.raises.index(target), copy)
+        touched.add(copy.uid)
+    elif kind == "move_and_reword" and len(file.funcs) > 1:  # to another file, reworded there
+        moved = file.funcs.pop(pick % len(file.funcs))
+        files[(pick + 1) % len(files)].funcs.append(moved)
+        for r in moved.raises[:1]:
+            r.template = r.template.replace(" is not valid", " is never valid")
+            touched.add(r.uid)
     elif kind == "retype":  # another exception class, the same message
         target.exception = "RuntimeError" if target.exception != "RuntimeError" else "KeyError"
         touched.add(target.uid)  # keeps its record alone; not when its function moves too
@@ -173,6 +191,19 @@ def annotate(folder: Path, record: ErrorRecord, note: str, written_for: str) -> 
     old = render.annotation_block(text)
     assert old is not None
     path.write_text(text.replace(old, block), encoding="utf-8")
+
+
+def check_untouched_keep_their_ids(repo: GitRepo, old_sha: str, before: dict[str, ErrorRecord],
+                                   after: dict[str, ErrorRecord]) -> None:
+    """Every live record whose lines git's diff left untouched is where the diff maps them."""
+    with pin(str(repo.path), repo.head()) as pinned:
+        lines = line_map(pinned, old_sha)
+    for record_id, old in before.items():
+        place = lines.follow(old.site.path, old.site.line, old.site.end_line)
+        if old.status == REMOVED or place is None:
+            continue
+        new = after[record_id]
+        assert new.status != REMOVED and (new.site.path, new.site.line) == place, (record_id, place)
 
 
 def underived(record: ErrorRecord) -> ErrorRecord:
@@ -218,6 +249,7 @@ def test_random_histories_keep_every_annotation_in_place(data: st.DataObject) ->
                     notes[record.id] = f"note {record.id} {step} reviewed"
                     annotate(folder, record, notes[record.id], record.site.message.template)
             before = site_ids(lib, records_of(folder))
+            old_sha, old_records = repo.head(), records_of(folder)
             touched: set[int] = set()
             edits = data.draw(st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 50)),
                                        min_size=1, max_size=3), label="edits")
@@ -226,6 +258,7 @@ def test_random_histories_keep_every_annotation_in_place(data: st.DataObject) ->
             commit(repo, lib)
             pipeline.update(str(repo.path), ref=repo.head(), **run)  # type: ignore[arg-type]
             check_invariants(folder, notes)
+            check_untouched_keep_their_ids(repo, old_sha, old_records, records_of(folder))
             after = site_ids(lib, records_of(folder))
             for uid, record_id in before.items():
                 if uid not in touched and uid in after:

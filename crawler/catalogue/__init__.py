@@ -2,7 +2,8 @@
 
 Owns exception classes and class default messages (`classes`), a site's identity across runs
 (`identity`), holding back the files of broken record files (`holdback`), regeneration by
-merging existing records with new sites (`merge`) and the whole of one run's regeneration
+merging existing records with new sites (`merge`; scoring and the best assignment in `pairing`,
+`best_pairs` and `assignment`) and the whole of one run's regeneration
 (`regenerate`), related records (`related`), fitting test assertions to records as evidence
 (`evidence`), and the manifest built from the records (`manifest`).
 
@@ -11,5 +12,6 @@ annotation (`successors`), which `crawler check` lists and `crawler adopt` acts 
 
 May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (a test's pattern runs
 bounded), `crawler.parse` (names, templates and the visit's result type),
-`crawler.git.permalink`. Nothing here reads or writes a file.
+`crawler.git.permalink`, `crawler.git.diff` (the line map's type). Nothing here reads or
+writes a file.
 """

@@ -4,19 +4,26 @@ Regenerating is merging, never overwriting. A new site takes over an existing re
 annotation and history) only through a one-to-one match, tried in this order (the README's
 "Regeneration" section; docs/guarantees.md says what it promises):
 
+0. git's diff between the two commits (`LineMap`): a record whose lines the diff left untouched
+   keeps them, at their new place, whatever was inserted beside them; keys decide only among
+   the sites the diff touched (without the old commit, every site is compared by key);
 1. the same key `(path, qualname, exception, template)`; equal keys pair by their ordinals;
 2. the same key with the record's path replaced by where its file went: git's rename, or a new
    path holding the very blob the record's file had;
 3. the same `(path, exception, template)` under another qualname (a function renamed or moved),
    then the same `(qualname, exception, template)` in another file (a class moved to a file),
-   then the same `(path, qualname, template)` with another exception class (`ValueError` made
-   a subclass of its own: the message, which the annotation is bound to, is the same), then
-   the same `(exception, template)` anywhere when exactly one vanished record and exactly one
-   new site have it (a function renamed and moved in one commit);
-4. a close template (`pairing.FUZZY_THRESHOLD`), the same exception, the same file: the record
-   keeps its id and annotation but becomes `needs_review`, with `history.previous_template`.
+   then the same `(path, qualname, template)` with another exception class, then the same
+   `(exception, template)` anywhere when exactly one vanished record and exactly one new site
+   have it (a function renamed and moved in one commit);
+4. the best assignment overall (`best_pairs`): candidate pairs scored on the template, the code
+   around the raise, the qualname, the guard and the exception, across files where the function
+   or its code moved, and the one-to-one assignment of greatest total score taken.
 
-How each step pairs, one-to-one, is `pairing`'s part; a site's key and ordinal are `identity`'s.
+A pair that is not exact waits for a person: `needs_review`, with `history.previous_template`
+(and `previous_exception`, `previous_path`, `previous_qualname` where they changed) and
+`history.paired_by`, the signal and score that made it. An exception class change is a change,
+whatever step paired it. How each step pairs is `pairing`'s and `best_pairs`' part; a site's key
+and ordinal are `identity`'s.
 
 Records set aside (`SetAside`: those of a file that no longer parses, and those in review in a
 file not read again) take no part in matching and come out as they were, or cleared.
@@ -27,8 +34,9 @@ Nothing is ever deleted, and a record is never matched twice, so no two records 
 annotation.
 
 `needs_review` is cleared by a person: setting `annotation.written_for` to the record's current
-template says "this annotation was checked against this message". The next `update` then makes
-the record `active` again and drops `history.previous_template`.
+template (and, after an exception change, `annotation.written_for_exception` to its exception
+class) says "this annotation was checked against this message". The next `update` then makes
+the record `active` again and drops what the review was about from `history`.
 """
 
 from __future__ import annotations
@@ -36,9 +44,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from crawler.catalogue.best_pairs import pair_best
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.identity import Key, Ordinals, site_order
-from crawler.catalogue.pairing import Pair, pair_by, pair_fuzzy, pair_unique, record_order
+from crawler.catalogue.pairing import Pair, pair_by, pair_by_diff, pair_unique, record_order
+from crawler.git.diff import LineMap
 from crawler.git.permalink import permalink
 from crawler.records import (
     ACTIVE,
@@ -113,8 +123,10 @@ class MergeResult:
     revived: tuple[str, ...] = ()
     cleared: tuple[str, ...] = ()  # needs_review made active by a person's check
     unchanged: tuple[str, ...] = ()
-    matched_by: Mapping[str, int] = field(default_factory=dict)  # id -> the step (1-4) that matched it
+    matched_by: Mapping[str, int] = field(default_factory=dict)  # id -> the step (0-4) that matched it
     evidence: EvidenceStats | None = None  # set when related errors and test evidence were derived
+    paired_by: Mapping[str, str] = field(default_factory=dict)  # id -> why, for pairs that moved
+    diff_used: bool = False  # git's diff placed the untouched sites (step 0)
 
 
 @dataclass
@@ -130,21 +142,33 @@ class _Tally:
     cleared: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     matched_by: dict[str, int] = field(default_factory=dict)
+    paired_by: dict[str, str] = field(default_factory=dict)
 
-    def result(self) -> MergeResult:
+    def result(self, diff_used: bool) -> MergeResult:
+        unchanged = set(self.unchanged)
         return MergeResult(tuple(sorted(self.records, key=lambda r: r.id)), tuple(self.added),
                            tuple(self.moved), tuple(self.changed), tuple(self.removed),
                            tuple(self.revived), tuple(self.cleared), tuple(self.unchanged),
-                           dict(self.matched_by))
+                           dict(self.matched_by),
+                           paired_by={i: why for i, why in sorted(self.paired_by.items())
+                                      if i not in unchanged},
+                           diff_used=diff_used)
+
+
+# Why each exact step pairs, as `MergeResult.paired_by` and `history.paired_by` name it.
+STEP_SIGNALS = {0: "git_diff: the diff left the raise's lines untouched",
+                1: "same_key", 2: "file_moved: the same key where git says the file went",
+                3: "same_text: the same message elsewhere"}
 
 
 def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite], *,
           moves: PathMoves = PathMoves(), taken_ids: Iterable[str] = (),
-          aside: SetAside = SetAside()) -> MergeResult:
+          aside: SetAside = SetAside(), lines: LineMap | None = None) -> MergeResult:
     """Match new sites to existing records one-to-one; keep every annotation with its site.
 
     `taken_ids` are ids used anywhere in the output folder (also by records not passed in), so
     a new record never reuses one. Records `aside` are not matched: they come out as they were.
+    `lines` is git's diff from the previous pin to `pin`; None: every site is compared by key.
     """
     result = _Tally()
     taken = {record.id for record in existing} | set(taken_ids)
@@ -153,9 +177,15 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
     sites_left = sorted(sites, key=site_order)
     records_left = sorted((r for r in existing if not (aside.keeps(r) or aside.reviews(r))),
                           key=record_order)
-    steps: list[tuple[int, Callable[[list[RaiseSite], list[ErrorRecord]], list[Pair]]]] = [
-        (1, lambda s, r: pair_by(s, r, RaiseSite.key, lambda rec: rec.site.key())),
-    ]
+
+    def moved_to(path: str) -> tuple[str, ...]:
+        found = [*moves.targets(path), *(lines.moved_to(path) if lines is not None else ())]
+        return tuple(dict.fromkeys(p for p in found if p != path))
+
+    steps: list[tuple[int, Callable[[list[RaiseSite], list[ErrorRecord]], list[Pair]]]] = []
+    if lines is not None:
+        steps.append((0, lambda s, r: pair_by_diff(s, r, lines, pin)))
+    steps.append((1, lambda s, r: pair_by(s, r, RaiseSite.key, lambda rec: rec.site.key())))
     for rank in range(max((len(moves.targets(r.site.path)) for r in existing), default=0)):
         steps.append((2, _moved_file_step(moves, rank)))
     steps += [
@@ -169,17 +199,19 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
                                  lambda rec: (moves.new_path(rec.site.path), rec.site.qualname,
                                               rec.site.message.template))),
         (3, lambda s, r: pair_unique(s, _live(r))),
-        (4, lambda s, r: pair_fuzzy(s, _live(r), moves.new_path)),
     ]
     for step, match in steps:
         pairs = match(sites_left, records_left)
         for site, record in pairs:
             result.matched_by[record.id] = step
-            result.records.append(_carry(pin, record, site, result))
-        used_sites = {id(site) for site, _ in pairs}
-        used_records = {id(record) for _, record in pairs}
-        sites_left = [s for s in sites_left if id(s) not in used_sites]
-        records_left = [r for r in records_left if id(r) not in used_records]
+            result.records.append(_carry(pin, record, site, result, STEP_SIGNALS[step]))
+        sites_left, records_left = _left(sites_left, records_left, pairs)
+    best = pair_best(sites_left, records_left, moved_to)
+    for pair in best:
+        result.matched_by[pair.record.id] = 4
+        result.records.append(_carry(pin, pair.record, pair.site, result, pair.score.describe(),
+                                     exact=False))
+    sites_left, records_left = _left(sites_left, records_left, [(p.site, p.record) for p in best])
 
     ordinals = Ordinals.of(sites)
     for site in sites_left:
@@ -197,7 +229,16 @@ def merge(pin: Pin, existing: Sequence[ErrorRecord], sites: Sequence[RaiseSite],
         reviewed = clear_review(record)
         (result.cleared if reviewed is not record else result.unchanged).append(record.id)
         result.records.append(reviewed)
-    return result.result()
+    return result.result(diff_used=lines is not None)
+
+
+def _left(sites: list[RaiseSite], records: list[ErrorRecord], pairs: Sequence[Pair]
+          ) -> tuple[list[RaiseSite], list[ErrorRecord]]:
+    """The sites and records no pair took."""
+    used_sites = {id(site) for site, _ in pairs}
+    used_records = {id(record) for _, record in pairs}
+    return ([s for s in sites if id(s) not in used_sites],
+            [r for r in records if id(r) not in used_records])
 
 
 def _live(records: list[ErrorRecord]) -> list[ErrorRecord]:
@@ -222,15 +263,23 @@ def _moved_file_step(moves: PathMoves, rank: int
 
 
 def review_done(record: ErrorRecord) -> bool:
-    """A person has checked the annotation against the current template."""
-    return record.status == NEEDS_REVIEW and record.annotation.written_for == record.site.message.template
+    """A person has checked the annotation against the current template (and exception class,
+    when the review is about a change of class)."""
+    if record.status != NEEDS_REVIEW or record.annotation.written_for != record.site.message.template:
+        return False
+    history = record.history
+    if history is not None and history.previous_exception is not None:
+        return record.annotation.data.get("written_for_exception") == record.site.exception
+    return True
 
 
 def clear_review(record: ErrorRecord) -> ErrorRecord:
-    """`needs_review` back to `active` once `written_for` names the current template."""
+    """`needs_review` back to `active` once the annotation names what the record now is."""
     if not review_done(record):
         return record
-    history = replace(record.history or History(first_seen=record.commit), previous_template=None)
+    history = replace(record.history or History(first_seen=record.commit), previous_template=None,
+                      previous_exception=None, previous_path=None, previous_qualname=None,
+                      paired_by=None)
     return replace(record, status=ACTIVE, history=history)
 
 
@@ -240,26 +289,38 @@ def is_stale(record: ErrorRecord) -> bool:
     return written_for is not None and written_for != record.site.message.template
 
 
-def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally) -> ErrorRecord:
-    """An existing record following its site: same id and annotation, facts from the code."""
+def in_review(history: History) -> bool:
+    """The history holds what a pending review is about."""
+    return (history.previous_template is not None or history.previous_exception is not None
+            or history.paired_by is not None)
+
+
+def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally, why: str,
+           exact: bool = True) -> ErrorRecord:
+    """An existing record following its site: same id and annotation, facts from the code.
+
+    `why` the pair was made; `exact`: a step of equal text made it, not the best assignment.
+    """
     history = record.history or History(first_seen=record.commit)
     # A record in review stays in review until a person clears it, through removal and revival.
-    in_review = record.status == NEEDS_REVIEW or history.previous_template is not None
-    status = NEEDS_REVIEW if in_review else ACTIVE
+    status = NEEDS_REVIEW if record.status == NEEDS_REVIEW or in_review(history) else ACTIVE
     if record.status == REMOVED:
         result.revived.append(record.id)
         history = replace(history, removed_in=None)
-    old_template = record.site.message.template
-    if site.message.template != old_template:
-        result.changed.append(record.id)
-        if history.previous_template is None:  # the first template stays: the one annotated
-            history = replace(history, previous_template=old_template)
+    flagged = _flags(record.site, site, exact)
+    if flagged:
+        # The first values stay: the ones the annotation was written for.
+        history = replace(history, **{k: v for k, v in flagged.items()
+                                      if getattr(history, k) is None}, paired_by=why)
         status = NEEDS_REVIEW
+    if site.message.template != record.site.message.template:
+        result.changed.append(record.id)
     elif site != record.site and record.status != REMOVED:
         result.moved.append(record.id)
     if site == record.site and record.status != REMOVED:
         carried = record  # untouched: the old commit still shows exactly these lines
     else:
+        result.paired_by[record.id] = why
         carried = replace(record, status=status, repo=pin.repo, commit=pin.sha,
                           url=permalink(pin, site.path, site.line, site.end_line), site=site,
                           history=history)
@@ -269,6 +330,33 @@ def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally) -> Er
     if carried is record:
         result.unchanged.append(record.id)
     return carried
+
+
+def exception_changed(old: RaiseSite, new: RaiseSite) -> bool:
+    """Another exception class: by qualified name where both are known, else by the name as
+    written without its module (`errors.Bad` and `Bad` after an import change are one class)."""
+    if old.exception_qualname and new.exception_qualname:
+        return old.exception_qualname != new.exception_qualname
+    return old.exception.rsplit(".", 1)[-1] != new.exception.rsplit(".", 1)[-1]
+
+
+def _flags(old: RaiseSite, new: RaiseSite, exact: bool) -> dict[str, str]:
+    """What a person must look at again: the old values of what changed.
+
+    A changed template or exception class always counts; a changed path or qualname only when
+    the pair was not exact (the same message moved is the same error).
+    """
+    flags = {}
+    if new.message.template != old.message.template:
+        flags["previous_template"] = old.message.template
+    if exception_changed(old, new):
+        flags["previous_exception"] = old.exception
+    if not exact and flags:
+        if new.path != old.path:
+            flags["previous_path"] = old.path
+        if new.qualname != old.qualname:
+            flags["previous_qualname"] = old.qualname
+    return flags
 
 
 def _new_record(pin: Pin, site: RaiseSite, number: int, taken: set[str]) -> ErrorRecord:

@@ -1,8 +1,10 @@
 """Pairing new sites with existing records, one-to-one: by equal keys, and by close templates.
 
-The merge (`merge`) decides which keys to try in which order; here is how each try pairs: equal
-keys by their ordinals or, when the counts differ, closest first (`pair_by`); a key that is
-unique on both sides (`pair_unique`); close templates by word-level similarity (`pair_fuzzy`).
+The merge (`merge`) decides which keys to try in which order; here is how each try pairs: the
+sites whose lines git's diff left untouched (`pair_by_diff`); equal keys by their ordinals or,
+when the counts differ, closest first (`pair_by`); a key that is unique on both sides
+(`pair_unique`). The last step scores candidate pairs (`score`, `PairScore`) for the best
+assignment overall (`best_pairs`).
 Every pairing is one-to-one and depends only on the sites and records, never on their order in
 memory.
 """
@@ -13,15 +15,18 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
-from crawler.records import REMOVED, ErrorRecord, RaiseSite
+from crawler.git.diff import LineMap
+from crawler.records import REMOVED, ErrorRecord, Pin, RaiseSite
 
 K = TypeVar("K", bound=Hashable)
 
-# Step 4 pairs a vanished record with a new site of the same exception in the same file when the
-# word-level similarity of their templates (difflib ratio over words and punctuation marks, the
-# words inside placeholders included) is at least this. Words, not characters: "invalid shape"
+# Two templates at least this close (word-level difflib ratio over words and punctuation marks,
+# the words inside placeholders included) read as one message reworded (`PairScore.signal`);
+# below it, only the place (the same function and guard, or code that moved) can pair them.
+# Words, not characters: "invalid shape"
 # and "invalid dtype" share most of their letters (0.77) but half their words (0.5), and are
 # different errors; "x must be positive, got {x}" and "x must be strictly positive, got {x}"
 # score 0.95. A short message loses more with each word: "bad magic" to "bad magic number
@@ -68,6 +73,36 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
             pairs.extend(zip(group, sorted(candidates, key=lambda r: record_order(r)[1:])))
         else:
             pairs.extend(_closest_pairs(group, candidates))
+    return pairs
+
+
+def pair_by_diff(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord], lines: LineMap,
+                 pin: Pin) -> list[Pair]:
+    """Step 0: each live record whose lines git's diff left untouched, with the site at their
+    new place (the same column, the same number of lines).
+
+    One raise may give several sites (a message chosen by a conditional expression): at one
+    place, the site of the record's own exception and template goes first, then the closest.
+    A record already at `pin` (written by a run stopped before its manifest) is not placed: its
+    lines are not the old commit's.
+    """
+    at: dict[tuple[str, int, int], list[RaiseSite]] = defaultdict(list)
+    for site in sites:
+        at[(site.path, site.line, site.column)].append(site)
+    pairs: list[Pair] = []
+    for record in records:
+        old = record.site
+        if record.status == REMOVED or record.commit == pin.sha:
+            continue
+        place = lines.follow(old.path, old.line, old.end_line)
+        there = at.get((place[0], place[1], old.column), []) if place is not None else []
+        fits = [s for s in there if s.end_line - s.line == old.end_line - old.line]
+        if fits:
+            site = max(fits, key=lambda s: (s.exception == old.exception
+                                            and s.message.template == old.message.template,
+                                            similarity(old.message.template, s.message.template)))
+            there.remove(site)
+            pairs.append((site, record))
     return pairs
 
 
@@ -143,25 +178,151 @@ def similarity(old: str, new: str) -> float:
     return ratio
 
 
-def pair_fuzzy(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
-               new_path: Callable[[str], str]) -> list[Pair]:
-    """Step 4: close templates, same exception, same file (`new_path`: where an old file went);
-    best pairs first, one-to-one.
 
-    Ties go to the same qualname, then the nearer place in the function, then source order.
+# ---------------------------------------------------------------- scoring a candidate pair
+
+# How much each part counts in `PairScore.total` (they sum to 1): the message first, then the
+# code around the raise, which moves with it when the message is reworded.
+WEIGHTS = {"template": 0.4, "context": 0.2, "qualname": 0.15, "condition": 0.1, "exception": 0.1,
+           "snippet": 0.05}
+CONTEXT_LINES = 3  # lines of code kept on each side of the raise (`context`)
+CLOSE_CODE = 0.8  # code around the raise this similar is the same place, or the code moved
+SAME_PLACE = 0.6  # `PairScore.place` from which a raise in the same function stands where it stood
+SOME_PLACE = 0.3  # ... below which a close template needs `CLOSE_TEXT` to pair on its own
+CLOSE_TEXT = 0.8
+SAME_FUNCTION_TEXT = 0.9  # enclosing functions this similar are one function moved
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """How well a new site fits an old record's site, part by part (each 0 to 1), and why.
+
+    `signal` names why the pair may be made at all (None: it may not): `similar_text` (a close
+    template in the record's file, or in the file git says it went to, with some of the code
+    around it or a very close text), `reworded_in_place` (the same function, and the same
+    guard or code around, however the message changed),
+    `function_moved` (the same qualname in another module), `code_moved` (near-identical code
+    around the raise, or function, in another file).
     """
-    by_place: dict[tuple[str, str], list[RaiseSite]] = defaultdict(list)
-    for site in sites:
-        by_place[(site.path, site.exception)].append(site)
-    scored: list[tuple[tuple[float, int, int, int, int], RaiseSite, ErrorRecord]] = []
-    for j, record in enumerate(records):
-        old = record.site
-        for i, site in enumerate(by_place.get((new_path(old.path), old.exception), ())):
-            score = similarity(old.message.template, site.message.template)
-            if score < FUZZY_THRESHOLD:
-                continue
-            offset = abs((site.line - site.snippet_line) - (old.line - old.snippet_line))
-            rank = (-score, 0 if site.qualname == old.qualname else 1, offset, j, i)
-            scored.append((rank, site, record))
-    scored.sort(key=lambda item: item[0])
-    return _greedy((site, record) for _, site, record in scored)
+
+    template: float  # word-level similarity of the templates (`similarity`)
+    context: float  # similarity of the code lines around the raise, the raise left out
+    qualname: float  # 1 the same qualname, 0.5 the same function name or both at module level
+    condition: float  # 1 the same guard, 0.5 both unguarded, else the guards' word similarity
+    exception: float  # 1 the same exception class, 0 another
+    snippet: float  # similarity of the enclosing functions' lines
+    same_file: bool  # in the record's file, or where git says that file went
+    wording: float = 0.0  # similarity of the literal text alone: each placeholder one mark
+
+    @property
+    def total(self) -> float:
+        return sum(weight * getattr(self, part) for part, weight in WEIGHTS.items())
+
+    @property
+    def place(self) -> float:
+        """How much the raise's surroundings agree: the code around it and its guard, evenly."""
+        return (self.context + self.condition) / 2
+
+    @property
+    def text(self) -> float:
+        """The closer of the template's and the literal wording's similarity: a placeholder
+        renamed (`{tree_def}` to `{ps_ft.tree}`) leaves the wording as it was."""
+        return max(self.template, self.wording)
+
+    @property
+    def signal(self) -> str | None:
+        close_text = self.text >= FUZZY_THRESHOLD
+        same_place = self.qualname == 1.0 and (self.condition == 1.0 or self.context >= CLOSE_CODE
+                                               or self.place >= SAME_PLACE)
+        if self.same_file:
+            if same_place:
+                return "reworded_in_place"
+            # A close text alone is not enough where nothing around it agrees: in jax,
+            # "Unsupported transforms: {transforms}" (0.62) went to another guard's
+            # "Unsupported transpose permutation: {permutation}" while its own raise was deleted.
+            supported = self.text >= CLOSE_TEXT or self.place >= SOME_PLACE
+            return "similar_text" if close_text and supported else None
+        code_moved = self.context >= CLOSE_CODE or self.snippet >= SAME_FUNCTION_TEXT
+        if self.qualname == 1.0 and (close_text or code_moved):
+            return "function_moved"
+        if code_moved and (close_text or self.context >= SAME_FUNCTION_TEXT):
+            return "code_moved"
+        return None
+
+    def describe(self) -> str:
+        """One line: the signal, the score and its parts, as a record's `history.paired_by`."""
+        parts = ", ".join(f"{part} {getattr(self, part):.2f}" for part in (*WEIGHTS, "wording"))
+        return f"{self.signal}: score {self.total:.2f} ({parts})"
+
+
+def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = ()) -> PairScore:
+    """How well `site` fits as the successor of `record`'s site; `moved_to` are the paths git
+    says the record's file went to (renamed or copied), which count as its own file."""
+    old = record.site
+    return PairScore(
+        template=similarity(old.message.template, site.message.template),
+        context=_lines_similarity(context(old), context(site)),
+        qualname=_qualname_score(old.qualname, site.qualname),
+        condition=_condition_score(old.condition, site.condition),
+        exception=1.0 if _exception(old) == _exception(site) else 0.0,
+        snippet=_lines_similarity(_lines(old.snippet), _lines(site.snippet)),
+        same_file=site.path == old.path or site.path in set(moved_to),
+        wording=_wording_similarity(old.message.template, site.message.template),
+    )
+
+
+def _wording_similarity(old: str, new: str) -> float:
+    """`similarity` of the literal wordings; 0 where either has fewer than `CONTAINED_MIN` words
+    of its own ("Unsupported transforms: {}" and "Unsupported mesh: {}" are not one message)."""
+    a, b = wording(old), wording(new)
+    if min(len(_WORD.findall(a)), len(_WORD.findall(b))) < CONTAINED_MIN:
+        return 0.0
+    return similarity(a, b)
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+_WORD = re.compile(r"\w+")
+
+
+def wording(template: str) -> str:
+    """The template's literal text, each placeholder one `{}` (literal braces kept as they are)."""
+    return "{{".join("}}".join(_PLACEHOLDER.sub("{}", part) for part in piece.split("}}"))
+                     for piece in template.split("{{"))
+
+
+def context(site: RaiseSite) -> tuple[str, ...]:
+    """Up to `CONTEXT_LINES` non-blank lines of the function on each side of the raise, stripped."""
+    lines = site.snippet.splitlines()
+    start, end = site.line - site.snippet_line, site.end_line - site.snippet_line + 1
+    before = [line.strip() for line in lines[max(0, start - 2 * CONTEXT_LINES):max(0, start)]]
+    after = [line.strip() for line in lines[end:end + 2 * CONTEXT_LINES]]
+    before = [line for line in before if line][-CONTEXT_LINES:]
+    after = [line for line in after if line][:CONTEXT_LINES]
+    return (*before, *after)
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _lines_similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    if not a or not b:
+        return 0.0  # no code to compare is no evidence
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.ratio() if matcher.real_quick_ratio() > 0 else 0.0
+
+
+def _qualname_score(old: str, new: str) -> float:
+    if old == new:
+        return 0.5 if old == "<module>" else 1.0
+    return 0.5 if old.rsplit(".", 1)[-1] == new.rsplit(".", 1)[-1] else 0.0
+
+
+def _condition_score(old: str | None, new: str | None) -> float:
+    if old is None or new is None:
+        return 0.5 if old == new else 0.0
+    return 1.0 if old == new else similarity(old, new)
+
+
+def _exception(site: RaiseSite) -> str:
+    return site.exception_qualname or site.exception

@@ -215,6 +215,14 @@ class PinnedRepo:
                 changed.add(paths[0])
         return renames, changed
 
+    def old_commit(self, old_sha: str) -> str:
+        """An earlier commit to diff against: present, or fetched for a remote; else RefError."""
+        return self._old_commit(old_sha)
+
+    def absent_objects(self, *revs: str) -> set[str]:
+        """Objects of the commits `revs` that the fetch's size filter left out."""
+        return self._objects(*revs)[1]
+
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
         try:
             return self.repo.run(*args, input=input)

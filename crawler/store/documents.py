@@ -79,14 +79,17 @@ def _derived_data(record: ErrorRecord) -> dict[str, Any]:
             "evidence": [asdict(e) for e in record.evidence]}
 
 
-# Written only once `crawler adopt` sets them, so that every other record keeps its bytes.
+# History keys written only when set, so that every other record keeps its bytes: those
+# `crawler adopt` sets, and those a pair that was not exact sets while it waits for review.
 ADOPTION_KEYS = ("adopted_by", "adopted_from")
+_HISTORY_WHEN_SET = (*ADOPTION_KEYS, "previous_exception", "previous_path", "previous_qualname",
+                     "paired_by")
 
 
 def history_data(history: History | None) -> dict[str, Any]:
     history = history or History(first_seen="")
     data = asdict(history)
-    for key in ADOPTION_KEYS:
+    for key in _HISTORY_WHEN_SET:
         if data[key] is None:
             del data[key]
     return data
@@ -137,8 +140,7 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             first_seen=history.get("first_seen") or "",
             removed_in=history.get("removed_in"),
             previous_template=history.get("previous_template"),
-            adopted_by=history.get("adopted_by"),
-            adopted_from=history.get("adopted_from"),
+            **{key: history.get(key) for key in _HISTORY_WHEN_SET},
         ),
         evidence=evidence,
         related=related,

@@ -155,10 +155,19 @@ def test_fuzzy_is_one_to_one_best_first() -> None:
     assert len(result.added) == 1 and records[result.added[0]].annotation.is_empty
 
 
-def test_fuzzy_needs_same_exception_and_file() -> None:
+def test_a_close_pair_across_exception_or_file_is_flagged_with_what_changed() -> None:
+    # Issue 15: the exception and the file are parts of the score, no longer conditions; a pair
+    # that changed them waits for review, saying what they were.
     [old] = first([site("x must be positive")])
-    assert merge(NEW, [old], [site("x must be strictly positive", exception="TypeError")]).added
-    assert merge(NEW, [old], [site("x must be strictly positive", path="b.py")]).added
+    [retyped] = merge(NEW, [old], [site("x must be strictly positive", exception="TypeError")]).records
+    assert retyped.id == old.id and retyped.status == NEEDS_REVIEW and retyped.history
+    assert retyped.history.previous_exception == "ValueError"
+    assert retyped.history.previous_template == "x must be positive"
+    [moved] = merge(NEW, [old], [site("x must be strictly positive", path="b.py")]).records
+    assert moved.id == old.id and moved.history and moved.history.previous_path == "m.py"
+    assert moved.history.paired_by and moved.history.paired_by.startswith("function_moved")
+    # another file, another function, no code in common: no signal, no pair
+    assert merge(NEW, [old], [site("x must be strictly positive", path="b.py", qualname="g")]).added
 
 
 def test_removed_then_revived_with_same_id_and_annotation() -> None:
@@ -222,12 +231,21 @@ def test_function_renamed_and_moved_to_another_file_when_unambiguous() -> None:
     assert len(merge(NEW, [old], two).added) == 2  # ambiguous: no guess
 
 
-def test_exception_class_changed_same_message_keeps_the_record() -> None:
+def test_exception_class_changed_same_message_keeps_the_record_in_review() -> None:
+    # Issue 15: `except ValueError` no longer catches it, so the record waits for review.
     [old] = first([site("bad tiling", exception="ValueError")])
+    old = annotate(old, "tiling")
     result = merge(NEW, [old], [site("bad tiling", exception="TilingError")])
     [new] = result.records
-    assert new.id == old.id and new.status == ACTIVE and new.site.exception == "TilingError"
-    assert result.moved == (old.id,)
+    assert new.id == old.id and new.status == NEEDS_REVIEW and new.site.exception == "TilingError"
+    assert result.moved == (old.id,) and new.history and new.history.previous_exception == "ValueError"
+    assert new.history.previous_template is None and new.annotation == old.annotation
+    # written_for already names the template: the review is done when the class is named too
+    assert clear_review(new) is new
+    data = dict(new.annotation.data, written_for_exception="TilingError")
+    cleared = clear_review(replace(new, annotation=Annotation(data)))
+    assert cleared.status == ACTIVE and cleared.history == replace(new.history, previous_exception=None,
+                                                                   paired_by=None)
 
 
 def test_ordinals_follow_the_sites_not_the_objects_that_carry_them() -> None:

@@ -1,0 +1,163 @@
+"""Git's line mapping between two commits: where each old line went, and which lines the diff touched.
+
+`line_map` asks `diff-tree` (renames and copies detected, no context lines) for every `.py`
+file that changed between the two commits, and keeps each file's hunks. A range of old lines
+that no hunk touches is the same text at a shifted place in the new file (`LineMap.follow`);
+the merge gives such a site its record before it compares any key. Lines inserted right above
+or below a range leave it untouched; lines inserted between two of its lines touch it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from crawler.errors import SourceError
+from crawler.git._cmd import GitFailed
+from crawler.git.pin import PinnedRepo
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_PY_FILES = ":(glob)**/*.py"
+
+Hunk = tuple[int, int, int, int]  # old start, old count, new start, new count (git's numbers)
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """One changed file: where it is now (None: deleted) and the hunks of its diff, in order."""
+
+    new_path: str | None
+    hunks: tuple[Hunk, ...] = ()
+    similarity: int = 100  # git's similarity index for a rename, 100 otherwise
+
+    def follow(self, line: int, end_line: int) -> int | None:
+        """The new first line of old lines `line..end_line` (one-indexed), None if touched."""
+        if self.new_path is None:
+            return None
+        shift = 0
+        for old_start, old_count, _, new_count in self.hunks:
+            if old_count == 0:  # lines inserted after old line `old_start`
+                if old_start < line:
+                    shift += new_count
+                elif old_start < end_line:
+                    return None  # inserted between two lines of the range
+                else:
+                    break
+            else:
+                old_end = old_start + old_count - 1
+                if old_end < line:
+                    shift += new_count - old_count
+                elif old_start <= end_line:
+                    return None  # some of its lines were removed or replaced
+                else:
+                    break
+        return line + shift
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """Git's diff from `old` to `new`: each changed old file's lines, and where files were copied.
+
+    A file not listed is unchanged: its lines are where they were.
+    """
+
+    old: str
+    new: str
+    files: Mapping[str, FileLines] = field(default_factory=dict)  # old path -> its diff
+    copies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # old path -> copied to
+
+    def follow(self, path: str, line: int, end_line: int) -> tuple[str, int] | None:
+        """Where the old lines `line..end_line` of `path` are now, or None when the diff touched
+        them or their file is gone."""
+        changed = self.files.get(path)
+        if changed is None:
+            return (path, line)
+        new_line = changed.follow(line, end_line)
+        if new_line is None or changed.new_path is None:
+            return None
+        return (changed.new_path, new_line)
+
+    def moved_to(self, path: str) -> tuple[str, ...]:
+        """Other paths git says the file's text went to: its rename, then its copies."""
+        changed = self.files.get(path)
+        found = [changed.new_path] if changed and changed.new_path not in (None, path) else []
+        return tuple(found + [p for p in self.copies.get(path, ()) if p not in found])
+
+
+def line_map(repo: PinnedRepo, old_sha: str) -> LineMap:
+    """Git's diff of the `.py` files from `old_sha` to the pin, renames and copies detected.
+
+    RefError when the old commit is not at hand. A blob the fetch's size filter left out cannot
+    be diffed (git would fetch it): its file counts as deleted, so its sites are compared by key.
+    """
+    old = repo.old_commit(old_sha)
+    new = repo.pin.sha
+    absent = repo.absent_objects(old, new)
+    pathspecs = [_PY_FILES]
+    if absent:  # git would fetch a left-out blob to diff it: its file counts as deleted
+        pathspecs += [f":(exclude,literal){paths[0]}" for _, old_blob, new_blob, paths
+                      in _raw_entries(repo, old, new, [_PY_FILES], "--no-renames")
+                      if {old_blob, new_blob} & absent]
+    raw = _raw_entries(repo, old, new, pathspecs)
+    patches = _patches(repo, old, new, pathspecs)
+    if len(patches) != len(raw):  # a type change shows as two patches: map nothing, lose nothing
+        raise SourceError(f"[{repo.spec.display}] diff-tree gave {len(raw)} files and "
+                          f"{len(patches)} patches between {old[:12]} and {new[:12]}")
+    files: dict[str, FileLines] = {}
+    copies: dict[str, list[str]] = {}
+    for (status, _, _, paths), patch in zip(raw, patches):
+        kind = status[0]
+        if kind == "A":
+            continue
+        if kind == "C":
+            copies.setdefault(paths[0], []).append(paths[1])
+            continue
+        if kind == "D":
+            files[paths[0]] = FileLines(None)
+            continue
+        similarity = int(status[1:]) if kind == "R" and status[1:] else 100
+        files[paths[0]] = FileLines(paths[-1], tuple(_hunks(patch)), similarity)
+    return LineMap(old, new, files, {k: tuple(sorted(v)) for k, v in copies.items()})
+
+
+def _diff_tree(repo: PinnedRepo, old: str, new: str, pathspecs: list[str], *options: str) -> bytes:
+    try:
+        return repo.repo.run("diff-tree", "-r", "--no-abbrev", "--no-ext-diff", "--no-textconv",
+                             "--no-color", "-M", "-C", *options, "--end-of-options", old, new,
+                             "--", *pathspecs)
+    except GitFailed as exc:
+        raise SourceError(f"[{repo.spec.display}] git diff-tree failed: {exc.reason}") from None
+
+
+def _raw_entries(repo: PinnedRepo, old: str, new: str, pathspecs: list[str], *options: str
+                 ) -> list[tuple[str, str, str, list[str]]]:
+    """(status, old blob, new blob, paths) of each changed file, in git's order."""
+    fields = _diff_tree(repo, old, new, pathspecs, "-z", "--raw", *options).split(b"\0")
+    entries = []
+    i = 0
+    while i < len(fields) - 1:
+        meta = fields[i].decode("ascii").lstrip(":").split()
+        status = meta[4]
+        count = 2 if status[0] in "RC" else 1
+        paths = [p.decode("utf-8", "surrogateescape") for p in fields[i + 1: i + 1 + count]]
+        entries.append((status, meta[2], meta[3], paths))
+        i += 1 + count
+    return entries
+
+
+def _patches(repo: PinnedRepo, old: str, new: str, pathspecs: list[str]) -> list[bytes]:
+    """Each file's patch (no context lines), in the order of `_raw_entries`: a content line
+    starts with `+`, `-` or a space, so only a header starts with `diff --git `."""
+    out = _diff_tree(repo, old, new, pathspecs, "-p", "-U0")
+    return re.split(rb"(?m)^diff --git ", out)[1:]
+
+
+def _hunks(patch: bytes) -> Iterator[Hunk]:
+    """(old start, old count, new start, new count) of each `@@` line; a count left out is 1."""
+    for line in patch.split(b"\n"):
+        match = _HUNK.match(line) if line.startswith(b"@@ ") else None
+        if match is not None:
+            old_start, old_count, new_start, new_count = match.groups()
+            yield (int(old_start), 1 if old_count is None else int(old_count),
+                   int(new_start), 1 if new_count is None else int(new_count))

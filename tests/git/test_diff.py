@@ -1,0 +1,68 @@
+"""Git's line mapping between two commits (`crawler.git.diff`), on real repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from crawler.errors import RefError
+from crawler.git.diff import FileLines, line_map
+from crawler.git.pin import pin
+from tests.gitrepo import GitRepo
+
+TEXT = "".join(f"line {n}\n" for n in range(1, 21))
+
+
+def test_untouched_lines_follow_inserts_and_deletes_around_them(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    repo = make_repo("r")
+    repo.write("a.py", TEXT)
+    repo.write("gone.py", "x = 1\n")
+    repo.write("moved.py", TEXT)
+    repo.write("copied.py", TEXT.replace("line", "row"))
+    old = repo.commit("first")
+    lines = TEXT.splitlines(keepends=True)
+    # two lines inserted at the top, line 5 deleted, a line inserted between 10 and 11
+    repo.write("a.py", "new 1\nnew 2\n" + "".join(lines[:4] + lines[5:10]) + "inside\n" + "".join(lines[10:]))
+    repo.remove("gone.py")
+    repo.move("moved.py", "pkg/moved.py")
+    repo.write("pkg/moved.py", TEXT.replace("line 20\n", "line twenty\n"))
+    repo.write("copied.py", TEXT.replace("line", "row") + "more\n")
+    repo.write("copy.py", TEXT.replace("line", "row") + "copy\n")
+    repo.commit("second")
+    with pin(str(repo.path), repo.head()) as pinned:
+        mapped = line_map(pinned, old)
+    assert mapped.old == old and mapped.new == repo.head()
+    assert mapped.follow("a.py", 1, 4) == ("a.py", 3)  # below the insertion: shifted by 2
+    assert mapped.follow("a.py", 4, 6) is None  # line 5 was deleted: touched
+    assert mapped.follow("a.py", 6, 10) == ("a.py", 7)  # +2 -1; the insertion after 10 is beside
+    assert mapped.follow("a.py", 10, 11) is None  # a line inserted between 10 and 11
+    assert mapped.follow("a.py", 12, 20) == ("a.py", 14)
+    assert mapped.follow("gone.py", 1, 1) is None
+    assert mapped.follow("moved.py", 3, 4) == ("pkg/moved.py", 3)  # git's rename
+    assert mapped.follow("moved.py", 19, 20) is None
+    assert mapped.follow("untouched.py", 7, 8) == ("untouched.py", 7)  # not in the diff: as it was
+    assert mapped.moved_to("moved.py") == ("pkg/moved.py",)
+    assert mapped.moved_to("copied.py") == ("copy.py",)  # git's copy detection
+    assert mapped.follow("copied.py", 1, 20) == ("copied.py", 1)  # the copy takes nothing
+
+
+@pytest.mark.parametrize("hunks, expected", [
+    (((3, 0, 4, 2),), 7),  # two lines inserted after line 3: above the range
+    (((4, 0, 5, 1),), 6),  # inserted after line 4, right above the range: beside it
+    (((6, 0, 7, 1),), None),  # inserted between lines 6 and 7
+    (((8, 0, 9, 3),), 5),  # inserted right after the range's last line
+    (((1, 2, 1, 0), (9, 1, 7, 1)), 3),  # two removed above; a change below
+    (((8, 1, 8, 1),), None),  # the last line changed
+])
+def test_a_range_is_touched_only_by_hunks_inside_it(hunks: tuple, expected: int | None) -> None:
+    assert FileLines("f.py", hunks).follow(5, 8) == expected
+
+
+def test_a_commit_that_is_not_there_is_a_ref_error(make_repo: Callable[[str], GitRepo]) -> None:
+    repo = make_repo("r")
+    repo.write("a.py", TEXT)
+    repo.commit()
+    with pin(str(repo.path), repo.head()) as pinned, pytest.raises(RefError):
+        line_map(pinned, "0" * 40)
