@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from crawler.catalogue import composing
 from crawler.parse.messages import redisplay, substitute
 from crawler.parse.names import BUILTIN_EXCEPTIONS, module_name
 from crawler.records import ClassDef, RaiseSite, Template
@@ -177,6 +178,9 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     if qualname != site.exception_qualname and qualname in index.classes:
         site = replace(site, exception_qualname=qualname)
         resolved.renamed += 1
+    composed = composing.compose(index, qualname, None if pending else site.message)
+    if composed is not None:
+        return _composed(site, composed, resolved, pending)
     templates, origin, owner = index.templates(qualname)
     if not templates or (origin == "attribute" and not pending and site.message.kind != "dynamic"):
         return [] if pending else [_shown(index, qualname, site)]
@@ -187,6 +191,22 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     for template in templates:
         filled = substitute(template, given, site.message) if given else None
         made.append(replace(site, message=replace(filled or template, kind="class_default")))
+    return made
+
+
+def _composed(site: RaiseSite, composed: composing.Composed, resolved: Resolved,
+              pending: bool) -> list[RaiseSite]:
+    """The site as its class shows it; or its own template, marked, where that cannot be read."""
+    if composed.not_followed is not None:
+        if pending:
+            return []  # no text of its own to keep
+        return [replace(site, message=replace(site.message, not_followed=composed.not_followed))]
+    resolved.class_default += len(composed.templates)
+    resolved.from_pending += 1 if pending else 0
+    made = []
+    for template in composed.templates:
+        shown = redisplay(template, composed.display)
+        made.append(replace(site, message=replace(shown, composed_by=composed.composed_by)))
     return made
 
 

@@ -67,7 +67,7 @@ def test_class_defaults(resolved: classes.Resolved) -> None:
                   "clspkg/errors.py:25"),
         "plain": ("clspkg.errors.Plain", "dynamic", "{m}", None),
         "plain_literal": ("clspkg.errors.Plain", "literal", "plain literal", None),
-        "legacy": ("clspkg.errors.Legacy", "class_default", "legacy: {what}",
+        "legacy": ("clspkg.errors.Legacy", "class_default", "legacy: {w}",
                    "clspkg/errors.py:35"),
     }
     got = {name: (s[0].exception_qualname, s[0].message.kind, s[0].message.template,
