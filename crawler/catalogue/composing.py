@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from crawler.parse.class_text import SEVERAL
 from crawler.parse.messages import build_template, pieces_of
 from crawler.parse.reading import MAX_ALTERNATIVES, Piece, _merge_text
 from crawler.records import ClassDef, Template, TextSlot
@@ -91,6 +92,9 @@ def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed 
         shown = args[0][1]
         if "builtins.KeyError" in run.mro:
             display = "repr"
+    if given is None and not any(p.text for pieces in shown for p in pieces
+                                 if not p.is_placeholder):
+        return Composed((), None, not_followed=run.composed_by)  # no text at all to show
     templates = tuple(build_template("class_default", pieces, defined_at=run.defined_at)
                       for pieces in _unique(shown))
     return Composed(templates, run.composed_by, display=display)
@@ -112,10 +116,14 @@ def _through_inits(run: _Run, given: Template | None) -> Args:
         if cls is None:
             return handed
         env = _bind(cls, handed)
+        if any(s.name == "args" for s in cls.self_attributes):
+            raise _NotFollowed(f"{cls.qualname}.__init__")  # `self.args = ...`: not modelled
         if cls.init_target is None:
             run.attributes.update(_instance_attributes(run, cls, env))
             return handed  # no base __init__ called: args stay the raise's
         method = f"{cls.qualname}.__init__"
+        if cls.init_target == SEVERAL:
+            raise _NotFollowed(method)  # two base __init__s run: not modelled
         if any(slot.name == "*" for slot in cls.init_args):
             raise _Unknown
         slots = [(slot.name, _fill_slot(run, slot, env, method)) for slot in cls.init_args]

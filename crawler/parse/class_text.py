@@ -26,6 +26,8 @@ from crawler.records import TextSlot
 MESSAGE_METHODS = frozenset({"__str__", "format_message", "get_message", "_format_message",
                              "message", "msg", "_message"})
 
+SEVERAL = "several"  # an __init__ that calls more than one base __init__
+
 Noted = tuple[cst.BaseExpression, flow.Position, "set[str] | None"]  # what, where, fn's names
 
 
@@ -35,6 +37,7 @@ class ClassStatements:
 
     class_assigns: list[tuple[str, Noted]] = field(default_factory=list)
     self_assigns: list[tuple[str, Noted]] = field(default_factory=list)
+    init_calls: int = 0  # `....__init__(...)` statements in __init__: more than one is not followed
     # by "name()" for a method, "name" for a property; None: a bare return
     returns: dict[str, list[Noted | None]] = field(default_factory=dict)
 
@@ -81,7 +84,9 @@ def note(scopes: Sequence[WalkScope], small: cst.BaseSmallStatement,
         return
     statements = scopes[-2].statements
     assert statements is not None
-    if scope.name == "__init__" and isinstance(small, (cst.Assign, cst.AnnAssign)):
+    if scope.name == "__init__" and isinstance(small, cst.Expr) and _is_init_call(small.value):
+        statements.init_calls += 1
+    elif scope.name == "__init__" and isinstance(small, (cst.Assign, cst.AnnAssign)):
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
             else [small.target]
         for target in targets:
@@ -144,6 +149,11 @@ def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position) -
     return found
 
 
+def _is_init_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value == "__init__"
+
+
 def _self_attribute(node: cst.CSTNode) -> str | None:
     """`self.name` (one level, no call): the attribute's name."""
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
@@ -186,8 +196,12 @@ def init_slots(module: cst.Module, call: cst.Call, position: flow.Position,
     return tuple(found)
 
 
-def init_target(call: cst.Call, qualify: Callable[[list[str]], str | None]) -> str | None:
-    """`super().__init__` is "super"; `Base.__init__(self, ...)` is Base's qualified name."""
+def init_target(call: cst.Call, qualify: Callable[[list[str]], str | None],
+                statements: ClassStatements) -> str | None:
+    """`super().__init__` is "super"; `Base.__init__(self, ...)` is Base's qualified name;
+    "several" when __init__ calls more than one."""
+    if statements.init_calls > 1:
+        return SEVERAL
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None

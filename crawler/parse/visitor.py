@@ -490,8 +490,8 @@ def _class(path: str, module: cst.Module, found: FoundClass,
         params, keywords = _params(found.init)
     if found.init_call is not None:
         call, position, assigned = found.init_call
-        init_target = class_text.init_target(call, lambda parts: _qualify(parts, found.scopes,
-                                                                          visitor))
+        init_target = class_text.init_target(
+            call, lambda parts: _qualify(parts, found.scopes, visitor), found.statements)
         init_args = class_text.init_slots(module, _without_self(call), position, assigned)
     class_attributes, self_attributes, methods = class_text.slots(module, found.statements)
     prefix = f"{visitor.module_name}." if visitor.module_name else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 from crawler.catalogue import classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ClassDef, RaiseSite
+from crawler.records import ClassDef, RaiseSite, Template
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
 
@@ -122,3 +123,207 @@ def test_class_default_regexes_match_the_real_messages(resolved: classes.Resolve
         assert any(re.fullmatch(s.message.regex, message) for s in sites), (name, message)
         checked += 1
     assert checked == 13
+
+
+# ---------------------------------------------------------------- composing str(exc) (issue 16)
+
+
+def resolve_sources(files: dict[str, str]) -> classes.Resolved:
+    """The class pass over in-memory files: path to source."""
+    visited = []
+    for path, text in files.items():
+        found = find_raise_sites(path, text.encode(), module_name(path))
+        visited.append(Visited(path, found.sites, found.pending, found.classes, found.exports))
+    return classes.resolve(visited)
+
+
+def messages(resolved: classes.Resolved) -> dict[str, list[Template]]:
+    return {name: [s.message for s in sites] for name, sites in by_function(resolved).items()}
+
+
+def test_a_transform_that_cannot_be_read_is_named_and_the_raise_keeps_its_template() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class Formatted(Exception):
+    def __init__(self, message):
+        super().__init__(format_error(message))
+
+
+class Coded(Exception):
+    def __init__(self, message):
+        super().__init__(f"E{compute_code()}: {message}")
+
+
+def formatted(x):
+    raise Formatted(f"bad {x}")
+
+
+def coded(x):
+    raise Coded(f"bad {x}")
+
+
+def no_text():
+    raise Formatted
+'''}))
+    (formatted,) = got["formatted"]
+    assert (formatted.template, formatted.kind, formatted.composed_by, formatted.not_followed) == (
+        "bad {x}", "fstring", None, "pkg.errors.Formatted.__init__")
+    (coded,) = got["coded"]  # a call that does not take the message stays a placeholder
+    assert (coded.template, coded.placeholders, coded.composed_by, coded.not_followed) == (
+        "E{compute_code()}: bad {x}", ("compute_code()", "x"), "pkg.errors.Coded.__init__", None)
+    assert "no_text" not in got  # no text of its own to keep: no record, as before
+
+
+def test_display_follows_the_class_not_the_builtin() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class ClickLike(Exception):
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+class NoSuchOption(ClickLike):
+    def __init__(self, option_name, message=None, possibilities=None, ctx=None):
+        if message is None:
+            message = f"No such option: {option_name}"
+        super().__init__(message)
+        self.option_name = option_name
+
+
+class BadOptionUsage(ClickLike):
+    def __init__(self, option_name, message, ctx=None):
+        super().__init__(message)
+        self.option_name = option_name
+
+
+class MissingKey(KeyError):
+    def __str__(self):
+        return str(self.args[0])
+
+
+class PlainMissing(KeyError):
+    pass
+
+
+def no_such(opt):
+    raise NoSuchOption(opt, possibilities=["--a"], ctx=None)
+
+
+def bad_usage(opt):
+    raise BadOptionUsage(opt, f"Option {opt} requires an argument.", None)
+
+
+def missing(k):
+    raise MissingKey(f"no key {k}")
+
+
+def plain_missing(k):
+    raise PlainMissing(f"no key {k}")
+'''}))
+    assert [(t.template, t.display, t.regex) for t in got["bad_usage"]] == [
+        ("Option {opt} requires an argument.", "str",
+         "^Option (?P<opt>[\\s\\S]*?) requires an argument\\.$")]
+    assert {(t.template, t.display) for t in got["no_such"]} == {
+        ("No such option: {opt}", "str"), ("{message}", "str")}
+    (missing,) = got["missing"]
+    assert (missing.display, missing.regex) == ("str", "^no key (?P<k>[\\s\\S]*?)$")
+    (plain,) = got["plain_missing"]
+    assert (plain.display, plain.regex) == ("repr", "^['\"]no key (?P<k>[\\s\\S]*?)['\"]$")
+
+
+def test_super_follows_the_raised_class_s_mro_through_a_diamond() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class Base(Exception):
+    def __init__(self, message):
+        super().__init__(f"[base] {message}")
+
+
+class Left(Base):
+    def __init__(self, message):
+        super().__init__(f"left: {message}")
+
+
+class Right(Base):
+    def __init__(self, message):
+        super().__init__(f"right: {message}")
+
+
+class Both(Left, Right):
+    pass
+
+
+def both(x):
+    raise Both(f"value {x}")
+'''}))
+    (both,) = got["both"]  # Both, Left, Right, Base: Left's super() is Right
+    assert (both.template, both.composed_by) == ("[base] right: left: value {x}",
+                                                 "pkg.errors.Base.__init__")
+    assert both.defined_at == "pkg/errors.py:9"
+
+
+def test_class_text_survives_the_result_cache() -> None:
+    from crawler.parse.workers import visit_file
+    from crawler.store import _outcome_json
+
+    source = (PACKAGES / "layered" / "base.py").read_bytes()
+    outcome = visit_file("layered/base.py", "0" * 40, source)
+    again = _outcome_json.outcome_from_data(
+        json.loads(json.dumps(_outcome_json.outcome_data(outcome))))
+    assert [c.init_args for c in again.classes] == [c.init_args for c in outcome.classes]
+    assert [c.class_attributes for c in again.classes] == [c.class_attributes
+                                                          for c in outcome.classes]
+    assert any(c.init_target == "layered.base.LibError" for c in again.classes)
+
+
+def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
+    from crawler.records import ErrorRecord, record_id
+    from crawler.serve import lookup
+    from tests.parse import runtime_harness
+
+    (case,) = [c for c in runtime_harness.all_cases() if c.name == "classes"]
+    records = [ErrorRecord(id=record_id("local/x/y", site.key(), index), status="active",
+                           repo="local/x/y", commit="0" * 40, url=None, site=site)
+               for index, site in enumerate(runtime_harness.records(case))]
+    message = ("ConcretizationError: Abstract tracer value encountered where concrete value is "
+               "expected: Traced<ShapedArray(int32[])>with<DynamicJaxprTrace>\nThe axis argument "
+               "Traced<ShapedArray(int32[])> must be static.\n\nSee "
+               "https://docs.example.org/errors.html#example.errors.ConcretizationError")
+    first = lookup.lookup(message, records)[0]
+    assert (first.exact, first.record.site.function) == (True, "concrete")
+    assert first.captures["x"] == "Traced<ShapedArray(int32[])>"
+    # the raise's own argument, as records held it before: its regex cannot match the suffix
+    own = re.compile("^The axis argument (?P<x>[\\s\\S]*?) must be static\\.$")
+    assert own.fullmatch(message.partition(": ")[2]) is None
+
+
+def test_two_base_inits_or_args_set_by_hand_are_not_followed() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class BadStatusLine(Exception):
+    def __init__(self, line):
+        if not line:
+            line = repr(line)
+        self.args = line,
+        self.line = line
+
+
+class RemoteDisconnected(ConnectionResetError, BadStatusLine):
+    def __init__(self, *pos, **kw):
+        BadStatusLine.__init__(self, "")
+        ConnectionResetError.__init__(self, *pos, **kw)
+
+
+def remote():
+    raise RemoteDisconnected("Remote end closed connection without response")
+
+
+def status(line):
+    raise BadStatusLine(f"bad line {line}")
+'''}))
+    (remote,) = got["remote"]
+    assert (remote.template, remote.not_followed) == (
+        "Remote end closed connection without response", "pkg.errors.RemoteDisconnected.__init__")
+    (status,) = got["status"]
+    assert (status.template, status.not_followed) == (
+        "bad line {line}", "pkg.errors.BadStatusLine.__init__")
