@@ -5,9 +5,12 @@ and its module-level bindings (`exports`). This pass, linear in those, then
 
 - follows re-exports to the class a name really is (`pkg.Error` imported in `pkg/__init__.py`
   from `pkg.errors` becomes `pkg.errors.Error`);
-- gives a raise of a class whose `__init__` passes a template to `super().__init__` (or, when the
-  raise has no text of its own, that sets a class-level `message`) that template, kind
-  `class_default`, inherited through bases that do not define `__init__`;
+- gives a raise of a class that changes its message (an `__init__` chain that wraps it, a
+  `__str__`, a class attribute handed on) the message as `str(exc)` shows it (`composing`), kind
+  `class_default`, with the method that composed it, or marks the method it could not read;
+- else, as before: a class whose `__init__` passes a template to `super().__init__` (or, when
+  the raise has no text of its own, that sets a class-level `message`) gives that template,
+  inherited through bases that do not define `__init__`;
 - lists the classes that are exceptions, with their bases, for the manifest.
 """
 

@@ -7,7 +7,6 @@ import json
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,10 @@ import pytest
 from crawler.catalogue import classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ClassDef, RaiseSite, Template
+from crawler.records import RaiseSite, Template
+from tests.parse.runtime_harness import Visited
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
-
-
-@dataclass
-class Visited:
-    path: str
-    sites: list[RaiseSite]
-    pending: list[RaiseSite]
-    classes: list[ClassDef]
-    exports: dict[str, str] = field(default_factory=dict)
 
 
 def visit_package(root: Path) -> list[Visited]:
