@@ -64,6 +64,7 @@ class _Run:
     composed_by: str | None = None
     defined_at: str | None = None
     calls: int = 0
+    args_set_by: str | None = None  # an __init__ that assigns self.args: what args hold is unknown
 
 
 def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed | None:
@@ -84,6 +85,8 @@ def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed 
     except _Unknown:
         return None
     display = "str"
+    if shown is None and run.args_set_by is not None:
+        return Composed((), None, not_followed=run.args_set_by)
     if shown is None:  # BaseException.__str__ of the args
         if run.composed_by is None:
             return None  # the raise's own args, as the raise reads them
@@ -117,7 +120,7 @@ def _through_inits(run: _Run, given: Template | None) -> Args:
             return handed
         env = _bind(cls, handed)
         if any(s.name == "args" for s in cls.self_attributes):
-            raise _NotFollowed(f"{cls.qualname}.__init__")  # `self.args = ...`: not modelled
+            run.args_set_by = f"{cls.qualname}.__init__"  # `self.args = ...`: not modelled
         if cls.init_target is None:
             run.attributes.update(_instance_attributes(run, cls, env))
             return handed  # no base __init__ called: args stay the raise's
@@ -272,6 +275,8 @@ def _value(run: _Run, name: str, env: dict[str, list[list[Piece]]], aliases: dic
         return [[Piece(run.raised.name)]]
     if expression in ("super().__str__()", "str(self.args[0])", "self.args[0]") \
             or expression.endswith(".__str__(self)"):
+        if run.args_set_by is not None:
+            raise _NotFollowed(run.args_set_by)
         if args is not None and len(args) == 1 and args[0][0] == "0":
             return args[0][1]
         return None

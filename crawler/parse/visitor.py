@@ -161,7 +161,9 @@ class RaiseVisitor(StatementWalker[Scope]):
                 self._aliases.append(alias)
         else:
             self._note_template(small, level)
-            class_text.note(self.scopes, small, lambda: self.position(level))
+            if self.scopes[-1].found_class is not None or (
+                    len(self.scopes) > 1 and self.scopes[-2].found_class is not None):
+                class_text.note(self.scopes, small, lambda: self.position(level))
 
     def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""

@@ -311,6 +311,19 @@ def remote():
 
 def status(line):
     raise BadStatusLine(f"bad line {line}")
+
+
+class URLError(OSError):
+    def __init__(self, reason, filename=None):
+        self.args = reason,
+        self.reason = reason
+
+    def __str__(self):
+        return '<urlopen error %s>' % self.reason
+
+
+def url(host):
+    raise URLError(f"unknown host {host}")
 '''}))
     (remote,) = got["remote"]
     assert (remote.template, remote.not_followed) == (
@@ -318,3 +331,6 @@ def status(line):
     (status,) = got["status"]
     assert (status.template, status.not_followed) == (
         "bad line {line}", "pkg.errors.BadStatusLine.__init__")
+    (url,) = got["url"]  # its __str__ does not read self.args: composed all the same
+    assert (url.template, url.composed_by, url.not_followed) == (
+        "<urlopen error unknown host {host}>", "pkg.errors.URLError.__str__", None)
