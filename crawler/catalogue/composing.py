@@ -79,7 +79,7 @@ def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed 
     run = _Run(index, cls, linearize(index, raised))
     try:
         args = _through_inits(run, given)
-        shown = _through_str(run, args)
+        shown = _through_str(run, args, given)
     except _NotFollowed as error:
         return Composed((), None, not_followed=str(error))
     except _Unknown:
@@ -206,7 +206,8 @@ def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piec
 # ---------------------------------------------------------------- __str__
 
 
-def _through_str(run: _Run, args: Args | None) -> list[list[Piece]] | None:
+def _through_str(run: _Run, args: Args | None, given: Template | None
+                 ) -> list[list[Piece]] | None:
     """The message as the nearest repository `__str__` makes it; None: BaseException's."""
     for qualname in run.mro:
         cls = run.index.classes.get(qualname)
@@ -216,10 +217,20 @@ def _through_str(run: _Run, args: Args | None) -> list[list[Piece]] | None:
         if slot is not None:
             method = f"{cls.qualname}.__str__"
             texts = _fill_slot(run, slot, {}, method, args, strict=True)
+            if given is not None and not _shows(texts, given):
+                raise _NotFollowed(method)  # the raise's text went where this pass lost it
             run.composed_by = method
             run.defined_at = run.defined_at or _place(cls)
             return texts
     return None
+
+
+def _shows(texts: list[list[Piece]], given: Template) -> bool:
+    """Some alternative holds the raise's own template, when the raise has literal text."""
+    pieces = pieces_of(given) or []
+    if not any(p.text for p in pieces if not p.is_placeholder):
+        return True  # no literal text of its own to keep
+    return any(given.template in build_template("literal", option).template for option in texts)
 
 
 def _method(cls: ClassDef, name: str) -> TextSlot | None:

@@ -23,8 +23,8 @@ from crawler.parse.reading import Piece, Reader
 from crawler.records import TextSlot
 
 # Methods whose returns a `__str__` may show: read, and never stubbed by a skeleton.
-MESSAGE_METHODS = frozenset({"__str__", "format_message", "get_message", "_format_message",
-                             "message", "msg", "_message"})
+MESSAGE_METHODS = frozenset({"__str__", "__repr__", "format_message", "get_message",
+                             "_format_message", "message", "msg", "_message"})
 
 SEVERAL = "several"  # an __init__ that calls more than one base __init__
 
@@ -110,8 +110,13 @@ def slots(module: cst.Module, statements: ClassStatements
             class_attributes.append(slot)
     self_attributes = tuple(read_slot(module, name, [noted])
                             for name, noted in statements.self_assigns)
-    methods = tuple(read_slot(module, name, returns or [None])
-                    for name, returns in sorted(statements.returns.items()))
+    returns = dict(statements.returns)
+    for name, (value, _, _) in statements.class_assigns:
+        if name == "__str__":  # `__str__ = __repr__`: that method's returns; else not readable
+            same = f"{value.value}()" if isinstance(value, cst.Name) else None
+            returns["__str__()"] = returns.get(same, [None]) if same else [None]
+    methods = tuple(read_slot(module, name, found or [None])
+                    for name, found in sorted(returns.items()))
     return tuple(class_attributes), self_attributes, methods
 
 

@@ -334,3 +334,48 @@ def url(host):
     (url,) = got["url"]  # its __str__ does not read self.args: composed all the same
     assert (url.template, url.composed_by, url.not_followed) == (
         "<urlopen error unknown host {host}>", "pkg.errors.URLError.__str__", None)
+
+
+def test_a_str_that_loses_the_raise_s_text_or_is_an_alias_of_repr() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class ArgumentError(Exception):
+    def __init__(self, argument, message):
+        self.argument_name = str(argument)
+        self.message = message
+
+    def __str__(self):
+        return "argument %(argument_name)s: %(message)s" % dict(
+            message=self.message, argument_name=self.argument_name)
+
+
+class Error(Exception):
+    def __init__(self, msg=''):
+        self.message = msg
+        Exception.__init__(self, msg)
+
+    def __repr__(self):
+        return self.message
+
+    __str__ = __repr__
+
+
+class NoSection(Error):
+    def __init__(self, section):
+        Error.__init__(self, 'No section: %r' % (section,))
+        self.section = section
+        self.args = (section, )
+
+
+def conflicting(action, name):
+    raise ArgumentError(action, "conflicting subparser: %s" % name)
+
+
+def no_section(section):
+    raise NoSection(section)
+'''}))
+    (conflicting,) = got["conflicting"]  # `%(message)s` names the key, not self.message
+    assert (conflicting.template, conflicting.not_followed) == (
+        "conflicting subparser: {name}", "pkg.errors.ArgumentError.__str__")
+    (no_section,) = got["no_section"]
+    assert (no_section.template, no_section.composed_by) == (
+        "No section: {section}", "pkg.errors.Error.__str__")
