@@ -248,4 +248,5 @@ def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:
         "template": templates[0].template if templates else None,
         "template_from": origin,
         "defined_at": templates[0].defined_at if templates else None,
+        "composes": composing.digest(index, cls.qualname),
     }

@@ -20,8 +20,10 @@ composed at all (None): its message is the raise's.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from crawler.parse.class_text import SEVERAL
@@ -372,6 +374,23 @@ def _merge(sequences: list[list[str]]) -> list[str]:
         pending = [[n for n in s if n != head] for s in pending]
         pending = [s for s in pending if s]
     return result
+
+
+def digest(index: ClassIndex, qualname: str) -> str:
+    """16 hex of all that `compose` reads of a class and its repository bases, in MRO order: the
+    manifest keeps it, so that a change to a base reaches the files that raise a subclass."""
+    parts: list[object] = []
+    for name in linearize(index, qualname):
+        cls = index.classes.get(name)
+        if cls is None:
+            parts.append(name)
+            continue
+        parts.append([cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords,
+                      cls.init_target, _place(cls), *(asdict(slot) for slot in (
+                          *cls.init_args, *cls.self_attributes, *cls.class_attributes,
+                          *cls.methods))])
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
 def _place(cls: ClassDef) -> str:

@@ -6,7 +6,7 @@ import importlib
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,7 @@ from crawler.catalogue import classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite, Template
+from tests.gitrepo import GitRepo
 from tests.parse.runtime_harness import Visited
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
@@ -379,3 +380,37 @@ def no_section(section):
     (no_section,) = got["no_section"]
     assert (no_section.template, no_section.composed_by) == (
         "No section: {section}", "pkg.errors.Error.__str__")
+
+
+def test_a_base_s_changed_suffix_reaches_files_that_raise_a_subclass(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    from crawler.pipeline import extract, update
+    from crawler.store import record_files
+
+    base = '''class Mixin:
+    def __init__(self, message):
+        super().__init__(f"{message}\\nSee SUFFIX")
+
+
+class DocsError(Mixin, TypeError):
+    pass
+'''
+    repo = make_repo("lib")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/base.py", base.replace("SUFFIX", "the docs"))
+    repo.write("pkg/errors.py", "from pkg.base import DocsError\n\n\nclass Leaked(DocsError):\n"
+                                "    pass\n")
+    repo.write("pkg/use.py", "from pkg.errors import Leaked\n\n\ndef use(name):\n"
+                             "    raise Leaked(f'leaked {name}')\n")
+    repo.commit("first")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    first = extract(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
+    (record,) = first.merged.records
+    assert record.site.message.template == "leaked {name}\nSee the docs"
+    repo.write("pkg/base.py", base.replace("SUFFIX", "https://docs.example/errors"))
+    repo.commit("the base's suffix moves")
+    second = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
+    assert second.parsed == 2  # the changed base, and the unchanged file raising its subclass
+    live = [record_files.load_record(p) for p in record_files.iter_record_paths(first.folder)]
+    assert [r.site.message.template for r in live if r.status != "removed"] == [
+        "leaked {name}\nSee https://docs.example/errors"]
