@@ -80,6 +80,18 @@ class Template:
     # how str(exc) shows it: str, repr (KeyError), args (the tuple), errno (OSError),
     # varargs (E(msg, *args)), group (ExceptionGroup), syntax (SyntaxError), codec (Unicode*Error)
     display: str = "str"
+    composed_by: str | None = None  # the class method whose text str(exc) shows: "pkg.E.__init__"
+    not_followed: str | None = None  # the class method whose transform could not be read exactly
+
+
+@dataclass(frozen=True)
+class TextSlot:
+    """A named place of a class that holds text: an argument it hands on, an attribute, a return."""
+
+    name: str  # "0", "message" (an argument); "message" (self.message); "__str__" (a method)
+    templates: tuple[Template, ...]  # its alternatives; a `dynamic` one when it cannot be read
+    verbatim: tuple[str, ...] = ()  # placeholders every alternative shows as given: str(), no spec
+    aliases: tuple[tuple[str, str], ...] = ()  # placeholders that are locals bound to `self.x`
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,12 @@ class ClassDef:
     params: tuple[str, ...] = ()  # __init__'s positional parameters after self
     keywords: tuple[str, ...] = ()  # and its keyword-only ones
     verbatim: tuple[str, ...] = ()  # parameters the template shows as given: str(), no spec
+    # What the class does to its message (`crawler.parse.class_text`), for the class pass:
+    init_target: str | None = None  # whose __init__ its own calls: "super", or a base's qualname
+    init_args: tuple[TextSlot, ...] = ()  # what that call hands on, by position or keyword
+    self_attributes: tuple[TextSlot, ...] = ()  # `self.name = ...` in __init__
+    class_attributes: tuple[TextSlot, ...] = ()  # `name = "text"` in the class body
+    methods: tuple[TextSlot, ...] = ()  # returns of __str__ and message methods (`MESSAGE_METHODS`)
 
 
 @dataclass(frozen=True)

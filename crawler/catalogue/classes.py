@@ -5,9 +5,12 @@ and its module-level bindings (`exports`). This pass, linear in those, then
 
 - follows re-exports to the class a name really is (`pkg.Error` imported in `pkg/__init__.py`
   from `pkg.errors` becomes `pkg.errors.Error`);
-- gives a raise of a class whose `__init__` passes a template to `super().__init__` (or, when the
-  raise has no text of its own, that sets a class-level `message`) that template, kind
-  `class_default`, inherited through bases that do not define `__init__`;
+- gives a raise of a class that changes its message (an `__init__` chain that wraps it, a
+  `__str__`, a class attribute handed on) the message as `str(exc)` shows it (`composing`), kind
+  `class_default`, with the method that composed it, or marks the method it could not read;
+- else, as before: a class whose `__init__` passes a template to `super().__init__` (or, when
+  the raise has no text of its own, that sets a class-level `message`) gives that template,
+  inherited through bases that do not define `__init__`;
 - lists the classes that are exceptions, with their bases, for the manifest.
 """
 
@@ -17,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from crawler.catalogue import composing
 from crawler.parse.messages import redisplay, substitute
 from crawler.parse.names import BUILTIN_EXCEPTIONS, module_name
 from crawler.records import ClassDef, RaiseSite, Template
@@ -177,6 +181,9 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     if qualname != site.exception_qualname and qualname in index.classes:
         site = replace(site, exception_qualname=qualname)
         resolved.renamed += 1
+    composed = composing.compose(index, qualname, None if pending else site.message)
+    if composed is not None:
+        return _composed(site, composed, resolved, pending)
     templates, origin, owner = index.templates(qualname)
     if not templates or (origin == "attribute" and not pending and site.message.kind != "dynamic"):
         return [] if pending else [_shown(index, qualname, site)]
@@ -187,6 +194,22 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     for template in templates:
         filled = substitute(template, given, site.message) if given else None
         made.append(replace(site, message=replace(filled or template, kind="class_default")))
+    return made
+
+
+def _composed(site: RaiseSite, composed: composing.Composed, resolved: Resolved,
+              pending: bool) -> list[RaiseSite]:
+    """The site as its class shows it; or its own template, marked, where that cannot be read."""
+    if composed.not_followed is not None:
+        if pending:
+            return []  # no text of its own to keep
+        return [replace(site, message=replace(site.message, not_followed=composed.not_followed))]
+    resolved.class_default += len(composed.templates)
+    resolved.from_pending += 1 if pending else 0
+    made = []
+    for template in composed.templates:
+        shown = redisplay(template, composed.display)
+        made.append(replace(site, message=replace(shown, composed_by=composed.composed_by)))
     return made
 
 
@@ -225,4 +248,5 @@ def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:
         "template": templates[0].template if templates else None,
         "template_from": origin,
         "defined_at": templates[0].defined_at if templates else None,
+        "composes": composing.digest(index, cls.qualname),
     }

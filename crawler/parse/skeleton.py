@@ -16,8 +16,8 @@ functions), and each stubbed function's lookups must resolve as before. A stub t
 put back and the skeleton parsed again. Whatever the path, the result equals a whole read:
 tests hold the two equal.
 
-Never stubbed: a class's `__init__` (the class's default message is read from it), a function
-on one line with its header, anything inside a function.
+Never stubbed: a class's `__init__`, `__str__` and message methods (the class pass reads what
+they do to the message), a function on one line with its header, anything inside a function.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.parse.class_text import MESSAGE_METHODS
 from crawler.records import ClassDef, RaiseCounts, RaiseSite
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts
@@ -37,6 +38,7 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _BREAKS = "\r\n"
 
 FUNCTION, STRING = "def", "str"
+_NEVER_STUBBED = MESSAGE_METHODS | {"__init__"}  # in a class: what its message is read from
 Key = tuple[str, tuple[str, ...], str]  # (kind, enclosing classes, digest): what makes it the same
 # A dotted name a function looked up in the module's bindings, and what it resolved to there.
 Lookup = tuple[tuple[str, ...], "str | None"]
@@ -262,7 +264,7 @@ def misplaced(tree: ast.Module, skeletal: Skeleton) -> set[Region]:
             continue
         if region.kind == FUNCTION and isinstance(node, ast.FunctionDef) \
                 and node.name == region.name and not node.decorator_list \
-                and not (in_class and node.name == "__init__") and node.end_lineno == node.lineno:
+                and not (in_class and node.name in _NEVER_STUBBED) and node.end_lineno == node.lineno:
             confirmed.add(node.lineno)
         elif region.kind == STRING and isinstance(node, ast.Expr) \
                 and isinstance(node.value, ast.Constant) and node.value.value == "":

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _positions, flow, names, skeleton
+from crawler.parse import _positions, class_text, flow, names, skeleton
 from crawler.parse._positions import Span, Unread
 from crawler.parse._walk import StatementWalker
 from crawler.parse.messages import Reader, build_template, call_templates
-from crawler.records import ClassDef, RaiseCounts, RaiseSite, Template
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Template, TextSlot
 
 # A snippet longer than this is cut to a window around the raise.
 SNIPPET_MAX_LINES = 150
@@ -50,6 +50,10 @@ class Scope:
     assigned: set[str] = field(default_factory=set)  # names a plain assignment binds here
     found_class: FoundClass | None = None
 
+    @property
+    def statements(self) -> class_text.ClassStatements | None:
+        return self.found_class.statements if self.found_class is not None else None
+
 
 @dataclass
 class FoundRaise:
@@ -72,6 +76,7 @@ class FoundClass:
     init: cst.FunctionDef | None = None
     init_call: tuple[cst.Call, flow.Position, set[str]] | None = None  # super().__init__(...)
     attribute: tuple[str, cst.BaseExpression, flow.Position] | None = None
+    statements: class_text.ClassStatements = field(default_factory=class_text.ClassStatements)
 
 
 @dataclass
@@ -114,6 +119,7 @@ class RaiseVisitor(StatementWalker[Scope]):
         if not self.scopes:
             self.module_names.add(node.name.value)
         self.functions.append(node)
+        class_text.opened(self.scopes, node)
         if node.name.value == "__init__" and self.scopes and self.scopes[-1].found_class:
             self.scopes[-1].found_class.has_init = True
             self.scopes[-1].found_class.init = node
@@ -155,6 +161,9 @@ class RaiseVisitor(StatementWalker[Scope]):
                 self._aliases.append(alias)
         else:
             self._note_template(small, level)
+            if self.scopes[-1].found_class is not None or (
+                    len(self.scopes) > 1 and self.scopes[-2].found_class is not None):
+                class_text.note(self.scopes, small, lambda: self.position(level))
 
     def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""
@@ -477,6 +486,16 @@ def _class(path: str, module: cst.Module, found: FoundClass,
         templates = [build_template(kind, pieces) for kind, pieces in alternatives
                      if kind != "dynamic"]
         template_from = "attribute" if templates else None
+    init_target: str | None = None
+    init_args: tuple[TextSlot, ...] = ()
+    if found.init is not None and not params:
+        params, keywords = _params(found.init)
+    if found.init_call is not None:
+        call, position, assigned = found.init_call
+        init_target = class_text.init_target(
+            call, lambda parts: _qualify(parts, found.scopes, visitor), found.statements)
+        init_args = class_text.init_slots(module, _without_self(call), position, assigned)
+    class_attributes, self_attributes, methods = class_text.slots(module, found.statements)
     prefix = f"{visitor.module_name}." if visitor.module_name else ""
     template_line = init_line if template_from == "init" else attribute_line
     defined_at = f"{path}:{template_line or line}"
@@ -493,6 +512,11 @@ def _class(path: str, module: cst.Module, found: FoundClass,
         params=params,
         keywords=keywords,
         verbatim=verbatim,
+        init_target=init_target,
+        init_args=init_args,
+        self_attributes=self_attributes,
+        class_attributes=class_attributes,
+        methods=methods,
     )
 
 

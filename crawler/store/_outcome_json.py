@@ -10,7 +10,7 @@ from typing import Any
 
 from crawler.parse.skeleton import Region
 from crawler.parse.workers import FileOutcome
-from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped, Template
+from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped, Template, TextSlot
 
 _SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
 _TEMPLATE_FIELDS = tuple(f.name for f in fields(Template))
@@ -76,8 +76,15 @@ def _site(item: dict[str, Any], snippets: list[str]) -> RaiseSite:
 
 
 def _class(item: dict[str, Any]) -> ClassDef:
+    slots = {name: tuple(_slot(slot) for slot in item[name])
+             for name in ("init_args", "self_attributes", "class_attributes", "methods")}
     return ClassDef(**{**item, "bases": tuple(item["bases"]),
-                       "templates": tuple(_template(t) for t in item["templates"])})
+                       "templates": tuple(_template(t) for t in item["templates"]), **slots})
+
+
+def _slot(item: dict[str, Any]) -> TextSlot:
+    return TextSlot(item["name"], tuple(_template(t) for t in item["templates"]),
+                    tuple(item["verbatim"]), tuple((a, b) for a, b in item["aliases"]))
 
 
 def _region(item: dict[str, Any]) -> Region:

@@ -33,7 +33,7 @@ from crawler.store.safe_yaml import FlowList, writable
 
 
 def template_data(template: Template) -> dict[str, Any]:
-    return {
+    data = {
         "kind": template.kind,
         "template": template.template,
         "placeholders": list(template.placeholders),
@@ -42,6 +42,12 @@ def template_data(template: Template) -> dict[str, Any]:
         "defined_at": template.defined_at,
         "display": template.display,
     }
+    # what the exception class did to the text: written only when there is something to say
+    if template.composed_by is not None:
+        data["composed_by"] = template.composed_by
+    if template.not_followed is not None:
+        data["not_followed"] = template.not_followed
+    return data
 
 
 def extracted_data(record: ErrorRecord) -> dict[str, Any]:
@@ -117,6 +123,8 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             argument=message.get("argument"),
             defined_at=message.get("defined_at"),
             display=message.get("display", "str"),
+            composed_by=message.get("composed_by"),
+            not_followed=message.get("not_followed"),
         ),
         cause=ex["cause"],
         condition=ex["condition"],

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,18 +14,11 @@ import pytest
 from crawler.catalogue import classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ClassDef, RaiseSite
+from crawler.records import RaiseSite, Template
+from tests.gitrepo import GitRepo
+from tests.parse.runtime_harness import Visited
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
-
-
-@dataclass
-class Visited:
-    path: str
-    sites: list[RaiseSite]
-    pending: list[RaiseSite]
-    classes: list[ClassDef]
-    exports: dict[str, str] = field(default_factory=dict)
 
 
 def visit_package(root: Path) -> list[Visited]:
@@ -67,7 +60,7 @@ def test_class_defaults(resolved: classes.Resolved) -> None:
                   "clspkg/errors.py:25"),
         "plain": ("clspkg.errors.Plain", "dynamic", "{m}", None),
         "plain_literal": ("clspkg.errors.Plain", "literal", "plain literal", None),
-        "legacy": ("clspkg.errors.Legacy", "class_default", "legacy: {what}",
+        "legacy": ("clspkg.errors.Legacy", "class_default", "legacy: {w}",
                    "clspkg/errors.py:35"),
     }
     got = {name: (s[0].exception_qualname, s[0].message.kind, s[0].message.template,
@@ -122,3 +115,302 @@ def test_class_default_regexes_match_the_real_messages(resolved: classes.Resolve
         assert any(re.fullmatch(s.message.regex, message) for s in sites), (name, message)
         checked += 1
     assert checked == 13
+
+
+# ---------------------------------------------------------------- composing str(exc) (issue 16)
+
+
+def resolve_sources(files: dict[str, str]) -> classes.Resolved:
+    """The class pass over in-memory files: path to source."""
+    visited = []
+    for path, text in files.items():
+        found = find_raise_sites(path, text.encode(), module_name(path))
+        visited.append(Visited(path, found.sites, found.pending, found.classes, found.exports))
+    return classes.resolve(visited)
+
+
+def messages(resolved: classes.Resolved) -> dict[str, list[Template]]:
+    return {name: [s.message for s in sites] for name, sites in by_function(resolved).items()}
+
+
+def test_a_transform_that_cannot_be_read_is_named_and_the_raise_keeps_its_template() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class Formatted(Exception):
+    def __init__(self, message):
+        super().__init__(format_error(message))
+
+
+class Coded(Exception):
+    def __init__(self, message):
+        super().__init__(f"E{compute_code()}: {message}")
+
+
+def formatted(x):
+    raise Formatted(f"bad {x}")
+
+
+def coded(x):
+    raise Coded(f"bad {x}")
+
+
+def no_text():
+    raise Formatted
+'''}))
+    (formatted,) = got["formatted"]
+    assert (formatted.template, formatted.kind, formatted.composed_by, formatted.not_followed) == (
+        "bad {x}", "fstring", None, "pkg.errors.Formatted.__init__")
+    (coded,) = got["coded"]  # a call that does not take the message stays a placeholder
+    assert (coded.template, coded.placeholders, coded.composed_by, coded.not_followed) == (
+        "E{compute_code()}: bad {x}", ("compute_code()", "x"), "pkg.errors.Coded.__init__", None)
+    assert "no_text" not in got  # no text of its own to keep: no record, as before
+
+
+def test_display_follows_the_class_not_the_builtin() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class ClickLike(Exception):
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+class NoSuchOption(ClickLike):
+    def __init__(self, option_name, message=None, possibilities=None, ctx=None):
+        if message is None:
+            message = f"No such option: {option_name}"
+        super().__init__(message)
+        self.option_name = option_name
+
+
+class BadOptionUsage(ClickLike):
+    def __init__(self, option_name, message, ctx=None):
+        super().__init__(message)
+        self.option_name = option_name
+
+
+class MissingKey(KeyError):
+    def __str__(self):
+        return str(self.args[0])
+
+
+class PlainMissing(KeyError):
+    pass
+
+
+def no_such(opt):
+    raise NoSuchOption(opt, possibilities=["--a"], ctx=None)
+
+
+def bad_usage(opt):
+    raise BadOptionUsage(opt, f"Option {opt} requires an argument.", None)
+
+
+def missing(k):
+    raise MissingKey(f"no key {k}")
+
+
+def plain_missing(k):
+    raise PlainMissing(f"no key {k}")
+'''}))
+    assert [(t.template, t.display, t.regex) for t in got["bad_usage"]] == [
+        ("Option {opt} requires an argument.", "str",
+         "^Option (?P<opt>[\\s\\S]*?) requires an argument\\.$")]
+    assert {(t.template, t.display) for t in got["no_such"]} == {
+        ("No such option: {opt}", "str"), ("{message}", "str")}
+    (missing,) = got["missing"]
+    assert (missing.display, missing.regex) == ("str", "^no key (?P<k>[\\s\\S]*?)$")
+    (plain,) = got["plain_missing"]
+    assert (plain.display, plain.regex) == ("repr", "^['\"]no key (?P<k>[\\s\\S]*?)['\"]$")
+
+
+def test_super_follows_the_raised_class_s_mro_through_a_diamond() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class Base(Exception):
+    def __init__(self, message):
+        super().__init__(f"[base] {message}")
+
+
+class Left(Base):
+    def __init__(self, message):
+        super().__init__(f"left: {message}")
+
+
+class Right(Base):
+    def __init__(self, message):
+        super().__init__(f"right: {message}")
+
+
+class Both(Left, Right):
+    pass
+
+
+def both(x):
+    raise Both(f"value {x}")
+'''}))
+    (both,) = got["both"]  # Both, Left, Right, Base: Left's super() is Right
+    assert (both.template, both.composed_by) == ("[base] right: left: value {x}",
+                                                 "pkg.errors.Base.__init__")
+    assert both.defined_at == "pkg/errors.py:9"
+
+
+def test_class_text_survives_the_result_cache() -> None:
+    from crawler.parse.workers import visit_file
+    from crawler.store import _outcome_json
+
+    source = (PACKAGES / "layered" / "base.py").read_bytes()
+    outcome = visit_file("layered/base.py", "0" * 40, source)
+    again = _outcome_json.outcome_from_data(
+        json.loads(json.dumps(_outcome_json.outcome_data(outcome))))
+    assert [c.init_args for c in again.classes] == [c.init_args for c in outcome.classes]
+    assert [c.class_attributes for c in again.classes] == [c.class_attributes
+                                                          for c in outcome.classes]
+    assert any(c.init_target == "layered.base.LibError" for c in again.classes)
+
+
+def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
+    from crawler.records import ErrorRecord, record_id
+    from crawler.serve import lookup
+    from tests.parse import runtime_harness
+
+    (case,) = [c for c in runtime_harness.all_cases() if c.name == "classes"]
+    records = [ErrorRecord(id=record_id("local/x/y", site.key(), index), status="active",
+                           repo="local/x/y", commit="0" * 40, url=None, site=site)
+               for index, site in enumerate(runtime_harness.records(case))]
+    message = ("ConcretizationError: Abstract tracer value encountered where concrete value is "
+               "expected: Traced<ShapedArray(int32[])>with<DynamicJaxprTrace>\nThe axis argument "
+               "Traced<ShapedArray(int32[])> must be static.\n\nSee "
+               "https://docs.example.org/errors.html#example.errors.ConcretizationError")
+    first = lookup.lookup(message, records)[0]
+    assert (first.exact, first.record.site.function) == (True, "concrete")
+    assert first.captures["x"] == "Traced<ShapedArray(int32[])>"
+    # the raise's own argument, as records held it before: its regex cannot match the suffix
+    own = re.compile("^The axis argument (?P<x>[\\s\\S]*?) must be static\\.$")
+    assert own.fullmatch(message.partition(": ")[2]) is None
+
+
+def test_two_base_inits_or_args_set_by_hand_are_not_followed() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class BadStatusLine(Exception):
+    def __init__(self, line):
+        if not line:
+            line = repr(line)
+        self.args = line,
+        self.line = line
+
+
+class RemoteDisconnected(ConnectionResetError, BadStatusLine):
+    def __init__(self, *pos, **kw):
+        BadStatusLine.__init__(self, "")
+        ConnectionResetError.__init__(self, *pos, **kw)
+
+
+def remote():
+    raise RemoteDisconnected("Remote end closed connection without response")
+
+
+def status(line):
+    raise BadStatusLine(f"bad line {line}")
+
+
+class URLError(OSError):
+    def __init__(self, reason, filename=None):
+        self.args = reason,
+        self.reason = reason
+
+    def __str__(self):
+        return '<urlopen error %s>' % self.reason
+
+
+def url(host):
+    raise URLError(f"unknown host {host}")
+'''}))
+    (remote,) = got["remote"]
+    assert (remote.template, remote.not_followed) == (
+        "Remote end closed connection without response", "pkg.errors.RemoteDisconnected.__init__")
+    (status,) = got["status"]
+    assert (status.template, status.not_followed) == (
+        "bad line {line}", "pkg.errors.BadStatusLine.__init__")
+    (url,) = got["url"]  # its __str__ does not read self.args: composed all the same
+    assert (url.template, url.composed_by, url.not_followed) == (
+        "<urlopen error unknown host {host}>", "pkg.errors.URLError.__str__", None)
+
+
+def test_a_str_that_loses_the_raise_s_text_or_is_an_alias_of_repr() -> None:
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class ArgumentError(Exception):
+    def __init__(self, argument, message):
+        self.argument_name = str(argument)
+        self.message = message
+
+    def __str__(self):
+        return "argument %(argument_name)s: %(message)s" % dict(
+            message=self.message, argument_name=self.argument_name)
+
+
+class Error(Exception):
+    def __init__(self, msg=''):
+        self.message = msg
+        Exception.__init__(self, msg)
+
+    def __repr__(self):
+        return self.message
+
+    __str__ = __repr__
+
+
+class NoSection(Error):
+    def __init__(self, section):
+        Error.__init__(self, 'No section: %r' % (section,))
+        self.section = section
+        self.args = (section, )
+
+
+def conflicting(action, name):
+    raise ArgumentError(action, "conflicting subparser: %s" % name)
+
+
+def no_section(section):
+    raise NoSection(section)
+'''}))
+    (conflicting,) = got["conflicting"]  # `%(message)s` names the key, not self.message
+    assert (conflicting.template, conflicting.not_followed) == (
+        "conflicting subparser: {name}", "pkg.errors.ArgumentError.__str__")
+    (no_section,) = got["no_section"]
+    assert (no_section.template, no_section.composed_by) == (
+        "No section: {section}", "pkg.errors.Error.__str__")
+
+
+def test_a_base_s_changed_suffix_reaches_files_that_raise_a_subclass(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    from crawler.pipeline import extract, update
+    from crawler.store import record_files
+
+    base = '''class Mixin:
+    def __init__(self, message):
+        super().__init__(f"{message}\\nSee SUFFIX")
+
+
+class DocsError(Mixin, TypeError):
+    pass
+'''
+    repo = make_repo("lib")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/base.py", base.replace("SUFFIX", "the docs"))
+    repo.write("pkg/errors.py", "from pkg.base import DocsError\n\n\nclass Leaked(DocsError):\n"
+                                "    pass\n")
+    repo.write("pkg/use.py", "from pkg.errors import Leaked\n\n\ndef use(name):\n"
+                             "    raise Leaked(f'leaked {name}')\n")
+    repo.commit("first")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    first = extract(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
+    (record,) = first.merged.records
+    assert record.site.message.template == "leaked {name}\nSee the docs"
+    repo.write("pkg/base.py", base.replace("SUFFIX", "https://docs.example/errors"))
+    repo.commit("the base's suffix moves")
+    second = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
+    assert second.parsed == 2  # the changed base, and the unchanged file raising its subclass
+    live = [record_files.load_record(p) for p in record_files.iter_record_paths(first.folder)]
+    assert [r.site.message.template for r in live if r.status != "removed"] == [
+        "leaked {name}\nSee https://docs.example/errors"]

@@ -22,6 +22,7 @@ import yaml
 from crawler.parse.messages import Reader, build_template, escape_regex
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite
+from tests.parse import runtime_harness
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 CASE_FILES = sorted(CASES.glob("*.py"))
@@ -53,6 +54,11 @@ def run_case(path: Path, sites: list[RaiseSite]) -> dict[int, list[str]]:
             if not here:
                 continue
             message = str(error)
+            # a record whose class's transform could not be read keeps the raise's own
+            # template, and says so: it need not match (the runtime harness runs its line)
+            if all(s.message.not_followed for s in here) \
+                    and not any(re.fullmatch(s.message.regex, message) for s in here):
+                continue
             assert any(re.fullmatch(s.message.regex, message) for s in here), (
                 f"{path.name}:{line}: {message!r} matches none of "
                 f"{[s.message.regex for s in here]}")
@@ -81,9 +87,8 @@ def _call(function: Any, kwargs: dict[str, Any], filename: str) -> tuple[int, Ba
 @pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_case_raises_match_their_regex(case: Path) -> None:
     expected = yaml.safe_load(case.with_suffix(".yaml").read_text(encoding="utf-8"))
-    found = find_raise_sites(expected.get("path", case.name), case.read_bytes(),
-                             expected.get("module", case.stem))
-    verified = run_case(case, found.sites)
+    (whole,) = [c for c in runtime_harness.all_cases() if c.files[0][2] == case]
+    verified = run_case(case, runtime_harness.records(whole))  # after the class pass
     missing = set(expected.get("executed", [])) - set(verified)
     assert not missing, f"raises not verified by execution: {sorted(missing)}"
 

@@ -120,6 +120,42 @@ def test_a_changed_init_reaches_the_class_default() -> None:
     assert_same(whole, part)
 
 
+SHOWN = '''class Shown(Exception):
+    prefix = "usage"
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+    def format_message(self):
+        return f"{self.prefix}: {self.message}"
+
+    def __str__(self):
+        return self.format_message()
+
+    def show(self):
+        return "shown"
+
+
+def fail(x):
+    raise Shown(f"bad {x}")
+'''
+
+
+def test_a_class_s_str_and_message_methods_are_never_stubbed() -> None:
+    """The class pass reads them; a stub would lose what str(exc) shows."""
+    new = SHOWN.replace('return "shown"', 'return "shown again"').replace("bad {x}", "bad: {x}")
+    whole, part, stubbed = both(SHOWN, new)
+    assert stubbed == 0  # show() changed, fail() changed; __init__, __str__, format_message kept
+    assert_same(whole, part)
+    moved = "# a line above\n" + SHOWN.replace('return "shown"', 'return "shown again"')
+    whole, part, stubbed = both(SHOWN, moved)
+    assert stubbed == 1  # fail() alone
+    assert_same(whole, part)
+    (shown,) = part.classes
+    assert [slot.name for slot in shown.methods] == ["__str__()", "format_message()"]
+
+
 @pytest.mark.parametrize("shadow", [
     "from mylib import TypeError\n",  # a builtin the unchanged `check` raises, shadowed
     "TypeError = KeyError\n",

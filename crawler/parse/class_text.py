@@ -1,0 +1,220 @@
+"""What a class does to its message, read off its own statements, for the class pass to compose.
+
+The visitor hands each class statement it walks to `note`: the class body's assignments, its
+`__init__`'s `self.x = ...`, and the `return`s of `__str__` and of the message methods (names in
+`MESSAGE_METHODS`, whose bodies a skeleton never stubs). `slots` then reads them as `TextSlot`s:
+each an expression's alternatives as templates, the placeholders it shows as given (`verbatim`),
+and those that are `__init__` locals bound to `self.x` (`aliases`), so that the class pass can
+put a class attribute's text in their place. Nothing here looks beyond the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import libcst as cst
+
+from crawler.parse import flow
+from crawler.parse.messages import build_template
+from crawler.parse.names import dotted
+from crawler.parse.reading import Piece, Reader
+from crawler.records import TextSlot
+
+# Methods whose returns a `__str__` may show: read, and never stubbed by a skeleton.
+MESSAGE_METHODS = frozenset({"__str__", "__repr__", "format_message", "get_message",
+                             "_format_message", "message", "msg", "_message"})
+
+SEVERAL = "several"  # an __init__ that calls more than one base __init__
+
+Noted = tuple[cst.BaseExpression, flow.Position, "set[str] | None"]  # what, where, fn's names
+
+
+@dataclass
+class ClassStatements:
+    """The statements of one class that bear on its message, as the walk meets them."""
+
+    class_assigns: list[tuple[str, Noted]] = field(default_factory=list)
+    self_assigns: list[tuple[str, Noted]] = field(default_factory=list)
+    init_calls: int = 0  # `....__init__(...)` statements in __init__: more than one is not followed
+    # by "name()" for a method, "name" for a property; None: a bare return
+    returns: dict[str, list[Noted | None]] = field(default_factory=dict)
+
+
+class WalkScope(Protocol):
+    """What `note` needs of the visitor's scopes."""
+
+    name: str
+    is_class: bool
+    node: cst.CSTNode | None
+    assigned: set[str]
+
+    @property
+    def statements(self) -> ClassStatements | None: ...
+
+
+def opened(scopes: Sequence[WalkScope], node: cst.FunctionDef) -> None:
+    """A message method defined in a class: known even if no `return` is ever met in it."""
+    if scopes and scopes[-1].statements is not None and node.name.value in MESSAGE_METHODS \
+            and _takes_self_only(node):
+        scopes[-1].statements.returns.setdefault(_method_key(node), [])
+
+
+def _method_key(node: cst.FunctionDef) -> str:
+    """`name` for a property, `name()` for a method called as one."""
+    is_property = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "property"
+                      for d in node.decorators)
+    return node.name.value if is_property else f"{node.name.value}()"
+
+
+def note(scopes: Sequence[WalkScope], small: cst.BaseSmallStatement,
+         position: Callable[[], flow.Position]) -> None:
+    """Keep `small` if it is a class-body assignment, a `self.x =` in `__init__`, or a message
+    method's `return`."""
+    scope = scopes[-1]
+    if scope.is_class:
+        statements = scope.statements
+        if statements is not None and isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            if isinstance(target, cst.Name):
+                statements.class_assigns.append((target.value, (small.value, position(), None)))
+        return
+    if len(scopes) < 2 or scopes[-2].statements is None:
+        return
+    statements = scopes[-2].statements
+    assert statements is not None
+    if scope.name == "__init__" and isinstance(small, cst.Expr) and _is_init_call(small.value):
+        statements.init_calls += 1
+    elif scope.name == "__init__" and isinstance(small, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+            else [small.target]
+        for target in targets:
+            attribute = _self_attribute(target)
+            if attribute is not None and small.value is not None:
+                statements.self_assigns.append((attribute, (small.value, position(),
+                                                            scope.assigned)))
+    elif scope.name in MESSAGE_METHODS and isinstance(small, cst.Return) \
+            and isinstance(scope.node, cst.FunctionDef) and _takes_self_only(scope.node):
+        value = (small.value, position(), scope.assigned) if small.value is not None else None
+        statements.returns.setdefault(_method_key(scope.node), []).append(value)
+
+
+def slots(module: cst.Module, statements: ClassStatements
+          ) -> tuple[tuple[TextSlot, ...], tuple[TextSlot, ...], tuple[TextSlot, ...]]:
+    """The class's text attributes, its `__init__`'s `self.x`, and its message methods' returns."""
+    class_attributes = []
+    for name, (value, position, _) in statements.class_assigns:
+        slot = read_slot(module, name, [(value, position, None)])
+        if all(t.kind == "literal" for t in slot.templates):
+            class_attributes.append(slot)
+    self_attributes = tuple(read_slot(module, name, [noted])
+                            for name, noted in statements.self_assigns)
+    returns = dict(statements.returns)
+    for name, (value, _, _) in statements.class_assigns:
+        if name == "__str__":  # `__str__ = __repr__`: that method's returns; else not readable
+            same = f"{value.value}()" if isinstance(value, cst.Name) else None
+            returns["__str__()"] = returns.get(same, [None]) if same else [None]
+    methods = tuple(read_slot(module, name, found or [None])
+                    for name, found in sorted(returns.items()))
+    return tuple(class_attributes), self_attributes, methods
+
+
+def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]) -> TextSlot:
+    """The alternatives of one or more expressions (a method's returns) as one slot."""
+    templates = []
+    shown: list[Piece] = []
+    aliases: dict[str, str] = {}
+    for noted in expressions:
+        if noted is None:
+            templates.append(build_template("dynamic", [Piece("None", True)]))
+            continue
+        value, position, assigned = noted
+        for kind, pieces in Reader(module, assigned).message(value, position):
+            templates.append(build_template(kind, pieces))
+            shown += [p for p in pieces if p.is_placeholder]
+            aliases.update(_aliases(module, pieces, position))
+    bent = {p.text for p in shown if not p.plain}
+    verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
+    return TextSlot(name, tuple(templates), verbatim, tuple(sorted(aliases.items())))
+
+
+def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position) -> dict[str, str]:
+    """Placeholders that are locals with one definition, `self.x` or the class's name."""
+    found = {}
+    for piece in pieces:
+        if not piece.is_placeholder or not piece.text.isidentifier() or not position:
+            continue
+        definitions = flow.definitions(piece.text, position)
+        if definitions is None or len(definitions) != 1 or len(definitions[0]) != 1:
+            continue
+        expression = definitions[0][0][0]
+        if _self_attribute(expression) is not None or _is_class_name(expression):
+            found[piece.text] = module.code_for_node(expression)
+    return found
+
+
+def _is_init_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value == "__init__"
+
+
+def _self_attribute(node: cst.CSTNode) -> str | None:
+    """`self.name` (one level, no call): the attribute's name."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+            and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def _is_class_name(node: cst.CSTNode) -> bool:
+    """`self.__class__.__name__` or `type(self).__name__`."""
+    if not (isinstance(node, cst.Attribute) and node.attr.value == "__name__"):
+        return False
+    owner = node.value
+    if isinstance(owner, cst.Attribute):
+        return owner.attr.value == "__class__" and _self_attribute(owner) is not None
+    return (isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name)
+            and owner.func.value == "type" and len(owner.args) == 1
+            and isinstance(owner.args[0].value, cst.Name) and owner.args[0].value.value == "self")
+
+
+def _takes_self_only(node: cst.CSTNode | None) -> bool:
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    params = node.params
+    return (len(params.params) + len(params.posonly_params) == 1 and not params.kwonly_params
+            and not isinstance(params.star_arg, cst.Param) and params.star_kwarg is None)
+
+
+def init_slots(module: cst.Module, call: cst.Call, position: flow.Position,
+               assigned: set[str] | None) -> tuple[TextSlot, ...]:
+    """What `super().__init__(...)` hands on (self already dropped), by position or keyword; a
+    starred argument is one `*` slot that cannot be read."""
+    found = []
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            found.append(read_slot(module, "*", [None]))
+            break
+        name = arg.keyword.value if arg.keyword is not None else str(index)
+        found.append(read_slot(module, name, [(arg.value, position, assigned)]))
+    return tuple(found)
+
+
+def init_target(call: cst.Call, qualify: Callable[[list[str]], str | None],
+                statements: ClassStatements) -> str | None:
+    """`super().__init__` is "super"; `Base.__init__(self, ...)` is Base's qualified name;
+    "several" when __init__ calls more than one."""
+    if statements.init_calls > 1:
+        return SEVERAL
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    owner = func.value
+    if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) \
+            and owner.func.value == "super":
+        return "super"
+    parts = dotted(owner)
+    if not parts:
+        return None
+    return qualify(parts) or ".".join(parts)

@@ -1,0 +1,3 @@
+from layered.errors import ParseFailed, ShowsHint
+
+__all__ = ["ParseFailed", "ShowsHint"]
