@@ -77,6 +77,8 @@ def read_output(root: Path) -> Output:
             continue
         records = sorted(loaded.records, key=lambda r: r.id)
         repositories.append(Repository(folder, loaded.manifest, tuple(records)))
+    if not repositories and skipped:
+        raise OutputError(f"{root}: no repository could be read: {skipped[0]}")
     if not repositories:
         raise OutputError(f"{root}: no manifest.yaml found; run `crawler extract` first")
     repositories.sort(key=lambda r: r.manifest.pin.repo)

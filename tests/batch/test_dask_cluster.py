@@ -91,7 +91,8 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]
 
 
 def test_a_batch_on_dask_worker_processes_with_default_settings(
-        repos: Path, tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+        repos: Path,  # noqa: F811 - the fixture imported above
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
     address, _ = cluster
     local = run_batch(load_batch(repos, tmp_path / "out-local"), jobs=2)
     on_dask = run_batch(load_batch(repos, tmp_path / "out-dask"), scheduler=address)

@@ -45,13 +45,11 @@ def test_a_broken_record_placed_nowhere_holds_everything(tmp_path: Path) -> None
     assert held.hold_all and held.sites == () and held.existing == ()
 
 
-def test_the_path_hint_of_a_long_line_is_read_in_linear_time(tmp_path: Path) -> None:
+def test_the_path_hint_of_a_long_line_is_read_in_linear_time() -> None:
     """A lazy `path:` pattern took 2.5 s on 8,000 spaces; a 1 MiB line would take hours."""
-    broken = tmp_path / ("e" * 16 + ".yaml")
-    broken.write_text("extracted:\n  path: a" + " " * ((1 << 20) - 100) + "x#\n  path: lib/m.py  \n",
-                      encoding="utf-8")
+    head = "extracted:\n  path: a" + " " * ((1 << 20) - 100) + "x#\n  path: lib/m.py  \n"
     started = time.perf_counter()
-    assert _path_hint(broken) == "lib/m.py"
+    assert _path_hint(head) == "lib/m.py"
     assert time.perf_counter() - started < 0.5
 
 
