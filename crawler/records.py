@@ -79,6 +79,9 @@ class Template:
     # how str(exc) shows it: str, repr (KeyError), args (the tuple), errno (OSError),
     # varargs (E(msg, *args)), group (ExceptionGroup), syntax (SyntaxError), codec (Unicode*Error)
     display: str = "str"
+    # the module's functions and constants the text was read through: "pkg.mod._shape_error"
+    via: str | None = None
+    reason: str | None = None  # why the text or the exception was not followed, when it was not
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ def template_data(template: Template) -> dict[str, Any]:
         "argument": template.argument,
         "defined_at": template.defined_at,
         "display": template.display,
+        # written only when set, so that records without them keep their bytes
+        **({"via": template.via} if template.via is not None else {}),
+        **({"reason": template.reason} if template.reason is not None else {}),
     }
 
 
@@ -106,6 +109,8 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             argument=message.get("argument"),
             defined_at=message.get("defined_at"),
             display=message.get("display", "str"),
+            via=message.get("via"),
+            reason=message.get("reason"),
         ),
         cause=ex["cause"],
         condition=ex["condition"],
