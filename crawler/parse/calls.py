@@ -97,9 +97,10 @@ class Followed:
     reason: str | None = None  # set when `built` is empty
     via: str | None = None  # the function followed
     parameter_class: bool = False  # `exc_type(message)`: a class the function was given
-    # `attribute_call`: `raise self.error_class(msg)`, an attribute that is no method of the
-    # module: a class or a factory, which one is not known (its argument's template is kept)
-    attribute_call: bool = False
+    # `raise self.error_class(msg)`, `raise errors.bad(msg)`: no function of this module, nor a
+    # local name; a class or a factory, which one is not known here (the argument's template
+    # is kept, and `crawler.catalogue.factories` tells from the repository's classes)
+    unknown_callee: bool = False
 
 
 @dataclass
@@ -196,9 +197,10 @@ class Follower:
         function, skip_first = self._callee(node.func, context.scopes)
         if function is None:
             parameter = self._is_parameter_class(node.func, context.scopes)
+            head = dotted(node.func)
+            local = head is not None and self._local(head[0], context.scopes)
             return Followed(reason=self._why_not(node.func, context.scopes),
-                            parameter_class=parameter,
-                            attribute_call=self._unknown_attribute(node.func, context.scopes))
+                            parameter_class=parameter, unknown_callee=not local)
         via = self._function_qualname(function)
         if context.depth >= MAX_DEPTH:
             return Followed(reason=f"built by `{via}` past {MAX_DEPTH} calls deep: not followed",
@@ -286,25 +288,15 @@ class Follower:
         return isinstance(func, cst.Name) and _is_parameter(func.value, scopes) \
             and func.value not in _innermost_assigned(scopes)
 
-    def _unknown_attribute(self, func: cst.BaseExpression,
-                           scopes: tuple[FunctionScope, ...]) -> bool:
-        """`self.x(...)`, `obj.x(...)`: neither a method of this module nor an imported name."""
-        parts = dotted(func)
-        if parts is None or len(parts) < 2:
-            return False
-        return self.qualify(parts, scopes) is None
-
     def _why_not(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]) -> str:
         source = self.module.code_for_node(func)
         head = dotted(func)
         if self._is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"
-        if head is not None and len(head) == 1 and self._local(head[0], scopes):
+        if head is not None and self._local(head[0], scopes):
             return f"`{source}` is a local name: what it builds is not followed"
-        if self._unknown_attribute(func, scopes):
-            return (f"`{source}` is no function of this module: a class or a factory, not "
-                    "followed; the template is its argument's")
-        return f"built by `{source}`, not a function of this module: not followed"
+        return (f"built by `{source}`, no function of this module: not followed; the template "
+                "is its argument's")
 
     def _callee_reader(self, reader: Reader, node: cst.Call, position: flow.Position,
                        function: FunctionScope, skip_first: bool) -> Reader:

@@ -515,14 +515,14 @@ def _branch_sites(place: _Place, exc: cst.BaseExpression, guards: tuple[Guard, .
     scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
     assigned = scope.assigned if scope is not None else None
     reader = place.follower.reader(found.scopes, assigned)
-    factory = _is_factory(func)
+    factory = _is_factory(func) and not _is_class(exception_qualname, visitor)
     if factory:
         followed = place.follower.factory(reader, exc, found.position)
         if followed.built:
             return _built_sites(place, exc, guards, followed), _WITH_MESSAGE
     templates = call_templates(exc, module, found.position, exception_qualname, assigned,
                                reader=reader)
-    if factory and not followed.parameter_class and not followed.attribute_call:
+    if factory and not followed.parameter_class and not followed.unknown_callee:
         source = _source.exact(module, exc, found.indent)
         templates = [replace(build_template("dynamic", [Piece(source, True)]),
                              reason=followed.reason)]
@@ -540,16 +540,35 @@ def _branch_sites(place: _Place, exc: cst.BaseExpression, guards: tuple[Guard, .
         _WITH_MESSAGE
 
 
+def _is_class(exception_qualname: str | None, visitor: RaiseVisitor) -> bool:
+    """`raise error(msg)` where `error` is a builtin's alias or a class of this module."""
+    if exception_qualname is None:
+        return False
+    if exception_qualname.startswith("builtins."):
+        return True
+    prefix = f"{visitor.module_name}." if visitor.module_name else ""
+    return any(prefix + found.qualname == exception_qualname for found in visitor.classes)
+
+
 def _built_sites(place: _Place, exc: cst.Call, guards: tuple[Guard, ...], followed: Followed
                  ) -> list[RaiseSite]:
-    """`raise make_error(...)`: one site per template of each exception the factory returns."""
+    """`raise make_error(...)`: one site per template of each exception the factory returns.
+
+    A template the factory's code does not give as text is the raise's whole expression: the
+    callee's names mean nothing at the raise."""
     sites = []
     for built in followed.built:
         templates = call_templates(built.call, place.module, built.position,
                                    built.exception_qualname, built.function.assigned,
                                    reader=built.reader) or []
         for template in templates:
-            template = _followed(template, built.reader, place)
+            if template.kind == "dynamic":
+                source = _source.exact(place.module, exc, place.found.indent)
+                template = replace(build_template("dynamic", [Piece(source, True)]),
+                                   reason=f"`{followed.via}` builds a message that is not read "
+                                   "exactly")
+            else:
+                template = _followed(template, built.reader, place)
             sites.append(_site(place, exc, guards, built.exception_qualname, template))
     unique = {(s.exception_qualname, s.message.template): s for s in sites}
     return list(unique.values())
