@@ -198,7 +198,7 @@ class Follower:
         if function is None:
             parameter = self._is_parameter_class(node.func, context.scopes)
             head = dotted(node.func)
-            local = head is not None and self._local(head[0], context.scopes)
+            local = head is not None and len(head) == 1 and self._local(head[0], context.scopes)
             return Followed(reason=self._why_not(node.func, context.scopes),
                             parameter_class=parameter, unknown_callee=not local)
         via = self._function_qualname(function)
@@ -293,7 +293,7 @@ class Follower:
         head = dotted(func)
         if self._is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"
-        if head is not None and self._local(head[0], scopes):
+        if head is not None and len(head) == 1 and self._local(head[0], scopes):
             return f"`{source}` is a local name: what it builds is not followed"
         return (f"built by `{source}`, no function of this module: not followed; the template "
                 "is its argument's")

@@ -162,3 +162,9 @@ def test_a_file_that_follows_a_helper_is_read_whole_on_update(new: str) -> None:
     whole, part, stubbed = both(HELPED, new)
     assert stubbed == 0
     assert_same(whole, part)
+
+
+def test_an_attribute_that_is_no_method_here_keeps_its_argument() -> None:
+    site = only("class C:\n    def f(self, source):\n        raise source.error('bad input')\n")
+    assert (site.factory, site.message.template) == (True, "bad input")
+    assert site.message.reason is not None and "source.error" in site.message.reason
