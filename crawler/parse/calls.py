@@ -166,9 +166,16 @@ class Follower:
         value, where = constant
         constant_reader = self.reader((), None, Context((), depth=context.depth,
                                                         followed=context.followed))
+        mark = len(context.followed)
+        try:
+            found = constant_reader.read(value, where)
+        except Unreadable:
+            del context.followed[mark:]
+            raise
         self.defined[self._qualname(name)] = where
-        _note(context, self._qualname(name))
-        return constant_reader.read(value, where)
+        if self._qualname(name) not in context.followed:
+            context.followed.insert(mark, self._qualname(name))
+        return found
 
     # ------------------------------------------------ helpers that return text
 
@@ -178,15 +185,20 @@ class Follower:
         function, skip_first = self._callee(node.func, context.scopes)
         if function is None or context.depth >= MAX_DEPTH:
             raise Unreadable
-        callee = self._callee_reader(reader, node, position, function, skip_first)
-        self._note_function(context, function)  # before the callee's own: outermost first
-        alternatives: list[Alternative] = []
-        for value, where in function.returns:
-            if value is None:
-                raise Unreadable  # `return` of None: not text
-            alternatives.extend(callee.read(value, where))
-        if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
-            raise Unreadable
+        mark = len(context.followed)
+        try:
+            callee = self._callee_reader(reader, node, position, function, skip_first)
+            alternatives: list[Alternative] = []
+            for value, where in function.returns:
+                if value is None:
+                    raise Unreadable  # `return` of None: not text
+                alternatives.extend(callee.read(value, where))
+            if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
+                raise Unreadable
+        except Unreadable:
+            del context.followed[mark:]  # what a failed read went through gave nothing
+            raise
+        self._note_function(context, function, mark)
         return alternatives
 
     # ------------------------------------------------ factories that return exceptions
@@ -205,17 +217,20 @@ class Follower:
         if context.depth >= MAX_DEPTH:
             return Followed(reason=f"built by `{via}` past {MAX_DEPTH} calls deep: not followed",
                             via=via)
-        self._note_function(context, function)
+        mark = len(context.followed)
         try:
             callee = self._callee_reader(reader, node, position, function, skip_first)
             built: list[Built] = []
             for value, where in function.returns:
                 built.extend(self._returned(callee, function, value, where))
         except Unreadable as error:
+            del context.followed[mark:]
             return Followed(reason=str(error) or f"`{via}` returns an exception that is not read "
                             "exactly", via=via)
         if not built or len(built) > MAX_ALTERNATIVES:
+            del context.followed[mark:]
             return Followed(reason=f"`{via}` returns no exception that is read exactly", via=via)
+        self._note_function(context, function, mark)
         return Followed(tuple(built), via=via)
 
     def _returned(self, callee: Reader, function: FunctionScope, value: cst.BaseExpression | None,
@@ -381,11 +396,13 @@ class Follower:
                 flow.bindings_at_top(name, self.index.body) == 1
         return self._bound_once[name]
 
-    def _note_function(self, context: Context, function: FunctionScope) -> None:
+    def _note_function(self, context: Context, function: FunctionScope, at: int) -> None:
+        """A function read through, before those it called: the outermost comes first."""
         qualname = self._function_qualname(function)
         assert isinstance(function.node, cst.FunctionDef)
         self.defined[qualname] = function.node
-        _note(context, qualname)
+        if qualname not in context.followed:
+            context.followed.insert(at, qualname)
 
     def _qualname(self, name: str) -> str:
         prefix = f"{self.index.module_name}." if self.index.module_name else ""
@@ -495,11 +512,6 @@ def _context(reader: Reader) -> Context:
     context = reader.context
     assert isinstance(context, Context)
     return context
-
-
-def _note(context: Context, what: str) -> None:
-    if what not in context.followed:
-        context.followed.append(what)
 
 
 def _followable(function: FunctionScope) -> bool:

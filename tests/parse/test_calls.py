@@ -168,3 +168,19 @@ def test_an_attribute_that_is_no_method_here_keeps_its_argument() -> None:
     site = only("class C:\n    def f(self, source):\n        raise source.error('bad input')\n")
     assert (site.factory, site.message.template) == (True, "bad input")
     assert site.message.reason is not None and "source.error" in site.message.reason
+
+
+def test_a_function_read_in_vain_is_not_named_among_those_followed() -> None:
+    site = only('''
+def find(x):
+    return [x]
+
+def leaked(name, found):
+    return Exception(f"Leaked {name}: {found}")
+
+def f(t):
+    found = find(t)
+    raise leaked("trace", found)
+''')
+    assert site.message.template == "Leaked trace: {found}"
+    assert site.message.via == "pkg.mod.leaked"
