@@ -20,8 +20,9 @@ from libcst._nodes.internal import CodegenState
 
 def exact(module: cst.Module, node: cst.CSTNode, indent: str = "") -> str:
     """The node's source as the file has it, for a node in a block indented by `indent`."""
-    if not indent:
-        return module.code_for_node(node)
+    text = module.code_for_node(node)
+    if not indent or "\n" not in text and "\r" not in text:
+        return text  # on one line, the block's indentation is not part of it
     state = CodegenState(default_indent=module.default_indent,
                          default_newline=module.default_newline, indent_tokens=[indent])
     node._codegen(state)
@@ -41,11 +42,19 @@ class Guard:
 _LOOSE = (cst.IfExp, cst.Lambda, cst.NamedExpr)
 
 
-def condition(module: cst.Module, guards: Sequence[Guard]) -> str | None:
-    """`a and not (b) and c`: the guards' tests joined by `and`, outermost first; None without."""
+def condition(module: cst.Module, guards: Sequence[Guard],
+              texts: dict[int, str] | None = None) -> str | None:
+    """`a and not (b) and c`: the guards' tests joined by `and`, outermost first; None without.
+
+    `texts` keeps each test's source by `id` across the calls for one module."""
     parts = []
     for guard in guards:
-        text = exact(module, guard.test, guard.indent)
+        key = id(guard.test)
+        text = texts.get(key) if texts is not None else None
+        if text is None:
+            text = exact(module, guard.test, guard.indent)
+            if texts is not None:
+                texts[key] = text
         parenthesized = bool(guard.test.lpar)
         if not guard.holds:
             text = f"not {text}" if parenthesized else f"not ({text})"

@@ -47,7 +47,7 @@ class StatementWalker(Generic[S]):
     @property
     def indent(self) -> str:
         """The indentation of the block being walked."""
-        return "".join(self._indents)
+        return self._indents[-1] if self._indents else ""
 
     def open_scope(self, node: cst.ClassDef | cst.FunctionDef) -> S:
         """The scope a class or function statement opens, before its body is walked."""
@@ -132,8 +132,9 @@ class StatementWalker(Generic[S]):
     def _suite(self, suite: cst.BaseSuite, condition: cst.BaseExpression | None,
                role: str) -> None:
         if isinstance(suite, cst.IndentedBlock):
-            self._indents.append(suite.indent if suite.indent is not None else self._default_indent)
-            self.indents[id(suite.body)] = self.indent
+            own = suite.indent if suite.indent is not None else self._default_indent
+            self._indents.append(self.indent + own)  # each entry: the whole indentation there
+            self.indents[id(suite.body)] = self._indents[-1]
             self._block(suite.body, condition, role)
             self._indents.pop()
         elif isinstance(suite, cst.SimpleStatementSuite):

@@ -157,10 +157,9 @@ class Follower:
         context = _context(reader)
         if name in context.bindings:
             return [("variable", [Piece(name, True)])]
-        if self._local(name, context.scopes):
-            raise Unreadable
         constant = self.index.constants.get(name)
-        if constant is None or not self._bound_once_at_top(name):
+        if constant is None or self._local(name, context.scopes) \
+                or not self._bound_once_at_top(name):
             raise Unreadable
         self.touched.append(self._qualname(name))
         value, where = constant

@@ -77,14 +77,16 @@ class Reader:
         self.follower: Follower | None = None
         self.indents: Mapping[int, str] = {}
         self.context: Any = None
-        self._indent = ""
+        self._position: flow.Position = ()
 
     def source(self, node: cst.CSTNode) -> str:
         """The node's exact source, in the block being read."""
-        return exact(self.module, node, self._indent)
+        return self.source_at(node, self._position)
 
     def source_at(self, node: cst.CSTNode, position: flow.Position) -> str:
         """The exact source of a node of the statement at `position`."""
+        if not self.indents:
+            return self.module.code_for_node(node)
         return exact(self.module, node, self._indent_at(position))
 
     @property
@@ -112,9 +114,8 @@ class Reader:
     def read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         """The alternatives of an expression that is text in the source, or raise Unreadable."""
         self._depth += 1
-        indent = self._indent
-        if self.indents:
-            self._indent = self._indent_at(position)
+        outer = self._position
+        self._position = position
         try:
             if self._depth > 40:
                 raise Unreadable
@@ -124,7 +125,7 @@ class Reader:
             return found
         finally:
             self._depth -= 1
-            self._indent = indent
+            self._position = outer
 
     def _read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         if isinstance(node, cst.SimpleString):

@@ -392,6 +392,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         line = _positions.top_level_line(tree, module, node) if real_line is None else None
         return f"{path}:{line}" if line is not None else None
 
+    tests: dict[int, str] = {}
     counts = RaiseCounts()
     tallies = [RaiseCounts() for _ in regions]
     lookups: list[set[tuple[str, ...]]] = [set() for _ in regions]
@@ -401,7 +402,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         function = next((s for s in reversed(found.scopes) if not s.is_class), None)
         snippet_span = function_spans.get(id(function.node)) if function else None
         place = _Place(path, module, found, span, _snippet(lines, span, snippet_span), follower,
-                       visitor, where)
+                       visitor, where, tests)
         touched = len(follower.touched)
         made, raised = _sites(place)
         visitor.lookups.extend((FOLLOWED, name) for name in follower.touched[touched:])
@@ -469,6 +470,7 @@ class _Place:
     follower: Follower
     visitor: RaiseVisitor
     where: Callable[[str], str | None]  # a followed function or constant to its path:line
+    tests: dict[int, str]  # the source of each `if` test already written, by `id`
 
 
 def _sites(place: _Place) -> tuple[list[RaiseSite], RaiseCounts]:
@@ -606,7 +608,7 @@ def _site(place: _Place, exc: cst.BaseExpression, guards: tuple[Guard, ...],
         exception_qualname=exception_qualname,
         message=template,
         cause=_source.exact(module, cause.item, found.indent) if cause is not None else None,
-        condition=_source.condition(module, guards),
+        condition=_source.condition(module, guards, place.tests),
         snippet=place.snippet[0],
         snippet_line=place.snippet[1],
         factory=factory,
