@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crawler import __version__
-from crawler.catalogue import classes, holdback
+from crawler.catalogue import classes, factories, holdback
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
@@ -470,8 +470,8 @@ def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
 def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Resolved:
     """The repository-wide class pass; with nothing read again, what the manifest says of it."""
     if collected.outcomes or not collected.kept or previous is None:
-        return classes.resolve([o for o in (*collected.outcomes, *collected.context)
-                                if o.failure is None])
+        return classes.resolve(factories.settled_files(
+            [o for o in (*collected.outcomes, *collected.context) if o.failure is None]))
     raw = sum(entry.raises.without_message for entry in previous.files)
     return classes.Resolved(sites=[], exception_classes=list(previous.exception_classes),
                             from_pending=raw - previous.counts.raises.without_message)

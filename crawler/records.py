@@ -82,6 +82,9 @@ class Template:
     display: str = "str"
     composed_by: str | None = None  # the class method whose text str(exc) shows: "pkg.E.__init__"
     not_followed: str | None = None  # the class method whose transform could not be read exactly
+    # the module's functions and constants the text was read through: "pkg.mod._shape_error"
+    via: str | None = None
+    reason: str | None = None  # why the text or the exception was not followed, when it was not
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ Owns the LibCST visitor (`visitor`: raise statements, the scope stack) over one 
 shared with the assertions' (`_walk`), exact lines from `ast` held to LibCST's (`_positions`), message
 expressions to templates (`messages`, `reading`), what a class statement does to its message
 (`class_text`), the assignments that reach a raise (`flow`),
+the module's own helpers, factories and constants a message is built through (`calls`), nodes'
+exact source text and the `if` tests a raise runs under (`_source`),
 imports and qualified names (`names`), skeleton reads of changed files (`skeleton`), the
 assertions of test files (`assertions`) and the limited, recycled worker processes that run all of
 it on untrusted source (`workers`, started from `_forkserver`).

@@ -350,3 +350,17 @@ def libcst_positions(module: cst.Module, visitor: RaiseVisitor,
     raises = {id(found.node): span(found.node) for found in visitor.found}
     functions = {id(node): span(node) for node in visitor.functions}
     return raises, functions
+
+
+def top_level_line(tree: ast.Module | None, module: cst.Module, position: object) -> int | None:
+    """The line of a statement at a module's top level, from `ast`: LibCST's top-level
+    statements are `ast`'s, but for a line of several (`a = 1; b = 2`), which counts each."""
+    if tree is None or not isinstance(position, tuple) or len(position) != 2:
+        return None
+    (body, index, _), (_, small, _) = position
+    if body is not module.body:
+        return None
+    before = sum(len(s.body) if isinstance(s, cst.SimpleStatementLine) else 1
+                 for s in module.body[:index])
+    statements = tree.body
+    return statements[before + small].lineno if before + small < len(statements) else None

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 import libcst as cst
 
 from crawler.parse import flow
+from crawler.parse._source import Guard
 
 S = TypeVar("S")
 
@@ -24,7 +25,11 @@ class StatementWalker(Generic[S]):
     Subclasses say what a class or function statement pushes (`open_scope`) and read the small
     statements (`visit_small`) and `with` statements (`visit_with`) they meet. `scopes` holds the
     enclosing scopes, innermost last; `position` gives a statement's `flow.Position`, the path of
-    blocks to it from the innermost class or function body (or the module's).
+    blocks to it from the innermost class or function body (or the module's). `guards` holds the
+    `if` tests the current statement runs under within its scope, outermost first (an `else`
+    block's test fails, an `elif`'s holds after its `if`'s failed; loops, `try`, `with` and
+    `match` blocks keep the guards around them), and `indent` its block's indentation;
+    `indents` maps each indented block's statements (by `id`) to their indentation.
     """
 
     scopes: list[S]
@@ -32,7 +37,17 @@ class StatementWalker(Generic[S]):
     def walk(self, module: cst.Module) -> None:
         self._levels: list[flow.Level] = []
         self._saved_levels: list[list[flow.Level]] = []
+        self.guards: list[Guard] = []
+        self._saved_guards: list[list[Guard]] = []
+        self._indents: list[str] = []
+        self._default_indent = module.default_indent
+        self.indents: dict[int, str] = {}
         self._block(module.body, None, "module")
+
+    @property
+    def indent(self) -> str:
+        """The indentation of the block being walked."""
+        return self._indents[-1] if self._indents else ""
 
     def open_scope(self, node: cst.ClassDef | cst.FunctionDef) -> S:
         """The scope a class or function statement opens, before its body is walked."""
@@ -71,16 +86,24 @@ class StatementWalker(Generic[S]):
         self.scopes.append(self.open_scope(node))
         self._saved_levels.append(self._levels)
         self._levels = []
+        self._saved_guards.append(self.guards)
+        self.guards = []  # a body runs when called, not under the tests around its definition
         self._suite(node.body, None, "class" if isinstance(node, cst.ClassDef) else "function")
+        self.guards = self._saved_guards.pop()
         self._levels = self._saved_levels.pop()
         self.scopes.pop()
 
     def _if(self, node: cst.If) -> None:
+        """The body runs when the test holds; an `elif` or `else` when it failed."""
+        indent = self.indent
+        self.guards.append(Guard(node.test, True, indent))
         self._suite(node.body, node.test, "if")
+        self.guards[-1] = Guard(node.test, False, indent)
         if isinstance(node.orelse, cst.If):
             self._if(node.orelse)
         elif node.orelse is not None:
             self._suite(node.orelse.body, None, "if")
+        self.guards.pop()
 
     def _compound(self, node: cst.CSTNode) -> None:
         """try/for/while/with/match and their else, except, finally and case blocks."""
@@ -109,7 +132,11 @@ class StatementWalker(Generic[S]):
     def _suite(self, suite: cst.BaseSuite, condition: cst.BaseExpression | None,
                role: str) -> None:
         if isinstance(suite, cst.IndentedBlock):
+            own = suite.indent if suite.indent is not None else self._default_indent
+            self._indents.append(self.indent + own)  # each entry: the whole indentation there
+            self.indents[id(suite.body)] = self._indents[-1]
             self._block(suite.body, condition, role)
+            self._indents.pop()
         elif isinstance(suite, cst.SimpleStatementSuite):
             self._small(suite.body, condition, role)
 

@@ -218,3 +218,16 @@ def _binds_directly(name: str, node: cst.CSTNode) -> bool:
     if isinstance(node, cst.MatchCase):
         return True  # patterns bind names; not followed
     return False
+
+
+def bindings_at_top(name: str, body: Sequence[cst.CSTNode]) -> int:
+    """How many statements of a module's top level (its `if`, `try` and loop blocks included,
+    its functions' and classes' bodies not) may bind the name."""
+    return sum(_binds_directly(name, statement)
+               for node in body for statement in _statements(node))
+
+
+def binds_in_body(name: str, body: cst.BaseSuite) -> bool:
+    """Whether any statement of a function's body (nested functions' bodies aside) binds the name."""
+    return any(_binds_directly(name, statement)
+               for node in body.body for statement in _statements(node))

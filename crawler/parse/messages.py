@@ -60,13 +60,15 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 def call_templates(call: cst.Call, module: cst.Module, position: flow.Position = (),
                    exception_qualname: str | None = None,
-                   assigned: set[str] | None = None) -> list[Template] | None:
+                   assigned: set[str] | None = None,
+                   reader: Reader | None = None) -> list[Template] | None:
     """The templates of an exception call's message, one per alternative; None without one.
 
     `assigned` (when known) holds the names the enclosing function assigns: any other name
-    cannot be resolved, and is not searched for.
+    cannot be resolved, and is not searched for. A `reader` given reads in its own context
+    (a callee's, or one that follows the module's helpers: `crawler.parse.calls`).
     """
-    reader = Reader(module, assigned)
+    reader = reader if reader is not None else Reader(module, assigned)
     positional = [arg for arg in call.args if arg.keyword is None]
     if positional and positional[0].star:
         star = positional[0]

@@ -1,7 +1,8 @@
 """Message expressions to pieces: the text a raise's message is built from, read off the source.
 
 `Reader.read` knows literals, f-strings, `.format`, `%`, `+`, `a if c else b`, the gettext and
-text wrappers and `" ".join([...])`, and variables (through `flow.definitions`). It returns one
+text wrappers and `" ".join([...])`, and variables (through `flow.definitions`); with a
+`follower` (`crawler.parse.calls`), the module's own helpers and constants too. It returns one
 or more alternatives, each a kind and a list of `Piece`s, or raises `Unreadable`; `message`
 turns an unreadable expression into one `dynamic` alternative named by its source.
 """
@@ -13,12 +14,17 @@ import inspect
 import re
 import string
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from crawler.parse import flow
+from crawler.parse._source import exact
+
+if TYPE_CHECKING:
+    from crawler.parse.calls import Follower
 
 # Wrappers that hand back their (first) argument's text: gettext and friends.
 GETTEXT = frozenset({"_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "lazy_gettext",
@@ -66,9 +72,34 @@ class Reader:
         self.module = module
         self.assigned = assigned
         self._depth = 0
+        # Set by `crawler.parse.calls.Follower.reader`: what names and calls that are not local
+        # text are followed into, the indentation of each block, and where this reader reads.
+        self.follower: Follower | None = None
+        self.indents: Mapping[int, str] = {}
+        self.context: Any = None
+        self._position: flow.Position = ()
 
     def source(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        """The node's exact source, in the block being read."""
+        return self.source_at(node, self._position)
+
+    def source_at(self, node: cst.CSTNode, position: flow.Position) -> str:
+        """The exact source of a node of the statement at `position`."""
+        if not self.indents:
+            return self.module.code_for_node(node)
+        return exact(self.module, node, self._indent_at(position))
+
+    @property
+    def nested(self) -> bool:
+        """Whether this reader is inside a read (whose end puts a callee's text in caller terms)."""
+        return self._depth > 0
+
+    def _indent_at(self, position: flow.Position) -> str:
+        for statements, _, _ in reversed(position):
+            indent = self.indents.get(id(statements))
+            if indent is not None:
+                return indent
+        return ""
 
     def message(self, expression: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         """Every alternative of a message; one `dynamic` alternative when it cannot be read."""
@@ -77,18 +108,24 @@ class Reader:
         except (Unreadable, RecursionError):
             alternatives = []
         if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
-            return [("dynamic", [Piece(self.source(expression), True)])]
+            return [("dynamic", [Piece(self.source_at(expression, position), True)])]
         return alternatives
 
     def read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         """The alternatives of an expression that is text in the source, or raise Unreadable."""
         self._depth += 1
+        outer = self._position
+        self._position = position
         try:
             if self._depth > 40:
                 raise Unreadable
-            return self._read(node, position)
+            found = self._read(node, position)
+            if self._depth == 1 and self.follower is not None:
+                found = self.follower.finish(self, found)
+            return found
         finally:
             self._depth -= 1
+            self._position = outer
 
     def _read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         if isinstance(node, cst.SimpleString):
@@ -103,7 +140,12 @@ class Reader:
         if isinstance(node, cst.FormattedString):
             return [("fstring", _merge_text(self._fstring(node, position)))]
         if isinstance(node, cst.Name):
-            return self._variable(node.value, position)
+            try:
+                return self._variable(node.value, position)
+            except Unreadable:
+                if self.follower is None:
+                    raise
+                return self.follower.name(self, node.value, position)
         if isinstance(node, cst.BinaryOperation):
             if isinstance(node.operator, cst.Add):
                 return self._concat(node, position)
@@ -142,7 +184,7 @@ class Reader:
         try:
             return self.read(node, position)
         except Unreadable:
-            return [("dynamic", [Piece(self.source(node), True)])]
+            return [("dynamic", [Piece(self.source_at(node, position), True)])]
 
     # ------------------------------------------------ f-strings
 
@@ -302,6 +344,8 @@ class Reader:
         if name in TEXT_FUNCTIONS and len(args) == 1:
             return [(kind, _transform(pieces, TEXT_FUNCTIONS[name]))
                     for kind, pieces in self.read(args[0].value, position)]
+        if self.follower is not None:
+            return self.follower.call(self, node, position)
         raise Unreadable
 
     def _plain_texts(self, node: cst.BaseExpression, position: flow.Position) -> list[str]:

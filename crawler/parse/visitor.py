@@ -16,15 +16,18 @@ import io
 import json
 import re
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import libcst as cst
 
-from crawler.parse import _positions, class_text, flow, names, skeleton
+from crawler.parse import _positions, _source, class_text, flow, names, skeleton
 from crawler.parse._positions import Span, Unread
+from crawler.parse._source import Guard
 from crawler.parse._walk import StatementWalker
-from crawler.parse.messages import Reader, build_template, call_templates
+from crawler.parse.calls import Followed, Follower, ModuleIndex
+from crawler.parse.messages import Piece, Reader, build_template, call_templates
 from crawler.records import ClassDef, RaiseCounts, RaiseSite, Template, TextSlot
 
 # A snippet longer than this is cut to a window around the raise.
@@ -49,6 +52,8 @@ class Scope:
     names: dict[str, str] = field(default_factory=dict)  # imports and local classes: qualname
     assigned: set[str] = field(default_factory=set)  # names a plain assignment binds here
     found_class: FoundClass | None = None
+    returns: list[tuple[cst.BaseExpression | None, flow.Position]] = field(default_factory=list)
+    generator: bool = False  # a `yield` statement in its body
 
     @property
     def statements(self) -> class_text.ClassStatements | None:
@@ -61,8 +66,9 @@ class FoundRaise:
 
     node: cst.Raise
     scopes: tuple[Scope, ...]
-    condition: cst.BaseExpression | None
+    guards: tuple[Guard, ...]  # the `if` tests it runs under, within its function
     position: flow.Position = ()
+    indent: str = ""  # its block's indentation
 
 
 @dataclass
@@ -98,10 +104,15 @@ class RaiseVisitor(StatementWalker[Scope]):
     module_bindings: dict[str, str] = field(default_factory=dict)
     lookups: list[tuple[str, ...]] = field(default_factory=list)  # dotted names the module resolved
     scopes: list[Scope] = field(default_factory=list)  # the enclosing classes and functions
+    index: ModuleIndex = field(default_factory=ModuleIndex)  # what messages are followed into
     _aliases: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def visit_module(self, module: cst.Module) -> None:
+        self.index.module_name = self.module_name
+        self.index.body = module.body
         self.walk(module)
+        self.index.indents = self.indents
+        self.index.classes = self.module_classes
         for bound, parts in self._aliases:  # `Error = OSError` at module level
             target = names.qualify(parts, [self.module_bindings], self.module_names - {bound})
             if target is not None and bound not in self.module_bindings:
@@ -123,7 +134,12 @@ class RaiseVisitor(StatementWalker[Scope]):
         if node.name.value == "__init__" and self.scopes and self.scopes[-1].found_class:
             self.scopes[-1].found_class.has_init = True
             self.scopes[-1].found_class.init = node
-        return Scope(node.name.value, is_class=False, node=node)
+        scope = Scope(node.name.value, is_class=False, node=node)
+        if not self.scopes:
+            _index_once(self.index.functions, node.name.value, scope)
+        elif self.scopes[-1].is_class:
+            _index_once(self.index.methods, (qualname(self.scopes), node.name.value), scope)
+        return scope
 
     def _open_class(self, node: cst.ClassDef) -> Scope:
         if not self.scopes:
@@ -145,9 +161,10 @@ class RaiseVisitor(StatementWalker[Scope]):
     def visit_small(self, small: cst.BaseSmallStatement, level: flow.Level,
                     condition: cst.BaseExpression | None) -> None:
         if isinstance(small, cst.Raise):
-            self.found.append(FoundRaise(small, tuple(self.scopes), condition,
-                                         self.position(level)))
+            self.found.append(FoundRaise(small, tuple(self.scopes), tuple(self.guards),
+                                         self.position(level), self.indent))
             return
+        self._note_flow(small, level)
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             self._bindings().update(names.bindings(small, self.package))
         elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self.scopes:
@@ -164,6 +181,21 @@ class RaiseVisitor(StatementWalker[Scope]):
             if self.scopes[-1].found_class is not None or (
                     len(self.scopes) > 1 and self.scopes[-2].found_class is not None):
                 class_text.note(self.scopes, small, lambda: self.position(level))
+
+    def _note_flow(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
+        """Returns and yields of functions, `global` names and module constants, for `calls`."""
+        if isinstance(small, cst.Return):
+            if self.scopes and not self.scopes[-1].is_class:
+                self.scopes[-1].returns.append((small.value, self.position(level)))
+        elif isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            if isinstance(small.value, (cst.Yield, cst.Await)) and self.scopes:
+                self.scopes[-1].generator = True  # a yield, or an await: not a plain helper
+            if not self.scopes and len(self._levels) == 1:
+                constant = _constant(small)
+                if constant is not None:
+                    self.index.constants[constant[0]] = (constant[1], self.position(level))
+        elif isinstance(small, cst.Global):
+            self.index.declared_global.update(item.name.value for item in small.names)
 
     def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""
@@ -184,6 +216,23 @@ class RaiseVisitor(StatementWalker[Scope]):
             if (owner is not None and owner.init_call is None and isinstance(func, cst.Attribute)
                     and func.attr.value == "__init__"):
                 owner.init_call = (small.value, self.position(level), scope.assigned)
+
+
+def _index_once(table: dict[Any, Any], key: Any, scope: Scope) -> None:
+    """A function by its name; None for a name defined twice (which one runs is not read)."""
+    table[key] = None if key in table else scope
+
+
+def _constant(statement: cst.BaseSmallStatement) -> tuple[str, cst.BaseExpression] | None:
+    """`NAME = value` (or `NAME: T = value`) at a module's top level."""
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value, statement.value
+    if isinstance(statement, cst.AnnAssign) and statement.value is not None \
+            and isinstance(statement.target, cst.Name):
+        return statement.target.value, statement.value
+    return None
 
 
 def _alias(statement: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
@@ -235,6 +284,7 @@ class FileSites:
     regions: list[skeleton.Region] = field(default_factory=list)
     context: str = ""
     stubbed: tuple[skeleton.Region, ...] = ()
+    followed: bool = False  # some message was read through another function or a constant
 
 
 def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
@@ -245,9 +295,10 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     context is unchanged is read as a skeleton: its known functions are stubbed, and listed in
     `stubbed` for the caller to fill in.
     """
-    if known is not None:
+    if known is not None and not any(parts[:1] == (FOLLOWED,) for region in known.regions
+                                     for parts, _ in region.lookups):
         found = _skeleton_sites(path, source, module_name, known)
-        if found is not None:
+        if found is not None and not found.followed:
             return found
     module = cst.parse_module(source)
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
@@ -339,18 +390,34 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
                                                                  class_lines)
     sites: list[RaiseSite] = []
     pending: list[RaiseSite] = []
+    follower = Follower(module, visitor.index,
+                        lambda parts, scopes: _qualify(parts, scopes, visitor))  # type: ignore[arg-type]
+
+    def where(name: str) -> str | None:
+        """The path:line of a function or constant a message was followed into."""
+        node = follower.defined.get(name)
+        if isinstance(node, cst.FunctionDef) and id(node) in function_spans:
+            return f"{path}:{function_spans[id(node)].line}"
+        line = _positions.top_level_line(tree, module, node) if real_line is None else None
+        return f"{path}:{line}" if line is not None else None
+
+    tests: dict[int, str] = {}
     counts = RaiseCounts()
     tallies = [RaiseCounts() for _ in regions]
     lookups: list[set[tuple[str, ...]]] = [set() for _ in regions]
     for found in visitor.found:
         looked = len(visitor.lookups)
         span = spans[id(found.node)]
-        made, raised = _sites(path, module, found, span, function_spans, lines, visitor)
+        function = next((s for s in reversed(found.scopes) if not s.is_class), None)
+        snippet_span = function_spans.get(id(function.node)) if function else None
+        place = _Place(path, module, found, span, _snippet(lines, span, snippet_span), follower,
+                       visitor, where, tests)
+        touched = len(follower.touched)
+        made, raised = _sites(place)
+        visitor.lookups.extend((FOLLOWED, name) for name in follower.touched[touched:])
         counts += raised
-        if made and made[0].message.kind == PENDING:
-            pending.extend(made)
-        else:
-            sites.extend(made)
+        pending.extend(site for site in made if site.message.kind == PENDING)
+        sites.extend(site for site in made if site.message.kind != PENDING)
         index = skeleton.region_at(regions, span.line)
         if index is not None:
             tallies[index] += raised
@@ -366,7 +433,8 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
     counted = [replace(r, counts=t,
                        lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
-    return FileSites(sites, counts, positions, classes, pending, exports, regions=counted)
+    return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
+                     followed=bool(follower.touched))
 
 
 def context_digest(visitor: RaiseVisitor, module: cst.Module) -> str:
@@ -399,52 +467,161 @@ def _decode(source: bytes, encoding: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def _sites(path: str, module: cst.Module, found: FoundRaise, span: Span,
-           function_spans: dict[int, Span], lines: list[str], visitor: RaiseVisitor
-           ) -> tuple[list[RaiseSite], RaiseCounts]:
-    """One site per template of one raise, and how the raise counts; none when it has no message."""
-    exc = found.node.exc
+@dataclass(frozen=True)
+class _Place:
+    """What every site of one raise statement shares: its file, lines and reading context."""
+
+    path: str
+    module: cst.Module
+    found: FoundRaise
+    span: Span
+    snippet: tuple[str, int]
+    follower: Follower
+    visitor: RaiseVisitor
+    where: Callable[[str], str | None]  # a followed function or constant to its path:line
+    tests: dict[int, str]  # the source of each `if` test already written, by `id`
+
+
+def _sites(place: _Place) -> tuple[list[RaiseSite], RaiseCounts]:
+    """One site per template of one raise, and how the raise counts; none when it has no message.
+
+    `raise (a if c else b)` is read as two raises, under `c` and under `not (c)`.
+    """
+    exc = place.found.node.exc
     if exc is None:
         return [], _BARE_RAISE
+    made: list[RaiseSite] = []
+    counted: RaiseCounts | None = None
+    for branch, guards in _branches(exc, place.found.indent):
+        sites, raised = _branch_sites(place, branch, (*place.found.guards, *guards))
+        made.extend(sites)
+        if counted is None or raised == _WITH_MESSAGE:
+            counted = raised
+    assert counted is not None
+    return made, counted
+
+
+def _branches(exc: cst.BaseExpression, indent: str
+              ) -> list[tuple[cst.BaseExpression, tuple[Guard, ...]]]:
+    """The exceptions a raise may raise, each with the conditional expressions' tests."""
+    if not isinstance(exc, cst.IfExp):
+        return [(exc, ())]
+    return [*((e, (Guard(exc.test, True, indent), *g)) for e, g in _branches(exc.body, indent)),
+            *((e, (Guard(exc.test, False, indent), *g)) for e, g in _branches(exc.orelse, indent))]
+
+
+def _branch_sites(place: _Place, exc: cst.BaseExpression, guards: tuple[Guard, ...]
+                  ) -> tuple[list[RaiseSite], RaiseCounts]:
+    """The sites of one exception a raise statement raises."""
+    found, visitor, module = place.found, place.visitor, place.module
     func = exc.func if isinstance(exc, cst.Call) else exc
     exception_qualname = _exception_qualname(func, found.scopes, visitor)
-    templates: list[Template] | None = None
-    if isinstance(exc, cst.Call):
-        scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
-        assigned = scope.assigned if scope is not None else None
-        templates = call_templates(exc, module, found.position, exception_qualname, assigned)
-    elif not _looks_like_class(exc):
-        return [], _RERAISE
-    counted = _WITH_MESSAGE
-    if templates is None:
-        counted = _WITHOUT_MESSAGE
+    if not isinstance(exc, cst.Call):
+        if not _looks_like_class(exc):
+            return [], _RERAISE
         if exception_qualname is None or exception_qualname.startswith("builtins."):
-            return [], counted
-        templates = [build_template(PENDING, [])]
+            return [], _WITHOUT_MESSAGE
+        return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
+            _WITHOUT_MESSAGE
+    scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
+    assigned = scope.assigned if scope is not None else None
+    reader = place.follower.reader(found.scopes, assigned)
+    factory = _is_factory(func) and not _is_class(exception_qualname, visitor)
+    if factory:
+        followed = place.follower.factory(reader, exc, found.position)
+        if followed.built:
+            return _built_sites(place, exc, guards, followed), _WITH_MESSAGE
+    templates = call_templates(exc, module, found.position, exception_qualname, assigned,
+                               reader=reader)
+    if factory and not followed.parameter_class and not followed.unknown_callee:
+        source = _source.exact(module, exc, found.indent)
+        templates = [replace(build_template("dynamic", [Piece(source, True)]),
+                             reason=followed.reason)]
+    elif templates is None:
+        if exception_qualname is None or exception_qualname.startswith("builtins."):
+            return [], _WITHOUT_MESSAGE
+        return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
+            _WITHOUT_MESSAGE
+    else:
+        templates = [_followed(t, reader, place) for t in templates]
+        if factory:  # `exc_type(message)`: a class passed as a parameter, not a factory
+            templates = [replace(t, reason=followed.reason) for t in templates]
+            factory = not followed.parameter_class
+    return [_site(place, exc, guards, exception_qualname, t, factory) for t in templates], \
+        _WITH_MESSAGE
+
+
+def _is_class(exception_qualname: str | None, visitor: RaiseVisitor) -> bool:
+    """`raise error(msg)` where `error` is a builtin's alias or a class of this module."""
+    if exception_qualname is None:
+        return False
+    if exception_qualname.startswith("builtins."):
+        return True
+    prefix = f"{visitor.module_name}." if visitor.module_name else ""
+    return any(prefix + found.qualname == exception_qualname for found in visitor.classes)
+
+
+def _built_sites(place: _Place, exc: cst.Call, guards: tuple[Guard, ...], followed: Followed
+                 ) -> list[RaiseSite]:
+    """`raise make_error(...)`: one site per template of each exception the factory returns.
+
+    A template the factory's code does not give as text is the raise's whole expression: the
+    callee's names mean nothing at the raise."""
+    sites = []
+    for built in followed.built:
+        templates = call_templates(built.call, place.module, built.position,
+                                   built.exception_qualname, built.function.assigned,
+                                   reader=built.reader) or []
+        for template in templates:
+            if template.kind == "dynamic":
+                source = _source.exact(place.module, exc, place.found.indent)
+                template = replace(build_template("dynamic", [Piece(source, True)]),
+                                   reason=f"`{followed.via}` builds a message that is not read "
+                                   "exactly")
+            else:
+                template = _followed(template, built.reader, place)
+            sites.append(_site(place, exc, guards, built.exception_qualname, template))
+    unique = {(s.exception_qualname, s.message.template): s for s in sites}
+    return list(unique.values())
+
+
+def _followed(template: Template, reader: Reader, place: _Place) -> Template:
+    """A template that names the functions and constants its text was read through."""
+    followed = place.follower.followed(reader)
+    if not followed or template.kind == "dynamic":
+        return template
+    return replace(template, via=", ".join(followed),
+                   defined_at=template.defined_at or place.where(followed[0]))
+
+
+# A function's lookups hold (FOLLOWED, qualname) when its records read another function or
+# constant of the module: a skeleton, which reuses records by function, is then not used.
+FOLLOWED = "<followed>"
+
+
+def _site(place: _Place, exc: cst.BaseExpression, guards: tuple[Guard, ...],
+          exception_qualname: str | None, template: Template, factory: bool = False) -> RaiseSite:
+    found, module = place.found, place.module
+    func = exc.func if isinstance(exc, cst.Call) else exc
     function = next((s for s in reversed(found.scopes) if not s.is_class), None)
-    snippet_span = function_spans.get(id(function.node)) if function else None
-    snippet, snippet_line = _snippet(lines, span, snippet_span)
     cause = found.node.cause
-    return [
-        RaiseSite(
-            path=path,
-            line=span.line,
-            end_line=span.end_line,
-            column=span.column,
-            class_name=_class_qualname(found.scopes),
-            function=function.name if function else None,
-            qualname=qualname(found.scopes),
-            exception=module.code_for_node(func),
-            exception_qualname=exception_qualname,
-            message=template,
-            cause=module.code_for_node(cause.item) if cause is not None else None,
-            condition=module.code_for_node(found.condition) if found.condition is not None else None,
-            snippet=snippet,
-            snippet_line=snippet_line,
-            factory=isinstance(exc, cst.Call) and _is_factory(func),
-        )
-        for template in templates
-    ], counted
+    return RaiseSite(
+        path=place.path,
+        line=place.span.line,
+        end_line=place.span.end_line,
+        column=place.span.column,
+        class_name=_class_qualname(found.scopes),
+        function=function.name if function else None,
+        qualname=qualname(found.scopes),
+        exception=module.code_for_node(func),
+        exception_qualname=exception_qualname,
+        message=template,
+        cause=_source.exact(module, cause.item, found.indent) if cause is not None else None,
+        condition=_source.condition(module, guards, place.tests),
+        snippet=place.snippet[0],
+        snippet_line=place.snippet[1],
+        factory=factory,
+    )
 
 
 # How one raise statement counts, by what it raises.

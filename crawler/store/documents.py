@@ -41,6 +41,9 @@ def template_data(template: Template) -> dict[str, Any]:
         "argument": template.argument,
         "defined_at": template.defined_at,
         "display": template.display,
+        # written only when set, so that records without them keep their bytes
+        **({"via": template.via} if template.via is not None else {}),
+        **({"reason": template.reason} if template.reason is not None else {}),
     }
     # what the exception class did to the text: written only when there is something to say
     if template.composed_by is not None:
@@ -125,6 +128,8 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             display=message.get("display", "str"),
             composed_by=message.get("composed_by"),
             not_followed=message.get("not_followed"),
+            via=message.get("via"),
+            reason=message.get("reason"),
         ),
         cause=ex["cause"],
         condition=ex["condition"],

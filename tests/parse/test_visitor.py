@@ -29,7 +29,7 @@ def site_fields(site: RaiseSite) -> dict[str, Any]:
         "class": site.class_name, "function": site.function, "qualname": site.qualname,
         "exception": site.exception, "exception_qualname": site.exception_qualname,
         "factory": site.factory, "cause": site.cause, "condition": site.condition,
-        **template_data(site.message),
+        **template_data(site.message), "via": site.message.via, "reason": site.message.reason,
     }
 
 

@@ -1,0 +1,578 @@
+"""Messages built through the module's own code: helpers, factories and module constants.
+
+A raise's text is often made elsewhere in its module: `raise ValueError(_msg(x))` where `_msg`
+returns an f-string, `raise _shape_error('reshape', s)` where `_shape_error` returns
+`TypeError(f'{name} got shape {shape}')`, `raise ValueError(MESSAGE.format(x))` with `MESSAGE` a
+module constant. `Follower` reads each of them where it is defined, to a bounded depth:
+
+- a call's arguments are bound to the callee's parameters; a placeholder that is a parameter
+  becomes the caller's argument (its text when the argument is text and shown by `str()`, else
+  a placeholder named by the argument's source), and a parameter inside a placeholder's
+  expression is renamed to the argument's source;
+- every `return` of the callee is one alternative, as every branch of an `if` is;
+- a module constant is a name bound once at the module's top level, never declared `global`,
+  and bound by none of the functions around the raise.
+
+Only functions of this module are followed: module-level functions, methods of the enclosing
+class called on `self` or `cls`, and methods of a module class called on the class, when none
+is decorated (but `staticmethod` and `classmethod`) and none is a generator. Anything else is
+not guessed at: the reader gives up (a `dynamic` template), and a factory says why (`Followed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import libcst as cst
+
+from crawler.parse import flow
+from crawler.parse.names import dotted
+from crawler.parse.reading import (
+    MAX_ALTERNATIVES,
+    Alternative,
+    Piece,
+    Reader,
+    Unreadable,
+    _merge_text,
+    _products,
+)
+
+MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
+
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+class FunctionScope(Protocol):
+    """What the follower needs of a function the visitor met (`visitor.Scope`)."""
+
+    name: str
+    is_class: bool
+    node: cst.CSTNode | None
+    names: dict[str, str]
+    assigned: set[str]
+    returns: list[tuple[cst.BaseExpression | None, flow.Position]]
+    generator: bool
+
+
+@dataclass
+class ModuleIndex:
+    """The functions, methods and constants of one module, as the visitor found them."""
+
+    module_name: str | None = None
+    functions: dict[str, FunctionScope | None] = field(default_factory=dict)  # None: defined twice
+    methods: dict[tuple[str, str], FunctionScope | None] = field(default_factory=dict)
+    constants: dict[str, tuple[cst.BaseExpression, flow.Position]] = field(default_factory=dict)
+    classes: set[str] = field(default_factory=set)  # classes defined at the module's top level
+    declared_global: set[str] = field(default_factory=set)
+    indents: dict[int, str] = field(default_factory=dict)  # block statements (by id): indentation
+    body: Sequence[cst.CSTNode] = ()  # the module's statements
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A callee's parameter, bound to the caller's argument: its source, and its text if any."""
+
+    source: str
+    alternatives: tuple[Alternative, ...] | None  # None: not text
+
+
+@dataclass(frozen=True)
+class Built:
+    """One exception a factory returns: its class, the call that makes it, and how to read it."""
+
+    call: cst.Call
+    position: flow.Position
+    exception_qualname: str | None
+    reader: Reader
+    function: FunctionScope
+
+
+@dataclass(frozen=True)
+class Followed:
+    """What following a factory gave: the exceptions it builds, or why it was not followed."""
+
+    built: tuple[Built, ...] = ()
+    reason: str | None = None  # set when `built` is empty
+    via: str | None = None  # the function followed
+    parameter_class: bool = False  # `exc_type(message)`: a class the function was given
+    # `raise self.error_class(msg)`, `raise errors.bad(msg)`: no function of this module, nor a
+    # local name; a class or a factory, which one is not known here (the argument's template
+    # is kept, and `crawler.catalogue.factories` tells from the repository's classes)
+    unknown_callee: bool = False
+
+
+@dataclass
+class Context:
+    """Where a reader reads: the scopes around it and the callee's parameters bound to values."""
+
+    scopes: tuple[FunctionScope, ...]
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    depth: int = 0
+    followed: list[str] = field(default_factory=list)  # shared along one chain of calls
+
+
+class Follower:
+    """Follows the names and calls of one module's messages into the module's own code."""
+
+    def __init__(self, module: cst.Module, index: ModuleIndex,
+                 qualify: Callable[[list[str], tuple[FunctionScope, ...]], str | None]) -> None:
+        self.module = module
+        self.index = index
+        self.qualify = qualify  # a dotted name in a function to a qualified name, via the visitor
+        self._shadowed: dict[tuple[int, str], bool] = {}
+        self._bound_once: dict[str, bool] = {}
+        # What each followed qualname is: its function statement, or its constant's position.
+        self.defined: dict[str, cst.FunctionDef | flow.Position] = {}
+        self.touched: list[str] = []  # every function and constant looked into, in order
+
+    def followed(self, reader: Reader) -> list[str]:
+        """The functions and constants a reader's reads went through, in the order met."""
+        return list(_context(reader).followed)
+
+    def reader(self, scopes: tuple[FunctionScope, ...], assigned: set[str] | None,
+               context: Context | None = None) -> Reader:
+        """A reader of expressions in `scopes` that follows this module's helpers and constants."""
+        reader = Reader(self.module, assigned)
+        reader.follower = self
+        reader.indents = self.index.indents
+        reader.context = context if context is not None else Context(scopes)
+        return reader
+
+    def finish(self, reader: Reader, alternatives: list[Alternative]) -> list[Alternative]:
+        """A whole read of a callee's expression, put in its caller's terms."""
+        bindings = _context(reader).bindings
+        if not bindings:
+            return alternatives
+        found = [a for kind, pieces in alternatives for a in substitute(pieces, kind, bindings)]
+        if len(found) > MAX_ALTERNATIVES:
+            raise Unreadable
+        return found
+
+    # ------------------------------------------------ names
+
+    def name(self, reader: Reader, name: str, position: flow.Position) -> list[Alternative]:
+        """A bound parameter (as a placeholder the caller's argument replaces), or a constant."""
+        context = _context(reader)
+        if name in context.bindings:
+            return [("variable", [Piece(name, True)])]
+        constant = self.index.constants.get(name)
+        if constant is None or self._local(name, context.scopes) \
+                or not self._bound_once_at_top(name):
+            raise Unreadable
+        self.touched.append(self._qualname(name))
+        value, where = constant
+        constant_reader = self.reader((), None, Context((), depth=context.depth,
+                                                        followed=context.followed))
+        mark = len(context.followed)
+        try:
+            found = constant_reader.read(value, where)
+        except Unreadable:
+            del context.followed[mark:]
+            raise
+        self.defined[self._qualname(name)] = where
+        if self._qualname(name) not in context.followed:
+            context.followed.insert(mark, self._qualname(name))
+        return found
+
+    # ------------------------------------------------ helpers that return text
+
+    def call(self, reader: Reader, node: cst.Call, position: flow.Position) -> list[Alternative]:
+        """The text a helper of this module returns, read where it is defined."""
+        context = _context(reader)
+        function, skip_first = self._callee(node.func, context.scopes)
+        if function is None or context.depth >= MAX_DEPTH:
+            raise Unreadable
+        mark = len(context.followed)
+        try:
+            callee = self._callee_reader(reader, node, position, function, skip_first)
+            alternatives: list[Alternative] = []
+            for value, where in function.returns:
+                if value is None:
+                    raise Unreadable  # `return` of None: not text
+                alternatives.extend(callee.read(value, where))
+            if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
+                raise Unreadable
+        except Unreadable:
+            del context.followed[mark:]  # what a failed read went through gave nothing
+            raise
+        self._note_function(context, function, mark)
+        return alternatives
+
+    # ------------------------------------------------ factories that return exceptions
+
+    def factory(self, reader: Reader, node: cst.Call, position: flow.Position) -> Followed:
+        """The exceptions `raise f(...)` raises, when `f` is a function of this module."""
+        context = _context(reader)
+        function, skip_first = self._callee(node.func, context.scopes)
+        if function is None:
+            parameter = self._is_parameter_class(node.func, context.scopes)
+            head = dotted(node.func)
+            local = head is not None and len(head) == 1 and self._local(head[0], context.scopes)
+            return Followed(reason=self._why_not(node.func, context.scopes),
+                            parameter_class=parameter, unknown_callee=not local)
+        via = self._function_qualname(function)
+        if context.depth >= MAX_DEPTH:
+            return Followed(reason=f"built by `{via}` past {MAX_DEPTH} calls deep: not followed",
+                            via=via)
+        mark = len(context.followed)
+        try:
+            callee = self._callee_reader(reader, node, position, function, skip_first)
+            built: list[Built] = []
+            for value, where in function.returns:
+                built.extend(self._returned(callee, function, value, where))
+        except Unreadable as error:
+            del context.followed[mark:]
+            return Followed(reason=str(error) or f"`{via}` returns an exception that is not read "
+                            "exactly", via=via)
+        if not built or len(built) > MAX_ALTERNATIVES:
+            del context.followed[mark:]
+            return Followed(reason=f"`{via}` returns no exception that is read exactly", via=via)
+        self._note_function(context, function, mark)
+        return Followed(tuple(built), via=via)
+
+    def _returned(self, callee: Reader, function: FunctionScope, value: cst.BaseExpression | None,
+                  where: flow.Position) -> list[Built]:
+        """What one `return` of a factory hands back: an exception call, maybe through a name."""
+        if isinstance(value, cst.Name):
+            found = flow.definitions(value.value, where) if value.value in function.assigned \
+                else None
+            if not found or any(len(definition) != 1 for definition in found):
+                raise Unreadable
+            return [b for definition in found for b in self._returned(callee, function,
+                                                                      *definition[0])]
+        if not isinstance(value, cst.Call):
+            raise Unreadable
+        scopes = _context(callee).scopes
+        inner, _ = self._callee(value.func, scopes)
+        if inner is not None:  # a factory that returns another factory's exception
+            followed = self.factory(callee, value, where)
+            if not followed.built:
+                raise Unreadable(followed.reason or "")
+            return list(followed.built)
+        parts = dotted(value.func)
+        if parts is None:
+            raise Unreadable
+        if parts[0] in _context(callee).bindings:
+            raise Unreadable(f"`{self._function_qualname(function)}` builds its exception with "
+                             f"`{parts[0]}`, a class passed as a parameter")
+        if self._local(parts[0], scopes):
+            raise Unreadable
+        qualname = self.qualify(parts, scopes)
+        if qualname is None or not parts[-1].lstrip("_")[:1].isupper():
+            raise Unreadable  # not a class by its name: not guessed at
+        return [Built(value, where, qualname, callee, function)]
+
+    # ------------------------------------------------ finding the callee
+
+    def _callee(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]
+                ) -> tuple[FunctionScope | None, bool]:
+        """The function of this module a call runs, and whether its first parameter is bound."""
+        function, skip_first = self._find_callee(func, scopes)
+        if function is not None:
+            self.touched.append(self._function_qualname(function))
+        return function, skip_first
+
+    def _find_callee(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]
+                     ) -> tuple[FunctionScope | None, bool]:
+        if isinstance(func, cst.Name):
+            name = func.value
+            function = self.index.functions.get(name)
+            if function is None or self._local(name, scopes) or not self._bound_once_at_top(name):
+                return None, False
+            return (function, False) if _followable(function) else (None, False)
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return None, False
+        owner, attr = func.value.value, func.attr.value
+        enclosing = _enclosing_class(scopes)
+        if enclosing is not None and owner == _first_parameter(scopes[-1]):
+            method = self.index.methods.get((enclosing, attr))
+        elif owner not in self.index.classes or self._local(owner, scopes) \
+                or not self._bound_once_at_top(owner):
+            return None, False
+        else:
+            method = self.index.methods.get((owner, attr))
+        if method is None or not _followable(method):
+            return None, False
+        return method, not _is_static(method)
+
+    def _is_parameter_class(self, func: cst.BaseExpression,
+                            scopes: tuple[FunctionScope, ...]) -> bool:
+        return isinstance(func, cst.Name) and _is_parameter(func.value, scopes) \
+            and func.value not in _innermost_assigned(scopes)
+
+    def _why_not(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]) -> str:
+        source = self.module.code_for_node(func)
+        head = dotted(func)
+        if self._is_parameter_class(func, scopes):
+            return f"`{source}` is an exception class passed as a parameter"
+        if head is not None and len(head) == 1 and self._local(head[0], scopes):
+            return f"`{source}` is a local name: what it builds is not followed"
+        return (f"built by `{source}`, no function of this module: not followed; the template "
+                "is its argument's")
+
+    def _callee_reader(self, reader: Reader, node: cst.Call, position: flow.Position,
+                       function: FunctionScope, skip_first: bool) -> Reader:
+        """A reader of the callee's body, its parameters bound to the call's arguments."""
+        context = _context(reader)
+        bindings = self._bind(reader, node, position, function, skip_first)
+        scopes = (function,)
+        return self.reader(scopes, function.assigned,
+                           Context(scopes, bindings, context.depth + 1, context.followed))
+
+    def _bind(self, reader: Reader, call: cst.Call, position: flow.Position,
+              function: FunctionScope, skip_first: bool) -> dict[str, Binding]:
+        """Each parameter to the argument the call passes it, or its default."""
+        assert isinstance(function.node, cst.FunctionDef)
+        params = function.node.params
+        if params.star_arg is not None and isinstance(params.star_arg, cst.Param) \
+                or params.star_kwarg is not None:
+            raise Unreadable
+        positional = [*params.posonly_params, *params.params][1 if skip_first else 0:]
+        keyword_only = {p.name.value: p for p in params.kwonly_params}
+        given: dict[str, cst.BaseExpression] = {}
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                raise Unreadable
+            if arg.keyword is None:
+                if index >= len(positional):
+                    raise Unreadable
+                given[positional[index].name.value] = arg.value
+                index += 1
+            else:
+                given[arg.keyword.value] = arg.value
+        bindings: dict[str, Binding] = {}
+        for param in [*positional, *keyword_only.values()]:
+            name = param.name.value
+            if name in given:
+                bindings[name] = self._binding(reader, given[name], position)
+            elif param.default is not None:
+                bindings[name] = self._binding(self.reader((), None), param.default, ())
+            else:
+                raise Unreadable  # the call would fail before it built a message
+        # A parameter the callee assigns again is not the argument everywhere: left unbound.
+        return {name: b for name, b in bindings.items() if name not in function.assigned}
+
+    def _binding(self, reader: Reader, value: cst.BaseExpression, position: flow.Position
+                 ) -> Binding:
+        """An argument in the caller's caller's terms, when the caller is a callee itself."""
+        outer = _context(reader).bindings
+        if isinstance(value, cst.Name) and value.value in outer \
+                and value.value not in (reader.assigned or ()):
+            return outer[value.value]
+        source = _renamed(reader.source_at(value, position), outer)
+        try:
+            alternatives = reader.read(value, position)
+        except Unreadable:
+            return Binding(source, None)
+        if reader.nested and outer:  # the caller's own read has not put it in its terms yet
+            alternatives = [a for kind, pieces in alternatives
+                            for a in substitute(pieces, kind, outer)]
+        if any(kind == "dynamic" for kind, _ in alternatives):
+            return Binding(source, None)
+        return Binding(source, tuple(alternatives))
+
+    # ------------------------------------------------ what a name is bound to
+
+    def _local(self, name: str, scopes: Sequence[FunctionScope]) -> bool:
+        """Whether a function around the read binds the name (then it is not the module's)."""
+        for scope in scopes:
+            if scope.is_class or not isinstance(scope.node, cst.FunctionDef):
+                continue
+            key = (id(scope), name)
+            if key not in self._shadowed:
+                self._shadowed[key] = _binds_in_function(name, scope)
+            if self._shadowed[key]:
+                return True
+        return False
+
+    def _bound_once_at_top(self, name: str) -> bool:
+        """Bound by one statement of the module's top level, and by no `global` anywhere."""
+        if name not in self._bound_once:
+            self._bound_once[name] = name not in self.index.declared_global and \
+                flow.bindings_at_top(name, self.index.body) == 1
+        return self._bound_once[name]
+
+    def _note_function(self, context: Context, function: FunctionScope, at: int) -> None:
+        """A function read through, before those it called: the outermost comes first."""
+        qualname = self._function_qualname(function)
+        assert isinstance(function.node, cst.FunctionDef)
+        self.defined[qualname] = function.node
+        if qualname not in context.followed:
+            context.followed.insert(at, qualname)
+
+    def _qualname(self, name: str) -> str:
+        prefix = f"{self.index.module_name}." if self.index.module_name else ""
+        return prefix + name
+
+    def _function_qualname(self, function: FunctionScope) -> str:
+        for (owner, name), method in self.index.methods.items():
+            if method is function:
+                return self._qualname(f"{owner}.{name}")
+        return self._qualname(function.name)
+
+
+# ---------------------------------------------------------------- substitution
+
+
+def substitute(pieces: list[Piece], kind: str, bindings: Mapping[str, Binding]
+               ) -> list[Alternative]:
+    """A callee's pieces in the caller's terms: each parameter replaced by its argument."""
+    readings: list[list[Alternative]] = []
+    for piece in pieces:
+        binding = bindings.get(piece.text) if piece.is_placeholder else None
+        if binding is not None and binding.alternatives is not None and piece.plain:
+            readings.append(list(binding.alternatives))
+        elif binding is not None:
+            readings.append([("dynamic", [Piece(binding.source, True, piece.plain)])])
+        elif piece.is_placeholder:
+            readings.append([("dynamic", [Piece(_renamed(piece.text, bindings), True,
+                                                piece.plain)])])
+        else:
+            readings.append([(kind, [piece])])
+    alternatives = []
+    for combination in _products(readings):
+        joined = _merge_text([p for _, part in combination for p in part])
+        whole = len(pieces) == 1 and pieces[0].is_placeholder
+        alternatives.append((combination[0][0] if whole and combination else kind, joined))
+    return alternatives
+
+
+class _Rename(cst.CSTTransformer):
+    """Parameter names in an expression to the caller's argument sources."""
+
+    def __init__(self, bindings: Mapping[str, Binding]) -> None:
+        super().__init__()
+        self.bindings = bindings
+        self.binds = False  # the expression binds names of its own (lambda, comprehension)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.binds = True
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        self.binds = True
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `x.shape`: `shape` is an attribute, never a parameter
+        return False
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute
+                        ) -> cst.BaseExpression:
+        return updated.with_changes(value=original.value.visit(self))
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return True
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)  # `f(shape=...)`: a keyword
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        binding = self.bindings.get(original.value)
+        if binding is None:
+            return updated
+        return cst.parse_expression(_atom(binding.source))
+
+
+def _renamed(text: str, bindings: Mapping[str, Binding]) -> str:
+    """A callee's placeholder expression with its parameters renamed; as it was when unsafe."""
+    if not any(name in text for name in bindings):
+        return text
+    try:
+        expression = cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return text
+    rename = _Rename(bindings)
+    renamed = expression.visit(rename)
+    if rename.binds or not isinstance(renamed, cst.BaseExpression):
+        return text
+    return cst.Module([]).code_for_node(renamed)
+
+
+def _atom(source: str) -> str:
+    """An argument's source, parenthesised unless it is a name, attribute, call or literal."""
+    try:
+        expression = cst.parse_expression(source)
+    except cst.ParserSyntaxError:
+        return f"({source})"
+    if isinstance(expression, (cst.Name, cst.Attribute, cst.Call, cst.Subscript,
+                               cst.SimpleString, cst.Integer, cst.Float)) or expression.lpar:
+        return source
+    return f"({source})"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _context(reader: Reader) -> Context:
+    context = reader.context
+    assert isinstance(context, Context)
+    return context
+
+
+def _followable(function: FunctionScope) -> bool:
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or function.generator or node.asynchronous:
+        return False
+    return all(isinstance(d.decorator, cst.Name) and d.decorator.value in _PLAIN_DECORATORS
+               for d in node.decorators)
+
+
+def _is_static(function: FunctionScope) -> bool:
+    node = function.node
+    assert isinstance(node, cst.FunctionDef)
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+               for d in node.decorators)
+
+
+def _enclosing_class(scopes: Sequence[FunctionScope]) -> str | None:
+    """The `__qualname__` of the class whose method is the innermost scope, if it is one."""
+    if len(scopes) < 2 or not scopes[-2].is_class or scopes[-1].is_class:
+        return None
+    parts: list[str] = []
+    for scope in scopes[:-1]:
+        parts.append(scope.name)
+        if not scope.is_class:
+            parts.append("<locals>")
+    return ".".join(parts)
+
+
+def _first_parameter(scope: FunctionScope) -> str | None:
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = [*node.params.posonly_params, *node.params.params]
+    return params[0].name.value if params else None
+
+
+def _innermost_assigned(scopes: Sequence[FunctionScope]) -> set[str]:
+    scope = next((s for s in reversed(scopes) if not s.is_class), None)
+    return scope.assigned if scope is not None else set()
+
+
+def _is_parameter(name: str, scopes: Sequence[FunctionScope]) -> bool:
+    scope = next((s for s in reversed(scopes) if not s.is_class), None)
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
+        return False
+    return any(p.name.value == name for p in _parameters(scope.node))
+
+
+def _parameters(node: cst.FunctionDef) -> list[cst.Param]:
+    params = node.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return every
+
+
+def _binds_in_function(name: str, scope: FunctionScope) -> bool:
+    node = scope.node
+    assert isinstance(node, cst.FunctionDef)
+    if name in scope.assigned or name in scope.names:
+        return True
+    if any(p.name.value == name for p in _parameters(node)):
+        return True
+    return flow.binds_in_body(name, node.body)
+
