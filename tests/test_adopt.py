@@ -34,13 +34,29 @@ from tests.outputkit import snapshot
 from tests.processes import ROOT, child_env
 from tests.test_update import BASE, BLOCK  # the same module, and a person's block
 
-# The same code a week later: `check`'s message reworded past recognition, `load` gone (its
-# last raise moved to a new `read`), and in another file a new raise whose words are nearer the
-# old message.
+# The same code a week later: `check` rewritten in another file under another name, its message
+# reworded past recognition and no line of its code kept (so the update cannot follow it: git's
+# diff, the qualname and the code around the raise all lost it), `load` gone (its last raise
+# moved to a new `read`), and in a third file a new raise whose words are nearer the old message.
 REWORDED = "negative values are not accepted here: {x}"
-LATER = (BASE.replace("x must be positive, got {x}", REWORDED)
+CHECK = '''def check(x):
+    if x < 0:
+        raise ValueError(f"x must be positive, got {x}")
+    return x
+
+
+'''
+LATER = (BASE.replace(CHECK, "")
          .replace('    def load(self, path):\n        if not path:\n'
                   '            raise FileNotFoundError("no path given")\n', "    def read(self, path):\n"))
+CHECKS = '''\
+def ensure_sign(x):
+    """The old check, rewritten."""
+    ok = isinstance(x, int) and x >= 0
+    if not ok:
+        raise ValueError(f"negative values are not accepted here: {x}")
+    return int(x)
+'''
 DECOY = '''\
 def size(y):
     if not isinstance(y, int):
@@ -114,7 +130,9 @@ def orphaned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Folder]:
     ids = {t: records[t].id for t in (POSITIVE, NO_PATH)}
     blocks = {ids[t]: annotate(folder / "errors" / f"{ids[t]}.yaml", f"meaning of {t}", t)
               for t in ids}
+    assert CHECK in BASE and CHECK not in LATER
     repo.write("lib/m.py", LATER)
+    repo.write("lib/checks.py", CHECKS)
     repo.write("lib/sizes.py", DECOY)
     repo.commit("a week later")
     made = Folder(repo, root, folder, cache, ids, blocks)
@@ -149,14 +167,15 @@ def test_check_lists_each_orphan_with_its_likeliest_successor_first(out: Folder)
     assert run.returncode == 1, run.stderr
     orphans = {o["id"]: o for o in json.loads(run.stdout)["orphans"]}
     assert set(orphans) == set(out.ids.values())
+    # The merge now follows rewords in place, moves along git's diff, the qualname and the code
+    # around a raise; what it leaves here was rewritten past all of those, so what `check`
+    # offers is only the nearest wording: the decoy, another function elsewhere, is offered with
+    # its score and why, for a person to reject; the rewritten check scores under the floor.
     reworded = orphans[out.ids[POSITIVE]]
     best = reworded["successors"][0]
-    assert best["id"] == live_id(out, REWORDED) and best["template"] == REWORDED
-    assert best["score"] >= 0.6 and "same function, exception, file" in best["why"]
-    # The decoy's words are nearer (0.78 against 0.32), but it is another function elsewhere.
-    decoy = [s for s in reworded["successors"] if s["id"] == live_id(out, DECOY_TEMPLATE)]
-    assert [s["why"] for s in decoy] == ["template 0.78, context 0.00"]
-    assert decoy[0]["score"] < best["score"] - 0.3
+    assert best["id"] == live_id(out, DECOY_TEMPLATE) and best["template"] == DECOY_TEMPLATE
+    assert 0.25 <= best["score"] < 0.6 and best["why"].startswith("template 0.78")
+    assert live_id(out, REWORDED) not in [s["id"] for s in reworded["successors"]]
     assert orphans[out.ids[NO_PATH]]["successors"] == []  # deleted outright: no candidate
 
     text = out.cli("check", str(out.root))
@@ -377,11 +396,12 @@ def test_update_after_adopt_keeps_it(out: Folder) -> None:
     block = out.blocks[old]
     assert out.cli("adopt", old, new, str(out.root)).exit_code == 0
     out.repo.write("lib/m.py", "import os\n\n\n" + LATER)  # every site moves down
+    out.repo.write("lib/checks.py", "import os\n\n\n" + CHECKS)
     out.repo.commit("imports")
     assert out.update().problems == ()
     adopted, left = out.record(new), out.record(old)
     assert out.block(new) == block and adopted.history and adopted.history.adopted_from == old
-    assert adopted.status == NEEDS_REVIEW and adopted.site.line == 6
+    assert adopted.status == NEEDS_REVIEW and adopted.site.line == 8
     assert left.status == REMOVED and left.history and left.history.adopted_by == new
     assert out.block(old) == render.empty_annotation_text()
 
