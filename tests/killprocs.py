@@ -123,22 +123,20 @@ def kill(child: subprocess.Popen[bytes], started: float, timeout: float = 600.0)
     return Ended(code, seconds, *_outlived(procs, killed))
 
 
-def forked_children(leader: int) -> list[int]:
-    """The leader's children that run its own command line: forked, not started afresh."""
-    try:
-        with open(f"/proc/{leader}/cmdline", "rb") as handle:
-            line = handle.read()
-    except OSError:
-        return []
+def pool_workers(leader: int) -> list[int]:
+    """The run's parser workers: processes its fork server forked (their parent is a
+    descendant of the leader, not the leader) that run the fork server's command line."""
     found = []
     for proc in family(leader):
         stat = _stat(proc.pid)
+        if stat is None or stat[0] == leader:
+            continue
         try:
             with open(f"/proc/{proc.pid}/cmdline", "rb") as handle:
-                same = handle.read() == line
+                line = handle.read()
         except OSError:
             continue
-        if stat is not None and stat[0] == leader and same:
+        if b"multiprocessing.forkserver" in line:
             found.append(proc.pid)
     return found
 

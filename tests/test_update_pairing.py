@@ -305,12 +305,16 @@ def test_extract_over_a_folder_diffs_from_its_commit_or_says_it_could_not(
     out.repo.commit("shift")
     result = out.extract()
     assert result.merged.diff_used and result.merged.matched_by[original.id] == 0 and not result.notes
-    # Another repository, named the same, that lacks the folder's commit: keys alone, and a note.
-    other = make_repo("other")
-    other.write("core.py", "\n\n" + REPLACE)
-    other.commit("unrelated history")
-    assert out.folder is not None
-    result = pipeline.extract(str(other.path), ref=other.head(), output_root=out.root,
-                              cache_dir=out.cache, jobs=1, name="/".join(out.folder.parts[-3:]))
+    # The same repository after its history was rewritten and the folder's commit pruned (another
+    # repository would be refused: tests/test_pipeline_identity.py): keys alone, and a note.
+    shifted = out.repo.head()
+    out.repo.git("reset", "--hard", "HEAD~1")
+    out.repo.write("core.py", "\n\n" + REPLACE)
+    out.repo.commit("rewritten history")
+    out.repo.git("reflog", "expire", "--expire=now", "--all")
+    out.repo.git("gc", "--prune=now", "--quiet")
+    with pytest.raises(Exception):  # noqa: B017 - gone from the object store, whatever git says
+        out.repo.git("cat-file", "-e", shifted)
+    result = out.extract()
     assert not result.merged.diff_used and result.merged.matched_by[original.id] == 1
     assert any("no git diff from" in note and "paired by their keys" in note for note in result.notes)

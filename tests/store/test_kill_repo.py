@@ -28,7 +28,7 @@ import pytest
 
 from tests.gitrepo import GitRepo
 from tests.killlib import edited, library, renamed
-from tests.killprocs import forked_children, kill
+from tests.killprocs import kill, pool_workers
 from tests.killrun import Figures, KillScene, kill_chain
 from tests.processes import ROOT, child_env
 
@@ -89,10 +89,11 @@ TEST_CASE = ("def test_{n}_{i}():\n"
 
 def test_no_worker_outlives_a_kill_while_tests_are_read(make_repo: Callable[[str], GitRepo],
                                                          tmp_path: Path) -> None:
-    """SIGKILL `extract` while its forked pool reads test files for evidence: none outlives it.
+    """SIGKILL `extract` while its parser pool reads test files for evidence: none outlives it.
 
-    Those workers wait on a queue whose write end they hold themselves, so the parent's death
-    never reaches them: they lived on, every one, until killed by hand.
+    The evidence pool's workers used to wait on a queue whose write end they held themselves,
+    so the parent's death never reached them: they lived on, every one, until killed by hand.
+    Test files now go through the parser's own pool, whose workers the kernel ends with the run.
     """
     repo = make_repo("evidence")
     repo.write("lib/core.py", 'def check(x):\n    if x:\n        raise ValueError("bad value")\n')
@@ -106,7 +107,7 @@ def test_no_worker_outlives_a_kill_while_tests_are_read(make_repo: Callable[[str
         started = time.monotonic()
         child = subprocess.Popen(args, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-        while not forked_children(child.pid) and child.poll() is None:
+        while len(pool_workers(child.pid)) < 2 and child.poll() is None:
             time.sleep(0.005)
         assert child.poll() is None, "the run ended before it read the tests"
         ended = kill(child, started)
