@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,12 @@ MANIFEST_VALIDATOR = schemas.validator("manifest")
 
 
 def manifest_data() -> dict[str, Any]:
+    """A fresh copy of this repository's own manifest, read once (a property test asks 1,500 times)."""
+    return copy.deepcopy(_own_manifest())
+
+
+@functools.cache
+def _own_manifest() -> dict[str, Any]:
     root = Path(__file__).resolve().parents[2] / "output"
     (path,) = root.rglob("manifest.yaml")
     data, _ = safe_yaml.load_yaml_file(path)
