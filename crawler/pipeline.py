@@ -26,7 +26,7 @@ from crawler.git.source import LOCAL
 from crawler.parse import skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions
-from crawler.parse.workers import ASSERTIONS, FileOutcome, Limits, WorkerPool, default_jobs, visit_all
+from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -78,7 +78,7 @@ def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> lis
     found: list[FileAssertions | None] = [None] * len(files)
     if not files:
         return []
-    with WorkerPool(jobs, task=ASSERTIONS) as pool:
+    with WorkerPool(jobs) as pool:
         for index, assertions in pool.read_tests(_read(repo, files)):
             found[index] = assertions
     return [assertions for assertions in found if assertions is not None]

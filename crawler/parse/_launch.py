@@ -5,8 +5,8 @@ with its defaults (`dask worker`, a `LocalCluster`, dask-jobqueue, Kubernetes) i
 workers are started with `subprocess` instead, and speak the same pickled protocol over one end
 of a socket pair. Both kinds look alike to the pool (`WorkerProcess`): a sentinel that becomes
 ready when the process ends, `is_alive`, `join`, `kill` and an `exitcode` that is minus the signal
-that killed it. The fork server stays the default elsewhere: its forks skip the 0.3 to 0.7 s of
-imports that each new interpreter pays.
+that killed it. The fork server stays the default elsewhere: its forks skip the 0.6 to 0.7 s of
+imports that each new interpreter pays (measured on 2 cores).
 
 Either way a worker whose crawler dies is killed by the kernel or exits within a second
 (`exit_with_parent`), so a crawler killed with SIGKILL leaves no parser behind.

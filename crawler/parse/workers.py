@@ -219,10 +219,9 @@ STATS = WorkerStats()  # over the life of this process: read by the benchmark
 class WorkerPool:
     """A pool of `jobs` worker processes; use as a context manager, then `run` files through it."""
 
-    def __init__(self, jobs: int, limits: Limits | None = None, task: str = VISIT) -> None:
+    def __init__(self, jobs: int, limits: Limits | None = None) -> None:
         self.jobs = max(1, jobs)
         self.limits = limits or Limits()
-        self.task = task  # VISIT or ASSERTIONS: what every job of this pool is
         self._workers: list[_Worker] = []
         self.started = 0  # worker processes started, for tests and the benchmark
         self._broken_starts = 0  # workers in a row that exited, not killed, before any answer
@@ -240,8 +239,7 @@ class WorkerPool:
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:
         """(index in `jobs`, outcome) for every file, in the order they finish."""
-        assert self.task == VISIT
-        for index, answer in self._run(jobs):
+        for index, answer in self._run(jobs, VISIT):
             assert isinstance(answer, FileOutcome)
             yield index, answer
 
@@ -250,14 +248,15 @@ class WorkerPool:
         """(index in `files`, assertions) for every (path, blob, bytes) of a test file, in the order
         they finish; a file whose worker crashed or ran out of time gives none, with the reason as
         its `failure`."""
-        assert self.task == ASSERTIONS
-        for index, answer in self._run((path, blob, data, None) for path, blob, data in files):
+        jobs = ((path, blob, data, None) for path, blob, data in files)
+        for index, answer in self._run(jobs, ASSERTIONS):
             if isinstance(answer, FileOutcome):  # the pool's own answer for a lost file
                 yield index, FileAssertions(answer.path, (), failure=answer.failure)
             else:
                 yield index, answer
 
-    def _run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, Answer]]:
+    def _run(self, jobs: Iterable[Job], task: str) -> Iterator[tuple[int, Answer]]:
+        """Every job's answer, `task` (VISIT or ASSERTIONS) saying what a worker does with it."""
         source = enumerate(jobs)
         # Jobs to send before the source's next: the rest of a batch whose worker died, or
         # one taken ahead to see whether there is work at all.
@@ -266,12 +265,12 @@ class WorkerPool:
         while True:
             for worker in self._idle_workers(retry, suspects, source):
                 if suspects:
-                    self._send(worker, [suspects.popleft()], alone=True)
+                    self._send(worker, [suspects.popleft()], task, alone=True)
                     continue
                 batch = self._next_batch(retry, source)
                 if not batch:
                     break
-                self._send(worker, batch, alone=False)
+                self._send(worker, batch, task, alone=False)
             busy = [w for w in self._workers if w.busy]
             if not busy:
                 if not retry and not suspects and not _pull(source, retry):
@@ -309,12 +308,12 @@ class WorkerPool:
             size += len(item[1][2])
         return batch
 
-    def _send(self, worker: _Worker, batch: list[tuple[int, Job]], alone: bool) -> None:
+    def _send(self, worker: _Worker, batch: list[tuple[int, Job]], task: str, alone: bool) -> None:
         worker.batch, worker.answered, worker.alone = batch, 0, alone
         worker.files += len(batch)
         worker.since = time.monotonic()
         try:
-            worker.conn.send((self.task, [job for _, job in batch]))
+            worker.conn.send((task, [job for _, job in batch]))
         except (BrokenPipeError, ConnectionError, OSError):
             pass  # it died while idle: found by the next wait, and the batch goes elsewhere
 

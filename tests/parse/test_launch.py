@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from crawler.parse._launch import _Subprocess, in_daemon
-from crawler.parse.workers import ASSERTIONS, PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool
+from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool
 from tests.parse.test_workers import PARENS, TEST_FILE, good, messages, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_workers_exit_when_their_crawler_is_killed_mid_parse(mode: str) -> None:
 
 def test_test_files_are_read_by_subprocess_workers_in_a_daemon(daemonic: None) -> None:
     files = [("tests/test_a.py", "a", TEST_FILE), ("tests/test_crash.py", "c", PARENS)]
-    with WorkerPool(2, task=ASSERTIONS) as pool:
+    with WorkerPool(2) as pool:
         found = dict(pool.read_tests(files))
     assert len(found[0].assertions) == 1 and found[0].failure is None
     assert found[1].failure is not None and found[1].failure.reason == PARSER_CRASHED

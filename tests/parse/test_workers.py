@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from crawler.parse.workers import (
-    ASSERTIONS,
     PARSE_FAILED,
     PARSER_CRASHED,
     TIMED_OUT,
@@ -266,7 +265,7 @@ def test_test_files_crash_and_time_out_alone_in_the_same_pool(workers: int) -> N
     slow = ("x = [" + "1, " * 400_000 + "]\n").encode()
     files = [("tests/test_a.py", "a", TEST_FILE), ("tests/test_crash.py", "c", PARENS),
              ("tests/test_slow.py", "s", slow), ("tests/test_b.py", "b", TEST_FILE)]
-    with WorkerPool(workers, Limits(seconds=0.5), task=ASSERTIONS) as pool:
+    with WorkerPool(workers, Limits(seconds=0.5)) as pool:
         found = dict(pool.read_tests(files))
     assert [len(found[i].assertions) for i in range(4)] == [1, 0, 0, 1]
     assert found[0].assertions[0].pattern == "x must be positive" and found[0].failure is None
