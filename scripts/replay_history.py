@@ -33,6 +33,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,8 @@ class Run:
     code: Path
     work: Path
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # CPU seconds of the crawler and its workers
+    last_cpu: float = 0.0
 
     @property
     def root(self) -> Path:
@@ -90,12 +93,19 @@ class Run:
                 str(root or self.root), "--cache-dir", str(self.cache), "--name", NAME, "--json",
                 *extra]
         env = {**os.environ, "PYTHONPATH": str(self.code)}
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run(args, cwd=self.code, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - started
+        # on a shared machine wall time follows the load; CPU time follows the work
+        self.last_cpu = _children_cpu() - cpu
         if done.returncode != 0:
             raise SystemExit(f"{self.label}: crawler {command} failed: {done.stderr.strip()[-2000:]}")
         return seconds, json.loads(done.stdout)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def folder_of(root: Path) -> Path:
@@ -266,11 +276,13 @@ def main() -> None:
             before = load(run.root)
             seconds, summary = run.crawl("update", args.source, sha, ["-j", str(args.jobs)])
             run.times.append(seconds)
+            run.cpu.append(run.last_cpu)
             after = load(run.root)
             figures = measure(before, after, lines, holders(run.root), planted[run.label])
             for key in lists[run.label]:
                 lists[run.label][key] += [f"step {step} ({day}) {item}" for item in getattr(figures, key)]
             row = {"step": step, "date": day, "sha": sha[:10], "seconds": round(seconds, 1),
+                   "cpu_seconds": round(run.last_cpu, 1),
                    "crawler_seconds": summary["seconds"], "read": summary["files_read_again"],
                    "lost": figures.lost, "duplicated": figures.duplicated,
                    "misattached": len(figures.misattached),
@@ -297,7 +309,8 @@ def main() -> None:
         for row in report[run.label]:
             totals.update({k: v for k, v in row.items() if isinstance(v, int) and k != "step"})
         print(f"{run.label}: totals {dict(totals)}; stepwise vs direct: {len(differ)} notes differ; "
-              f"update seconds {[round(t, 1) for t in run.times]} sum {sum(run.times):.1f}",
+              f"update seconds {[round(t, 1) for t in run.times]} sum {sum(run.times):.1f}, "
+              f"CPU seconds {[round(t, 1) for t in run.cpu]} sum {sum(run.cpu):.1f}",
               flush=True)
         for key, items in lists[run.label].items():
             (args.work / f"{run.label}-{key}.txt").write_text("\n".join(items) + "\n", encoding="utf-8")
