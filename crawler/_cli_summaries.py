@@ -10,19 +10,18 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler lookup` stays quick
+    from rich.table import Table
 
-if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
     from crawler.batch.driver import BatchResult
     from crawler.pipeline import RunResult
     from crawler.serve.ranking import Match
     from crawler.serve.review import Review
     from crawler.store.adoption import Adoption
 
-Line = str | Table
+Line: TypeAlias = "str | Table"  # a text line, or a table printed through rich
 
 CHANGES = (  # MergeResult's lists of ids, in the order the summaries give them
     ("added", "new raise sites"),
@@ -112,6 +111,8 @@ class UpdateSummary:
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
                f"{result.manifest.counts.records} records; {result.parsed} of "
                f"{result.manifest.counts.files} files read again in {round(result.seconds, 3):.2f}s")
+        from rich.table import Table
+
         table = Table("change", "records", "ids", "meaning")
         for key, meaning in CHANGES:
             ids = sorted(getattr(result.merged, key))
@@ -154,6 +155,9 @@ class BatchSummary:
 
     def lines(self) -> Iterator[Line]:
         result = self.result
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
                             f"{result.files} files parsed in {result.seconds:.1f}s",
                       title_justify="left", caption="changes: +added ~changed -removed records",

@@ -22,10 +22,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.errors import OutputError
-from crawler.records import ErrorRecord
 from crawler.serve import lookup_index
 from crawler.serve.ranking import (
     Answer,
@@ -38,9 +37,9 @@ from crawler.serve.ranking import (
     shared_words,
     wordings,
 )
-from crawler.serve.review import load_output_folders
-from crawler.store.manifest_file import MANIFEST
-from crawler.store.record_files import ERRORS_DIR
+
+if TYPE_CHECKING:
+    from crawler.records import ErrorRecord
 
 __all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "Query", "describe", "literal_runs",
            "load_records", "lookup", "lookup_database", "lookup_output", "parse_message",
@@ -139,7 +138,7 @@ def repository_folders(root: Path) -> list[Path]:
             entries = {entry.name: entry for entry in os.scandir(where)}
         except OSError:
             continue
-        if MANIFEST in entries or ERRORS_DIR in entries:
+        if lookup_index.MANIFEST in entries or lookup_index.ERRORS_DIR in entries:
             found.append(where)
             continue
         pending.extend(Path(entry.path) for name, entry in sorted(entries.items())
@@ -188,6 +187,8 @@ def load_records(folder: Path) -> tuple[list[ErrorRecord], list[str]]:
     """Every record under `folder` (a repository folder or the output root), read quickly
     (`record_files.read_record`), and one line for each file in an errors/ folder that is not
     one (broken, renamed, stray): skipped, never in the way of the others."""
+    from crawler.serve.review import load_output_folders
+
     records: list[ErrorRecord] = []
     problems: list[str] = []
     for _, loaded in load_output_folders(folder, quick=True):

@@ -26,13 +26,19 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crawler.errors import OutputError, RecordError
-from crawler.records import ErrorRecord
 from crawler.serve.ranking import Wording, shared_words, wordings
-from crawler.store.record_files import ERRORS_DIR, broken_record, is_record_id, read_record, signature
+
+if TYPE_CHECKING:
+    from crawler.records import ErrorRecord
 
 INDEX_FILE = "lookup.sqlite"
+# The store's names (`record_files.ERRORS_DIR`, `manifest_file.MANIFEST`), not imported: the
+# store loads the parser, a second of imports a lookup that reads no record does without.
+ERRORS_DIR = "errors"
+MANIFEST = "manifest.yaml"
 INDEX_VERSION = "1"
 RACY_NS = 2_000_000_000  # a listing changed this recently is checked file by file
 _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception_qualname", "path",
@@ -71,6 +77,8 @@ class FileState:
 
 def errors_signatures(folder: Path) -> dict[str, str]:
     """Every file of `folder`/errors/ but temp files, with its signature now."""
+    from crawler.store.record_files import signature
+
     errors = folder / ERRORS_DIR
     if not errors.is_dir() or errors.is_symlink():
         return {}
@@ -81,6 +89,8 @@ def errors_signatures(folder: Path) -> dict[str, str]:
 def read_file_state(folder: Path, name: str, sign: str,
                     known: Mapping[str, ErrorRecord]) -> FileState:
     """A file of errors/ as lookup sees it: the record a run has in memory, or its file read."""
+    from crawler.store.record_files import broken_record, is_record_id, read_record
+
     stem = name.removesuffix(".yaml")
     where = folder / ERRORS_DIR / name
     if not name.endswith(".yaml") or not is_record_id(stem):

@@ -30,10 +30,12 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from crawler.records import REMOVED, ErrorRecord
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+
+if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer: not loaded
+    from crawler.records import ErrorRecord
 
 # `ValueError: text`, `pkg.errors.BadThing: text`: the first line of an exception's report.
 _EXCEPTION_LINE = re.compile(r"(?P<exception>[A-Za-z_][\w.]*)(?:: (?P<message>.*))?\Z", re.DOTALL)
@@ -47,6 +49,7 @@ CLOSEST_CANDIDATES = 50
 # the cube of repetitive text (50 candidates of 200 characters "a a a ...": 0.67 s; of 100: 0.14 s).
 CLOSEST_TEXT = 100
 LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
+REMOVED = "removed"  # `records.REMOVED`
 
 
 @dataclass(frozen=True)
