@@ -330,9 +330,8 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
       crawler validate output/github.com/jax-ml/jax --json
     """
     summary = ValidateSummary.of_folder(output)
-    if not as_json:
-        for problem in summary.problems:
-            click.echo(one_line(problem), err=True)
+    for problem in summary.problems:
+        click.echo(one_line(problem), err=True)
     _show(summary, as_json, quiet)
     if summary.problems:
         sys.exit(1)
@@ -379,8 +378,7 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     else:
         found = lookup_output(output, message, limit)
         answer, problems = found.answer, found.problems
-    if not as_json:
-        _echo_skipped(problems)
+    _echo_skipped(problems)  # on stderr, with --json and -q too: the output is incomplete
     _show(LookupSummary(answer.matches), as_json, quiet)
     if answer.timed_out and not quiet:
         click.echo(f"note: {len(answer.timed_out)} records' regexes ran out of time and were not "
@@ -558,8 +556,7 @@ def export_command(output: Path, fmt: str, target: Path | None, force: bool, as_
         raise click.UsageError("-o - writes the records to standard output: give a file for "
                                "them, or leave out --json")
     read = export.read_output(output)  # a file that cannot be loaded is left out, and named
-    if not as_json:
-        _echo_skipped(read.skipped)
+    _echo_skipped(read.skipped)
     if to_stdout:
         count = export.write_jsonl(read.repositories, sys.stdout)
     else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -88,23 +89,26 @@ def errors_signatures(folder: Path) -> dict[str, str]:
 
 def read_file_state(folder: Path, name: str, sign: str,
                     known: Mapping[str, ErrorRecord]) -> FileState:
-    """A file of errors/ as lookup sees it: the record a run has in memory, or its file read."""
-    from crawler.store.record_files import broken_record, is_record_id, read_record
+    """A file of errors/ as lookup sees it: the record a run has in memory, or its file read;
+    what is no record is named as every reader of the folder names it (`repo_output`)."""
+    from crawler.store.plain_files import kind_of
+    from crawler.store.record_files import broken_record, is_record_id, other_file, read_record
 
-    stem = name.removesuffix(".yaml")
     where = folder / ERRORS_DIR / name
-    if not name.endswith(".yaml") or not is_record_id(stem):
-        return FileState(name, sign, problem=f"{where}: not a record file (errors/<id>.yaml); "
-                                             "`crawler validate` says what to do")
-    if stem in known:
-        return FileState(name, sign, tuple(wordings(known[stem])))
-    if where.is_symlink() or not where.is_file():
-        return FileState(name, sign, problem=f"{where}: not a plain file; records are plain "
-                                             "files, never followed; it was left as it is")
+    stem = name[:-len(".yaml")] if name.endswith(".yaml") else None
+    claimed = stem if is_record_id(stem) else None
+    if claimed is not None and claimed in known:
+        return FileState(name, sign, tuple(wordings(known[claimed])))
+    found = os.lstat(where)
+    if not stat.S_ISREG(found.st_mode):
+        return FileState(name, sign, problem=f"{where}: {kind_of(found.st_mode)}; records are "
+                         "plain files, never followed or opened; it was left as it is")
+    if claimed is None:  # a renamed record, a stray file
+        return FileState(name, sign, problem=other_file(where).problem)
     try:
         return FileState(name, sign, tuple(wordings(read_record(where))))
     except (RecordError, OutputError) as error:
-        return FileState(name, sign, problem=broken_record(str(where), stem, error).problem)
+        return FileState(name, sign, problem=broken_record(str(where), claimed, error).problem)
 
 
 class StoredIndex:
