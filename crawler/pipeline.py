@@ -423,9 +423,12 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
 
 
 def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[str]:
-    """The folder's lookup index brought up to date with what was written (the records in
-    memory stand for their files): a note, never a failure, when it cannot be, since `lookup`
-    builds it again."""
+    """The folder's lookup index, where a lookup made one, brought up to date with what was
+    written (the records in memory stand for their files): a note, never a failure, when it
+    cannot be, since `lookup` builds it again. A folder without one stays as the records and
+    the manifest make it, byte for byte."""
+    if not (folder / lookup_index.INDEX_FILE).is_file():
+        return []
     try:
         lookup_index.refresh(folder, {record.id: record for record in records})
     except (sqlite3.Error, OSError) as error:

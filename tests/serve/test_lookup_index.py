@@ -1,5 +1,6 @@
-"""The lookup index beside the records: kept by extract and update, brought up to date by lookup,
-rebuilt when it is missing or not one; and the same answer from a folder, an export and memory."""
+"""The lookup index beside the records: built by the first lookup, kept by extract and update,
+brought up to date by lookup, rebuilt when it is missing or not one; and the same answer from a
+folder, an export and memory."""
 
 from __future__ import annotations
 
@@ -87,6 +88,8 @@ def test_update_refreshes_the_changed_record_only(small: GitRepo, tmp_path: Path
     out = tmp_path / "out"
     folder = extract(small, out)
     index = folder / lookup_index.INDEX_FILE
+    assert not index.exists()  # an extract leaves the folder as records and manifest make it
+    assert lookup_output(out, "bad shape 3").answer.found  # the first lookup builds the index
     before, inode = rows(folder), index.stat().st_ino
     assert sorted(t for _, t in before.values()) == [
         "bad shape {shape}", "expected {n} items", "missing column {key}"]
