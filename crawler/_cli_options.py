@@ -95,8 +95,8 @@ class ExistingFolder(click.ParamType):
                             "(or run it first)")
 
 
-def existing_folder_argument(name: str) -> Callable[[F], F]:
+def existing_folder_argument(name: str, checked: bool = True) -> Callable[[F], F]:
     """The output root (or a part of it) that the command reads: `output` when not given,
-    which the usage line shows."""
-    return click.argument(name, default="output", type=ExistingFolder(),
-                          metavar=f"[{name.upper()}=output]")
+    which the usage line shows; `checked=False` where the command checks it itself."""
+    kind = ExistingFolder() if checked else click.Path(path_type=Path)
+    return click.argument(name, default="output", type=kind, metavar=f"[{name.upper()}=output]")

@@ -341,7 +341,7 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
 
 @main.command("lookup")
 @click.argument("message")
-@existing_folder_argument("output")
+@existing_folder_argument("output", checked=False)  # not read with --db
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
               help="Most records to print, of the matches and of the closest alike.")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -376,6 +376,7 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
                                 "`crawler export --format sqlite -o FILE`")
         answer = lookup_database(db, message, limit)
     else:
+        _require_folder(output)
         found = lookup_output(output, message, limit)
         answer, problems = found.answer, found.problems
     _echo_skipped(problems)  # on stderr, with --json and -q too: the output is incomplete

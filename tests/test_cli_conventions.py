@@ -232,3 +232,13 @@ def test_usage_errors_exit_2_and_failures_1(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["lookup"]).exit_code == 2  # MESSAGE missing
     assert CliRunner().invoke(main, ["export", str(tmp_path), "--format", "yaml"]).exit_code == 2
     assert isinstance(main, click.Group)
+
+
+def test_lookup_db_needs_no_output_folder(extracted: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "errors.db"
+    assert CliRunner().invoke(main, ["export", str(extracted), "--format", "sqlite", "-o",
+                                     str(db), "-q"]).exit_code == 0
+    monkeypatch.chdir(tmp_path)  # no output/ here
+    result = CliRunner().invoke(main, ["lookup", "ValueError: worse 3", "--db", str(db)])
+    assert result.exit_code == 0 and result.output.startswith("= "), result.output
