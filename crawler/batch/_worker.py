@@ -7,7 +7,6 @@ Dask event (`FILES_TOPIC`), never through output.
 
 from __future__ import annotations
 
-import os
 import resource
 import signal
 import sys
@@ -54,13 +53,10 @@ def init_local_worker(counter: Any) -> None:
     _files_parsed = counter
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a parser that segfaults writes no core
     # Started with Ctrl-C blocked (`_executors`), so that none lands in its imports: from here
-    # on it ends the worker at once and quietly; the driver, which writes, reports it.
-    signal.signal(signal.SIGINT, _end_quietly)
+    # on the system's default ends the worker at once, with no traceback. It only collects, so
+    # nothing is left half written; the driver, which writes, reports the interruption.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-def _end_quietly(signum: int, frame: object) -> None:
-    os._exit(128 + signum)  # a worker only collects: nothing of it is left half written
 
 
 _last_done = 0  # files done so far in the task this worker runs (one at a time)
