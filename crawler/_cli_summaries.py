@@ -8,22 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler lookup` stays quick
+    from rich.table import Table
 
-if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
     from crawler.batch.driver import BatchResult
     from crawler.pipeline import RunResult
-    from crawler.serve.export import DatabaseHit
-    from crawler.serve.lookup import Match
+    from crawler.serve.ranking import Match
     from crawler.serve.review import Review
     from crawler.store.adoption import Adoption
 
-Line = str | Table
+Line: TypeAlias = "str | Table"  # a text line, or a table printed through rich
 
 CHANGES = (  # MergeResult's lists of ids, in the order the summaries give them
     ("added", "new raise sites"),
@@ -113,6 +111,8 @@ class UpdateSummary:
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
                f"{result.manifest.counts.records} records; {result.parsed} of "
                f"{result.manifest.counts.files} files read again in {round(result.seconds, 3):.2f}s")
+        from rich.table import Table
+
         table = Table("change", "records", "ids", "meaning")
         for key, meaning in CHANGES:
             ids = sorted(getattr(result.merged, key))
@@ -155,6 +155,9 @@ class BatchSummary:
 
     def lines(self) -> Iterator[Line]:
         result = self.result
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
                             f"{result.files} files parsed in {result.seconds:.1f}s",
                       title_justify="left", caption="changes: +added ~changed -removed records",
@@ -188,6 +191,9 @@ class ValidateSummary:
 
         checked, problems = validate_output(folder)
         return cls(checked, tuple(problems))
+
+    def to_json(self) -> str:
+        return _dumps({"checked": self.checked, "problems": list(self.problems)}, ascii_only=False)
 
     def lines(self) -> Iterator[Line]:
         yield f"{self.checked} files checked, {len(self.problems)} problems"
@@ -272,32 +278,46 @@ class AdoptSummary:
 
 @dataclass(frozen=True)
 class LookupSummary:
-    """`lookup`: the matches from an output folder, or the hits from an SQLite export (`--db`)."""
+    """`lookup`: the records found, from an output folder or an SQLite export (`--db`) alike."""
 
-    matches: tuple[Match, ...] = ()
-    hits: tuple[DatabaseHit, ...] = ()
+    matches: tuple[Match, ...]
 
     def to_json(self) -> str:
         from crawler.serve.lookup import describe
 
-        data = [asdict(hit) for hit in self.hits] if self.hits else describe(self.matches)
-        return _dumps(data, ascii_only=False)
+        return _dumps(describe(self.matches), ascii_only=False)
 
     def lines(self) -> Iterator[Line]:
-        exact = [match.exact for match in self.matches] + [hit.exact for hit in self.hits]
-        if not exact:
+        if not self.matches:
             yield "no record matches, and none is close"
             return
-        if not exact[0]:
+        if not self.matches[0].exact:
             yield "no template matches exactly; the closest (~):"
         for match in self.matches:
-            site = match.record.site
-            yield from _hit_lines(match.exact, f"{match.record.id}  {site.exception}  "
-                                  f"{site.path}:{site.line}  ({site.message.kind}, score {match.score})",
-                                  site.message.template, match.captures)
-        for hit in self.hits:
-            yield from _hit_lines(hit.exact, f"{hit.id}  {hit.exception}  {hit.path}:{hit.line}",
-                                  hit.template, {})
+            wording = match.wording
+            removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"
+                       if wording.status == "removed" else "")
+            yield from _hit_lines(match.exact, f"{wording.record_id}  {wording.exception}  "
+                                  f"{wording.repo} {wording.path}:{wording.line}  "
+                                  f"({wording.kind}, score {match.score}{removed})",
+                                  wording.template, match.captures)
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """`export`: how many records went where, in which format, and the files left out."""
+
+    fmt: str
+    target: str
+    records: int
+    skipped: tuple[str, ...]
+
+    def to_json(self) -> str:
+        return _dumps({"format": self.fmt, "target": self.target, "records": self.records,
+                       "skipped": list(self.skipped)}, ascii_only=False)
+
+    def lines(self) -> Iterator[Line]:
+        yield f"{self.records} records exported as {self.fmt} to {self.target}"
 
 
 def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any]) -> Iterator[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ from crawler.records import (
     TestAssertion,
 )
 from crawler.selection import select_files, select_test_files
+from crawler.serve import lookup_index
 from crawler.store import record_files, repo_output
 from crawler.store.cache import LoadCache, ResultCache
 from crawler.store.context import StoreContext
@@ -403,6 +405,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             written = repo_output.write_folder(folder, writes, plan.reserved, loads)
             if writes.manifest is not None and loads is not None:
                 prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
+            notes.extend(_refresh_lookup_index(folder, [*plan.kept, *merged.records]))
         if loads is not None and not dry_run and not plan.hold_all:
             record_files.remember_good_files(folder, loads, verified,
                                              {f"{r.id}.yaml" for r in loaded.records},
@@ -417,6 +420,21 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
                      evidence=merged.evidence)
+
+
+def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[str]:
+    """The folder's lookup index, where a lookup made one, brought up to date with what was
+    written (the records in memory stand for their files): a note, never a failure, when it
+    cannot be, since `lookup` builds it again. A folder without one stays as the records and
+    the manifest make it, byte for byte."""
+    if not (folder / lookup_index.INDEX_FILE).is_file():
+        return []
+    try:
+        lookup_index.refresh(folder, {record.id: record for record in records})
+    except (sqlite3.Error, OSError) as error:
+        return [f"{folder / lookup_index.INDEX_FILE}: the lookup index was not refreshed "
+                f"({error}); `crawler lookup` rebuilds it"]
+    return []
 
 
 def _diff_from(collected: Collected, previous: Manifest | None, notes: list[str],

@@ -7,13 +7,31 @@ workers with `subprocess` there (`crawler.parse._launch`), so any cluster will d
 
 from __future__ import annotations
 
-import multiprocessing
+import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from multiprocessing.context import SpawnContext, SpawnProcess
 
 from crawler.batch._worker import FILES_TOPIC, RepoOutcome, RepoTask, collect_repo, init_local_worker
 from crawler.errors import CrawlerError
+
+
+class _QuietSpawnProcess(SpawnProcess):
+    """A worker started with Ctrl-C blocked, which it inherits: a Ctrl-C during its start and
+    imports waits until `init_local_worker` sets its own handler, instead of printing a
+    traceback from the middle of an import."""
+
+    def start(self) -> None:
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+class _QuietSpawnContext(SpawnContext):
+    Process = _QuietSpawnProcess  # type: ignore[assignment]
 
 
 class LocalPool:
@@ -26,7 +44,7 @@ class LocalPool:
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
-        self.context = multiprocessing.get_context("spawn")  # no fork of a threaded driver
+        self.context = _QuietSpawnContext()  # spawn: no fork of a threaded driver
         self.counter = self.context.Value("q", 0)
         self.generation = 0
         self.executor = self._start(jobs)

@@ -8,6 +8,7 @@ Dask event (`FILES_TOPIC`), never through output.
 from __future__ import annotations
 
 import resource
+import signal
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -51,6 +52,11 @@ def init_local_worker(counter: Any) -> None:
     global _files_parsed
     _files_parsed = counter
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a parser that segfaults writes no core
+    # Started with Ctrl-C blocked (`_executors`), so that none lands in its imports: from here
+    # on the system's default ends the worker at once, with no traceback. It only collects, so
+    # nothing is left half written; the driver, which writes, reports the interruption.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 _last_done = 0  # files done so far in the task this worker runs (one at a time)

@@ -35,6 +35,7 @@ from crawler.git.source import (
     file_url_git_dir,
     parse_source,
     redact,
+    remote_ref,
 )
 from crawler.records import MAX_FILE_BYTES, Pin, SourceFile
 
@@ -80,8 +81,9 @@ def pin(
         reachable = _on_branch_or_tag(repo, sha, spec.display)
         root = _root(repo, sha, cache_dir or default_cache_dir(), spec.display)
     else:
+        fetched = remote_ref(ref, spec.display)  # before the cache is touched
         store = Store(cache_dir or default_cache_dir(), spec, blob_limit)
-        sha, reachable = store.pin(ref)
+        sha, reachable = store.pin(fetched)
         git_dir = store.git_dir
         repo = GitRepo(git_dir)
         if spec.file_url:  # its repository is on this machine, with its history

@@ -104,17 +104,33 @@ def check_value(value: str, what: str, where: str) -> None:
 
 
 def check_ref(ref: str, where: str) -> None:
-    """A ref is a hex sha or a name that `git check-ref-format --allow-onelevel` accepts."""
+    """A ref is any revision `git rev-parse` reads (a sha, a name, `HEAD~1`, `v1.0^{commit}`),
+    but never what git could take as an option, and never whitespace or control characters."""
     try:
         check_value(ref, "commit", where)
     except SourceError as exc:
         raise RefError(str(exc)) from None
-    if HEX_SHA.fullmatch(ref):
-        return
-    problem = _ref_format_problem(ref)
+    if any(ch.isspace() for ch in ref):
+        raise RefError(f"[{where}] refused commit {ref!r}: it holds whitespace; give a branch, "
+                       "a tag, a sha or a revision like HEAD~1")
+
+
+_PEELED = re.compile(r"(?:\^\{(?:commit)?\})+\Z")  # `^{commit}`, `^{}`: what pinning does anyway
+
+
+def remote_ref(ref: str, where: str) -> str:
+    """The name or sha to fetch for `ref` from a remote, which is fetched one commit deep: a
+    trailing `^{commit}` is dropped (the pin peels to the commit anyway); any other revision
+    expression needs the history, so it is refused with what to do."""
+    name = _PEELED.sub("", ref)
+    if HEX_SHA.fullmatch(name):
+        return name
+    problem = _ref_format_problem(name)
     if problem:
-        raise RefError(f"[{where}] refused commit {ref!r}: {problem}; give a branch, a tag or "
-                       "a sha")
+        raise RefError(f"[{where}] refused commit {ref!r}: {problem}; a remote is fetched one "
+                       "commit deep, so give a branch, a tag or a sha (a revision like HEAD~1 "
+                       "works in a local clone)")
+    return name
 
 
 def _ref_format_problem(ref: str) -> str | None:
