@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
-    from crawler.batch.driver import BatchResult
+    from crawler.batch.driver import BatchResult, RepoResult
     from crawler.pipeline import RunResult
     from crawler.serve.export import DatabaseHit
     from crawler.serve.lookup import Match
@@ -147,10 +147,12 @@ class BatchSummary:
             "folder": str(r.folder) if r.folder else None, "status": r.status,
             "records": r.records, "added": r.added, "changed": r.changed, "removed": r.removed,
             "files": r.files, "files_written": r.files_written, "seconds": round(r.seconds, 3),
-            "error": r.error,
+            "error": r.error, "tasks": r.tasks, "workers_lost": r.workers_lost,
+            "retries": r.retries, "seconds_lost": round(r.seconds_lost, 3),
         } for r in self.result.results]
         return _dumps({"scheduler": self.result.scheduler, "seconds": round(self.result.seconds, 3),
                        "failed": len(self.result.failed), "files": self.result.files,
+                       "workers_lost": sum(r.workers_lost for r in self.result.results),
                        "repos": repos})
 
     def lines(self) -> Iterator[Line]:
@@ -161,7 +163,7 @@ class BatchSummary:
                       caption_justify="left")
         table.add_column("repository", overflow="fold", min_width=16)
         table.add_column("sha", no_wrap=True)
-        for column in ("records", "changes", "time"):
+        for column in ("records", "changes", "tasks", "time", "lost"):
             table.add_column(column, justify="right", no_wrap=True)
         table.add_column("status", no_wrap=True)
         style = {"done": "green", "up to date": "dim", "failed": "bold red"}
@@ -170,8 +172,18 @@ class BatchSummary:
             table.add_row(Text(r.pin.repo if r.pin else r.entry.source),
                           r.pin.sha[:8] if r.pin else "", "" if failed else str(r.records),
                           "" if failed else f"+{r.added} ~{r.changed} -{r.removed}",
-                          f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
+                          str(r.tasks), f"{r.seconds:.1f}s", _lost(r),
+                          Text(r.status, style=style[r.status]))
         yield table
+
+
+def _lost(result: RepoResult) -> str:
+    """Workers that died under a repository's tasks, the retries, and the time those attempts ran."""
+    if not result.workers_lost:
+        return ""
+    workers = "worker" if result.workers_lost == 1 else "workers"
+    return (f"{result.workers_lost} {workers}, {result.retries} retried, "
+            f"{result.seconds_lost:.1f}s")
 
 
 @dataclass(frozen=True)
