@@ -123,10 +123,13 @@ def split_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
     folder = tmp_path_factory.mktemp("split")
     for name, modules in (("big", BIG_MODULES), ("alpha", 2), ("beta", 3), ("gamma", 1)):
         fill(GitRepo(folder / name), name, modules)
-    whole = "repos:\n" + "".join(f"  - source: ./{n}\n" for n in ("big", "alpha", "beta", "gamma"))
+    big = (folder / "big").as_uri()  # fetched: each worker pins its share from its own cache
+    whole = f"repos:\n  - source: {big}\n" + "".join(f"  - source: ./{n}\n" for n in
+                                                       ("alpha", "beta", "gamma"))
     (folder / "whole.yaml").write_text(whole, encoding="utf-8")
     path = folder / "repos.yaml"
-    path.write_text(whole.replace("./big\n", f"./big\n    split_files: {SPLIT}\n"), encoding="utf-8")
+    path.write_text(whole.replace(f"{big}\n", f"{big}\n    split_files: {SPLIT}\n"),
+                    encoding="utf-8")
     local = run_batch(load_batch(folder / "whole.yaml", folder / "out-local"), jobs=2,
                       cache_dir=folder / "cache")
     assert statuses(local) == [DONE] * 4 and [r.tasks for r in local.results] == [1] * 4
