@@ -142,6 +142,37 @@ def costs(packages: list[str]) -> None:
     summarise(rows)
 
 
+def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least squares `y = a + b x`: a repository's fixed cost and its cost per file."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mx) ** 2 for x in xs) or 1.0
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / spread
+    return my - b * mx, b
+
+
+def project(rows: list[dict[str, Any]], repos: int = 5000, files: int = 300,
+            moved: float = 0.2) -> dict[str, Any]:
+    """Cores and hours for `repos` repositories of `files` files on average, from the fitted
+    per-repository costs: a first pass, and a week where `moved` of them moved."""
+    xs = [float(r["first"]["files"]) for r in rows]
+    out: dict[str, Any] = {}
+    for label, share in (("first", 1.0), ("weekly", moved)):
+        per_repo = {}
+        for key in ("worker_cpu", "driver_cpu", "fetched_bytes", "sent_bytes"):
+            a, b = fit(xs, [float(r[label][key]) for r in rows])
+            per_repo[key] = max(0.0, a + b * files)  # a fit on few points may dip below
+        count = repos * share
+        out[label] = {
+            "repositories_run": round(count),
+            "worker_core_hours": round(count * per_repo["worker_cpu"] / 3600, 1),
+            "driver_core_hours": round(count * per_repo["driver_cpu"] / 3600, 1),
+            "fetched_gib": round(count * per_repo["fetched_bytes"] / 2**30, 2),
+            "sent_back_gib": round(count * per_repo["sent_bytes"] / 2**30, 2),
+            "per_repo": {k: round(v, 3) for k, v in per_repo.items()},
+        }
+    return out
+
+
 def summarise(rows: list[dict[str, Any]]) -> None:
     first = [r["first"] for r in rows]
     weekly = [r["weekly"] for r in rows]
@@ -162,6 +193,7 @@ def summarise(rows: list[dict[str, Any]]) -> None:
         "fetched_bytes_per_source_byte": round(total["fetched_bytes"]
                                                / sum(r["source_bytes"] for r in rows), 3),
     }))
+    print(json.dumps({"5000_repositories_of_300_files": project(rows)}))
 
 
 def wall(split: int) -> None:
@@ -212,13 +244,18 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     costs_parser = commands.add_parser("costs")
     costs_parser.add_argument("packages", nargs="*", default=PACKAGES)
+    costs_parser.add_argument("--summarise", type=Path, metavar="ROWS.jsonl",
+                              help="no measuring: summarise the rows an earlier run printed")
     wall_parser = commands.add_parser("wall")
     wall_parser.add_argument("--split", type=int, default=100)
     one = commands.add_parser("one")  # the measured process of `costs`
     one.add_argument("repo", type=Path)
     one.add_argument("work", type=Path)
     args = parser.parse_args()
-    if args.command == "costs":
+    if args.command == "costs" and args.summarise:
+        summarise([json.loads(line) for line in args.summarise.read_text().splitlines()
+                   if line.startswith('{"package"')])
+    elif args.command == "costs":
         costs(args.packages)
     elif args.command == "wall":
         wall(args.split)

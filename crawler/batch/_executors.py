@@ -39,6 +39,12 @@ class Losses:
             self.deaths[key] = self.deaths.get(key, 0) + 1
             self.seconds[key] = self.seconds.get(key, 0.0) + max(0.0, seconds)
 
+    def at_least(self, key: str, deaths: int) -> int:
+        """Raise the task's count to what the scheduler counted; the count."""
+        with self.lock:
+            self.deaths[key] = max(self.deaths.get(key, 0), deaths)
+            return self.deaths[key]
+
     def of(self, key: str) -> tuple[int, float]:
         with self.lock:
             return self.deaths.get(key, 0), self.seconds.get(key, 0.0)
@@ -108,16 +114,17 @@ class LocalPool:
 class DaskRunner:
     """A Dask client seen as a runner of keyed tasks, that watches its workers come and die.
 
-    Each attempt of a task tells when it starts (`STARTED_TOPIC`); the scheduler's
-    `remove-worker` events name the tasks that were running on a worker that died. Both are
-    stamped by the scheduler's clock, so their difference is the time the attempt lost.
+    Each attempt of a task tells when and where it starts (`STARTED_TOPIC`); the scheduler's
+    `remove-worker` events name the tasks it had given a worker that died. Only a task that had
+    started on that worker counts (the scheduler also hands a worker the next task ahead); both
+    events are stamped by the scheduler's clock, so their difference is the time it lost.
     """
 
     def __init__(self, client: Any, wait: float) -> None:
         self.client = client
         self.wait = wait
         self.losses = Losses()
-        self.began: dict[str, float] = {}  # task key -> when its latest attempt started
+        self.began: dict[str, tuple[str, float]] = {}  # task key -> (worker, start) of its last attempt
         self.parsed = 0
         self.no_workers_since: float | None = None
         self.looked_at = time.monotonic()
@@ -165,7 +172,9 @@ class DaskRunner:
         self.parsed += int(event[1])
 
     def _started(self, event: tuple[float, Any]) -> None:
-        self.began[str(event[1])] = event[0]
+        stamp, message = event
+        if isinstance(message, dict):
+            self.began[str(message.get("key"))] = (str(message.get("worker")), stamp)
 
     def _scheduler_event(self, event: tuple[float, Any]) -> None:
         stamp, message = event
@@ -173,8 +182,9 @@ class DaskRunner:
                 or message.get("expected"):
             return
         for key in message.get("processing-tasks") or ():
-            key = str(key)
-            self.losses.died(key, stamp - self.began.get(key, stamp))
+            worker, began = self.began.get(str(key), ("", stamp))
+            if worker == message.get("worker"):
+                self.losses.died(str(key), stamp - began)
 
 
 @contextmanager

@@ -123,13 +123,19 @@ _unsent, _sent_at = 0, 0.0  # on a Dask worker: files parsed and not yet told, a
 
 
 def _dask_event(topic: str, message: Any) -> None:
-    """Tell the driver something through a Dask event; nothing when not on a Dask worker."""
+    """Tell the driver something through a Dask event; nothing when not on a Dask worker.
+
+    A dict message names the worker too (its `worker` key), as the scheduler's own events do.
+    """
     if "distributed" not in sys.modules:
         return
     try:
         from distributed import get_worker
 
-        get_worker().log_event(topic, message)
+        worker = get_worker()
+        if isinstance(message, dict):
+            message = {**message, "worker": worker.address}
+        worker.log_event(topic, message)
     except Exception:  # noqa: BLE001, S110 - not on a worker, or the event was lost: no progress
         pass
 
@@ -146,7 +152,7 @@ def run_task(task: Task) -> Outcome:
     """Run one task (on a worker); every failure comes back as a reason, never raised."""
     global _last_done
     _last_done = 0
-    _dask_event(STARTED_TOPIC, task.key)  # the driver counts the time a killed attempt lost
+    _dask_event(STARTED_TOPIC, {"key": task.key})  # for the time an attempt lost if killed
     started = time.perf_counter()
     try:
         if isinstance(task, RepoTask):

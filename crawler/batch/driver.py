@@ -236,20 +236,9 @@ class _Driver:
                         self.results[writing.pop(future)] = future.result()
                         continue
                     task, generation = remote.pop(future)
-                    gave_up = True  # no outcome of its own: its last worker died
-                    try:
-                        outcome, gave_up = future.result(), False
-                    except BrokenProcessPool:
-                        assert local is not None
-                        local.broke(future, task.key)
-                        if task.attempt == 0:
-                            local.restart(generation)
-                            suspects.append(replace(task, attempt=1))
-                            continue
-                        outcome = _failed(task, "its worker process died, twice "
-                                                "(a crash in the parser, or out of memory)")
-                    except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
-                        outcome = _failed(task, self._remote_error(task, error, runner))
+                    outcome, gave_up = self._outcome(future, task, generation, runner, suspects)
+                    if outcome is None:
+                        continue  # to be run again alone
                     self._count_losses(task, runner, gave_up)
                     for follow in self._take(task, outcome, writer, writing):
                         queue.appendleft(follow)  # a split repository's shares go out first
@@ -258,6 +247,24 @@ class _Driver:
                 pending.cancel()
             writer.shutdown(wait=True, cancel_futures=True)  # a write under way is finished
         self._report(0, workers, runner.files_parsed)
+
+    def _outcome(self, future: Future[Outcome], task: Task, generation: int,
+                 runner: LocalPool | DaskRunner, suspects: deque[Task]) -> tuple[Outcome | None, bool]:
+        """A finished task's outcome, and whether it was given up (no outcome of its own: its
+        last worker died); None when a broken local pool sends it to be run again alone."""
+        try:
+            return future.result(), False
+        except BrokenProcessPool:
+            assert isinstance(runner, LocalPool)
+            runner.broke(future, task.key)
+            if task.attempt == 0:
+                runner.restart(generation)
+                suspects.append(replace(task, attempt=1))
+                return None, True
+            return _failed(task, "its worker process died, twice "
+                                 "(a crash in the parser, or out of memory)"), True
+        except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
+            return _failed(task, self._remote_error(task, error, runner)), True
 
     def _count_losses(self, task: Task, runner: LocalPool | DaskRunner, gave_up: bool) -> None:
         """Add the workers that died under this task to its repository: each death was followed
@@ -274,8 +281,7 @@ class _Driver:
         allowed = getattr(error, "allowed_failures", None)
         if type(error).__name__ != "KilledWorker" or allowed is None:
             return f"{type(error).__name__}: {error}"
-        deaths = max(runner.losses.of(task.key)[0], int(allowed) + 1)
-        runner.losses.deaths[task.key] = deaths  # the scheduler's count, where events were lost
+        deaths = runner.losses.at_least(task.key, int(allowed) + 1)  # where events were lost
         what = "it" if isinstance(task, RepoTask) else f"its {task.kind} share {task.part + 1}"
         return (f"killed {deaths} workers: each died while running {what} (a crash in the "
                 f"parser, or out of memory), and Dask gives up after {int(allowed) + 1}; "
