@@ -157,33 +157,35 @@ class BatchSummary:
 
     def lines(self) -> Iterator[Line]:
         result = self.result
+        # tasks (and lost workers) only when some repository was split or lost one: 80 columns
+        split = any(r.tasks > 1 or r.workers_lost for r in result.results)
+        lost = any(r.workers_lost for r in result.results)
         table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
                             f"{result.files} files parsed in {result.seconds:.1f}s",
-                      title_justify="left", caption="changes: +added ~changed -removed records",
+                      title_justify="left", caption="changes: +added ~changed -removed records"
+                      + ("; tasks, N lost Ts: N workers died under them after T s of work"
+                         if lost else ""),
                       caption_justify="left")
-        table.add_column("repository", overflow="fold", min_width=16)
+        table.add_column("repository", overflow="fold", min_width=10 if split else 16)
         table.add_column("sha", no_wrap=True)
-        for column in ("records", "changes", "tasks", "time", "lost"):
-            table.add_column(column, justify="right", no_wrap=True)
-        table.add_column("status", no_wrap=True)
+        for column in ("records", "changes", *("tasks",) * split, "time"):
+            table.add_column(column, justify="right", no_wrap=column != "tasks")
+        table.add_column("status", no_wrap=not split)
         style = {"done": "green", "up to date": "dim", "failed": "bold red"}
         for r in result.results:
             failed = r.status == "failed"
             table.add_row(Text(r.pin.repo if r.pin else r.entry.source),
                           r.pin.sha[:8] if r.pin else "", "" if failed else str(r.records),
                           "" if failed else f"+{r.added} ~{r.changed} -{r.removed}",
-                          str(r.tasks), f"{r.seconds:.1f}s", _lost(r),
+                          *(_tasks(r),) * split, f"{r.seconds:.1f}s",
                           Text(r.status, style=style[r.status]))
         yield table
 
 
-def _lost(result: RepoResult) -> str:
-    """Workers that died under a repository's tasks, the retries, and the time those attempts ran."""
-    if not result.workers_lost:
-        return ""
-    workers = "worker" if result.workers_lost == 1 else "workers"
-    return (f"{result.workers_lost} {workers}, {result.retries} retried, "
-            f"{result.seconds_lost:.1f}s")
+def _tasks(result: RepoResult) -> str:
+    """A repository's tasks, and the workers that died under them with the work they lost."""
+    lost = f", {result.workers_lost} lost {result.seconds_lost:.1f}s" if result.workers_lost else ""
+    return f"{result.tasks}{lost}"
 
 
 @dataclass(frozen=True)

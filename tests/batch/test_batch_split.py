@@ -121,7 +121,10 @@ def test_the_summary_shows_tasks_and_workers_lost(tmp_path: Path) -> None:
     for line in summary.lines():
         console.print(line)
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "1 worker, 1 retried, 2.2s" in text and "4 workers, 3 retried, 8.0s" in text
+    assert "6, 1 lost 2.2s" in text and "1, 4 lost 8.0s" in text and "N lost Ts" in text
+    quiet = BatchSummary(BatchResult((RepoResult(entry, DONE, tasks=1),), 1.0, "local"))
+    headers = [column.header for line in quiet.lines() for column in line.columns]  # type: ignore[union-attr]
+    assert "tasks" not in headers and "lost" not in headers and "status" in headers
     data = json.loads(summary.to_json())
     assert data["workers_lost"] == 5
     assert [(r["tasks"], r["workers_lost"], r["retries"], r["seconds_lost"]) for r in data["repos"]] \
