@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler lookup` stays quick
     from rich.table import Table
 
-    from crawler.batch.driver import BatchResult
+    from crawler.batch.driver import BatchResult, RepoResult
     from crawler.pipeline import RunResult
     from crawler.serve.ranking import Match
     from crawler.serve.review import Review
@@ -147,10 +147,12 @@ class BatchSummary:
             "folder": str(r.folder) if r.folder else None, "status": r.status,
             "records": r.records, "added": r.added, "changed": r.changed, "removed": r.removed,
             "files": r.files, "files_written": r.files_written, "seconds": round(r.seconds, 3),
-            "error": r.error,
+            "error": r.error, "tasks": r.tasks, "workers_lost": r.workers_lost,
+            "retries": r.retries, "seconds_lost": round(r.seconds_lost, 3),
         } for r in self.result.results]
         return _dumps({"scheduler": self.result.scheduler, "seconds": round(self.result.seconds, 3),
                        "failed": len(self.result.failed), "files": self.result.files,
+                       "workers_lost": sum(r.workers_lost for r in self.result.results),
                        "repos": repos})
 
     def lines(self) -> Iterator[Line]:
@@ -158,23 +160,35 @@ class BatchSummary:
         from rich.table import Table
         from rich.text import Text
 
+        # tasks (and lost workers) only when some repository was split or lost one: 80 columns
+        split = any(r.tasks > 1 or r.workers_lost for r in result.results)
+        lost = any(r.workers_lost for r in result.results)
         table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
                             f"{result.files} files parsed in {result.seconds:.1f}s",
-                      title_justify="left", caption="changes: +added ~changed -removed records",
+                      title_justify="left", caption="changes: +added ~changed -removed records"
+                      + ("; tasks, N lost Ts: N workers died under them after T s of work"
+                         if lost else ""),
                       caption_justify="left")
-        table.add_column("repository", overflow="fold", min_width=16)
+        table.add_column("repository", overflow="fold", min_width=10 if split else 16)
         table.add_column("sha", no_wrap=True)
-        for column in ("records", "changes", "time"):
-            table.add_column(column, justify="right", no_wrap=True)
-        table.add_column("status", no_wrap=True)
+        for column in ("records", "changes", *("tasks",) * split, "time"):
+            table.add_column(column, justify="right", no_wrap=column != "tasks")
+        table.add_column("status", no_wrap=not split)
         style = {"done": "green", "up to date": "dim", "failed": "bold red"}
         for r in result.results:
             failed = r.status == "failed"
             table.add_row(Text(r.pin.repo if r.pin else r.entry.source),
                           r.pin.sha[:8] if r.pin else "", "" if failed else str(r.records),
                           "" if failed else f"+{r.added} ~{r.changed} -{r.removed}",
-                          f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
+                          *(_tasks(r),) * split, f"{r.seconds:.1f}s",
+                          Text(r.status, style=style[r.status]))
         yield table
+
+
+def _tasks(result: RepoResult) -> str:
+    """A repository's tasks, and the workers that died under them with the work they lost."""
+    lost = f", {result.workers_lost} lost {result.seconds_lost:.1f}s" if result.workers_lost else ""
+    return f"{result.tasks}{lost}"
 
 
 @dataclass(frozen=True)

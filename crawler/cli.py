@@ -279,12 +279,19 @@ def _echo_notes(notes: tuple[str, ...], quiet: bool) -> None:
               help="Dask scheduler (tcp://HOST:8786) [default: Dask's scheduler-address setting, "
                    "else local processes; `local` forces local processes].")
 @jobs_option
+@click.option("--split-files", type=click.IntRange(min=0), default=500, show_default=True,
+              metavar="N", help="Share a repository with more files than N out over several "
+                                "tasks (entries may give their own `split_files`; 0: never).")
+@click.option("--wait-workers", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              metavar="SECONDS", help="How long a Dask cluster may have no worker before the "
+                                      "batch stops with an error.")
 @cache_dir_option
 @force_option
 @dry_run_option
 @summary_options
 def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int | None,
-          cache_dir: Path | None, force: bool, dry_run: bool, as_json: bool, quiet: bool) -> None:
+          split_files: int, wait_workers: float, cache_dir: Path | None, force: bool,
+          dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Extract or update every repository listed in REPOS.yaml, in parallel.
 
     Repositories run in local worker processes (one repository each), or on a Dask cluster
@@ -303,11 +310,13 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
 
     given = click.get_current_context().get_parameter_source("output_root")
     entries = load_batch(repos_file, output_root,
-                         output_given=given is click.core.ParameterSource.COMMANDLINE)
+                         output_given=given is click.core.ParameterSource.COMMANDLINE,
+                         split_files=split_files)
     address = scheduler_address(scheduler)
     with batch_progress(quiet or as_json, len(entries)) as progress:
         result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
-                           force=force, dry_run=dry_run, progress=progress)
+                           force=force, dry_run=dry_run, progress=progress,
+                           wait_workers=wait_workers)
     for failed in result.failed:
         _stderr().print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
                    soft_wrap=True)
