@@ -21,8 +21,10 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 
 from crawler import __version__
@@ -30,6 +32,7 @@ from crawler._cli_options import (
     cache_dir_option,
     commit_option,
     dry_run_option,
+    evidence_option,
     existing_folder_argument,
     force_option,
     jobs_option,
@@ -57,6 +60,7 @@ from crawler.records import ExtractOptions
 
 if TYPE_CHECKING:
     from crawler.batch.driver import BatchProgress
+    from crawler.pipeline import Progress as RunProgress
     from crawler.serve.export import DatabaseHit
 
 _err = Console(stderr=True)
@@ -126,11 +130,26 @@ def _progress(quiet: bool, columns: tuple[ProgressColumn, ...], total: int | Non
 
 
 @contextmanager
-def files_progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """Files parsed of all to parse."""
-    columns = (TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with _progress(quiet, columns, None) as update:
-        yield None if update is None else lambda done, total: update(completed=done, total=total)
+def files_progress(quiet: bool) -> Iterator[RunProgress | None]:
+    """A bar per stage of the run (files parsed, test files read, the class pass, assertions
+    matched, records written), each with its count and an estimate of the time left; on a
+    terminal's stderr only, never with -q."""
+    if quiet or not _err.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("{task.description:<17}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    from crawler.pipeline import PARSING  # the pipeline is imported by the command anyway
+
+    with Progress(*columns, console=_err, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(done: int, total: int, stage: str = PARSING) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
 
 
 @contextmanager
@@ -169,9 +188,7 @@ def main() -> None:
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
-@click.option("--evidence/--no-evidence", default=True, show_default=True,
-              help="Read the test files for assertions on each message (costs their parse; "
-                   "--no-evidence keeps the records' evidence as it is).")
+@evidence_option
 @jobs_option
 @dry_run_option
 @wait_option
@@ -356,12 +373,13 @@ def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, .
 @jobs_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 if the output is not up to date with the commit.")
+@evidence_option
 @dry_run_option
 @wait_option
 @summary_options
 def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
-           jobs: int | None, check_only: bool, dry_run: bool, wait: float, as_json: bool,
-           quiet: bool) -> None:
+           jobs: int | None, check_only: bool, evidence: bool, dry_run: bool, wait: float,
+           as_json: bool, quiet: bool) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
     Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
@@ -381,7 +399,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
     with files_progress(quiet or as_json) as progress:
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
-                            wait=wait)
+                            wait=wait, evidence=evidence)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)

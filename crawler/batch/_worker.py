@@ -17,7 +17,7 @@ from typing import Any
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.pin import pin
-from crawler.pipeline import Collected, collect
+from crawler.pipeline import PARSING, Collected, collect
 from crawler.records import Pin
 
 FILES_TOPIC = "crawler-files-parsed"  # Dask event by which workers report files parsed
@@ -56,9 +56,12 @@ def init_local_worker(counter: Any) -> None:
 _last_done = 0  # files done so far in the task this worker runs (one at a time)
 
 
-def _count_file(done: int, total: int) -> None:
-    """collect's progress callback on a worker: `done` files of this repository so far."""
+def _count_file(done: int, total: int, stage: str = PARSING) -> None:
+    """collect's progress callback on a worker: `done` files of this repository so far (the
+    batch counts files parsed; the other stages are not told)."""
     global _unsent, _last_done
+    if stage != PARSING:
+        return
     step, _last_done = max(0, done - _last_done), done  # cache hits arrive many at once
     if _files_parsed is not None:
         with _files_parsed.get_lock():

@@ -27,7 +27,7 @@ import re
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
@@ -44,6 +44,7 @@ MAX_EVIDENCE = 20  # per record: the most specific assertions (fewest fits), the
 MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') is evidence for none
 MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
 MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
+PROGRESS_EVERY = 200  # assertions between two progress reports
 
 WILD = None  # a glob symbol: any text
 Glob = tuple[str | None, ...]
@@ -318,7 +319,9 @@ def _names(record: ErrorRecord) -> set[str]:
 
 
 def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAssertion],
-                   stats: EvidenceStats | None = None) -> dict[str, tuple[Evidence, ...]]:
+                   stats: EvidenceStats | None = None,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> dict[str, tuple[Evidence, ...]]:
     """Evidence by record id for the records (not removed) that assertions fit, by the rule above.
 
     Each record keeps at most MAX_EVIDENCE items, the most specific (fewest fits) first, then
@@ -337,7 +340,10 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
             groups[name].records.append((record, targets[key]))
     patterns: dict[str, Pattern | None] = {}
     found: dict[str, list[Evidence]] = defaultdict(list)
-    for assertion in sorted(set(assertions), key=_assertion_order):
+    ordered = sorted(set(assertions), key=_assertion_order)
+    for done, assertion in enumerate(ordered):
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(done, len(ordered))
         if assertion.pattern not in patterns:
             patterns[assertion.pattern] = Pattern.of(assertion.pattern)
         pattern = patterns[assertion.pattern]
@@ -364,6 +370,8 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
             found[record_id].append(Evidence(
                 path=assertion.path, line=assertion.line, test=assertion.test, form=assertion.form,
                 check=assertion.check, exception=written, pattern=assertion.pattern, fits=len(hits)))
+    if progress is not None and ordered:
+        progress(len(ordered), len(ordered))
     result: dict[str, tuple[Evidence, ...]] = {}
     for record_id, items in found.items():
         kept = sorted(items, key=lambda e: (e.fits, e.path, e.line, e.pattern))[:MAX_EVIDENCE]
