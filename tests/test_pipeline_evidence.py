@@ -211,3 +211,28 @@ def test_every_stage_is_reported_with_counts(repo: GitRepo, tmp_path: Path) -> N
     for reports in seen.values():
         assert all(0 <= done <= total for done, total in reports)
         assert [d for d, _ in reports] == sorted(d for d, _ in reports)
+
+
+def test_progress_goes_to_stderr_on_a_terminal_and_stdout_stays_clean(
+        repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import json
+
+    from click.testing import CliRunner
+    from rich.console import Console
+
+    from crawler import cli
+
+    terminal = io.StringIO()
+    monkeypatch.setattr(cli, "_err", Console(file=terminal, force_terminal=True, width=120))
+    runner = CliRunner()
+    result = runner.invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["records_with_evidence"] == 2  # stdout: the summary alone
+    quiet = runner.invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"), "-q"])
+    assert quiet.exit_code == 0 and quiet.stdout == ""
+    terminal.truncate(0)
+    shown = runner.invoke(cli.main, ["update", str(repo.path), "-o", str(tmp_path / "out")])
+    assert shown.exit_code == 0 and "test evidence" not in shown.stdout
+    assert "test evidence" in terminal.getvalue()
