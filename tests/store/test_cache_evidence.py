@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -55,9 +56,8 @@ def test_a_corrupt_entry_is_ignored_counted_and_replaced(tmp_path: Path) -> None
     cache.close()
     key = cache.key("tests/test_a.py", "a" * 40)
     with sqlite3.connect(tmp_path / cache_module.DATABASE) as db:
-        db.execute("UPDATE entries SET entry = ? WHERE key = ?",
-                   ('{"key": "%s", "path": "tests/test_a.py", "blob": "%s", "assertions": 3}'
-                    % (key, "a" * 40), key))
+        broken = {"key": key, "path": "tests/test_a.py", "blob": "a" * 40, "assertions": 3}
+        db.execute("UPDATE entries SET entry = ? WHERE key = ?", (json.dumps(broken), key))
     again = EvidenceCache(tmp_path)
     assert again.get("tests/test_a.py", "a" * 40) is None and again.corrupt == 1
     again.put("a" * 40, FOUND)
