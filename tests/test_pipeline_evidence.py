@@ -185,8 +185,16 @@ def test_a_backtracking_match_pattern_is_abandoned_counted_and_the_lock_released
     assert time.monotonic() - started < 30  # `re` alone would run for years on 60 a's
     assert result.evidence is not None and result.evidence.timed_out == 1
     assert by_exception(result.folder)["ValueError"].evidence == ()
-    # the folder's lock was released: a run that does not wait gets in at once
-    update(str(repo.path), output_root=tmp_path / "out", wait=0.0)
+    # the folder's lock was released: a run that does not wait gets in at once, and says what
+    # the tests lost
+    from click.testing import CliRunner
+
+    from crawler import cli
+
+    again = CliRunner().invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"),
+                                          "--wait", "0"])
+    assert again.exit_code == 0, again.output
+    assert "1 test patterns abandoned at their time limit" in again.stdout
 
 
 def test_every_stage_is_reported_with_counts(repo: GitRepo, tmp_path: Path) -> None:
