@@ -18,7 +18,7 @@ from typing import Protocol
 from crawler import __version__, evidence_stage
 from crawler.catalogue import classes, factories, holdback
 from crawler.catalogue.evidence import EvidenceStats
-from crawler.catalogue.manifest import build_manifest, check_same_repository
+from crawler.catalogue.manifest import build_manifest, check_same_repository, is_other_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
 from crawler.errors import CrawlerError, OutputError
@@ -265,18 +265,55 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     started = time.perf_counter()
     warm_up()  # while the commit is pinned and the cache asked
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
-        entries = repo.list_files()
-        chosen, skipped, total = select_files(entries, options)
-        workers = jobs or default_jobs()
-        outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir),
-                               blocks=blocks)
-        tests = read_tests(repo, entries, options, workers, cache_dir, progress) if evidence else None
-        old_sha = diff_from(repo.pin) if diff_from is not None else None
-        lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
+        return _collect_pinned(repo, options, cache_dir, jobs, progress, evidence, blocks,
+                               diff_from, started)
+
+
+def _collect_pinned(repo: PinnedRepo, options: ExtractOptions, cache_dir: Path | None,
+                    jobs: int | None, progress: Progress | None, evidence: bool,
+                    blocks: SiteBlocks | None, diff_from: Callable[[Pin], str | None] | None,
+                    started: float) -> Collected:
+    """`collect` of a repository already pinned."""
+    entries = repo.list_files()
+    chosen, skipped, total = select_files(entries, options)
+    workers = jobs or default_jobs()
+    outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir), blocks=blocks)
+    tests = read_tests(repo, entries, options, workers, cache_dir, progress) if evidence else None
+    old_sha = diff_from(repo.pin) if diff_from is not None else None
+    lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
     collected = Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                           time.perf_counter() - started, notes=_source_notes(repo), lines=lines,
                           no_diff=no_diff)
     return _with_tests(collected, tests)
+
+
+def _collect_again(repo: PinnedRepo, previous: Manifest, folder: Path, cache_dir: Path | None,
+                   jobs: int | None, progress: Progress | None, evidence: bool,
+                   store: StoreContext) -> Collected:
+    """An update's collection: the files that changed since the folder's manifest (and those
+    whose records went missing), and, with `evidence`, the test files through their cache."""
+    collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
+                                progress=progress, blocks=store.blocks,
+                                reread=_paths_of(previous, _missing_ids(folder, previous)))
+    if not evidence:
+        return collected
+    return _with_tests(collected, read_tests(repo, repo.list_files(), previous.options,
+                                             jobs or default_jobs(), cache_dir, progress))
+
+
+def _built_here(folder: Path, pinned: Pin, options: ExtractOptions, store: StoreContext
+                ) -> Manifest | None:
+    """The folder's manifest when this crawler built it at this very commit with these options:
+    an extract then has only what changed since to read (record files gone, test files, a
+    cache lost), as an update does; else None (a full run)."""
+    try:
+        previous = load_manifest(folder, store.loads)
+    except CrawlerError:
+        return None  # a broken manifest is rebuilt from the records by a full run
+    if previous is None or previous.pin.sha != pinned.sha or previous.options != options \
+            or previous.crawler_version != __version__ or is_other_repository(previous.pin, pinned):
+        return None
+    return previous
 
 
 def _with_tests(collected: Collected, tests: evidence_stage.TestEvidence | None) -> Collected:
@@ -606,11 +643,17 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             return None  # a broken manifest is rebuilt from the records: pair by keys
         return previous.pin.sha if previous is not None else None
 
-    collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
-                        jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
-                        diff_from=folder_commit)
+    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        folder = output_folder(output_root, repo.pin)
+        previous = _built_here(folder, repo.pin, options, store)
+        if previous is not None:  # nothing to read but what changed: an update's cost
+            collected = _collect_again(repo, previous, folder, cache_dir, jobs, progress,
+                                       evidence, store)
+        else:
+            collected = _collect_pinned(repo, options, cache_dir, jobs, progress, evidence,
+                                        store.blocks, folder_commit, started)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
-                   progress=progress)
+                   previous=previous, progress=progress)
     return replace(result, seconds=time.perf_counter() - started)
 
 
@@ -634,13 +677,8 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
             raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
                               f"first (with the same --name, if it was given one){hint}")
         check_same_repository(str(folder), previous, repo.pin)  # before any file is read
-        collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
-                                    progress=progress, blocks=store.blocks,
-                                    reread=_paths_of(previous, _missing_ids(folder, previous)))
-        if evidence:
-            collected = _with_tests(collected, read_tests(
-                repo, repo.list_files(), previous.options, jobs or default_jobs(), cache_dir,
-                progress))
+        collected = _collect_again(repo, previous, folder, cache_dir, jobs, progress, evidence,
+                                   store)
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
                    store=store, progress=progress)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too

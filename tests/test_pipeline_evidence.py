@@ -180,21 +180,20 @@ def test_a_backtracking_match_pattern_is_abandoned_counted_and_the_lock_released
     repo.write("tests/test_f.py", "import pytest\nfrom lib import f\n\n\ndef test_f():\n"
                "    with pytest.raises(ValueError, match=r'bad value (a|aa)+$'):\n        f()\n")
     repo.commit("a pattern that backtracks for ages on the message")
-    started = time.monotonic()
-    result = extract(str(repo.path), output_root=tmp_path / "out")
-    assert time.monotonic() - started < 30  # `re` alone would run for years on 60 a's
-    assert result.evidence is not None and result.evidence.timed_out == 1
-    assert by_exception(result.folder)["ValueError"].evidence == ()
-    # the folder's lock was released: a run that does not wait gets in at once, and says what
-    # the tests lost
     from click.testing import CliRunner
 
     from crawler import cli
 
-    again = CliRunner().invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"),
-                                          "--wait", "0"])
-    assert again.exit_code == 0, again.output
-    assert "1 test patterns abandoned at their time limit" in again.stdout
+    started = time.monotonic()
+    shown = CliRunner().invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out")])
+    assert time.monotonic() - started < 30  # `re` alone would run for years on 60 a's
+    assert shown.exit_code == 0, shown.output
+    assert "1 test patterns abandoned at their time limit" in shown.stdout
+    result = extract(str(repo.path), output_root=tmp_path / "fresh")
+    assert result.evidence is not None and result.evidence.timed_out == 1
+    assert by_exception(result.folder)["ValueError"].evidence == ()
+    # the folder's lock was released: a run that does not wait gets in at once
+    update(str(repo.path), output_root=tmp_path / "out", wait=0.0)
 
 
 def test_every_stage_is_reported_with_counts(repo: GitRepo, tmp_path: Path) -> None:
@@ -244,3 +243,23 @@ def test_progress_goes_to_stderr_on_a_terminal_and_stdout_stays_clean(
     shown = runner.invoke(cli.main, ["update", str(repo.path), "-o", str(tmp_path / "out")])
     assert shown.exit_code == 0 and "test evidence" not in shown.stdout
     assert "test evidence" in terminal.getvalue()
+
+
+def test_extract_again_at_the_same_commit_reads_only_what_changed(
+        repo: GitRepo, tmp_path: Path, parsed: list[str]) -> None:
+    """Nothing changed: no file parsed, no record loaded or written, as update; a record file
+    deleted is remade as a full run would."""
+    first = extract(str(repo.path), output_root=tmp_path / "out")
+    before = texts(first.folder)
+    parsed.clear()
+    again = extract(str(repo.path), output_root=tmp_path / "out")
+    assert again.parsed == 0 and parsed == [] and again.files_written == 0
+    assert texts(again.folder) == before and again.manifest == first.manifest
+    gone = sorted(before)[0]
+    (first.folder / "errors" / gone).unlink()
+    healed = extract(str(repo.path), output_root=tmp_path / "out")
+    assert texts(healed.folder) == before and parsed == []
+    # other options: a full run
+    other = extract(str(repo.path), output_root=tmp_path / "out",
+                    options=pipeline.ExtractOptions(exclude=("tests/test_plain.py",)))
+    assert other.parsed == 1
