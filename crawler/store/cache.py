@@ -294,10 +294,21 @@ class EvidenceCache(_Cache):
         self.hits += 1
         return found
 
+    def __init__(self, root: Path | None, version: str = __version__) -> None:
+        super().__init__(root, version)
+        self.unstorable = 0  # files whose assertions JSON cannot hold exactly (a lone surrogate)
+
     def put(self, blob: str, found: FileAssertions) -> None:
-        """Store what reading a test file at `blob` gave; never fails the run."""
-        if self.database is not None:
-            self._put(self.key(found.path, blob), {"blob": blob, **assertions_data(found)})
+        """Store what reading a test file at `blob` gave; never fails the run. A pattern with a
+        lone surrogate (the standard library's own tests have some) is not stored: its file
+        is read again next time."""
+        if self.database is None:
+            return
+        data = assertions_data(found)
+        if not is_plain(data):
+            self.unstorable += 1
+            return
+        self._put(self.key(found.path, blob), {"blob": blob, **data})
 
 
 def assertions_data(found: FileAssertions) -> dict[str, Any]:

@@ -66,3 +66,15 @@ def test_a_corrupt_entry_is_ignored_counted_and_replaced(tmp_path: Path) -> None
 
 def test_evidence_and_results_do_not_share_keys(tmp_path: Path) -> None:
     assert EvidenceCache(tmp_path).key("p.py", "a" * 40) != ResultCache(tmp_path).key("p.py", "a" * 40)
+
+
+def test_a_pattern_json_cannot_hold_exactly_is_not_stored_and_fails_nothing(tmp_path: Path) -> None:
+    odd = FileAssertions("tests/test_u.py", (TestAssertion(
+        "tests/test_u.py", 3, "test_u", "pytest.raises", "match", ("UnicodeError",), "\udc80 bad"),))
+    cache = EvidenceCache(tmp_path)
+    cache.put("a" * 40, odd)
+    cache.put("b" * 40, FOUND)
+    cache.close()
+    again = EvidenceCache(tmp_path)
+    assert cache.unstorable == 1 and again.get("tests/test_u.py", "a" * 40) is None
+    assert again.get("tests/test_a.py", "b" * 40) == FOUND
