@@ -37,10 +37,10 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from crawler import __version__
 from crawler.parse.assertions import FileAssertions
@@ -55,6 +55,7 @@ RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entr
 EVIDENCE = "evidence"  # a test file's assertions
 GOOD_FILES = "good_files"  # a folder's record files that passed their checks, by stat
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_T = TypeVar("_T")
 
 # A record file's loaded data and the annotation block kept from its text (None: not kept).
 Checked = tuple[dict[str, Any], str | None]
@@ -99,6 +100,23 @@ class _Cache:
             self._broken_entry()
             return None
         return entry
+
+    def _file_entry(self, key: str, path: str, blob: str, decode: Callable[[dict[str, Any]], _T]
+                    ) -> _T | None:
+        """The entry of a file at a blob, decoded; None when there is none or it is broken (an
+        entry that names another file, or that `decode` refuses, is counted and rebuilt)."""
+        entry = self._get(key)
+        if entry is None:
+            return None
+        try:
+            if entry["path"] != path or entry["blob"] != blob:
+                raise ValueError("entry does not match its name")
+            value = decode(entry)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self._broken_entry()
+            return None
+        self.hits += 1
+        return value
 
     def _broken_entry(self) -> None:
         self.corrupt += 1  # a broken entry is rebuilt, never trusted
@@ -205,18 +223,7 @@ class ResultCache(_Cache):
 
     def get(self, path: str, blob: str) -> FileOutcome | None:
         """The cached outcome of visiting `path` at `blob`, or None."""
-        entry = self._get(self.key(path, blob))
-        if entry is None:
-            return None
-        try:
-            if entry["path"] != path or entry["blob"] != blob:
-                raise ValueError("entry does not match its name")
-            outcome = _outcome_json.outcome_from_data(entry)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            self._broken_entry()
-            return None
-        self.hits += 1
-        return outcome
+        return self._file_entry(self.key(path, blob), path, blob, _outcome_json.outcome_from_data)
 
     def put(self, outcome: FileOutcome) -> None:
         """Store a file's outcome (read in full, nothing stubbed); never fails the run."""
@@ -281,18 +288,7 @@ class EvidenceCache(_Cache):
 
     def get(self, path: str, blob: str) -> FileAssertions | None:
         """The cached assertions of `path` at `blob`, or None."""
-        entry = self._get(self.key(path, blob))
-        if entry is None:
-            return None
-        try:
-            if entry["path"] != path or entry["blob"] != blob:
-                raise ValueError("entry does not match its name")
-            found = assertions_from_data(entry)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            self._broken_entry()
-            return None
-        self.hits += 1
-        return found
+        return self._file_entry(self.key(path, blob), path, blob, assertions_from_data)
 
     def __init__(self, root: Path | None, version: str = __version__) -> None:
         super().__init__(root, version)
