@@ -254,17 +254,22 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
             cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
             progress: Progress | None = None, evidence: bool = True,
             blocks: SiteBlocks | None = None,
-            diff_from: Callable[[Pin], str | None] | None = None) -> Collected:
+            diff_from: Callable[[Pin], str | None] | None = None,
+            again: Callable[[PinnedRepo], Collected | None] | None = None) -> Collected:
     """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere.
 
     With `evidence`, the repository's test files are parsed too, for the assertions that name
     an error: often more code than the library itself, so it can be left out. `blocks`, where
     the records are written in this process, gets the sites' blocks rendered ahead.
     `diff_from(pin)` names the commit the output folder was built at, for git's diff from it.
+    `again(repo)`, once pinned, may collect only what changed instead (None: collect it all).
     """
     started = time.perf_counter()
     warm_up()  # while the commit is pinned and the cache asked
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        changed = again(repo) if again is not None else None
+        if changed is not None:
+            return changed
         return _collect_pinned(repo, options, cache_dir, jobs, progress, evidence, blocks,
                                diff_from, started)
 
@@ -643,17 +648,19 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             return None  # a broken manifest is rebuilt from the records: pair by keys
         return previous.pin.sha if previous is not None else None
 
-    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+    def only_changes(repo: PinnedRepo) -> Collected | None:
+        """Nothing to read but what changed, at an update's cost, in a folder built here."""
         folder = output_folder(output_root, repo.pin)
         previous = _built_here(folder, repo.pin, options, store)
-        if previous is not None:  # nothing to read but what changed: an update's cost
-            collected = _collect_again(repo, previous, folder, cache_dir, jobs, progress,
-                                       evidence, store)
-        else:
-            collected = _collect_pinned(repo, options, cache_dir, jobs, progress, evidence,
-                                        store.blocks, folder_commit, started)
+        if previous is None:
+            return None
+        return _collect_again(repo, previous, folder, cache_dir, jobs, progress, evidence, store)
+
+    collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
+                        jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
+                        diff_from=folder_commit, again=only_changes)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
-                   previous=previous, progress=progress)
+                   progress=progress)
     return replace(result, seconds=time.perf_counter() - started)
 
 
