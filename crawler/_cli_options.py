@@ -60,6 +60,12 @@ force_option = click.option(
          "repositories already up to date, `export` replaces a file at --output it did not "
          "write, `adopt` replaces an annotation NEW_ID carries, printing what it held.")
 
+evidence_option = click.option(
+    "--evidence/--no-evidence", default=True, show_default=True,
+    help="Read the test files for assertions on each message (a test file whose blob is in the "
+         "cache is not parsed again) and rewrite the records whose evidence changed; "
+         "--no-evidence keeps the records' evidence as it is.")
+
 quiet_option = click.option(
     "-q", "--quiet", is_flag=True, help="No progress bar and no summary; problems are still printed.")
 

@@ -53,6 +53,23 @@ def _run_fields(result: RunResult, dry_run: bool, middle: Mapping[str, Any]) -> 
     }
 
 
+def _crashed(result: RunResult) -> int:
+    """Test files whose read for evidence crashed its worker or timed out (manifest entries)."""
+    return sum(1 for s in result.manifest.skipped if s.reason == "evidence_crashed")
+
+
+def _evidence_trouble(result: RunResult) -> Iterator[str]:
+    """What the tests cost the evidence, said only when something was lost."""
+    timed_out = result.evidence.timed_out if result.evidence else 0
+    crashed = _crashed(result)
+    if timed_out:
+        yield (f"{timed_out} test patterns abandoned at their time limit (no evidence from them): "
+               "a backtracking match= or assertRaisesRegex pattern")
+    if crashed:
+        yield (f"{crashed} test files crashed the parser or ran out of time; their evidence is "
+               "missing: the manifest lists them as evidence_crashed")
+
+
 @dataclass(frozen=True)
 class ExtractSummary:
     """`extract`: the pin, the files read, and how many records each kind of change touched."""
@@ -72,6 +89,7 @@ class ExtractSummary:
             "test_assertions": evidence.assertions if evidence else None,
             "records_with_evidence": evidence.records if evidence else None,
             "test_patterns_timed_out": evidence.timed_out if evidence else None,
+            "test_files_crashed": _crashed(result),
         }))
 
     def lines(self) -> Iterator[Line]:
@@ -82,6 +100,7 @@ class ExtractSummary:
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
                f"{counts.records} records ({changed}) from {counts.parsed} of {counts.files} files, "
                f"{counts.skipped} skipped; {written} in {result.seconds:.1f}s")
+        yield from _evidence_trouble(result)
 
 
 @dataclass(frozen=True)
@@ -104,6 +123,9 @@ class UpdateSummary:
             "files_written": result.files_written,
             "paired_by": dict(result.merged.paired_by),  # why each record that moved was paired
             "git_diff": result.merged.diff_used,
+            "records_with_evidence": result.evidence.records if result.evidence else None,
+            "test_patterns_timed_out": result.evidence.timed_out if result.evidence else None,
+            "test_files_crashed": _crashed(result),
         }))
 
     def lines(self) -> Iterator[Line]:
@@ -126,6 +148,7 @@ class UpdateSummary:
         for record_id, why in result.merged.paired_by.items():
             if by_id[record_id].status == "needs_review":  # a pair a person must look at
                 yield f"paired {record_id}: {why}"
+        yield from _evidence_trouble(result)
         if self.check_only:
             yield f"stale: {len(pending)} files would change" if pending else "up to date"
         elif self.dry_run:

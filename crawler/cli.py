@@ -27,6 +27,7 @@ from crawler._cli_options import (
     cache_dir_option,
     commit_option,
     dry_run_option,
+    evidence_option,
     existing_folder_argument,
     force_option,
     jobs_option,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from rich.progress import ProgressColumn
 
     from crawler.batch.driver import BatchProgress
+    from crawler.pipeline import Progress as RunProgress
 
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 
@@ -175,13 +177,37 @@ def _progress(quiet: bool, columns: tuple[ProgressColumn, ...], total: int | Non
 
 
 @contextmanager
-def files_progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """Files parsed of all to parse."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+def files_progress(quiet: bool) -> Iterator[RunProgress | None]:
+    """A bar per stage of the run (files parsed, test files read, the class pass, assertions
+    matched, records written), each with its count and an estimate of the time left; on a
+    terminal's stderr only, never with -q."""
+    err = _stderr()
+    if quiet or not err.is_terminal:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    columns = (TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with _progress(quiet, columns, None) as update:
-        yield None if update is None else lambda done, total: update(completed=done, total=total)
+    from crawler.pipeline import PARSING  # the pipeline is imported by the command anyway
+
+    columns = (TextColumn("{task.description:<17}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(done: int, total: int, stage: str = PARSING) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
 
 
 @contextmanager
@@ -222,9 +248,7 @@ def main() -> None:
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
-@click.option("--evidence/--no-evidence", default=True, show_default=True,
-              help="Read the test files for assertions on each message (costs their parse; "
-                   "--no-evidence keeps the records' evidence as it is).")
+@evidence_option
 @jobs_option
 @dry_run_option
 @wait_option
@@ -420,12 +444,13 @@ def _require_folder(folder: Path) -> None:
 @jobs_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 if the output is not up to date with the commit.")
+@evidence_option
 @dry_run_option
 @wait_option
 @summary_options
 def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
-           jobs: int | None, check_only: bool, dry_run: bool, wait: float, as_json: bool,
-           quiet: bool) -> None:
+           jobs: int | None, check_only: bool, evidence: bool, dry_run: bool, wait: float,
+           as_json: bool, quiet: bool) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
     Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
@@ -448,7 +473,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
     with files_progress(quiet or as_json) as progress:
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
-                            wait=wait)
+                            wait=wait, evidence=evidence)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)

@@ -332,6 +332,7 @@ class Manifest:
     exception_classes: tuple[dict[str, Any], ...] = ()
     removed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> removed ids
     needs_review: tuple[str, ...] = ()  # ids, wherever they are
+    evidence_digest: str | None = None  # of the test assertions the records' evidence came from
 
 
 def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int = 0) -> str:

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from crawler.batch._worker import SOURCES, TESTS, Listing, RepoTask, ShardOutcome, ShardTask
+from crawler.evidence_stage import evidence_digest
 from crawler.pipeline import Collected
 from crawler.records import SourceFile
 
@@ -79,10 +80,14 @@ class Assembly:
                            for o in self.done[t.key].outcomes), key=lambda o: position[o.path])
         tests = sorted((t for t in self.tasks if t.kind == TESTS), key=lambda t: t.part)
         order = {f.path: i for i, f in enumerate(self.listing.tests)}
-        by_file = sorted((a for t in tests for a in self.done[t.key].assertions),
-                         key=lambda a: order.get(a.path, len(order)))
+        by_file = tuple(sorted((a for t in tests for a in self.done[t.key].assertions),
+                               key=lambda a: order.get(a.path, len(order))))
+        crashed = tuple(sorted((c for t in tests for c in self.done[t.key].crashed),
+                               key=lambda c: order.get(c.path, len(order))))
         seconds = self.seconds + sum(o.seconds for o in self.done.values())
         return Collected(self.listing.pin, self.tasks[0].entry.options, self.listing.total,
                          self.listing.skipped, tuple(outcomes), seconds,
-                         assertions=tuple(by_file), tests_read=self.evidence,
+                         assertions=by_file, tests_read=self.evidence,
+                         tests_crashed=crashed,
+                         evidence_digest=evidence_digest(by_file) if self.evidence else None,
                          notes=self.listing.notes)

@@ -23,8 +23,8 @@ from crawler.errors import CrawlerError
 from crawler.git.pin import pin
 from crawler.parse._forkserver import warm_up
 from crawler.parse.workers import FileOutcome
-from crawler.pipeline import Collected, collect, read_test_files, result_cache, visit_files
-from crawler.records import Pin, SourceFile, TestAssertion
+from crawler.pipeline import PARSING, Collected, collect, read_tests, result_cache, visit_files
+from crawler.records import Pin, Skipped, SourceFile, TestAssertion
 from crawler.selection import select_files, select_test_files
 
 FILES_TOPIC = "crawler-files-parsed"  # Dask event by which workers report files parsed
@@ -88,6 +88,7 @@ class ShardOutcome:
 
     outcomes: tuple[FileOutcome, ...] = ()
     assertions: tuple[TestAssertion, ...] = ()
+    crashed: tuple[Skipped, ...] = ()  # test files whose read crashed or ran out of time
     error: str | None = None
     seconds: float = 0.0
 
@@ -112,9 +113,12 @@ def init_local_worker(counter: Any) -> None:
 _last_done = 0  # files done so far in the task this worker runs (one at a time)
 
 
-def _count_file(done: int, total: int) -> None:
-    """collect's progress callback on a worker: `done` files of this task so far."""
+def _count_file(done: int, total: int, stage: str = PARSING) -> None:
+    """collect's progress callback on a worker: `done` files of this task so far (the batch
+    counts files parsed; the other stages are not told)."""
     global _unsent, _last_done
+    if stage != PARSING:
+        return
     step, _last_done = max(0, done - _last_done), done  # cache hits arrive many at once
     if _files_parsed is not None:
         with _files_parsed.get_lock():
@@ -215,8 +219,9 @@ def _visit_share(task: ShardTask, started: float) -> ShardOutcome:
     with pin(entry.source, task.sha, cache_dir=cache_dir, name=entry.name) as repo:
         files = list(task.files)
         if task.kind == TESTS:
-            found = read_test_files(repo, files, entry.jobs)
-            return ShardOutcome(assertions=tuple(a for f in found for a in f.assertions),
+            # through this worker's evidence cache; the files are test files already chosen
+            found = read_tests(repo, files, entry.options, entry.jobs, cache_dir, None)
+            return ShardOutcome(assertions=found.assertions, crashed=found.crashed,
                                 seconds=time.perf_counter() - started)
         outcomes = visit_files(repo, files, entry.jobs, _count_file, result_cache(cache_dir))
     return ShardOutcome(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)

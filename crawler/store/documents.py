@@ -190,6 +190,8 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
                   for f in manifest.files},
         "removed": {path: list(ids) for path, ids in sorted(manifest.removed.items()) if ids},
         "needs_review": sorted(manifest.needs_review),
+        # absent until a run reads the tests: older manifests and --no-evidence folders
+        **({"evidence_digest": manifest.evidence_digest} if manifest.evidence_digest else {}),
     }
 
 
@@ -230,6 +232,7 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
         exception_classes=tuple(data.get("exception_classes") or ()),
         removed={path: tuple(ids) for path, ids in (data.get("removed") or {}).items()},
         needs_review=tuple(data.get("needs_review") or ()),
+        evidence_digest=data.get("evidence_digest"),
     )
 
 
