@@ -40,6 +40,7 @@ from crawler._cli_options import (
     source_argument,
     summary_options,
     wait_option,
+    web_url_option,
 )
 from crawler._cli_summaries import (
     AdoptSummary,
@@ -166,6 +167,7 @@ def main() -> None:
 @output_option
 @cache_dir_option
 @name_option
+@web_url_option
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
@@ -179,7 +181,7 @@ def main() -> None:
 def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
             include: tuple[str, ...], exclude: tuple[str, ...], include_tests: bool,
             evidence: bool, jobs: int | None, dry_run: bool, wait: float, as_json: bool,
-            quiet: bool) -> None:
+            quiet: bool, web_url: str | None = None) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
     SOURCE is a local repository path, a file://, https:// or ssh URL, or github:OWNER/NAME
@@ -202,7 +204,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
     with files_progress(quiet) as progress:
         result = run_extract(source, ref=ref, output_root=output_root, options=options,
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
-                             dry_run=dry_run, wait=wait, evidence=evidence)
+                             dry_run=dry_run, wait=wait, evidence=evidence, web_url=web_url)
     _show(ExtractSummary(result, dry_run), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
@@ -353,6 +355,7 @@ def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, .
 @output_option
 @cache_dir_option
 @name_option
+@web_url_option
 @jobs_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 if the output is not up to date with the commit.")
@@ -361,7 +364,7 @@ def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, .
 @summary_options
 def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
            jobs: int | None, check_only: bool, dry_run: bool, wait: float, as_json: bool,
-           quiet: bool) -> None:
+           quiet: bool, web_url: str | None = None) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
     Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
@@ -381,7 +384,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
     with files_progress(quiet or as_json) as progress:
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
-                            wait=wait)
+                            wait=wait, web_url=web_url)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)

@@ -105,13 +105,14 @@ def _collect(task: RepoTask, started: float) -> RepoOutcome:
     entry, cache_dir, resolved = task.entry, _path(task.cache_dir), None
     try:
         if task.fresh:
-            with pin(entry.source, entry.ref, cache_dir=cache_dir, name=entry.name) as repo:
+            with pin(entry.source, entry.ref, cache_dir=cache_dir, name=entry.name,
+                     web_url=entry.web_url) as repo:
                 resolved = repo.pin
             if (resolved.slug, resolved.sha) in task.fresh:
                 return RepoOutcome(resolved, seconds=time.perf_counter() - started)
         collected = collect(entry.source, ref=resolved.sha if resolved else entry.ref,
                             options=entry.options, cache_dir=cache_dir, name=entry.name, jobs=1,
-                            progress=_count_file)
+                            progress=_count_file, web_url=entry.web_url)
         if resolved is not None:  # visited at the resolved sha; keep the ref as the user gave it
             collected = replace(collected, pin=resolved)
     except CrawlerError as error:

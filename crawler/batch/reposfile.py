@@ -31,6 +31,7 @@ class RepoEntry:
     options: ExtractOptions
     name: str | None
     output_root: Path
+    web_url: str | None = None  # a self-hosted forge's page of the repository
 
 
 @cache
@@ -85,6 +86,7 @@ def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: 
             ),
             name=raw.get("name"),
             output_root=root,
+            web_url=raw.get("web_url"),
         )
         key = (entry.source, entry.ref, entry.name, entry.output_root.resolve())
         if key in seen:
