@@ -468,8 +468,9 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
 @main.command("export")
 @existing_folder_argument("output")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "sqlite"]), required=True,
-              help="jsonl: one record a line; json: errors/<id>.json and index.json; "
-                   "sqlite: a database datasette serves as it is.")
+              help="jsonl: one record a line; json: errors/<id>.json, index.json and one "
+                   "listing a repository; sqlite: a database datasette serves as it is, with "
+                   "<db>.metadata.json beside it.")
 @click.option("--to", "target", type=click.Path(path_type=Path), default=None,
               help="File or folder to write [default: records.jsonl, export/ or errors.db]; "
                    "'-' writes JSON Lines to stdout; a device or a pipe is written through.")
@@ -485,7 +486,8 @@ def export_command(output: Path, fmt: str, target: Path | None, force: bool, qui
 
     \b
     Example:
-      crawler export output/ --format sqlite --to errors.db && datasette errors.db
+      crawler export output/ --format sqlite --to errors.db
+      datasette serve errors.db -m errors.db.metadata.json   # written beside it
       crawler export output/ --format jsonl --to - | head -1
     """
     from crawler.serve import export
