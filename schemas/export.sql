@@ -138,7 +138,6 @@ CREATE VIRTUAL TABLE annotations_fts USING fts5(
 -- What one error page shows, one row per record.
 CREATE VIEW pages AS
 SELECT r.id,
-       r.rowid AS record_rowid,       -- records_fts's rowid: datasette's search on this view
        r.repo,
        r.exception_name || ': ' || r.template AS title,
        r.exception_class AS exception,
@@ -168,7 +167,8 @@ SELECT r.id,
        r.related_count,
        r.commit_sha,
        r.first_seen,
-       r.removed_in
+       r.removed_in,
+       r.rowid AS record_rowid        -- records_fts's rowid: datasette's search on this view
 FROM records AS r
 JOIN documents AS d ON d.record_id = r.id
 LEFT JOIN annotations AS a ON a.record_id = r.id;

@@ -59,9 +59,9 @@ def metadata(database_name: str) -> dict[str, Any]:
         "databases": {database_name: {
             "tables": {
                 "pages": {**_SEARCH, "facets": ["exception", "path", "kind", "status"],
-                          "label_column": "title",
+                          "facet_size": 8, "label_column": "title",
                           "description": "What one error page shows, one row per record."},
-                "records": {"facets": _FACETS, "label_column": "template",
+                "records": {"facets": _FACETS, "facet_size": 8, "label_column": "template",
                             "description": "One compact row per record; search reads the "
                                            "templates' literal words."},
                 "errors": {**_SEARCH, "facets": ["exception", "status"]},
