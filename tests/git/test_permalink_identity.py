@@ -8,6 +8,7 @@ no file names a path of the extracting machine.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,27 @@ def test_an_older_folder_gets_links_on_update_and_keeps_its_annotations(
     assert block in path.read_text(encoding="utf-8")
     assert (manifest(folder)["source"], manifest(folder)["forge"]) == ("https://github.com/o/n", "github")
     no_machine_path(folder, library)
+
+
+def test_a_removed_record_of_an_older_folder_takes_the_identity_too(library: GitRepo,
+                                                                   tmp_path: Path) -> None:
+    """Its link points at the commit it was last read at; it stays removed, annotation kept."""
+    out = tmp_path / "out"
+    library.write("pkg/gone.py", "def f():\n    raise KeyError('gone soon')\n")
+    first = library.commit("two files")
+    run("extract", str(library.path), "-o", str(out), "--name", "github.com/o/n")
+    folder = out / "github.com" / "o" / "n"
+    [gone] = [p for p in (folder / "errors").glob("*.yaml") if "gone soon" in p.read_text(encoding="utf-8")]
+    block = annotate(gone, "kept while removed")
+    library.remove("pkg/gone.py")
+    library.commit("one file")
+    run("update", str(library.path), "-o", str(out), "--name", "github.com/o/n")
+    for path in [*(folder / "errors").glob("*.yaml"), folder / "manifest.yaml"]:
+        text = re.sub(r"url: https://\S+", "url: null", path.read_text(encoding="utf-8"))
+        path.write_text(text.replace("https://github.com/o/n", "github.com/o/n")
+                        .replace("forge: github\n", ""), encoding="utf-8")
+    run("update", str(library.path), "-o", str(out), "--name", "github.com/o/n")
+    record = yaml.safe_load(gone.read_text(encoding="utf-8"))
+    assert (record["status"], record["extracted"]["repo"]) == ("removed", "https://github.com/o/n")
+    assert record["extracted"]["url"] == f"https://github.com/o/n/blob/{first}/pkg/gone.py#L2"
+    assert block in gone.read_text(encoding="utf-8")
