@@ -256,7 +256,7 @@ def datasette(output_root: Path, tmp_path: Path) -> Iterator[str]:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        for _ in range(300):  # 30 s: a loaded machine starts it slowly
             try:
                 urllib.request.urlopen(base + "/-/versions.json", timeout=1).read()
                 break
