@@ -43,6 +43,12 @@ name_option = click.option(
     help="Override the output identity: HOST/OWNER/NAME, OWNER/NAME or NAME "
          "(`update` needs the one `extract` was given).")
 
+web_url_option = click.option(
+    "--web-url", default=None, metavar="URL",
+    help="The repository's web page on a self-hosted forge (https://HOST/OWNER/NAME): its "
+         "identity and the records' permalinks (GitLab-shaped unless the host says Gitea, "
+         "Forgejo or GitHub); `update` needs the one `extract` was given.")
+
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None,
     help="Worker processes [default: all cores].")

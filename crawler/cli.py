@@ -38,6 +38,7 @@ from crawler._cli_options import (
     source_argument,
     summary_options,
     wait_option,
+    web_url_option,
 )
 from crawler._cli_summaries import (
     AdoptSummary,
@@ -245,6 +246,7 @@ def main() -> None:
 @output_option
 @cache_dir_option
 @name_option
+@web_url_option
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
@@ -256,7 +258,7 @@ def main() -> None:
 def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
             include: tuple[str, ...], exclude: tuple[str, ...], include_tests: bool,
             evidence: bool, jobs: int | None, dry_run: bool, wait: float, as_json: bool,
-            quiet: bool) -> None:
+            quiet: bool, web_url: str | None = None) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
     SOURCE is a local repository path, a file://, https:// or ssh URL, or github:OWNER/NAME
@@ -282,7 +284,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
     with files_progress(quiet) as progress:
         result = run_extract(source, ref=ref, output_root=output_root, options=options,
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
-                             dry_run=dry_run, wait=wait, evidence=evidence)
+                             dry_run=dry_run, wait=wait, evidence=evidence, web_url=web_url)
     _show(ExtractSummary(result, dry_run), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
@@ -441,6 +443,7 @@ def _require_folder(folder: Path) -> None:
 @output_option
 @cache_dir_option
 @name_option
+@web_url_option
 @jobs_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 if the output is not up to date with the commit.")
@@ -450,7 +453,7 @@ def _require_folder(folder: Path) -> None:
 @summary_options
 def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
            jobs: int | None, check_only: bool, evidence: bool, dry_run: bool, wait: float,
-           as_json: bool, quiet: bool) -> None:
+           as_json: bool, quiet: bool, web_url: str | None = None) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
     Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
@@ -473,7 +476,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
     with files_progress(quiet or as_json) as progress:
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
-                            wait=wait, evidence=evidence)
+                            wait=wait, evidence=evidence, web_url=web_url)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
@@ -558,8 +561,9 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
 @main.command("export")
 @existing_folder_argument("output")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "sqlite"]), required=True,
-              help="jsonl: one record a line; json: errors/<id>.json and index.json; "
-                   "sqlite: a database datasette serves as it is.")
+              help="jsonl: one record a line; json: errors/<id>.json, index.json and one "
+                   "listing a repository; sqlite: a database datasette serves as it is, with "
+                   "<db>.metadata.json beside it.")
 @click.option("-o", "--output", "--to", "target", type=click.Path(path_type=Path), default=None,
               help=OUTPUT_HELP)
 @force_option
@@ -578,7 +582,8 @@ def export_command(output: Path, fmt: str, target: Path | None, force: bool, as_
 
     \b
     Example:
-      crawler export output/ --format sqlite -o errors.db && datasette errors.db
+      crawler export output/ --format sqlite -o errors.db
+      datasette serve errors.db -m errors.db.metadata.json   # written beside it
       crawler export output/ --format jsonl -o - | head -1
     """
     from crawler.serve import export

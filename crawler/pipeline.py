@@ -257,7 +257,8 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
             progress: Progress | None = None, evidence: bool = True,
             blocks: SiteBlocks | None = None,
             diff_from: Callable[[Pin], str | None] | None = None,
-            again: Callable[[PinnedRepo], Collected | None] | None = None) -> Collected:
+            again: Callable[[PinnedRepo], Collected | None] | None = None,
+            web_url: str | None = None) -> Collected:
     """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere.
 
     With `evidence`, the repository's test files are parsed too, for the assertions that name
@@ -268,7 +269,7 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     """
     started = time.perf_counter()
     warm_up()  # while the commit is pinned and the cache asked
-    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+    with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
         changed = again(repo) if again is not None else None
         if changed is not None:
             return changed
@@ -355,7 +356,9 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
     started = time.perf_counter()
     chosen, skipped, total = select_files(repo.list_files(), previous.options)
     old = {entry.path: entry for entry in previous.files}
-    same_crawler = previous.crawler_version == __version__
+    # A new crawler, or a new identity (web URL or permalink shape), rewrites every record.
+    same_crawler = (previous.crawler_version == __version__ and previous.pin.repo == repo.pin.repo
+                    and previous.pin.forge == repo.pin.forge)
     kept = [old[f.path] for f in chosen if same_crawler and f.path in old
             and old[f.path].blob == f.blob and f.path not in reread]
     kept_paths = {entry.path for entry in kept}
@@ -429,9 +432,11 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         notes.extend([problem] if problem else [])
         if previous is not None and previous.pin.sha == collected.pin.sha:
             # The same commit, maybe under another name or source spelling: nothing moved, so the
-            # manifest keeps the pin it has (gaining the root an older one lacks).
+            # manifest keeps the pin it has (gaining the root an older one lacks, and taking
+            # this run's web URL and permalink shape: the identity an older one lacked).
             collected = replace(collected, pin=replace(
-                previous.pin, root=previous.pin.root or collected.pin.root))
+                previous.pin, root=previous.pin.root or collected.pin.root,
+                web_url=collected.pin.web_url, forge=collected.pin.forge))
         pinned = collected.pin
         resolved = _class_pass(collected, previous, _stage(progress, CLASSES))
         if collected.kept and collected.outcomes:
@@ -652,7 +657,8 @@ def _set_aside(collected: Collected, previous: Manifest | None) -> SetAside:
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
-            dry_run: bool = False, wait: float = 0.0, evidence: bool = True) -> RunResult:
+            dry_run: bool = False, wait: float = 0.0, evidence: bool = True,
+            web_url: str | None = None) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
@@ -676,7 +682,7 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
 
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
-                        diff_from=folder_commit, again=only_changes)
+                        diff_from=folder_commit, again=only_changes, web_url=web_url)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
                    progress=progress)
     return replace(result, seconds=time.perf_counter() - started)
@@ -685,7 +691,7 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
 def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
            progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0,
-           evidence: bool = True) -> RunResult:
+           evidence: bool = True, web_url: str | None = None) -> RunResult:
     """Move an existing output folder to `ref`, reading again only the files that changed.
 
     With `evidence`, the test files are read too (from the evidence cache, but for those that
@@ -693,7 +699,7 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin and the manifest's load
     store = StoreContext(load_cache(cache_dir))
-    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+    with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
         folder = output_folder(output_root, repo.pin)
         previous = load_manifest(folder, store.loads)
         if previous is None:

@@ -45,6 +45,7 @@ class Pin:
     web_url: str | None = None  # https://host/owner/name, None without a network remote
     reachable: bool = True  # False: the commit is on no branch or tag (maybe a fork's object)
     root: str | None = None  # first commit of the pinned history (first parents); None: unknown
+    forge: str | None = None  # permalinks' shape where the web URL's host does not say it
 
     @property
     def slug(self) -> str:
@@ -55,6 +56,22 @@ class Pin:
     def repo(self) -> str:
         """How records name the repository: its web URL, else local/owner/name."""
         return self.web_url or self.slug
+
+    @property
+    def public_source(self) -> str:
+        """The source as written to files: a network address as given (without credentials),
+        else the repository's identity; a path of the extracting machine is never written."""
+        return self.source if is_network_address(self.source) else self.repo
+
+
+def is_network_address(source: str) -> bool:
+    """A URL a server answers (https, ssh, git), an scp-like `user@host:path`, or `github:O/N`."""
+    if "://" in source:
+        return source.split("://", 1)[0].lower() in ("https", "http", "ssh", "git", "git+ssh", "ssh+git")
+    if source.lower().startswith(("github:", "gh:")):
+        return True
+    before, colon, _ = source.partition(":")
+    return bool(colon) and "/" not in before and ("@" in before or "." in before)
 
 
 @dataclass(frozen=True)

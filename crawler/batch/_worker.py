@@ -187,7 +187,8 @@ def _collect(task: RepoTask, started: float) -> RepoOutcome:
     branch that moves meanwhile cannot mix two commits.
     """
     entry, cache_dir = task.entry, _path(task.cache_dir)
-    with pin(entry.source, entry.ref, cache_dir=cache_dir, name=entry.name) as repo:
+    with pin(entry.source, entry.ref, cache_dir=cache_dir, name=entry.name,
+             web_url=entry.web_url) as repo:
         resolved = repo.pin
         if (resolved.slug, resolved.sha) in task.fresh:
             return RepoOutcome(resolved, seconds=time.perf_counter() - started)
@@ -196,7 +197,8 @@ def _collect(task: RepoTask, started: float) -> RepoOutcome:
         return RepoOutcome(resolved, listing=listing, seconds=time.perf_counter() - started)
     collected = collect(entry.source, ref=resolved.sha, options=entry.options,
                         cache_dir=cache_dir, name=entry.name, jobs=entry.jobs,
-                        progress=_count_file, evidence=entry.evidence)
+                        progress=_count_file, evidence=entry.evidence,
+                        web_url=entry.web_url)
     collected = replace(collected, pin=resolved)  # keep the ref as the user gave it
     return RepoOutcome(resolved, collected, seconds=time.perf_counter() - started)
 
@@ -216,7 +218,8 @@ def _visit_share(task: ShardTask, started: float) -> ShardOutcome:
     """Visit one share of a repository at its pinned commit, fetched into this worker's cache."""
     entry, cache_dir = task.entry, _path(task.cache_dir)
     warm_up()  # while the commit is pinned
-    with pin(entry.source, task.sha, cache_dir=cache_dir, name=entry.name) as repo:
+    with pin(entry.source, task.sha, cache_dir=cache_dir, name=entry.name,
+             web_url=entry.web_url) as repo:
         files = list(task.files)
         if task.kind == TESTS:
             # through this worker's evidence cache; the files are test files already chosen

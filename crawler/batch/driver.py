@@ -33,7 +33,7 @@ from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.source import redact
 from crawler.pipeline import RunResult, apply, load_cache, output_folder
-from crawler.records import Pin
+from crawler.records import Pin, is_network_address
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext
 
@@ -179,8 +179,11 @@ class _Driver:
         batch = uuid.uuid4().hex[:8]  # task keys unique on a cluster that other batches share
         tasks = []
         for entry in self.entries.values():
-            # The manifest holds the source as pin redacts it: no token from a URL.
-            candidates = by_source.get(redact(entry.source), [])
+            # The manifest holds the source as pin redacts it: no token from a URL. A local path
+            # is never written, so its candidates are the folders under its output root (the
+            # worker checks the slug).
+            candidates = by_source.get(redact(entry.source), []) if is_network_address(
+                entry.source) else [k for k in self.known.values() if entry.output_root in k.folder.parents]
             fresh = tuple(
                 (k.slug, k.sha) for k in candidates
                 if k.folder == entry.output_root / k.slug and k.options == entry.options

@@ -34,6 +34,7 @@ class RepoEntry:
     evidence: bool = True  # read the test files for the assertions that name an error
     jobs: int = 1  # parser processes per worker for this repository
     split_files: int | None = None  # files past which it is shared out over tasks; None: never
+    web_url: str | None = None  # a self-hosted forge's page of the repository
 
 
 SPLIT_FILES = 500  # default `split_files`: about 15 CPU-seconds of parsing per task
@@ -95,6 +96,7 @@ def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: 
             evidence=field.get("evidence", True),
             jobs=field.get("jobs", 1),
             split_files=field.get("split_files", split_files) or None,
+            web_url=raw.get("web_url"),
         )
         key = (entry.source, entry.ref, entry.name, entry.output_root.resolve())
         if key in seen:

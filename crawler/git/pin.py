@@ -63,6 +63,7 @@ def pin(
     *,
     cache_dir: Path | None = None,
     name: str | None = None,
+    web_url: str | None = None,  # a self-hosted forge's page of the repository: its identity
     blob_limit: int | None = MAX_FILE_BYTES,  # blobs a run would not parse are not fetched
 ) -> PinnedRepo:
     """Resolve `ref` in `source` to a full commit sha and open that commit for reading.
@@ -70,7 +71,7 @@ def pin(
     `blob_limit` (bytes) is the fetch's size filter for remotes; None fetches every blob.
     """
     check_ref(ref, redact(source))  # before any git runs, even discovery
-    spec = parse_source(source, name=name)
+    spec = parse_source(source, name=name, web_url=web_url)
     store: Store | None = None
     root: str | None = None  # a network remote's shallow snapshots do not know it
     if spec.kind == "local":
@@ -93,7 +94,8 @@ def pin(
             finally:
                 source_repo.close()
     record = Pin(source=redact(source), host=spec.host, owner=_owner(spec, root), name=spec.name,
-                 ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable, root=root)
+                 ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable, root=root,
+                 forge=spec.forge)
     return PinnedRepo(record, repo, spec=spec, store=store)
 
 

@@ -168,7 +168,7 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "crawler_version": manifest.crawler_version,
-        "source": pin.source,
+        "source": pin.public_source,  # never a path of the extracting machine
         "repo": pin.repo,
         "host": pin.host,
         "owner": pin.owner,
@@ -177,6 +177,7 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
         "commit": pin.sha,
         "reachable": pin.reachable,
         "root": pin.root,
+        "forge": pin.forge,
         "options": {
             "include": list(manifest.options.include),
             "exclude": list(manifest.options.exclude),
@@ -219,7 +220,8 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
         pin=Pin(source=data["source"], host=data["host"], owner=data["owner"], name=data["name"],
                 ref=data["ref"], sha=data["commit"],
                 web_url=data["repo"] if data["repo"].startswith("http") else None,
-                reachable=data["reachable"], root=data.get("root")),  # None: unknown, or older
+                reachable=data["reachable"], root=data.get("root"),  # None: unknown, or older
+                forge=data.get("forge")),
         crawler_version=data["crawler_version"],
         options=ExtractOptions(include=tuple(options["include"]), exclude=tuple(options["exclude"]),
                                include_tests=options["include_tests"],
