@@ -231,7 +231,7 @@ def test_progress_goes_to_stderr_on_a_terminal_and_stdout_stays_clean(
     from crawler import cli
 
     terminal = io.StringIO()
-    monkeypatch.setattr(cli, "_err", Console(file=terminal, force_terminal=True, width=120))
+    monkeypatch.setattr(cli, "_stderr", lambda: Console(file=terminal, force_terminal=True, width=120))
     runner = CliRunner()
     result = runner.invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"),
                                       "--json"])

@@ -158,7 +158,11 @@ def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
     try:
         with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
             connection.row_factory = sqlite3.Row
-            rows = connection.execute("SELECT * FROM records ORDER BY repo, id").fetchall()
+            # the qualified name is the exception class's (null where it is not known)
+            rows = connection.execute(
+                "SELECT r.*, c.qualname AS exception_qualname FROM records AS r"
+                " LEFT JOIN exception_classes AS c ON c.repo = r.repo AND c.name = r.exception_class"
+                " ORDER BY r.repo, r.id").fetchall()
     except sqlite3.Error as error:
         raise OutputError(f"{db}: cannot read the records of the database ({error}); export it "
                           "again with `crawler export --format sqlite`") from error
