@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crawler import __version__
-from crawler.catalogue import classes, factories, holdback
+from crawler.catalogue import classes, factories, holdback, releases
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
@@ -35,6 +35,7 @@ from crawler.records import (
     Manifest,
     Pin,
     RaiseSite,
+    Releases,
     Skipped,
     SourceFile,
     TestAssertion,
@@ -329,7 +330,7 @@ def _earlier_local_folder(root: Path, pinned: Pin, previous: Manifest | None) ->
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
           previous: Manifest | None = None, wait: float = 0.0,
-          store: StoreContext | None = None) -> RunResult:
+          store: StoreContext | None = None, release: str | None = None) -> RunResult:
     """Merge what was collected into the repository's output folder: the driver's part.
 
     The whole read-merge-write runs under the folder's lock (shared for a dry run). A full run
@@ -339,7 +340,9 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     Records are the truth: leftovers of a killed run are removed, and a record file that cannot
     be loaded is left as it is, with its source file held back. The `store` context's loads keep
     the checked loads of record files across runs, and learn the files this run writes (see
-    `load_cache`); its blocks hold the sites rendered ahead (see `collect`).
+    `load_cache`); its blocks hold the sites rendered ahead (see `collect`). `release` names
+    the release tag the pin is, for `crawler history`; a folder that history built keeps its
+    records' release history at every run (`releases.mark_step`).
     """
     started = time.perf_counter()
     store = store if store is not None else StoreContext()
@@ -388,11 +391,13 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                             aside=_set_aside(collected, previous), full=full,
                             assertions=collected.assertions if collected.tests_read else None,
                             lines=lines)
+        merged, walked = _release_step(merged, plan.existing, previous, pinned, release)
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())
         if plan.held:
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
+        manifest = replace(manifest, releases=walked)
         unchanged = set() if full else set(merged.unchanged)
         changes = [r for r in merged.records if r.id not in unchanged]
         # Only the records whose text changes, each rendered once and its file read once.
@@ -417,6 +422,20 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
                      evidence=merged.evidence)
+
+
+def _release_step(merged: MergeResult, existing: Iterable[ErrorRecord], previous: Manifest | None,
+                  pinned: Pin, release: str | None) -> tuple[MergeResult, Releases | None]:
+    """The records' release history moved on by this run, when it is a walk's step or the
+    folder was built by one; records it changes are written even where the merge left them."""
+    before = previous.releases if previous is not None else None
+    if release is None and before is None:
+        return merged, None
+    step = releases.Step(release, pinned.sha, before or Releases())
+    marked, walked = releases.mark_step(merged.records, {r.id: r for r in existing}, step)
+    touched = {new.id for old, new in zip(merged.records, marked) if new is not old}
+    return replace(merged, records=tuple(marked),
+                   unchanged=tuple(i for i in merged.unchanged if i not in touched)), walked
 
 
 def _diff_from(collected: Collected, previous: Manifest | None, notes: list[str],
@@ -496,7 +515,8 @@ def _set_aside(collected: Collected, previous: Manifest | None) -> SetAside:
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
-            dry_run: bool = False, wait: float = 0.0, evidence: bool = True) -> RunResult:
+            dry_run: bool = False, wait: float = 0.0, evidence: bool = True,
+            release: str | None = None) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
@@ -513,14 +533,15 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
                         diff_from=folder_commit)
-    result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store)
+    result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
+                   release=release)
     return replace(result, seconds=time.perf_counter() - started)
 
 
 def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
-           progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0
-           ) -> RunResult:
+           progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0,
+           release: str | None = None) -> RunResult:
     """Move an existing output folder to `ref`, reading again only the files that changed."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin and the manifest's load
@@ -536,9 +557,10 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
         check_same_repository(str(folder), previous, repo.pin)  # before any file is read
         collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                     progress=progress, blocks=store.blocks,
-                                    reread=_paths_of(previous, _missing_ids(folder, previous)))
+                                    reread=_paths_of(previous, _missing_ids(folder, previous)
+                                                     | _unreleased(previous, release)))
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
-                   store=store)
+                   store=store, release=release)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 
@@ -594,6 +616,14 @@ def _missing_ids(folder: Path, previous: Manifest | None) -> set[str]:
     errors = folder / ERRORS_DIR
     present = {name[:-5] for name in os.listdir(errors)} if errors.is_dir() else set()
     return listed - present
+
+
+def _unreleased(previous: Manifest, release: str | None) -> set[str]:
+    """At a release step, the records whose wording came after the last release: their files
+    are merged again (from the cache), so that the step gives them their first release."""
+    if release is None or previous.releases is None:
+        return set()
+    return set(previous.releases.unreleased)
 
 
 def _paths_of(previous: Manifest | None, ids: set[str]) -> frozenset[str]:
