@@ -394,6 +394,8 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 @source_argument
 @click.option("--tags", required=True, metavar="GLOB",
               help="The release tags to walk, as a glob of their names: 'v*', 'jax-v*'.")
+@click.option("--since", default=None, metavar="TAG",
+              help="Start the walk at this release tag (one the glob selects).")
 @commit_option
 @output_option
 @cache_dir_option
@@ -402,7 +404,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
               help="Read the test files for evidence at the first tag of a new folder.")
 @jobs_option
 @summary_options
-def history(source: str, tags: str, ref: str, output_root: Path, cache_dir: Path | None,
+def history(source: str, tags: str, since: str | None, ref: str, output_root: Path, cache_dir: Path | None,
             name: str | None, evidence: bool, jobs: int | None, as_json: bool, quiet: bool
             ) -> None:
     """Walk SOURCE's release tags in version order, then --commit: each record learns the
@@ -416,18 +418,18 @@ def history(source: str, tags: str, ref: str, output_root: Path, cache_dir: Path
     \b
     Example:
       crawler history . --tags 'v*'
-      crawler history jax-ml/jax --tags 'jax-v*' --commit main --no-evidence
+      crawler history jax-ml/jax --tags 'jax-v*' --since jax-v0.4.32 --no-evidence
     """
     warm_up()  # the workers' imports overlap ours and the pin
     from crawler.history import TagStep, walk_releases
 
     def report(step: TagStep) -> None:
-        if not (quiet or as_json):
+        if not quiet:  # on stderr: --json keeps stdout for the summary
             click.echo(HistorySummary.step_line(step), err=True)
 
     result = walk_releases(source, tags=tags, ref=ref, output_root=output_root,
                            cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence,
-                           on_step=report)
+                           since=since, on_step=report)
     _show(HistorySummary(result), as_json, quiet)
     if result.steps:
         _echo_notes(result.steps[-1].result.notes, quiet)

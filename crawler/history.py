@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.catalogue.releases import Walk, plan_walk
+from crawler.catalogue.releases import Walk, order_tags, plan_walk
 from crawler.errors import RefError
 from crawler.git.pin import pin
 from crawler.git.tags import list_tags
@@ -51,10 +51,11 @@ class HistoryResult:
 def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Path = Path("output"),
                   options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
                   name: str | None = None, jobs: int | None = None, evidence: bool = True,
+                  since: str | None = None,
                   on_step: Callable[[TagStep], None] | None = None) -> HistoryResult:
-    """Walk the tags matching `tags` after those walked before, then `ref` (unless `ref` is one
-    of the tags: the walk ends there). Plain arguments: a batch worker or a Dask task can run it
-    whole, where the output folder is."""
+    """Walk the tags matching `tags` (from `since`, one of them) after those walked before, then
+    `ref` (unless `ref` is one of the tags: the walk ends there). Plain arguments: a batch
+    worker or a Dask task can run it whole, where the output folder is."""
     started = time.perf_counter()
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         found = list_tags(repo, tags)
@@ -62,9 +63,13 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     if not found:
         raise RefError(f"[{repo.pin.source}] no tag matches {tags!r}; list them with "
                        "`git tag -l` and give --tags a glob that matches the releases")
+    walk = order_tags(found)
+    if since is not None and since not in {tag.name for tag in walk.tags}:
+        raise RefError(f"[{repo.pin.source}] --since {since!r} is not one of the release tags "
+                       f"that {tags!r} selects; give one of them")
     previous = load_manifest(folder)
     walk = plan_walk(found, previous.releases if previous is not None else None,
-                     stop_at=ref if ref in {tag.name for tag in found} else None)
+                     stop_at=ref if ref in {tag.name for tag in found} else None, since=since)
     targets: list[str | None] = [tag.name for tag in walk.tags]
     if ref not in {tag.name for tag in found}:
         targets.append(None)  # the end commit, which is no release

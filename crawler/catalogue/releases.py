@@ -103,13 +103,18 @@ def order_tags(tags: Iterable[ReleaseTag]) -> Walk:
     return Walk(tuple(tag for _, tag in ordered), ignored)
 
 
-def plan_walk(tags: Iterable[ReleaseTag], walked: Releases | None, stop_at: str | None = None
-              ) -> Walk:
-    """The tags still to walk: those after the last one walked before (a tag that sorts before
-    it is left out: the walk never goes back), up to `stop_at` when it is one of them."""
+def plan_walk(tags: Iterable[ReleaseTag], walked: Releases | None, stop_at: str | None = None,
+              since: str | None = None) -> Walk:
+    """The tags still to walk: from `since` (one of them) on, those after the last one walked
+    before (a tag that sorts before it is left out: the walk never goes back), up to
+    `stop_at` when it is one of them."""
     walk = order_tags(tags)
     todo = list(walk.tags)
     ignored = list(walk.ignored)
+    if since is not None:
+        start = [tag.name for tag in todo].index(since)
+        ignored += [(tag.name, f"before {since}, where the walk starts") for tag in todo[:start]]
+        todo = todo[start:]
     if walked is not None and walked.walked:
         done = {release.tag for release in walked.walked}
         last = walked.walked[-1].tag
