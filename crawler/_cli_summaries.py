@@ -296,9 +296,19 @@ class LookupSummary:
             yield from _hit_lines(match.exact, f"{match.record.id}  {site.exception}  "
                                   f"{site.path}:{site.line}  ({site.message.kind}, score {match.score})",
                                   site.message.template, match.captures)
+            if match.wording is not None:
+                yield _wording_line(match.wording)
         for hit in self.hits:
             yield from _hit_lines(hit.exact, f"{hit.id}  {hit.exception}  {hit.path}:{hit.line}",
                                   hit.template, {})
+
+
+def _wording_line(wording: Any) -> str:
+    """A past wording that matched: the releases that printed it, or the one the site left in."""
+    printed = f"{wording.template!r}, printed by {wording.first or '?'} to {wording.last or 'now'}"
+    if wording.removed:
+        return f"    removed: last in {wording.last or 'no release'}; matched {printed}"
+    return f"    an old wording: matched {printed}; it reads as above today"
 
 
 def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any]) -> Iterator[str]:

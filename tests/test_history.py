@@ -15,6 +15,8 @@ The history (tags in the order made; version order differs from name order):
 from __future__ import annotations
 
 import shutil
+import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,8 @@ from click.testing import CliRunner
 from crawler.cli import main
 from crawler.history import HistoryResult, walk_releases
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
+from crawler.serve.export import export
+from crawler.serve.lookup import LookupIndex, load_records
 from crawler.store import manifest_file, record_files
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate
@@ -223,6 +227,12 @@ def test_a_new_release_is_walked_alone_and_untouched_records_keep_their_bytes(
     manifest = manifest_file.load_manifest(folder)
     assert manifest is not None and manifest.releases is not None
     assert manifest.releases.walked[-1].tag == "v0.12.0" and manifest.releases.unreleased == ()
+    # a removed record is found by its message, marked with the release it was last in
+    found = CliRunner().invoke(main, ["lookup", "OSError: new error", str(tmp_path / "out")])
+    assert found.exit_code == 0, found.output
+    assert found.output.splitlines()[0].startswith(f"= {records['new error'].id}  OSError")
+    assert "    removed: last in v0.11.0; matched 'new error', printed by v0.10.0rc1 to v0.11.0" \
+        in found.output.splitlines()
 
 
 def test_a_glob_that_matches_no_tag_is_one_line_and_exit_1(walked: Walked, tmp_path: Path) -> None:
@@ -232,3 +242,46 @@ def test_a_glob_that_matches_no_tag_is_one_line_and_exit_1(walked: Walked, tmp_p
     assert "no tag matches 'release-*'" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_message_an_old_release_printed_finds_its_record_first(walked: Walked) -> None:
+    records, problems = load_records(walked.root)
+    index = LookupIndex(records)
+    [first, *_] = index.lookup("ValueError: negative size -3")
+    assert first.record.site.message.template == "size {x} is negative"
+    assert first.wording is not None and first.captures == {"x": "-3"}
+    assert (first.wording.first, first.wording.last, first.wording.removed) == (
+        "v0.9.0", "v0.9.0", False)
+    [middle, *_] = index.lookup("size must be non-negative, got -1")
+    assert middle.record.id == first.record.id and middle.wording is not None
+    assert middle.wording.first == middle.wording.last == "v0.10.0rc1"
+    [today, *_] = index.lookup("size -3 is negative")  # today's wording: no mark
+    assert today.record.id == first.record.id and today.wording is None
+    assert problems == []
+
+
+def test_lookup_prints_the_releases_that_printed_an_old_wording(walked: Walked) -> None:
+    result = CliRunner().invoke(main, ["lookup", "negative size 7", str(walked.root)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1:3] == ["    size {x} is negative", "    x = '7'"]
+    assert lines[3] == ("    an old wording: matched 'negative size {x}', printed by v0.9.0 to "
+                        "v0.9.0; it reads as above today")
+
+
+def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,
+                                                              tmp_path: Path) -> None:
+    target = tmp_path / "errors.sqlite"
+    export(walked.root, "sqlite", target)
+    with closing(sqlite3.connect(target)) as db:
+        versions = dict(((i, (f, last)) for i, f, last in db.execute("SELECT * FROM versions")))
+        wordings = db.execute("SELECT record_id, position, template, first_release, "
+                              "last_release, exception, path FROM wordings "
+                              "ORDER BY record_id, position").fetchall()
+    records = walked.records()
+    assert versions == {i: (r.versions.first, r.versions.last) for i, r in records.items()
+                        if r.versions is not None}
+    assert len(versions) == len(records) == 6
+    expected = sorted((i, n, *span) for i, r in records.items()
+                      for n, span in enumerate(spans(r)))
+    assert wordings == expected and len(wordings) == 11

@@ -26,9 +26,10 @@ from crawler.git.permalink import permalink
 from crawler.records import REMOVED, SCHEMA_VERSION, ErrorRecord, Manifest
 from crawler.regexes import BoundedRegex, Budget
 from crawler.serve import export_target
+from crawler.serve.export_versions import insert_versions
 from crawler.serve.review import load_output_folders
 from crawler.store.atomic import sync_folder, write_atomic
-from crawler.store.documents import extracted_data, history_data
+from crawler.store.documents import extracted_data, history_data, versions_data
 from crawler.store.plain_files import refuse_links_below, refuse_replacing, text_or_none
 from crawler.store.repo_output import REBUILT
 from crawler.store.schemas import SCHEMA_DIR
@@ -99,6 +100,7 @@ def record_document(record: ErrorRecord) -> dict[str, Any]:
         "extracted": extracted_data(record),
         "annotation": record.annotation.data,
         "history": history_data(record.history),
+        **versions_data(record.versions),
     }
 
 
@@ -274,6 +276,7 @@ def _fill(db: sqlite3.Connection, repositories: Sequence[Repository]) -> int:
                      record.status == REMOVED)] += 1
             count += 1
         _insert_classes(db, pin.repo, classes)
+    insert_versions(db, (record for _, record in _records(repositories)))  # `crawler history`
     db.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")
     db.execute("INSERT INTO annotations_fts(annotations_fts) VALUES ('rebuild')")
     return count

@@ -18,11 +18,12 @@ import difflib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from crawler.records import REMOVED, ErrorRecord
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+from crawler.serve.old_wordings import OldWordings, PastWording
 from crawler.serve.review import load_output_folders
 
 # `ValueError: text`, `pkg.errors.BadThing: text`: a traceback's last line.
@@ -44,6 +45,7 @@ class Match:
     score: float  # literal characters matched; for a close one, similarity in [0, 1]
     exact: bool
     captures: dict[str, str] = field(default_factory=dict)
+    wording: PastWording | None = None  # set when a past wording matched, not today's
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class LookupIndex:
     """Records made ready for many lookups: regexes compiled, literal runs and words indexed."""
 
     def __init__(self, records: Iterable[ErrorRecord], include_removed: bool = False) -> None:
+        records = list(records)
+        self.old_wordings = OldWordings(records)  # past releases' wordings, removed records'
         self.entries: list[_Entry] = []
         self._words: dict[str, list[int]] = {}
         for record in records:
@@ -114,11 +118,17 @@ class LookupIndex:
                 score = len(text) - sum(end - start for start, end in found.spans if start >= 0)
                 if score > 0 and (number not in best or best[number].score < score):
                     best[number] = Match(entry.record, score, True, dict(found.captures))
-        if best:
-            ranked = sorted(best.values(), key=lambda m: _order(m, exception))
+        every = [*best.values(), *self._past(texts, budget, {m.record.id for m in best.values()})]
+        if every:
+            ranked = sorted(every, key=lambda m: _order(m, exception))
             return Answer(tuple(ranked[:limit]), tuple(timed_out))
         return Answer(tuple(self._closest(texts[0][:CLOSEST_TEXT], exception, closest)),
                       tuple(timed_out))
+
+    def _past(self, texts: Sequence[str], budget: Budget, matched: set[str]) -> list[Match]:
+        """Records a past wording matches, that today's did not."""
+        return [Match(m.record, m.score, True, m.captures, wording=m.wording)
+                for m in self.old_wordings.matches(texts, budget) if m.record.id not in matched]
 
     def _closest(self, text: str, exception: str | None, limit: int) -> list[Match]:
         shared: Counter[int] = Counter()
@@ -245,6 +255,7 @@ def describe(matches: Sequence[Match]) -> list[dict[str, object]]:
             "template": m.record.site.message.template,
             "captures": m.captures,
             "url": m.record.url,
+            **({"wording": asdict(m.wording)} if m.wording is not None else {}),
         }
         for m in matches
     ]
