@@ -39,6 +39,11 @@ name_option = click.option(
     help="Override the output identity: HOST/OWNER/NAME, OWNER/NAME or NAME "
          "(`update` needs the one `extract` was given).")
 
+evidence_option = click.option(
+    "--evidence/--no-evidence", default=True, show_default=True,
+    help="Read the test files for assertions on each message (costs their parse; "
+         "--no-evidence keeps the records' evidence as it is).")
+
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None,
     help="Worker processes [default: all cores].")

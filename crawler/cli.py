@@ -30,6 +30,7 @@ from crawler._cli_options import (
     cache_dir_option,
     commit_option,
     dry_run_option,
+    evidence_option,
     existing_folder_argument,
     force_option,
     jobs_option,
@@ -170,9 +171,7 @@ def main() -> None:
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
-@click.option("--evidence/--no-evidence", default=True, show_default=True,
-              help="Read the test files for assertions on each message (costs their parse; "
-                   "--no-evidence keeps the records' evidence as it is).")
+@evidence_option
 @jobs_option
 @dry_run_option
 @wait_option
@@ -400,8 +399,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 @output_option
 @cache_dir_option
 @name_option
-@click.option("--evidence/--no-evidence", default=True, show_default=True,
-              help="Read the test files for evidence at the first tag of a new folder.")
+@evidence_option
 @jobs_option
 @summary_options
 def history(source: str, tags: str, since: str | None, ref: str, output_root: Path, cache_dir: Path | None,
@@ -413,7 +411,8 @@ def history(source: str, tags: str, since: str | None, ref: str, output_root: Pa
     Tags that name a version walk in PEP 440 order and the others are left out; when none
     names a version, they walk by tag date. Each step is an `update` from the tag before (the
     same matching; annotations are never touched). The manifest lists the tags walked, so a
-    run after a new release walks only the new tags. One line per tag on stderr.
+    run after a new release walks only the new tags. Test files are read for evidence only
+    by the first step of a new folder, a full extract. One line per tag on stderr.
 
     \b
     Example:

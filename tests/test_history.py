@@ -17,12 +17,14 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from crawler.batch._executors import LocalPool
+from crawler.batch.history_task import HistoryTask, run_history
 from crawler.cli import main
 from crawler.history import HistoryResult, walk_releases
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
@@ -285,3 +287,23 @@ def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,
     expected = sorted((i, n, *span) for i, r in records.items()
                       for n, span in enumerate(spans(r)))
     assert wordings == expected and len(wordings) == 11
+
+
+def test_a_walk_runs_whole_in_a_batch_worker_process(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("m.py", 'def f():\n    raise ValueError("one")\n')
+    repo.commit()
+    repo.tag("2.0")
+    repo.write("m.py", 'def f():\n    raise ValueError("one, reworded")\n')
+    repo.commit()
+    repo.tag("10.0")
+    task = HistoryTask(str(repo.path), "*", str(tmp_path / "out"), cache_dir=str(tmp_path / "c"),
+                       jobs=1, evidence=False)
+    pool = LocalPool(1)
+    try:
+        outcome = pool.executor.submit(run_history, task).result(timeout=120)
+    finally:
+        pool.executor.shutdown(wait=True)
+    assert outcome.error is None and outcome.walked == ("2.0", "10.0") and outcome.records == 1
+    failed = run_history(replace(task, tags="v*"))
+    assert failed.error is not None and "no tag matches 'v*'" in failed.error
