@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler look
     from rich.table import Table
 
     from crawler.batch.driver import BatchResult, RepoResult
+    from crawler.history import HistoryResult, TagStep
     from crawler.pipeline import RunResult
     from crawler.serve.ranking import Match
     from crawler.serve.review import Review
@@ -338,6 +339,8 @@ class LookupSummary:
                                   f"{wording.repo} {wording.path}:{wording.line}  "
                                   f"({wording.kind}, score {match.score}{removed})",
                                   wording.template, match.captures)
+            if wording.past:
+                yield _wording_line(wording)
 
 
 @dataclass(frozen=True)
@@ -357,9 +360,60 @@ class ExportSummary:
         yield f"{self.records} records exported as {self.fmt} to {self.target}"
 
 
+def _wording_line(wording: Any) -> str:
+    """A past release's wording that matched: the releases that printed it, and what the
+    message reads now (or the release a removed site was last in)."""
+    printed = f"printed by {wording.first_release or '?'} to {wording.last_release or 'now'}"
+    if wording.today is None:
+        return f"    an old wording, {printed}; the site is gone since"
+    return f"    an old wording, {printed}; today it reads: {wording.today}"
+
+
 def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any]) -> Iterator[str]:
     """One found record: `=` exact or `~` close, where it is, its template and what it captured."""
     yield f"{'=' if exact else '~'} {head}"
     yield f"    {template}"
     for name, value in captures.items():
         yield f"    {name} = {value!r}"
+
+
+@dataclass(frozen=True)
+class HistorySummary:
+    """`history`: each step of the walk with what it changed, and the tags left out."""
+
+    result: HistoryResult
+
+    def to_json(self) -> str:
+        result = self.result
+        return _dumps({
+            "folder": str(result.folder),
+            "steps": [{"tag": step.tag, "ref": step.result.pin.ref, "commit": step.result.pin.sha,
+                       "records": step.result.manifest.counts.records,
+                       "files_read_again": step.result.parsed,
+                       **{key: len(getattr(step.result.merged, key)) for key, _ in CHANGES},
+                       "seconds": round(step.result.seconds, 3)} for step in result.steps],
+            "ignored": [{"tag": tag, "why": why} for tag, why in result.walk.ignored],
+            "by_date": result.walk.by_date,
+            "seconds": round(result.seconds, 3),
+        }, ascii_only=False)
+
+    def lines(self) -> Iterator[Line]:
+        result = self.result
+        for tag, why in result.walk.ignored:
+            yield f"left out {tag}: {why}"
+        walked = [step.tag for step in result.steps if step.tag is not None]
+        order = "tag date (no tag names a version)" if result.walk.by_date else "version order"
+        yield (f"{len(walked)} release tags walked in {order}"
+               + (f", {walked[0]} to {walked[-1]}" if walked else "")
+               + f", in {round(result.seconds, 3):.2f}s; records in {result.folder}")
+
+    @staticmethod
+    def step_line(step: TagStep) -> str:
+        """One step's progress line: the tag (or the end commit) and what changed there."""
+        result = step.result
+        where = step.tag if step.tag is not None else f"{result.pin.ref} (no release)"
+        changes = ", ".join(f"{len(getattr(result.merged, key))} {key}" for key, _ in CHANGES
+                            if getattr(result.merged, key))
+        return (f"[{step.number}/{step.steps}] {where} @ {result.pin.sha[:12]}: "
+                f"{result.manifest.counts.records} records; {changes or 'no change'}; "
+                f"{result.parsed} files read in {round(result.seconds, 3):.2f}s")

@@ -46,6 +46,7 @@ from crawler._cli_summaries import (
     CheckSummary,
     ExportSummary,
     ExtractSummary,
+    HistorySummary,
     Line,
     LookupSummary,
     UpdateSummary,
@@ -482,6 +483,54 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
     _raise_problems(result.problems, result.folder)
     if check_only and result.pending:
         sys.exit(1)
+
+
+@main.command()
+@source_argument
+@click.option("--tags", required=True, metavar="GLOB",
+              help="The release tags to walk, as a glob of their names: 'v*', 'jax-v*'.")
+@click.option("--since", default=None, metavar="TAG",
+              help="Start the walk at this release tag (one the glob selects).")
+@commit_option
+@output_option
+@cache_dir_option
+@name_option
+@evidence_option
+@jobs_option
+@summary_options
+def history(source: str, tags: str, since: str | None, ref: str, output_root: Path, cache_dir: Path | None,
+            name: str | None, evidence: bool, jobs: int | None, as_json: bool, quiet: bool
+            ) -> None:
+    """Walk SOURCE's release tags in version order, then --commit: each record learns the
+    releases that contain it and every wording it had.
+
+    Tags that name a version walk in PEP 440 order and the others are left out; when none
+    names a version, they walk by tag date. Each step is an `update` from the tag before (the
+    same matching; annotations are never touched). The manifest lists the tags walked, so a
+    run after a new release walks only the new tags. Test files are read for evidence only
+    by the first step of a new folder, a full extract. One line per tag on stderr.
+
+    \b
+    Example:
+      crawler history . --tags 'v*'
+      crawler history jax-ml/jax --tags 'jax-v*' --since jax-v0.4.32 --no-evidence
+    """
+    from crawler.parse._forkserver import warm_up
+
+    warm_up()  # the workers' imports overlap ours and the pin
+    from crawler.history import TagStep, walk_releases
+
+    def report(step: TagStep) -> None:
+        if not quiet:  # on stderr: --json keeps stdout for the summary
+            click.echo(HistorySummary.step_line(step), err=True)
+
+    result = walk_releases(source, tags=tags, ref=ref, output_root=output_root,
+                           cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence,
+                           since=since, on_step=report)
+    _show(HistorySummary(result), as_json, quiet)
+    if result.steps:
+        _echo_notes(result.steps[-1].result.notes, quiet)
+        _raise_problems(result.steps[-1].result.problems, result.folder)
 
 
 @main.command()

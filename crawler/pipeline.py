@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from crawler import __version__, evidence_stage
-from crawler.catalogue import classes, factories, holdback
+from crawler.catalogue import classes, factories, holdback, releases
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.manifest import build_manifest, check_same_repository, is_other_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
@@ -37,6 +37,7 @@ from crawler.records import (
     Manifest,
     Pin,
     RaiseSite,
+    Releases,
     Skipped,
     SourceFile,
     TestAssertion,
@@ -297,12 +298,13 @@ def _collect_pinned(repo: PinnedRepo, options: ExtractOptions, cache_dir: Path |
 
 def _collect_again(repo: PinnedRepo, previous: Manifest, folder: Path, cache_dir: Path | None,
                    jobs: int | None, progress: Progress | None, evidence: bool,
-                   store: StoreContext) -> Collected:
+                   store: StoreContext, release: str | None = None) -> Collected:
     """An update's collection: the files that changed since the folder's manifest (and those
     whose records went missing), and, with `evidence`, the test files through their cache."""
     collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                 progress=progress, blocks=store.blocks,
-                                reread=_paths_of(previous, _missing_ids(folder, previous)))
+                                reread=_paths_of(previous, _missing_ids(folder, previous)
+                                                 | _unreleased(previous, release)))
     if not evidence:
         return collected
     return _with_tests(collected, read_tests(repo, repo.list_files(), previous.options,
@@ -403,7 +405,8 @@ def _earlier_local_folder(root: Path, pinned: Pin, previous: Manifest | None) ->
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
           previous: Manifest | None = None, wait: float = 0.0,
-          store: StoreContext | None = None, progress: Progress | None = None) -> RunResult:
+          store: StoreContext | None = None, progress: Progress | None = None,
+          release: str | None = None) -> RunResult:
     """Merge what was collected into the repository's output folder: the driver's part.
 
     The whole read-merge-write runs under the folder's lock (shared for a dry run). A full run
@@ -413,7 +416,9 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     Records are the truth: leftovers of a killed run are removed, and a record file that cannot
     be loaded is left as it is, with its source file held back. The `store` context's loads keep
     the checked loads of record files across runs, and learn the files this run writes (see
-    `load_cache`); its blocks hold the sites rendered ahead (see `collect`).
+    `load_cache`); its blocks hold the sites rendered ahead (see `collect`). `release` names
+    the release tag the pin is, for `crawler history`; a folder that history built keeps its
+    records' release history at every run (`releases.mark_step`).
     """
     started = time.perf_counter()
     store = store if store is not None else StoreContext()
@@ -463,6 +468,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
                             aside=_set_aside(collected, previous), full=full, assertions=None,
                             lines=lines)
+        merged, walked = _release_step(merged, plan.existing, previous, pinned, release)
         unchanged = set() if full else set(merged.unchanged)
         matched, others = _match_tests(folder, collected, previous, merged, full, plan,
                                        loaded.records, loads, _stage(progress, MATCHING))
@@ -475,6 +481,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         manifest = _with_test_files(manifest, collected, previous, merged)
         if plan.held:
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
+        manifest = replace(manifest, releases=walked)
         changes = [*(r for r in merged.records if r.id not in unchanged), *others]
         # Only the records whose text changes, each rendered once and its file read once.
         writes = _pending_writes(folder, changes, manifest_text(manifest), store.blocks,
@@ -515,6 +522,20 @@ def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[
         return [f"{folder / lookup_index.INDEX_FILE}: the lookup index was not refreshed "
                 f"({error}); `crawler lookup` rebuilds it"]
     return []
+
+
+def _release_step(merged: MergeResult, existing: Iterable[ErrorRecord], previous: Manifest | None,
+                  pinned: Pin, release: str | None) -> tuple[MergeResult, Releases | None]:
+    """The records' release history moved on by this run, when it is a walk's step or the
+    folder was built by one; records it changes are written even where the merge left them."""
+    before = previous.releases if previous is not None else None
+    if release is None and before is None:
+        return merged, None
+    step = releases.Step(release, pinned.sha, before or Releases())
+    marked, walked = releases.mark_step(merged.records, {r.id: r for r in existing}, step)
+    touched = {new.id for old, new in zip(merged.records, marked) if new is not old}
+    return replace(merged, records=tuple(marked),
+                   unchanged=tuple(i for i in merged.unchanged if i not in touched)), walked
 
 
 def _diff_from(collected: Collected, previous: Manifest | None, notes: list[str],
@@ -658,7 +679,7 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
             dry_run: bool = False, wait: float = 0.0, evidence: bool = True,
-            web_url: str | None = None) -> RunResult:
+            web_url: str | None = None, release: str | None = None) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
@@ -684,14 +705,15 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
                         jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
                         diff_from=folder_commit, again=only_changes, web_url=web_url)
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
-                   progress=progress)
+                   progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)
 
 
 def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
            progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0,
-           evidence: bool = True, web_url: str | None = None) -> RunResult:
+           evidence: bool = True, web_url: str | None = None, release: str | None = None
+           ) -> RunResult:
     """Move an existing output folder to `ref`, reading again only the files that changed.
 
     With `evidence`, the test files are read too (from the evidence cache, but for those that
@@ -709,9 +731,9 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
                               f"first (with the same --name, if it was given one){hint}")
         check_same_repository(str(folder), previous, repo.pin)  # before any file is read
         collected = _collect_again(repo, previous, folder, cache_dir, jobs, progress, evidence,
-                                   store)
+                                   store, release)
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
-                   store=store, progress=progress)
+                   store=store, progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 
@@ -767,6 +789,14 @@ def _missing_ids(folder: Path, previous: Manifest | None) -> set[str]:
     errors = folder / ERRORS_DIR
     present = {name[:-5] for name in os.listdir(errors)} if errors.is_dir() else set()
     return listed - present
+
+
+def _unreleased(previous: Manifest, release: str | None) -> set[str]:
+    """At a release step, the records whose wording came after the last release: their files
+    are merged again (from the cache), so that the step gives them their first release."""
+    if release is None or previous.releases is None:
+        return set()
+    return set(previous.releases.unreleased)
 
 
 def _paths_of(previous: Manifest | None, ids: set[str]) -> frozenset[str]:

@@ -178,6 +178,31 @@ class History:
     previous_path: str | None = None  # where the site was, when the pair crossed files
     previous_qualname: str | None = None  # the function it was in, when that changed
     paired_by: str | None = None  # why the pair was made: the signal and the score
+    # Every wording the site had across the releases walked (`crawler history`), oldest first
+    templates: tuple[TemplateSpan, ...] = ()
+
+
+@dataclass(frozen=True)
+class TemplateSpan:
+    """One wording of a site, with the releases that printed it (`crawler history`).
+
+    A span runs over consecutive releases: a new one starts where the template, the exception
+    class or the file changed, or where the site came back after it was removed.
+    """
+
+    template: str
+    first: str | None  # the first release with it; None: only after the last release walked
+    last: str | None = None  # the last release with it; None while the site still has it
+    exception: str = ""  # the class raised in those releases
+    path: str = ""  # the file it was in
+
+
+@dataclass(frozen=True)
+class Versions:
+    """The first and last release that contain a site (`crawler history`)."""
+
+    first: str | None  # None: in no release walked yet, only after the last one
+    last: str | None = None  # None while the site is there at the folder's commit
 
 
 @dataclass(frozen=True)
@@ -269,6 +294,7 @@ class ErrorRecord:
     history: History | None = None
     evidence: tuple[Evidence, ...] = ()  # derived from the tests at each run; crawler-owned
     related: tuple[Related, ...] = ()  # derived from the other records at each run; crawler-owned
+    versions: Versions | None = None  # None: the folder was not built by `crawler history`
 
 
 @dataclass(frozen=True)
@@ -350,6 +376,39 @@ class Manifest:
     removed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> removed ids
     needs_review: tuple[str, ...] = ()  # ids, wherever they are
     evidence_digest: str | None = None  # of the test assertions the records' evidence came from
+    releases: Releases | None = None  # the release tags walked, for `crawler history`
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release tag walked by `crawler history`, and the commit it named then."""
+
+    tag: str
+    commit: str
+
+
+@dataclass(frozen=True)
+class ReleaseTag:
+    """A tag of the repository that `crawler history` may walk."""
+
+    name: str  # without refs/tags/
+    commit: str  # the commit it names (an annotated tag peeled)
+    date: int  # unix seconds: the tagger's date of an annotated tag, else the commit's
+
+
+@dataclass(frozen=True)
+class Releases:
+    """What `crawler history` walked, so that a new run walks only the tags after these."""
+
+    walked: tuple[Release, ...] = ()  # in the order walked: version order, else tag date
+    # live records whose current wording appeared after the last release walked: the next
+    # release step loads them to set where that wording began
+    unreleased: tuple[str, ...] = ()
+
+    @property
+    def last(self) -> str | None:
+        """The last release walked."""
+        return self.walked[-1].tag if self.walked else None
 
 
 def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int = 0) -> str:

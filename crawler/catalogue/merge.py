@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from crawler.catalogue.best_pairs import pair_best
 from crawler.catalogue.evidence import EvidenceStats
@@ -310,8 +311,9 @@ def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally, why: 
     flagged = _flags(record.site, site, exact)
     if flagged:
         # The first values stay: the ones the annotation was written for.
-        history = replace(history, **{k: v for k, v in flagged.items()
-                                      if getattr(history, k) is None}, paired_by=why)
+        first_values: dict[str, Any] = {k: v for k, v in flagged.items()
+                                         if getattr(history, k) is None}
+        history = replace(history, **first_values, paired_by=why)
         status = NEEDS_REVIEW
     if site.message.template != record.site.message.template:
         result.changed.append(record.id)

@@ -221,6 +221,9 @@ def describe(matches: Sequence[Match]) -> list[dict[str, object]]:
             "template": m.wording.template,
             "captures": m.captures,
             "url": m.wording.url,
+            # a wording of past releases matched (`crawler history`): which, and what it reads now
+            **({"past_wording": {"first": m.wording.first_release, "last": m.wording.last_release,
+                                 "today": m.wording.today}} if m.wording.past else {}),
         }
         for m in matches
     ]

@@ -45,10 +45,11 @@ INDEX_FILE = "lookup.sqlite"
 # store loads the parser, a second of imports a lookup that reads no record does without.
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"  # 2: past releases' wordings
 RACY_NS = 2_000_000_000  # a listing changed this recently is checked file by file
 _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception_qualname", "path",
-            "line", "qualname", "kind", "template", "placeholders", "regex", "url")
+            "line", "qualname", "kind", "template", "placeholders", "regex", "url", "past",
+            "first_release", "last_release", "today")
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (name TEXT PRIMARY KEY, signature TEXT NOT NULL, problem TEXT);

@@ -29,7 +29,7 @@ import builtins
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
@@ -70,6 +70,11 @@ class Wording:
     placeholders: tuple[str, ...]
     regex: str
     url: str | None
+    # A wording the record had in past releases (`crawler history`), not the one it has now:
+    past: bool = False
+    first_release: str | None = None  # the first release that printed it
+    last_release: str | None = None  # the last; None: still printed (never for a removed record)
+    today: str | None = None  # what a live record's message reads now
 
     exception_name: str = field(init=False, compare=False)
     required: str = field(init=False, compare=False)
@@ -91,13 +96,29 @@ class Wording:
 
 
 def wordings(record: ErrorRecord) -> list[Wording]:
-    """The wordings lookup tries for a record: its current template (past ones may follow)."""
+    """The wordings lookup tries for a record: its current template, then each wording it had
+    in past releases (`history.templates`, written by `crawler history`), read back into a
+    regex of the crawler's own linear shape."""
+    from crawler.serve.old_wordings import past_wordings, template_regex
+
     site = record.site
     removed_in = record.history.removed_in if record.history else None
-    return [Wording(record.id, record.repo, record.status, removed_in, site.exception,
-                    site.exception_qualname, site.path, site.line, site.qualname,
-                    site.message.kind, site.message.template, site.message.placeholders,
-                    site.message.regex, record.url)]
+    now = Wording(record.id, record.repo, record.status, removed_in, site.exception,
+                  site.exception_qualname, site.path, site.line, site.qualname,
+                  site.message.kind, site.message.template, site.message.placeholders,
+                  site.message.regex, record.url)
+    found = [now]
+    for old in past_wordings(record):
+        if old.template == site.message.template:
+            continue  # a removed record's last wording: the current one, already there
+        parsed = template_regex(old.template)
+        if parsed is None:
+            continue  # braces that do not pair: a hand-edited record
+        regex, names, _ = parsed
+        found.append(replace(now, template=old.template, placeholders=names, regex=regex,
+                             past=True, first_release=old.first, last_release=old.last,
+                             today=None if old.removed else site.message.template))
+    return found
 
 
 @dataclass(frozen=True)
