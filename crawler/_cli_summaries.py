@@ -339,7 +339,7 @@ class LookupSummary:
                                   f"{wording.repo} {wording.path}:{wording.line}  "
                                   f"({wording.kind}, score {match.score}{removed})",
                                   wording.template, match.captures)
-            if wording.past:
+            if wording.past or wording.last_release is not None:
                 yield _wording_line(wording)
 
 
@@ -364,6 +364,8 @@ def _wording_line(wording: Any) -> str:
     """A past release's wording that matched: the releases that printed it, and what the
     message reads now (or the release a removed site was last in)."""
     printed = f"printed by {wording.first_release or '?'} to {wording.last_release or 'now'}"
+    if not wording.past:  # a removed record's last wording
+        return f"    removed: last in {wording.last_release}; {printed}"
     if wording.today is None:
         return f"    an old wording, {printed}; the site is gone since"
     return f"    an old wording, {printed}; today it reads: {wording.today}"

@@ -233,7 +233,7 @@ def test_a_new_release_is_walked_alone_and_untouched_records_keep_their_bytes(
     found = CliRunner().invoke(main, ["lookup", "OSError: new error", str(tmp_path / "out")])
     assert found.exit_code == 0, found.output
     assert found.output.splitlines()[0].startswith(f"= {records['new error'].id}  OSError")
-    assert "    removed: last in v0.11.0; matched 'new error', printed by v0.10.0rc1 to v0.11.0" \
+    assert "    removed: last in v0.11.0; printed by v0.10.0rc1 to v0.11.0" \
         in found.output.splitlines()
 
 
@@ -249,16 +249,15 @@ def test_a_glob_that_matches_no_tag_is_one_line_and_exit_1(walked: Walked, tmp_p
 def test_a_message_an_old_release_printed_finds_its_record_first(walked: Walked) -> None:
     records, problems = load_records(walked.root)
     index = LookupIndex(records)
-    [first, *_] = index.lookup("ValueError: negative size -3")
-    assert first.record.site.message.template == "size {x} is negative"
-    assert first.wording is not None and first.captures == {"x": "-3"}
-    assert (first.wording.first, first.wording.last, first.wording.removed) == (
-        "v0.9.0", "v0.9.0", False)
-    [middle, *_] = index.lookup("size must be non-negative, got -1")
-    assert middle.record.id == first.record.id and middle.wording is not None
-    assert middle.wording.first == middle.wording.last == "v0.10.0rc1"
-    [today, *_] = index.lookup("size -3 is negative")  # today's wording: no mark
-    assert today.record.id == first.record.id and today.wording is None
+    [first, *_] = index.answer("ValueError: negative size -3").matches
+    assert first.wording.past and first.wording.template == "negative size {x}"
+    assert first.wording.today == "size {x} is negative" and first.captures == {"x": "-3"}
+    assert (first.wording.first_release, first.wording.last_release) == ("v0.9.0", "v0.9.0")
+    [middle, *_] = index.answer("size must be non-negative, got -1").matches
+    assert middle.wording.record_id == first.wording.record_id and middle.wording.past
+    assert middle.wording.first_release == middle.wording.last_release == "v0.10.0rc1"
+    [today, *_] = index.answer("size -3 is negative").matches  # today's wording: no mark
+    assert today.wording.record_id == first.wording.record_id and not today.wording.past
     assert problems == []
 
 
@@ -266,9 +265,9 @@ def test_lookup_prints_the_releases_that_printed_an_old_wording(walked: Walked) 
     result = CliRunner().invoke(main, ["lookup", "negative size 7", str(walked.root)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[1:3] == ["    size {x} is negative", "    x = '7'"]
-    assert lines[3] == ("    an old wording: matched 'negative size {x}', printed by v0.9.0 to "
-                        "v0.9.0; it reads as above today")
+    assert lines[1:3] == ["    negative size {x}", "    x = '7'"]
+    assert lines[3] == ("    an old wording, printed by v0.9.0 to v0.9.0; today it reads: "
+                        "size {x} is negative")
 
 
 def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.records import SCHEMA_VERSION, ErrorRecord, Manifest
-from crawler.store.documents import extracted_data, history_data
+from crawler.store.documents import extracted_data, history_data, versions_data
 
 EXPORT_SCHEMA_VERSION = 2  # 2: the site-shaped database and the JSON index split by repository
 
@@ -51,6 +51,7 @@ def record_document(record: ErrorRecord) -> dict[str, Any]:
         "extracted": extracted_data(record),
         "annotation": record.annotation.data,
         "history": history_data(record.history),
+        **versions_data(record.versions),
     }
 
 

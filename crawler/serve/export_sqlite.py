@@ -30,6 +30,7 @@ from crawler.serve.export_data import (
     record_document,
     records_of,
 )
+from crawler.serve.export_versions import insert_versions
 from crawler.serve.message_glob import message_glob
 from crawler.store.atomic import sync_folder
 from crawler.store.documents import history_data
@@ -110,6 +111,7 @@ def fill(db: sqlite3.Connection, repositories: Sequence[Repository]) -> int:
         _insert_classes(db, repository)
         for record in repository.records:
             _insert_record(db, repository, record, exported)
+    insert_versions(db, (record for _, record in records_of(repositories)))  # `crawler history`
     db.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")
     db.execute("INSERT INTO annotations_fts(annotations_fts) VALUES ('rebuild')")
     return len(exported)

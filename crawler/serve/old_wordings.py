@@ -63,8 +63,11 @@ def template_regex(template: str) -> tuple[str, tuple[str, ...], list[str]] | No
             end = _closing(template, index)
             if end is None:
                 return None
-            names.append(template[index + 1:end])
-            parts.append(_ANY)
+            name = template[index + 1:end]
+            # named as the crawler's own regexes name a placeholder, so a match shows its value
+            parts.append(f"(?P<{name}>{_ANY[1:]}" if name.isidentifier() and name not in names
+                         else _ANY)
+            names.append(name)
             literals.append("")
             index = end + 1
         elif template[index] == "}":

@@ -109,8 +109,9 @@ def wordings(record: ErrorRecord) -> list[Wording]:
                   site.message.regex, record.url)
     found = [now]
     for old in past_wordings(record):
-        if old.template == site.message.template:
-            continue  # a removed record's last wording: the current one, already there
+        if old.template == site.message.template:  # a removed record's last wording
+            found[0] = replace(now, first_release=old.first, last_release=old.last)
+            continue
         parsed = template_regex(old.template)
         if parsed is None:
             continue  # braces that do not pair: a hand-edited record
