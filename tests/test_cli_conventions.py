@@ -163,6 +163,12 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     return repo
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C's default disposition, as a shell at a terminal gives it: a test run in the
+    background of a script (`pytest &`) inherits SIGINT ignored, and so would the command."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def run_group() -> Iterator[Callable[[list[str], Path], subprocess.Popen[bytes]]]:
     """Start a command in a process group of its own, its output in files; every process of
@@ -173,7 +179,8 @@ def run_group() -> Iterator[Callable[[list[str], Path], subprocess.Popen[bytes]]
         logs.mkdir(parents=True, exist_ok=True)
         with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
             child = subprocess.Popen(argv, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=err, start_new_session=True)
+                                     stdout=out, stderr=err, start_new_session=True,
+                                     preexec_fn=_as_from_a_terminal)
         started.append(child)
         return child
 
