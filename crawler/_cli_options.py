@@ -48,10 +48,6 @@ web_url_option = click.option(
     help="The repository's web page on a self-hosted forge (https://HOST/OWNER/NAME): its "
          "identity and the records' permalinks (GitLab-shaped unless the host says Gitea, "
          "Forgejo or GitHub); `update` needs the one `extract` was given.")
-evidence_option = click.option(
-    "--evidence/--no-evidence", default=True, show_default=True,
-    help="Read the test files for assertions on each message (costs their parse; "
-         "--no-evidence keeps the records' evidence as it is).")
 
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None,
