@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.parse.messages import build_template
+from crawler.parse.reading import Piece
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -30,6 +32,7 @@ from crawler.records import (
     Release,
     Releases,
     ReleaseTag,
+    Template,
     TemplateSpan,
     Versions,
 )
@@ -221,3 +224,48 @@ def _open_unreleased(record: ErrorRecord) -> bool:
 def _with(record: ErrorRecord, spans: list[TemplateSpan], versions: Versions) -> ErrorRecord:
     history = record.history or History(first_seen=record.commit)
     return replace(record, history=replace(history, templates=tuple(spans)), versions=versions)
+
+
+# ---------------------------------------------------------------- a past wording's regex
+
+
+def wording_template(text: str) -> Template | None:
+    """A past wording read back from its text alone (a span keeps no placeholder list): its
+    placeholders found by their braces, its regex built as the crawler builds any
+    (`messages.build_template`); None when the braces do not pair (a hand-edited record)."""
+    pieces: list[Piece] = []
+    literal: list[str] = []
+    index = 0
+    while index < len(text):
+        pair = text[index:index + 2]
+        if pair in ("{{", "}}"):
+            literal.append(pair[0])
+            index += 2
+        elif text[index] == "{":
+            end = _closing(text, index)
+            if end is None:
+                return None
+            pieces += [Piece("".join(literal)), Piece(text[index + 1:end], is_placeholder=True)]
+            literal = []
+            index = end + 1
+        elif text[index] == "}":
+            return None
+        else:
+            literal.append(text[index])
+            index += 1
+    pieces.append(Piece("".join(literal)))
+    return build_template("fstring", [p for p in pieces if p.text or p.is_placeholder])
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the `}` that closes the placeholder opened at `start` (nested braces of
+    the expression count)."""
+    depth = 0
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None

@@ -8,16 +8,12 @@ database carry EXPORT_SCHEMA_VERSION (schemas/export-index.schema.json, schemas/
 
 from __future__ import annotations
 
-import json
-import re
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from crawler.errors import OutputError
-from crawler.regexes import BoundedRegex, Budget
 from crawler.serve import datasette_metadata, export_target
 from crawler.serve.export_data import (
     EXPORT_SCHEMA_VERSION,
@@ -111,71 +107,16 @@ class DatabaseHit:
     exact: bool
 
 
-SEARCH_CANDIDATES = 200
-SEARCH_SECONDS = 0.5  # the backtracking regexes of one search, together
-_WORD = re.compile(r"\w+")
-
-
 def search_database(db_path: Path, message: str, limit: int = 10) -> list[DatabaseHit]:
-    """Records whose template fits a message a user pasted: full-text candidates, then regexes.
+    """Records whose template fits a message a user pasted, best first: `crawler lookup --db`'s
+    answer (`lookup.lookup_database`, the same reading of the message and the same ranking),
+    as plain hits; when no regex fits, the closest, not exact."""
+    from crawler.serve.lookup import lookup_database
 
-    The message's words are OR-ed in an FTS5 query over the templates (placeholder values in the
-    message are words no template has); the best-ranked candidates are then tried with each
-    record's own regex. Exact fits come first (those with the most literal text first; a template
-    that is placeholders only is never exact), then the other candidates by rank.
-    """
-    if not db_path.is_file():
-        raise OutputError(f"{db_path}: no such database; write one with `crawler export --format sqlite`")
-    from crawler.serve.lookup import parse_message  # the command's reading of what was pasted
-
-    texts = parse_message(message)[1]  # `ValueError: ...` or a whole traceback: its message
-    message = texts[0] if texts else message
-    words = sorted(set(_WORD.findall(message)), key=lambda w: (-len(w), w))[:64]
-    if not words:
-        return []
-    query = "{literal_words} : (" + " OR ".join(f'"{w}"' for w in words) + ")"
-    try:
-        connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
-            _check_version(connection, db_path)
-            rows = connection.execute(
-                "SELECT r.id, r.repo, r.status, r.exception, r.template, r.path, r.line, r.url,"
-                " r.regex, r.placeholders FROM records_fts JOIN records AS r ON r.rowid = records_fts.rowid"
-                " WHERE records_fts MATCH ? ORDER BY bm25(records_fts), r.id LIMIT ?",
-                (query, SEARCH_CANDIDATES)).fetchall()
-        finally:
-            connection.close()
-    except sqlite3.Error as error:
-        raise OutputError(f"{db_path}: cannot search the database ({error})") from error
-    hits = []
-    budget = Budget(SEARCH_SECONDS)
-    for rank, row in enumerate(rows):
-        regex, template = row[8], row[4]
-        literal = len(template) - sum(len(p) + 2 for p in json.loads(row[9]))
-        exact = literal > 0 and _fullmatch(regex, message, budget)  # `{msg}` fits every message
-        hits.append((0 if exact else 1, -literal if exact else 0, rank,
-                     DatabaseHit(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], exact)))
-    hits.sort(key=lambda h: h[:3])
-    return [h[3] for h in hits[:limit]]
-
-
-def _fullmatch(regex: str, message: str, budget: Budget) -> bool:
-    """`re.match` of a record's `^...$` regex, bounded: the whole message, or all of it but a
-    final newline (which `$` lets through); a regex past the budget fits nothing."""
-    pattern = BoundedRegex.compile(regex)
-    if pattern is None:
-        return False
-    if budget.fullmatch(pattern, message) is not None:
-        return True
-    return message.endswith("\n") and budget.fullmatch(pattern, message[:-1]) is not None
-
-
-def _check_version(connection: sqlite3.Connection, db_path: Path) -> None:
-    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is None or row[0] != str(EXPORT_SCHEMA_VERSION):
-        found = row[0] if row else "none"
-        raise OutputError(f"{db_path}: export schema version {found}, this crawler reads "
-                          f"{EXPORT_SCHEMA_VERSION}; export the database again")
+    return [DatabaseHit(m.wording.record_id, m.wording.repo, m.wording.status,
+                        m.wording.exception, m.wording.template, m.wording.path, m.wording.line,
+                        m.wording.url, m.exact)
+            for m in lookup_database(db_path, message, limit).matches]
 
 
 def export(root: Path, fmt: str, target: Path, *, force: bool = False) -> int:

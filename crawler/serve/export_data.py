@@ -7,11 +7,13 @@ so that each format is one module that only lays the same data out.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crawler.errors import OutputError
 from crawler.records import SCHEMA_VERSION, ErrorRecord, Manifest
 from crawler.store.documents import extracted_data, history_data, versions_data
 
@@ -68,3 +70,12 @@ def json_line(data: Any) -> str:
 
 def json_file(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def check_version(connection: sqlite3.Connection, db_path: Path) -> None:
+    """Refuse a database of another export schema version, in one line."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None or row[0] != str(EXPORT_SCHEMA_VERSION):
+        found = row[0] if row else "none"
+        raise OutputError(f"{db_path}: export schema version {found}, this crawler reads "
+                          f"{EXPORT_SCHEMA_VERSION}; export the database again")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.errors import OutputError
 from crawler.serve import lookup_index
+from crawler.serve.export_data import check_version
 from crawler.serve.ranking import (
     Answer,
     Match,
@@ -157,6 +158,7 @@ def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
         raise OutputError(f"{db}: no such database; write one with `crawler export --format sqlite`")
     try:
         with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            check_version(connection, db)
             connection.row_factory = sqlite3.Row
             # the qualified name is the exception class's (null where it is not known)
             rows = connection.execute(

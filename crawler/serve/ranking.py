@@ -99,7 +99,8 @@ def wordings(record: ErrorRecord) -> list[Wording]:
     """The wordings lookup tries for a record: its current template, then each wording it had
     in past releases (`history.templates`, written by `crawler history`), read back into a
     regex of the crawler's own linear shape."""
-    from crawler.serve.old_wordings import past_wordings, template_regex
+    from crawler.catalogue.releases import wording_template
+    from crawler.serve.old_wordings import past_wordings
 
     site = record.site
     removed_in = record.history.removed_in if record.history else None
@@ -112,12 +113,12 @@ def wordings(record: ErrorRecord) -> list[Wording]:
         if old.template == site.message.template:  # a removed record's last wording
             found[0] = replace(now, first_release=old.first, last_release=old.last)
             continue
-        parsed = template_regex(old.template)
-        if parsed is None:
+        read = wording_template(old.template)
+        if read is None:
             continue  # braces that do not pair: a hand-edited record
-        regex, names, _ = parsed
-        found.append(replace(now, template=old.template, placeholders=names, regex=regex,
-                             past=True, first_release=old.first, last_release=old.last,
+        found.append(replace(now, template=old.template, placeholders=read.placeholders,
+                             regex=read.regex, past=True, first_release=old.first,
+                             last_release=old.last,
                              today=None if old.removed else site.message.template))
     return found
 
