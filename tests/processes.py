@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from crawler.pipeline import Collected
 
@@ -30,3 +36,52 @@ def pickled(collected: Collected, path: Path) -> Path:
     with path.open("wb") as handle:
         pickle.dump(collected, handle)
     return path
+
+
+def crawler_as_user(user: int, args: Sequence[str | Path],
+                    timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`crawler ARGS` with another user's ids, in a forked child that executes nothing: the
+    interpreter may live where that user may not read (a home folder of mode 0700, as here), so
+    every module the command needs must be imported before the fork (run it once as root).
+    Stopped by its id if it overruns."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            _run_as(user, [str(arg) for arg in args], out.fileno(), err.fileno())
+        deadline = time.monotonic() + timeout
+        while not (status := os.waitpid(pid, os.WNOHANG))[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(["crawler", *map(str, args)], timeout)
+            time.sleep(0.02)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["crawler", *map(str, args)],
+                                           os.waitstatus_to_exitcode(status[1]),
+                                           out.read().decode(), err.read().decode())
+
+
+def _run_as(user: int, args: list[str], out: int, err: int) -> NoReturn:
+    code = 70
+    try:
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child's own stdout
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        os.setgroups([])
+        os.setgid(user)
+        os.setuid(user)
+        from crawler.cli import main
+
+        try:
+            main(args, prog_name="crawler")
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else int(done.code is not None)
+    except BaseException:  # noqa: BLE001 - shown to the test, never raised into pytest's fork
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)

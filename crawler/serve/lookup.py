@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.errors import OutputError
 from crawler.serve import lookup_index
-from crawler.serve.export_data import check_version
 from crawler.serve.ranking import (
     Answer,
     Match,
@@ -154,6 +153,9 @@ _DATABASE_COLUMNS = ("id", "repo", "status", "removed_in", "exception", "excepti
 def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
     """What a user pasted, looked up in an SQLite export: the same ranking, the same answer as
     from the output folder it was exported from."""
+    # the export's modules read records and YAML, which a lookup from a folder never needs
+    from crawler.serve.export_data import check_version
+
     if not db.is_file():
         raise OutputError(f"{db}: no such database; write one with `crawler export --format sqlite`")
     try:

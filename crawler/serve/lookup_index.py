@@ -84,7 +84,7 @@ class FileState:
 
 def errors_signatures(folder: Path) -> dict[str, str]:
     """Every file of `folder`/errors/ but temp files, with its signature now."""
-    from crawler.store.record_files import signature
+    from crawler.store.plain_files import signature
 
     errors = folder / ERRORS_DIR
     if not errors.is_dir() or errors.is_symlink():

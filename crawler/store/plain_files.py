@@ -36,6 +36,12 @@ def kind_of(mode: int) -> str:
                 else "not a plain file")
 
 
+def signature(found: os.stat_result) -> list[int]:
+    """What changes whenever a file's bytes do: any write or rename sets its ctime, which no
+    one can set back (an editor, `git checkout`, `cp -p` and a restore all give a new one)."""
+    return [found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+
+
 def lstat_or_none(path: Path | str) -> os.stat_result | None:
     """The file's own status (a link's, not its target's); None where nothing is there."""
     try:

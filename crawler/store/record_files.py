@@ -32,7 +32,7 @@ from crawler.store.documents import (
     record_from_data,
     versions_data,
 )
-from crawler.store.plain_files import refuse_links_below, text_or_none
+from crawler.store.plain_files import refuse_links_below, signature, text_or_none
 from crawler.store.render import (
     SiteBlocks,
     annotation_block,
@@ -219,12 +219,6 @@ def verify_record(path: Path, loads: LoadCache | None = None) -> None:
     checked = loads.get(read_capped(path)) if loads is not None else None
     if checked is None or checked[0].get("id") != path.stem:
         load_record(path, loads)  # every check; its errors, and what passes is stored
-
-
-def signature(stat: os.stat_result) -> list[int]:
-    """What changes whenever a file's bytes do: any write or rename sets its ctime, which no
-    one can set back (an editor, `git checkout`, `cp -p` and a restore all give a new one)."""
-    return [stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
 
 
 def remember_good_files(root: Path, loads: LoadCache, verified: Verified,

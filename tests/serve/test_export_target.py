@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from crawler.cli import main
 from crawler.errors import OutputError
 from crawler.serve import export, export_target
-from tests.processes import ROOT, child_env
+from tests.processes import ROOT, child_env, crawler_as_user
 from tests.serve.test_export import output_root  # noqa: F401 - the shared fixture
 
 AS_ROOT = os.geteuid() == 0
@@ -36,9 +36,12 @@ needs_root = pytest.mark.skipif(not AS_ROOT, reason="os.mknod of a device node n
 
 
 def crawler(*args: str | Path, user: int | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m crawler ARGS` in a real process, stopped (by its id) if it overruns."""
+    """`python -m crawler ARGS` in a real process, stopped (by its id) if it overruns; as
+    `user`, a forked child with that user's ids."""
+    if user is not None:
+        return crawler_as_user(user, args, LIMIT)
     return subprocess.run([sys.executable, "-m", "crawler", *map(str, args)], cwd=ROOT,
-                          env=child_env(), capture_output=True, text=True, timeout=LIMIT, user=user)
+                          env=child_env(), capture_output=True, text=True, timeout=LIMIT)
 
 
 def export_to(root: Path, fmt: str, target: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -282,25 +285,22 @@ def shared_folder() -> Iterator[Path]:
         shutil.rmtree(folder)
 
 
-def demoted() -> int:
-    """A user id to run the child as; skips the test with the reason where there is none."""
+def demoted(root: Path, tmp_path: Path) -> int:
+    """A user id to run commands as (in a forked child, `crawler_as_user`), after one export of
+    each format as root has imported what they need; skips the test where it runs as a user."""
     if not AS_ROOT:
         pytest.skip("running as a user already: the cases above are the user's")
-    nobody = 65534
-    try:
-        probe = subprocess.run([sys.executable, "-c", "import crawler"], cwd=ROOT, env=child_env(),
-                               capture_output=True, text=True, user=nobody, timeout=LIMIT)
-    except PermissionError as error:  # measured here: the interpreter lives in root's home (0700)
-        pytest.skip(f"uid {nobody} cannot run {sys.executable}: {error.strerror}")
-    if probe.returncode != 0:
-        pytest.skip(f"uid {nobody} cannot import this checkout: {probe.stderr.strip()[-200:]}")
-    return nobody
+    for fmt in ("jsonl", "sqlite"):
+        assert export_to(root, fmt, tmp_path / f"primer.{fmt}").returncode == 0
+        CliRunner().invoke(main, ["export", str(root), "--format", fmt, "-q",
+                                  "--to", str(tmp_path / f"in-process.{fmt}")])
+    return 65534
 
 
 def test_as_a_user_the_same_rules_hold_and_permissions_are_one_line(
-        output_root: Path, shared_folder: Path) -> None:  # noqa: F811
+        output_root: Path, shared_folder: Path, tmp_path: Path) -> None:  # noqa: F811
     """Where permissions differ: a user cannot write into a folder that is not theirs."""
-    user = demoted()
+    user = demoted(output_root, tmp_path)
     root = shared_folder / "output"
     shutil.copytree(output_root, root)
     for path in [root, *root.rglob("*")]:
@@ -313,6 +313,7 @@ def test_as_a_user_the_same_rules_hold_and_permissions_are_one_line(
     os.chown(notes, user, user)
     null = mine / "null"
     os.mknod(null, 0o666 | stat.S_IFCHR, NULL)
+    null.chmod(0o666)  # as /dev/null is, whatever the umask made of mknod's mode
     refused = crawler("export", root, "--format", "jsonl", "--to", notes, user=user)
     assert "a file the crawler did not write" in one_line(refused) and notes.read_bytes() == NOTES
     assert crawler("export", root, "--format", "sqlite", "--to", null, user=user).returncode == 0

@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from contextlib import closing
@@ -30,6 +32,7 @@ from crawler.serve.lookup import (
 )
 from crawler.store import manifest_file, record_files
 from tests.gitrepo import GitRepo
+from tests.processes import child_env
 
 SOURCE = {
     "a.py": "def a(shape):\n    raise ValueError(f'bad shape {shape}')\n",
@@ -203,3 +206,28 @@ def test_the_store_names_lookup_does_not_import() -> None:
     assert lookup_index.ERRORS_DIR == record_files.ERRORS_DIR
     assert lookup_index.MANIFEST == manifest_file.MANIFEST
     assert ranking.REMOVED == REMOVED
+
+
+# What a warm lookup from a folder must not import: the YAML reader, the records' types, the
+# parser, the terminal renderer (a lookup's time is mostly the interpreter's start and imports).
+HEAVY = ("yaml", "crawler.records", "crawler.store.documents", "crawler.serve.export_data",
+         "libcst", "rich", "git", "jsonschema", "regex")
+SHOW_IMPORTS = (
+    "import sys\n"
+    "from crawler.cli import main\n"
+    "try:\n"
+    "    main(['lookup', 'bad shape 3!', sys.argv[1]])\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    f"print(sorted(name for name in {HEAVY!r} if name in sys.modules))\n"
+)
+
+
+def test_a_warm_lookup_imports_nothing_it_does_not_use(out: Path) -> None:
+    def imported() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", SHOW_IMPORTS, str(out)], env=child_env(),
+                              capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(done.stdout.splitlines()[-1].replace("'", '"'))
+
+    imported()  # the first lookup builds the folder's index
+    assert imported() == []
