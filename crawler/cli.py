@@ -535,9 +535,10 @@ def history(source: str, tags: str, since: str | None, ref: str, output_root: Pa
 
 @main.command()
 @existing_folder_argument("output")
+@cache_dir_option
 @json_option("findings")
 @quiet_option
-def check(output: Path, as_json: bool, quiet: bool) -> None:
+def check(output: Path, cache_dir: Path | None, as_json: bool, quiet: bool) -> None:
     """List records whose annotation may not fit their message any more, and orphaned annotations.
 
     A record is listed when its annotation's written_for is not its current message template,
@@ -546,15 +547,19 @@ def check(output: Path, as_json: bool, quiet: bool) -> None:
     record active again. A removed record that carries an annotation is listed with the live
     record without one that most resembles it and the score (or "no candidate"): move the
     annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a record
-    cannot be read.
+    cannot be read. A record file whose exact bytes passed the schema before (in any run using
+    the same cache folder) is not checked in full again.
 
     \b
     Example:
       crawler check output/
     """
+    from crawler.git.pin import default_cache_dir
     from crawler.serve.review import review_output
+    from crawler.store.cache import LoadCache
 
-    review = review_output(output)
+    # a record file whose exact bytes passed the schema before (in any run) is not read again
+    review = review_output(output, LoadCache(cache_dir or default_cache_dir()))
     summary = CheckSummary(review)
     if not as_json:
         for problem in review.problems:

@@ -507,3 +507,26 @@ def test_check_lists_annotations_bound_to_no_message(out: Output) -> None:
 def test_every_command_has_help_with_an_example() -> None:
     for name, command in main.commands.items():
         assert command.help and "Example" in command.help, name
+
+
+def test_check_reads_a_record_file_in_full_only_when_its_bytes_are_new(
+        out: Output, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` uses the load cache update fills: unchanged bytes skip the schema; an edited
+    file is checked in full, so a file the schema refuses is named all the same."""
+    from crawler.store import schemas
+
+    path = out.path(out.find(NO_PATH).id)
+    full_checks: list[Path] = []
+    real = schemas.check_schema
+    monkeypatch.setattr(schemas, "check_schema",
+                        lambda data, name, where, text: (full_checks.append(Path(where)),
+                                                         real(data, name, where, text))[1])
+    base = ["check", str(out.root), "--cache-dir", str(out.cache), "--json"]
+    first = CliRunner().invoke(main, base)
+    full_checks.clear()
+    again = CliRunner().invoke(main, base)
+    assert again.output == first.output and full_checks == []
+    path.write_text(path.read_text(encoding="utf-8").replace("status: active", "status: finished"),
+                    encoding="utf-8")
+    run = CliRunner().invoke(main, base)
+    assert full_checks == [path] and run.exit_code == 1 and f"{path}:" in run.output

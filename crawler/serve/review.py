@@ -26,6 +26,7 @@ from crawler.catalogue.successors import (
 )
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.store import repo_output
+from crawler.store.cache import LoadCache
 from crawler.store.manifest_file import MANIFEST
 from crawler.store.record_files import ERRORS_DIR, record_path
 
@@ -106,11 +107,13 @@ def repository_folders(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def load_output_folders(root: Path, quick: bool = False) -> list[tuple[Path, repo_output.Loaded]]:
+def load_output_folders(root: Path, quick: bool = False, loads: LoadCache | None = None
+                        ) -> list[tuple[Path, repo_output.Loaded]]:
     """Every repository folder under `root` as loaded: its records, and each file in errors/
     that is not one (broken, renamed, stray), named with what to do. One bad file costs itself
-    only: every other record of every repository is there. `quick`: without the schema."""
-    return [(folder, repo_output.load_folder(folder, quick=quick))
+    only: every other record of every repository is there. `quick`: without the schema;
+    `loads`: a file whose exact bytes passed every check before is not checked again."""
+    return [(folder, repo_output.load_folder(folder, quick=quick, loads=loads))
             for folder in repository_folders(root)]
 
 
@@ -120,21 +123,21 @@ def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
     return review.checked, list(review.findings), list(review.problems)
 
 
-def review_output(root: Path) -> Review:
+def review_output(root: Path, loads: LoadCache | None = None) -> Review:
     """Every record under `root`, one repository folder at a time: what a person should look at.
 
     Listed: live records whose annotation names another template than theirs, or names none
     while holding text, and records in review; removed records that carry an annotation, each
     with its likeliest successors; and adoptions left half done. Every file in errors/ that is
     not a record is a problem: a broken record, a renamed copy of one (which holds its site
-    back), a stray.
+    back), a stray. With `loads`, record files whose bytes were checked before are not again.
     """
     checked = 0
     findings: list[Finding] = []
     found_orphans: list[Orphan] = []
     unfinished: list[Unfinished] = []
     problems: list[str] = []
-    for folder, loaded in load_output_folders(root):
+    for folder, loaded in load_output_folders(root, loads=loads):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
         records = [(record_path(folder, record.id), record) for record in loaded.records]
