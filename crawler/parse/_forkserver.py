@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -39,10 +40,31 @@ def ctrl_c_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
+@contextmanager
+def ctrl_c_ignored_by_forks() -> Iterator[None]:
+    """Start the fork server with Ctrl-C ignored, so that every worker ignores it from its
+    first instruction: Python leaves a SIGINT that is ignored at its start ignored, and the fork
+    server gives each child it forks the disposition it started with (multiprocessing restores
+    it there), while the mask `ctrl_c_held` sets does not reach the workers through the fork
+    server's start (measured: its SigBlk is 0). Without this, a Ctrl-C sent to the process group
+    while a worker unpickles its task or imports printed a traceback from the worker. Only the
+    main thread may change a handler; elsewhere the mask alone is held. A Ctrl-C meanwhile
+    stays pending (Linux never discards a blocked signal) and reaches the crawler after."""
+    with ctrl_c_held():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, before)
+
+
 def warm_up() -> None:
     """Start the fork server now (once per process); nothing where workers are spawned."""
     if context().get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
-        with ctrl_c_held():  # the fork server, and the workers forked from it
+        with ctrl_c_ignored_by_forks():  # the fork server, and the workers forked from it
             forkserver.ensure_running()

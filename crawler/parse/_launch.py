@@ -95,7 +95,7 @@ def start_worker(main: Any, memory_bytes: int) -> tuple[WorkerProcess, Connectio
     parent, child = context.Pipe(duplex=True)
     process = context.Process(target=main, args=(child, memory_bytes, os.getpid()),
                               name="crawler-worker", daemon=True)
-    with _forkserver.ctrl_c_held():
+    with _forkserver.ctrl_c_ignored_by_forks():  # it may start the fork server
         process.start()
     child.close()
     return process, parent

@@ -130,3 +130,30 @@ def test_test_files_are_read_by_subprocess_workers_in_a_daemon(daemonic: None) -
         found = dict(pool.read_tests(files))
     assert len(found[0].assertions) == 1 and found[0].failure is None
     assert found[1].failure is not None and found[1].failure.reason == PARSER_CRASHED
+
+
+FIRST_DISPOSITION = textwrap.dedent("""
+    import signal, sys
+    from crawler.parse import _forkserver, _launch
+    from tests.parse.test_launch import report_disposition
+    if sys.argv[1] == "warm":
+        _forkserver.warm_up()
+    process, conn = _launch.start_worker(report_disposition, 0)
+    print(conn.recv(), signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    process.join(10)
+""")
+
+
+def report_disposition(conn: object, memory_bytes: int, crawler: int) -> None:
+    """A worker's target that reports how SIGINT is handled before it does anything itself."""
+    conn.send(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("start", ["warm", "cold"])
+def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -> None:
+    """A Ctrl-C sent to the process group while a worker unpickles its task or imports must
+    not reach it as a KeyboardInterrupt (it printed a traceback from `import resource`); the
+    crawler keeps its own handler. Fork server started by warm_up, or by the first worker."""
+    done = subprocess.run([sys.executable, "-c", FIRST_DISPOSITION, start], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True", "True"], done.stderr
