@@ -14,6 +14,7 @@ The history (tags in the order made; version order differs from name order):
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from contextlib import closing
@@ -286,6 +287,31 @@ def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,
     expected = sorted((i, n, *span) for i, r in records.items()
                       for n, span in enumerate(spans(r)))
     assert wordings == expected and len(wordings) == 11
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: negative size -3",  # v0.9.0's wording of a live record
+    "size must be non-negative, got -1",  # v0.10.0rc1's
+    "size -3 is negative",  # today's
+    "ValueError: bad value",  # a class that changed: the old class named
+    "dropped feature",  # removed and back
+    "OSError: new error",
+])
+def test_lookup_in_the_sqlite_export_tries_past_wordings_as_the_folder_does(
+        walked: Walked, tmp_path_factory: pytest.TempPathFactory, message: str) -> None:
+    target = tmp_path_factory.getbasetemp() / "history-export.sqlite"
+    if not target.exists():
+        export(walked.root, "sqlite", target)
+    from_db = CliRunner().invoke(main, ["lookup", message, "--db", str(target), "--json"])
+    from_folder = CliRunner().invoke(main, ["lookup", message, str(walked.root), "--json"])
+    assert from_db.exit_code == from_folder.exit_code == 0, from_db.output
+    assert from_db.output == from_folder.output
+    found = json.loads(from_db.output)
+    assert found and found[0]["exact"]
+    if "negative size" in message or "non-negative" in message:
+        first = found[0]
+        assert first["template"] in ("negative size {x}", "size must be non-negative, got {x}")
+        assert first["past_wording"]["today"] == "size {x} is negative"
 
 
 def test_a_walk_runs_whole_in_a_batch_worker_process(tmp_path: Path) -> None:
