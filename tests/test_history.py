@@ -25,8 +25,11 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.batch._executors import LocalPool
+from crawler.batch.driver import DONE, FAILED, run_batch
 from crawler.batch.history_task import HistoryTask, run_history
+from crawler.batch.reposfile import TagWalk, load_batch
 from crawler.cli import main
+from crawler.errors import BatchError
 from crawler.history import HistoryResult, walk_releases
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
 from crawler.serve.export import export
@@ -332,3 +335,49 @@ def test_a_walk_runs_whole_in_a_batch_worker_process(tmp_path: Path) -> None:
     assert outcome.error is None and outcome.walked == ("2.0", "10.0") and outcome.records == 1
     failed = run_history(replace(task, tags="v*"))
     assert failed.error is not None and "no tag matches 'v*'" in failed.error
+
+
+def test_a_repos_yaml_entry_with_history_walks_its_releases_in_a_batch(walked: Walked,
+                                                                       tmp_path: Path) -> None:
+    path = tmp_path / "repos.yaml"
+    path.write_text(f"repos:\n  - source: {walked.repo.path}\n    evidence: false\n"
+                    "    history: {tags: 'v*', since: v0.10.0rc1}\n", encoding="utf-8")
+    [entry] = load_batch(path, tmp_path / "out")
+    assert entry.history == TagWalk("v*", "v0.10.0rc1")
+    batch = run_batch([entry], jobs=1, cache_dir=walked.cache)
+    [result] = batch.results
+    assert result.status == DONE and result.error is None, result.error
+    assert result.folder is not None and result.records == 6
+    alone = walk_releases(str(walked.repo.path), tags=TAGS, output_root=tmp_path / "alone",
+                          cache_dir=walked.cache, jobs=1, evidence=False, since="v0.10.0rc1")
+    manifest = manifest_file.load_manifest(result.folder)
+    assert manifest is not None and manifest.releases is not None
+    assert [r.tag for r in manifest.releases.walked] == ["v0.10.0rc1", "v0.10.0", "v0.11.0"]
+
+    def histories(folder: Path) -> dict[str, tuple[Versions | None, list[tuple[str, ...]]]]:
+        return {r.site.message.template: (r.versions, spans(r)) for r in (
+            record_files.load_record(p) for p in record_files.iter_record_paths(folder))}
+
+    assert histories(result.folder) == histories(alone.folder)
+    again = run_batch(load_batch(path, tmp_path / "out"), jobs=1, cache_dir=walked.cache)
+    assert again.results[0].status == DONE and again.results[0].records == 6
+    dry = run_batch([entry], jobs=1, cache_dir=walked.cache, dry_run=True)
+    assert dry.results[0].status == FAILED and "no dry run" in (dry.results[0].error or "")
+
+
+@pytest.mark.parametrize(("history", "expected"), [
+    ("{tags: 3}", "repos.yaml:3: repos[0] (source './r'): history.tags: 3 is not of type 'string'"),
+    ("{since: v1}", "repos.yaml:3: repos[0] (source './r'): history: 'tags' is a required"),
+    ("{tags: 'v*', from: v1}", "repos.yaml:3: repos[0] (source './r'): history: Additional"),
+    ("'v*'", "repos.yaml:3: repos[0] (source './r'): history: 'v*' is not of type 'object'"),
+    ("{tags: 'v*'}\n    web_url: https://forge.example/o/r",
+     "repos.yaml:3: repos[0] (source './r'): history: a release walk takes no `web_url` yet"),
+])
+def test_a_bad_history_key_is_one_line_naming_file_line_and_field(tmp_path: Path, history: str,
+                                                                  expected: str) -> None:
+    path = tmp_path / "repos.yaml"
+    path.write_text(f"repos:\n  - source: ./r\n    history: {history}\n", encoding="utf-8")
+    with pytest.raises(BatchError) as caught:
+        load_batch(path)
+    assert str(caught.value).startswith(f"{tmp_path / expected}"), str(caught.value)
+    assert "\n" not in str(caught.value)
