@@ -31,6 +31,7 @@ from crawler.batch.reposfile import TagWalk, load_batch
 from crawler.cli import main
 from crawler.errors import BatchError
 from crawler.history import HistoryResult, walk_releases
+from crawler.pipeline import extract
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
 from crawler.serve.export import export
 from crawler.serve.lookup import LookupIndex, load_records
@@ -381,3 +382,36 @@ def test_a_bad_history_key_is_one_line_naming_file_line_and_field(tmp_path: Path
         load_batch(path)
     assert str(caught.value).startswith(f"{tmp_path / expected}"), str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_walk_reads_the_tests_at_its_end_and_gives_the_evidence_an_extract_gives(
+        tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    test = ("import pytest\nfrom pkg.m import f, g\n\n\ndef test_f():\n"
+            "    with pytest.raises(ValueError, match='{}'):\n        f()\n")
+    repo.write("pkg/m.py", 'def f():\n    raise ValueError("bad one")\n')
+    repo.write("tests/test_m.py", test.format("bad one"))
+    repo.commit()
+    repo.tag("v1.0")
+    repo.write("pkg/m.py", 'def f():\n    raise ValueError("bad two")\n\n\n'
+               'def g():\n    raise KeyError("no key")\n')
+    repo.write("tests/test_m.py", test.format("bad two") + "\n\ndef test_g():\n"
+               "    with pytest.raises(KeyError, match='no key'):\n        g()\n")
+    repo.commit()
+    repo.tag("v2.0")
+    repo.write("pkg/m.py", 'def f():\n    raise ValueError("bad three")\n\n\n'
+               'def g():\n    raise KeyError("no key")\n')
+    repo.commit()
+    cache = tmp_path / "cache"
+    walked = walk_releases(str(repo.path), tags=TAGS, output_root=tmp_path / "walk",
+                           cache_dir=cache, jobs=1)
+    assert [s.result.evidence is not None for s in walked.steps] == [False, False, True]
+    extracted = extract(str(repo.path), output_root=tmp_path / "extract", cache_dir=cache, jobs=1)
+
+    def evidence(folder: Path) -> dict[str, tuple[object, ...]]:
+        return {r.site.message.template: r.evidence for r in (
+            record_files.load_record(p) for p in record_files.iter_record_paths(folder))}
+
+    found = evidence(walked.folder)
+    assert found == evidence(extracted.folder)
+    assert found["no key"] and not found["bad three"]  # the test still matches "bad two"
