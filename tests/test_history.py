@@ -293,6 +293,14 @@ def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,
     assert wordings == expected and len(wordings) == 11
 
 
+@pytest.fixture(scope="module")
+def exported(walked: Walked, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The walked folder's SQLite export: shared."""
+    target = tmp_path_factory.mktemp("export") / "errors.sqlite"
+    export(walked.root, "sqlite", target)
+    return target
+
+
 @pytest.mark.parametrize("message", [
     "ValueError: negative size -3",  # v0.9.0's wording of a live record
     "size must be non-negative, got -1",  # v0.10.0rc1's
@@ -302,10 +310,8 @@ def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,
     "OSError: new error",
 ])
 def test_lookup_in_the_sqlite_export_tries_past_wordings_as_the_folder_does(
-        walked: Walked, tmp_path_factory: pytest.TempPathFactory, message: str) -> None:
-    target = tmp_path_factory.getbasetemp() / "history-export.sqlite"
-    if not target.exists():
-        export(walked.root, "sqlite", target)
+        walked: Walked, exported: Path, message: str) -> None:
+    target = exported
     from_db = CliRunner().invoke(main, ["lookup", message, "--db", str(target), "--json"])
     from_folder = CliRunner().invoke(main, ["lookup", message, str(walked.root), "--json"])
     assert from_db.exit_code == from_folder.exit_code == 0, from_db.output
