@@ -75,9 +75,12 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
         targets.append(None)  # the end commit, which is no release
     steps = []
     for number, tag in enumerate(targets, 1):
+        # The tests are read at the walk's end only: a step between keeps the records'
+        # evidence as it is (each read and match cost more than the step's parse on jax), and
+        # the end's full match (the digest changed) gives every record its evidence there.
         result = _step(source, tag if tag is not None else ref, tag, previous,
                        output_root=output_root, options=options, cache_dir=cache_dir, name=name,
-                       jobs=jobs, evidence=evidence)
+                       jobs=jobs, evidence=evidence and number == len(targets))
         previous = result.manifest
         steps.append(TagStep(tag, number, len(targets), result))
         if on_step is not None:
@@ -93,4 +96,4 @@ def _step(source: str, ref: str, tag: str | None, previous: Manifest | None, *,
         return extract(source, ref=ref, output_root=output_root, options=options,
                        cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence, release=tag)
     return update(source, ref=ref, output_root=output_root, cache_dir=cache_dir, name=name,
-                  jobs=jobs, release=tag)
+                  jobs=jobs, evidence=evidence, release=tag)

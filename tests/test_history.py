@@ -14,6 +14,7 @@ The history (tags in the order made; version order differs from name order):
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from contextlib import closing
@@ -24,9 +25,13 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.batch._executors import LocalPool
+from crawler.batch.driver import DONE, FAILED, run_batch
 from crawler.batch.history_task import HistoryTask, run_history
+from crawler.batch.reposfile import TagWalk, load_batch
 from crawler.cli import main
+from crawler.errors import BatchError
 from crawler.history import HistoryResult, walk_releases
+from crawler.pipeline import extract
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
 from crawler.serve.export import export
 from crawler.serve.lookup import LookupIndex, load_records
@@ -288,6 +293,37 @@ def test_the_sqlite_export_has_the_versions_and_every_wording(walked: Walked,
     assert wordings == expected and len(wordings) == 11
 
 
+@pytest.fixture(scope="module")
+def exported(walked: Walked, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The walked folder's SQLite export: shared."""
+    target = tmp_path_factory.mktemp("export") / "errors.sqlite"
+    export(walked.root, "sqlite", target)
+    return target
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: negative size -3",  # v0.9.0's wording of a live record
+    "size must be non-negative, got -1",  # v0.10.0rc1's
+    "size -3 is negative",  # today's
+    "ValueError: bad value",  # a class that changed: the old class named
+    "dropped feature",  # removed and back
+    "OSError: new error",
+])
+def test_lookup_in_the_sqlite_export_tries_past_wordings_as_the_folder_does(
+        walked: Walked, exported: Path, message: str) -> None:
+    target = exported
+    from_db = CliRunner().invoke(main, ["lookup", message, "--db", str(target), "--json"])
+    from_folder = CliRunner().invoke(main, ["lookup", message, str(walked.root), "--json"])
+    assert from_db.exit_code == from_folder.exit_code == 0, from_db.output
+    assert from_db.output == from_folder.output
+    found = json.loads(from_db.output)
+    assert found and found[0]["exact"]
+    if "negative size" in message or "non-negative" in message:
+        first = found[0]
+        assert first["template"] in ("negative size {x}", "size must be non-negative, got {x}")
+        assert first["past_wording"]["today"] == "size {x} is negative"
+
+
 def test_a_walk_runs_whole_in_a_batch_worker_process(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.write("m.py", 'def f():\n    raise ValueError("one")\n')
@@ -306,3 +342,82 @@ def test_a_walk_runs_whole_in_a_batch_worker_process(tmp_path: Path) -> None:
     assert outcome.error is None and outcome.walked == ("2.0", "10.0") and outcome.records == 1
     failed = run_history(replace(task, tags="v*"))
     assert failed.error is not None and "no tag matches 'v*'" in failed.error
+
+
+def test_a_repos_yaml_entry_with_history_walks_its_releases_in_a_batch(walked: Walked,
+                                                                       tmp_path: Path) -> None:
+    path = tmp_path / "repos.yaml"
+    path.write_text(f"repos:\n  - source: {walked.repo.path}\n    evidence: false\n"
+                    "    history: {tags: 'v*', since: v0.10.0rc1}\n", encoding="utf-8")
+    [entry] = load_batch(path, tmp_path / "out")
+    assert entry.history == TagWalk("v*", "v0.10.0rc1")
+    batch = run_batch([entry], jobs=1, cache_dir=walked.cache)
+    [result] = batch.results
+    assert result.status == DONE and result.error is None, result.error
+    assert result.folder is not None and result.records == 6
+    alone = walk_releases(str(walked.repo.path), tags=TAGS, output_root=tmp_path / "alone",
+                          cache_dir=walked.cache, jobs=1, evidence=False, since="v0.10.0rc1")
+    manifest = manifest_file.load_manifest(result.folder)
+    assert manifest is not None and manifest.releases is not None
+    assert [r.tag for r in manifest.releases.walked] == ["v0.10.0rc1", "v0.10.0", "v0.11.0"]
+
+    def histories(folder: Path) -> dict[str, tuple[Versions | None, list[tuple[str, ...]]]]:
+        return {r.site.message.template: (r.versions, spans(r)) for r in (
+            record_files.load_record(p) for p in record_files.iter_record_paths(folder))}
+
+    assert histories(result.folder) == histories(alone.folder)
+    again = run_batch(load_batch(path, tmp_path / "out"), jobs=1, cache_dir=walked.cache)
+    assert again.results[0].status == DONE and again.results[0].records == 6
+    dry = run_batch([entry], jobs=1, cache_dir=walked.cache, dry_run=True)
+    assert dry.results[0].status == FAILED and "no dry run" in (dry.results[0].error or "")
+
+
+@pytest.mark.parametrize(("history", "expected"), [
+    ("{tags: 3}", "repos.yaml:3: repos[0] (source './r'): history.tags: 3 is not of type 'string'"),
+    ("{since: v1}", "repos.yaml:3: repos[0] (source './r'): history: 'tags' is a required"),
+    ("{tags: 'v*', from: v1}", "repos.yaml:3: repos[0] (source './r'): history: Additional"),
+    ("'v*'", "repos.yaml:3: repos[0] (source './r'): history: 'v*' is not of type 'object'"),
+    ("{tags: 'v*'}\n    web_url: https://forge.example/o/r",
+     "repos.yaml:3: repos[0] (source './r'): history: a release walk takes no `web_url` yet"),
+])
+def test_a_bad_history_key_is_one_line_naming_file_line_and_field(tmp_path: Path, history: str,
+                                                                  expected: str) -> None:
+    path = tmp_path / "repos.yaml"
+    path.write_text(f"repos:\n  - source: ./r\n    history: {history}\n", encoding="utf-8")
+    with pytest.raises(BatchError) as caught:
+        load_batch(path)
+    assert str(caught.value).startswith(f"{tmp_path / expected}"), str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_walk_reads_the_tests_at_its_end_and_gives_the_evidence_an_extract_gives(
+        tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    test = ("import pytest\nfrom pkg.m import f, g\n\n\ndef test_f():\n"
+            "    with pytest.raises(ValueError, match='{}'):\n        f()\n")
+    repo.write("pkg/m.py", 'def f():\n    raise ValueError("bad one")\n')
+    repo.write("tests/test_m.py", test.format("bad one"))
+    repo.commit()
+    repo.tag("v1.0")
+    repo.write("pkg/m.py", 'def f():\n    raise ValueError("bad two")\n\n\n'
+               'def g():\n    raise KeyError("no key")\n')
+    repo.write("tests/test_m.py", test.format("bad two") + "\n\ndef test_g():\n"
+               "    with pytest.raises(KeyError, match='no key'):\n        g()\n")
+    repo.commit()
+    repo.tag("v2.0")
+    repo.write("pkg/m.py", 'def f():\n    raise ValueError("bad three")\n\n\n'
+               'def g():\n    raise KeyError("no key")\n')
+    repo.commit()
+    cache = tmp_path / "cache"
+    walked = walk_releases(str(repo.path), tags=TAGS, output_root=tmp_path / "walk",
+                           cache_dir=cache, jobs=1)
+    assert [s.result.evidence is not None for s in walked.steps] == [False, False, True]
+    extracted = extract(str(repo.path), output_root=tmp_path / "extract", cache_dir=cache, jobs=1)
+
+    def evidence(folder: Path) -> dict[str, tuple[object, ...]]:
+        return {r.site.message.template: r.evidence for r in (
+            record_files.load_record(p) for p in record_files.iter_record_paths(folder))}
+
+    found = evidence(walked.folder)
+    assert found == evidence(extracted.folder)
+    assert found["no key"] and not found["bad three"]  # the test still matches "bad two"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from crawler.batch.history_task import HistoryOutcome, history_task, run_history
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.pin import pin
@@ -66,6 +67,7 @@ class RepoOutcome:
     error: str | None = None
     seconds: float = 0.0
     listing: Listing | None = None
+    walked: HistoryOutcome | None = None  # an entry with `history:`: the walk, written here
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,8 @@ def _collect(task: RepoTask, started: float) -> RepoOutcome:
     branch that moves meanwhile cannot mix two commits.
     """
     entry, cache_dir = task.entry, _path(task.cache_dir)
+    if entry.history is not None:
+        return _walk(task, started)
     with pin(entry.source, entry.ref, cache_dir=cache_dir, name=entry.name,
              web_url=entry.web_url) as repo:
         resolved = repo.pin
@@ -201,6 +205,16 @@ def _collect(task: RepoTask, started: float) -> RepoOutcome:
                         web_url=entry.web_url)
     collected = replace(collected, pin=resolved)  # keep the ref as the user gave it
     return RepoOutcome(resolved, collected, seconds=time.perf_counter() - started)
+
+
+def _walk(task: RepoTask, started: float) -> RepoOutcome:
+    """An entry with `history:`: its release walk, run whole here, since each step merges
+    into the folder the one before wrote (the folder's lock keeps other runs out)."""
+    walked = run_history(history_task(task.entry, task.cache_dir))
+    seconds = time.perf_counter() - started
+    if walked.error is not None:
+        return RepoOutcome(error=walked.error, seconds=seconds)
+    return RepoOutcome(walked.pin, seconds=seconds, walked=walked)
 
 
 def _listing(repo: Any, entry: RepoEntry) -> Listing | None:

@@ -43,6 +43,8 @@ __all__ = ["DONE", "FAILED", "UP_TO_DATE", "BatchResult", "Known", "RepoResult",
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
 POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
+NO_DRY_WALK = ("has `history:`, and a release walk writes each step as it goes: it has no dry "
+               "run; run the batch without --dry-run, or try `crawler history` on a copy")
 WRITER_THREADS = 4  # repositories the driver merges and writes at once (the writes wait on fsync)
 
 
@@ -179,6 +181,9 @@ class _Driver:
         batch = uuid.uuid4().hex[:8]  # task keys unique on a cluster that other batches share
         tasks = []
         for entry in self.entries.values():
+            if entry.history is not None and self.dry_run:
+                self.results[entry.index] = RepoResult(entry, FAILED, error=NO_DRY_WALK)
+                continue
             # The manifest holds the source as pin redacts it: no token from a URL. A local path
             # is never written, so its candidates are the folders under its output root (the
             # worker checks the slug).
@@ -338,6 +343,10 @@ class _Driver:
             return RepoResult(entry, FAILED, outcome.pin, seconds=outcome.seconds,
                               error=f"writes the same folder as repos[{other}] ({folder}); "
                                     "give one of them its own `name`")
+        if outcome.walked is not None:  # a release walk, written by its worker
+            walked = outcome.walked
+            return RepoResult(entry, DONE, outcome.pin, folder, records=walked.records,
+                              files=walked.files, seconds=outcome.seconds)
         if outcome.collected is None:
             known = self.known.get(folder)
             return RepoResult(entry, UP_TO_DATE, outcome.pin, folder,

@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.history import walk_releases
-from crawler.records import ExtractOptions
+from crawler.records import ExtractOptions, Pin
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class HistoryOutcome:
     records: int = 0
     error: str | None = None
     seconds: float = 0.0
+    pin: Pin | None = None  # the commit the walk ended at
+    files: int = 0  # files visited over all its steps (read from the cache or parsed)
 
 
 def run_history(task: HistoryTask) -> HistoryOutcome:
@@ -56,7 +59,18 @@ def run_history(task: HistoryTask) -> HistoryOutcome:
                                since=task.since)
     except CrawlerError as error:
         return HistoryOutcome(error=str(error), seconds=time.perf_counter() - started)
-    records = result.steps[-1].result.manifest.counts.records if result.steps else 0
+    last = result.steps[-1].result if result.steps else None
     return HistoryOutcome(str(result.folder),
-                          tuple(s.tag for s in result.steps if s.tag is not None), records,
-                          seconds=time.perf_counter() - started)
+                          tuple(s.tag for s in result.steps if s.tag is not None),
+                          last.manifest.counts.records if last is not None else 0,
+                          seconds=time.perf_counter() - started,
+                          pin=last.pin if last is not None else None,
+                          files=sum(s.result.parsed for s in result.steps))
+
+
+def history_task(entry: RepoEntry, cache_dir: str | None) -> HistoryTask:
+    """The walk a repos.yaml entry with `history:` asks for, to its `ref`."""
+    assert entry.history is not None
+    return HistoryTask(entry.source, entry.history.tags, str(entry.output_root), ref=entry.ref,
+                       since=entry.history.since, name=entry.name, cache_dir=cache_dir,
+                       options=entry.options, jobs=entry.jobs, evidence=entry.evidence)

@@ -22,6 +22,15 @@ from crawler.store.schemas import SCHEMA_DIR
 
 
 @dataclass(frozen=True)
+class TagWalk:
+    """An entry's `history:`: walk the release tags matching `tags` (from `since`), as
+    `crawler history` does, instead of one extraction."""
+
+    tags: str  # a glob of tag names
+    since: str | None = None
+
+
+@dataclass(frozen=True)
 class RepoEntry:
     """One repository of a batch, with the defaults filled in and paths resolved."""
 
@@ -35,6 +44,7 @@ class RepoEntry:
     jobs: int = 1  # parser processes per worker for this repository
     split_files: int | None = None  # files past which it is shared out over tasks; None: never
     web_url: str | None = None  # a self-hosted forge's page of the repository
+    history: TagWalk | None = None  # walk the release tags instead of one extraction
 
 
 SPLIT_FILES = 500  # default `split_files`: about 15 CPU-seconds of parsing per task
@@ -68,6 +78,10 @@ def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: 
         if "ref" in raw and "commit" in raw:
             raise BatchError(_describe_error(path, text, data, ["repos", index, "commit"],
                                              "give `ref` or `commit`, not both"))
+        if "history" in raw and "web_url" in raw:
+            raise BatchError(_describe_error(path, text, data, ["repos", index, "history"],
+                                             "a release walk takes no `web_url` yet; give one "
+                                             "of them"))
         field = {**defaults, **raw}
         source = raw["source"]
         if source.startswith(("./", "../")):
@@ -97,6 +111,8 @@ def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: 
             jobs=field.get("jobs", 1),
             split_files=field.get("split_files", split_files) or None,
             web_url=raw.get("web_url"),
+            history=TagWalk(raw["history"]["tags"], raw["history"].get("since"))
+            if "history" in raw else None,
         )
         key = (entry.source, entry.ref, entry.name, entry.output_root.resolve())
         if key in seen:

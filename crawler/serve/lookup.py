@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.errors import OutputError
 from crawler.serve import lookup_index
 from crawler.serve.ranking import (
+    REMOVED,
     Answer,
     Match,
     Query,
@@ -39,7 +40,7 @@ from crawler.serve.ranking import (
 )
 
 if TYPE_CHECKING:
-    from crawler.records import ErrorRecord
+    from crawler.records import ErrorRecord, TemplateSpan
 
 __all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "Query", "describe", "literal_runs",
            "load_records", "lookup", "lookup_database", "lookup_output", "parse_message",
@@ -167,21 +168,40 @@ def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
                 "SELECT r.*, c.qualname AS exception_qualname FROM records AS r"
                 " LEFT JOIN exception_classes AS c ON c.repo = r.repo AND c.name = r.exception_class"
                 " ORDER BY r.repo, r.id").fetchall()
+            spans = _database_spans(connection)
     except sqlite3.Error as error:
         raise OutputError(f"{db}: cannot read the records of the database ({error}); export it "
                           "again with `crawler export --format sqlite`") from error
-    return rank(message, LookupIndex(of=(_database_wording(row) for row in rows)), limit)
+    found = (w for row in rows for w in _database_wordings(row, spans.get(row["id"], ())))
+    return rank(message, LookupIndex(of=found), limit)
 
 
-def _database_wording(row: sqlite3.Row) -> Wording:
-    """A row of the export's records table as a wording: the columns lookup shows."""
+def _database_wordings(row: sqlite3.Row, spans: Sequence[TemplateSpan]) -> list[Wording]:
+    """A row of the export's records table as the wordings lookup tries, as from its record
+    file: the current template (the columns lookup shows), then its past ones."""
     values: dict[str, Any] = {name: row[name] if name in row.keys() else None
                               for name in _DATABASE_COLUMNS}
+    from crawler.serve.old_wordings import past_wordings_of, with_past_wordings
+
     placeholders = values.pop("placeholders")
-    return Wording(record_id=values.pop("id"),
-                   placeholders=tuple(json.loads(placeholders)) if placeholders else (),
-                   **{**values, "qualname": values["qualname"] or "",
-                      "kind": values["kind"] or ""})
+    now = Wording(record_id=values.pop("id"),
+                  placeholders=tuple(json.loads(placeholders)) if placeholders else (),
+                  **{**values, "qualname": values["qualname"] or "", "kind": values["kind"] or ""})
+    return with_past_wordings(now, past_wordings_of(spans, now.status == REMOVED, now.template))
+
+
+def _database_spans(connection: sqlite3.Connection) -> dict[str, list[TemplateSpan]]:
+    """Each record's wordings in past releases, oldest first, from the export's `wordings`
+    table (none in an export of a folder that no `crawler history` walked)."""
+    from crawler.records import TemplateSpan
+
+    spans: dict[str, list[TemplateSpan]] = {}
+    rows = connection.execute(
+        "SELECT record_id, template, first_release, last_release, exception, path FROM wordings"
+        " ORDER BY record_id, position")
+    for record_id, template, first, last, exception, path in rows:
+        spans.setdefault(record_id, []).append(TemplateSpan(template, first, last, exception, path))
+    return spans
 
 
 def parse_message(message: str) -> tuple[str | None, list[str]]:

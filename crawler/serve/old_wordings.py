@@ -10,9 +10,13 @@ release it was last in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from crawler.records import REMOVED, ErrorRecord, TemplateSpan
+
+if TYPE_CHECKING:
+    from crawler.serve.ranking import Wording
 
 
 @dataclass(frozen=True)
@@ -29,8 +33,13 @@ def past_wordings(record: ErrorRecord) -> list[PastWording]:
     """A record's wordings other than its live one, each with the releases that printed it
     (spans of one template joined: the first release of the first, the last of the last)."""
     spans: Sequence[TemplateSpan] = record.history.templates if record.history else ()
-    removed = record.status == REMOVED
-    current = record.site.message.template
+    return past_wordings_of(spans, record.status == REMOVED, record.site.message.template)
+
+
+def past_wordings_of(spans: Sequence[TemplateSpan], removed: bool, current: str
+                     ) -> list[PastWording]:
+    """`past_wordings` of a record's spans, its status and its template, wherever they are
+    read from (a record file, the SQLite export's `wordings` table)."""
     joined: dict[str, PastWording] = {}
     for span in spans:
         if not removed and span.template == current:
@@ -41,3 +50,23 @@ def past_wordings(record: ErrorRecord) -> list[PastWording]:
         first = held.first if held is not None and held.first is not None else span.first
         joined[span.template] = PastWording(span.template, first, span.last, removed)
     return list(joined.values())
+
+
+def with_past_wordings(now: Wording, past: Sequence[PastWording]) -> list[Wording]:
+    """The wordings lookup tries for a record: `now`, its current template, then each past
+    wording read back into a regex of the crawler's own linear shape. A removed record's last
+    wording is its current one: `now` gains the releases that printed it."""
+    from crawler.catalogue.releases import wording_template
+
+    found = [now]
+    for old in past:
+        if old.template == now.template:
+            found[0] = replace(now, first_release=old.first, last_release=old.last)
+            continue
+        read = wording_template(old.template)
+        if read is None:
+            continue  # braces that do not pair: a hand-edited record
+        found.append(replace(now, template=old.template, placeholders=read.placeholders,
+                             regex=read.regex, past=True, first_release=old.first,
+                             last_release=old.last, today=None if old.removed else now.template))
+    return found

@@ -29,7 +29,7 @@ import builtins
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
@@ -99,8 +99,7 @@ def wordings(record: ErrorRecord) -> list[Wording]:
     """The wordings lookup tries for a record: its current template, then each wording it had
     in past releases (`history.templates`, written by `crawler history`), read back into a
     regex of the crawler's own linear shape."""
-    from crawler.catalogue.releases import wording_template
-    from crawler.serve.old_wordings import past_wordings
+    from crawler.serve.old_wordings import past_wordings, with_past_wordings
 
     site = record.site
     removed_in = record.history.removed_in if record.history else None
@@ -108,19 +107,7 @@ def wordings(record: ErrorRecord) -> list[Wording]:
                   site.exception_qualname, site.path, site.line, site.qualname,
                   site.message.kind, site.message.template, site.message.placeholders,
                   site.message.regex, record.url)
-    found = [now]
-    for old in past_wordings(record):
-        if old.template == site.message.template:  # a removed record's last wording
-            found[0] = replace(now, first_release=old.first, last_release=old.last)
-            continue
-        read = wording_template(old.template)
-        if read is None:
-            continue  # braces that do not pair: a hand-edited record
-        found.append(replace(now, template=old.template, placeholders=read.placeholders,
-                             regex=read.regex, past=True, first_release=old.first,
-                             last_release=old.last,
-                             today=None if old.removed else site.message.template))
-    return found
+    return with_past_wordings(now, past_wordings(record))
 
 
 @dataclass(frozen=True)
