@@ -352,6 +352,9 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
     patterns: dict[str, Pattern | None] = {}
     budgets: dict[str, Budget] = {}  # each pattern's time over all its assertions and records
     found: dict[str, list[Evidence]] = defaultdict(list)
+    # what a pattern fits depends only on it and the exceptions the test names: the same check
+    # asserted by several tests is fitted once (on jax, most of an update's matching)
+    fitted: dict[tuple[str, tuple[str, ...]], tuple[dict[str, str], bool]] = {}
     ordered = sorted(set(assertions), key=_assertion_order)
     for done, assertion in enumerate(ordered):
         if progress is not None and done % PROGRESS_EVERY == 0:
@@ -361,17 +364,17 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         pattern = patterns[assertion.pattern]
         if pattern is None or pattern.literal < MIN_LITERAL:
             continue
-        budget = budgets.setdefault(assertion.pattern, Budget(PATTERN_SECONDS))
-        try:
-            hits = _hits(pattern, assertion, groups, partial(strong, budget=budget))
-        except RegexTimeout:  # tried once: the pattern's other assertions skip it at once
-            patterns[assertion.pattern] = None
-            if stats is not None:
-                stats.timed_out += 1
-            continue
-        is_weak = not hits
-        if is_weak:
-            hits = _hits(pattern, assertion, groups, weak, candidates=True)
+        key = (assertion.pattern, tuple(assertion.exceptions))
+        if key not in fitted:
+            budget = budgets.setdefault(assertion.pattern, Budget(PATTERN_SECONDS))
+            try:
+                fitted[key] = _fit(pattern, assertion, groups, budget)
+            except RegexTimeout:  # tried once: the pattern's other assertions skip it at once
+                patterns[assertion.pattern] = None
+                if stats is not None:
+                    stats.timed_out += 1
+                continue
+        hits, is_weak = fitted[key]
         if stats is not None:
             stats.assertions += 1
             stats.fitted += bool(hits)
@@ -393,6 +396,16 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         stats.records = len(result)
         stats.seconds = time.perf_counter() - started
     return result
+
+
+def _fit(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group], budget: Budget
+         ) -> tuple[dict[str, str], bool]:
+    """The records an assertion fits (id -> the exception as written), and whether only weakly:
+    by rule 1 where any record fits so, else by rule 2 among the likeliest candidates."""
+    hits = _hits(pattern, assertion, groups, partial(strong, budget=budget))
+    if hits:
+        return hits, False
+    return _hits(pattern, assertion, groups, weak, candidates=True), True
 
 
 def _hits(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group], test: object,

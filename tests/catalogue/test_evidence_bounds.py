@@ -49,3 +49,21 @@ def test_a_pattern_stops_when_its_time_over_all_records_is_spent(
     stats = EvidenceStats()
     assert len(match_evidence(records, [assertion("out of range")], stats)) == 0  # too vague
     assert stats.too_vague == 1 and stats.timed_out == 0
+
+
+def test_the_same_check_in_several_tests_is_fitted_once_and_counted_for_each(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a pattern fits depends only on it and the exceptions named: tests repeating one
+    check cost one fit (and one share of the pattern's time budget), and each is evidence."""
+    records = [record(1, "numpy masked arrays are not supported"), record(2, "no such key")]
+    tried: list[str] = []
+    real = evidence.strong
+    monkeypatch.setattr(evidence, "strong", lambda pattern, target, budget=None: (
+        tried.append(target.example), real(pattern, target, budget))[1])
+    repeated = [TestAssertion(f"tests/test_{n}.py", 3, f"test_{n}", "pytest.raises", "match",
+                              ("ValueError",), "masked arrays are not supported") for n in range(5)]
+    stats = EvidenceStats()
+    found = match_evidence(records, repeated, stats)
+    assert len(tried) == len(records)  # one fit over the group, not one per test
+    assert stats.assertions == 5 and stats.fitted == 5
+    assert [e.path for e in found[records[0].id]] == [f"tests/test_{n}.py" for n in range(5)]
