@@ -85,6 +85,8 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
         return None
     readings = [reader.message(value, position) for value in plain]
     display, chosen = _display(exception_qualname, len(plain), starred)
+    if exception_qualname == "builtins.BlockingIOError":
+        readings = readings[:2]  # its third argument is characters_written: str() does not show it
     if chosen is None:
         chosen = next((i for i, r in enumerate(readings) if r[0][0] != "dynamic"), 0)
     templates = []
