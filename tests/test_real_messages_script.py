@@ -98,6 +98,29 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict[st
     return run.stdout, [json.loads(line) for line in lines]
 
 
+def test_before_compares_dynamic_counts_and_changed_templates(tmp_path: Path) -> None:
+    """--before: an earlier folder of the same raises, one of them read as dynamic there."""
+    earlier = {**SOURCES, "demo/widgets.py": SOURCES["demo/widgets.py"].replace(
+        "f'count {count} too high'", "describe(count)")}
+    apply(outputkit.collected(earlier), tmp_path / "before")
+    apply(outputkit.collected(SOURCES), tmp_path / "after")
+    (tmp_path / "source").mkdir()
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), str(outputkit.folder_of(tmp_path / "after")),
+         "--source", str(tmp_path / "source"), "--no-construct",
+         "--before", str(outputkit.folder_of(tmp_path / "before"))],
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.stdout.splitlines()[1:] == [
+        "dynamic records: before 1, after 0",
+        "records: before 5, after 5; raises at the same place 5",
+        "raises whose templates changed: 1 (dynamic->fstring 1)",
+        "  demo/widgets.py:26 ValueError",
+        "    before dynamic: '{describe(count)}'",
+        "    after  fstring: 'count {count} too high'",
+    ]
+
+
 def test_each_way_evaluates_every_raise_and_counts_the_wrong_regex(
         checked: tuple[str, list[dict[str, object]]]) -> None:
     out, _ = checked
