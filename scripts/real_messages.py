@@ -63,7 +63,8 @@ def _site(record_id: str, site: Any) -> Site:
     return Site(record_id, site.path, site.line, site.end_line, site.exception, site.factory,
                 message.kind, message.template, message.regex, message.argument,
                 message.composed_by is not None or message.kind == "class_default", filled,
-                message.not_followed is not None or message.reason is not None)
+                message.not_followed is not None or message.reason is not None,
+                pieces is not None and not any(p.text for p in pieces if not p.is_placeholder))
 
 
 def _child(args: list[str], cwd: Path, timeout: float) -> None:
@@ -92,15 +93,16 @@ class Mismatch:
 
 
 def by_construction(sites: list[Site], results: list[dict[str, Any]]
-                    ) -> tuple[int, int, list[Mismatch], collections.Counter[str]]:
-    """(evaluated, matched, mismatches, why the others were not evaluated). A raise whose message
+                    ) -> tuple[int, set[str], list[Mismatch], collections.Counter[str]]:
+    """(evaluated, the sites matched, mismatches, why the others were not evaluated). A raise whose message
     has alternatives (`ngettext`, `a if c else b`) is one record per alternative: the message one
     sample gives matches when any of them does."""
     known = {s.id: s for s in sites}
     alternatives: dict[tuple[str, int, int, str], list[Site]] = collections.defaultdict(list)
     for site in sites:
         alternatives[_raise_of(site)].append(site)
-    evaluated = matched = 0
+    evaluated = 0
+    matched: set[str] = set()
     mismatches: list[Mismatch] = []
     why: collections.Counter[str] = collections.Counter()
     for result in results:
@@ -110,7 +112,7 @@ def by_construction(sites: list[Site], results: list[dict[str, Any]]
             continue
         evaluated += 1
         if any(re.fullmatch(s.regex, result["text"]) for s in alternatives[_raise_of(site)]):
-            matched += 1
+            matched.add(site.id)
         else:
             mismatches.append(_mismatch("construct", site, result["text"]))
     return evaluated, matched, mismatches, why
@@ -121,8 +123,9 @@ def _raise_of(site: Site) -> tuple[str, int, int, str]:
 
 
 def by_trace(sites: list[Site], events: list[dict[str, Any]]
-             ) -> tuple[int, int, int, list[Mismatch]]:
-    """(sites evaluated, distinct messages, sites matched, mismatches) from the traced raises."""
+             ) -> tuple[int, int, set[str], list[Mismatch]]:
+    """(sites evaluated, distinct messages, the sites matched, mismatches) from the traced
+    raises."""
     at: dict[tuple[str, int], list[Site]] = collections.defaultdict(list)
     for site in sites:
         for line in range(site.line, site.end_line + 1):
@@ -145,7 +148,7 @@ def by_trace(sites: list[Site], events: list[dict[str, Any]]
             evaluated.add(site.id)
             failed.add(site.id)
             mismatches.append(_mismatch("trace", site, event["text"]))
-    return len(evaluated), messages, len(evaluated - failed), mismatches
+    return len(evaluated), messages, evaluated - failed, mismatches
 
 
 def _same_class(site: Site, classes: list[str]) -> bool:
@@ -236,7 +239,8 @@ def _construct_way(sites: list[Site], given: Path, source: Path, import_root: Pa
             ",".join(options.skip_module)], scratch, options.timeout)
     results = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     evaluated, matched, mismatches, why = by_construction(sites, results)
-    print(f"  a. construct: evaluated {evaluated} of {len(results)}, matched {matched}, "
+    print(f"  a. construct: evaluated {evaluated} of {len(results)}, "
+          f"matched {_matched(matched, sites)}, "
           f"mismatched {_split(mismatches)}")
     for reason, count in why.most_common(options.reasons):
         print(f"       not evaluated {count}: {reason}")
@@ -254,8 +258,15 @@ def _trace_way(sites: list[Site], given: Path, source: Path, import_root: Path, 
     events = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     evaluated, messages, matched, mismatches = by_trace(sites, events)
     print(f"  b. trace ({runner} {args}): evaluated {evaluated} sites with {messages} "
-          f"distinct messages, matched {matched}, mismatched {_split(mismatches)}")
+          f"distinct messages, matched {_matched(matched, sites)}, "
+          f"mismatched {_split(mismatches)}")
     return mismatches
+
+
+def _matched(ids: set[str], sites: list[Site]) -> str:
+    """Matched sites, and how many of them by a regex that matches any text."""
+    textless = sum(1 for s in sites if s.id in ids and s.textless)
+    return f"{len(ids)} ({textless} with no text of their own)"
 
 
 def _split(mismatches: list[Mismatch]) -> str:

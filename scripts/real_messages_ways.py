@@ -47,6 +47,7 @@ class Site:
     composed: bool  # the template is a class's composition (composed_by) or its default
     filled: str | None  # the template with each placeholder's expression as its value
     declared: bool = False  # the record says its text or class was not followed (need not match)
+    textless: bool = False  # the template is placeholders alone: its regex matches any text
 
 
 # ---------------------------------------------------------------- way a: construct the exception
