@@ -85,14 +85,13 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
         return None
     readings = [reader.message(value, position) for value in plain]
     display, chosen = _display(exception_qualname, len(plain), starred)
-    if exception_qualname == "builtins.BlockingIOError":
-        readings = readings[:2]  # its third argument is characters_written: str() does not show it
     if chosen is None:
         chosen = next((i for i, r in enumerate(readings) if r[0][0] != "dynamic"), 0)
     templates = []
     for kind, pieces in readings[chosen]:
         seen: list[str] = []
-        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred)
+        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred,
+                                   written=exception_qualname == "builtins.BlockingIOError")
         templates.append(build_template(kind, pieces, argument=str(chosen), display=display,
                                         regex="^" + pattern + "$"))
     return _unique(templates)
@@ -175,7 +174,8 @@ def pieces_of(template: Template) -> list[Piece] | None:
 
 
 def _display_pattern(display: str, readings: list[list[Alternative]], chosen: int,
-                     pieces: list[Piece], kind: str, seen: list[str], starred: bool = False) -> str:
+                     pieces: list[Piece], kind: str, seen: list[str], starred: bool = False,
+                     written: bool = False) -> str:
     textual = kind != "dynamic"
     if display == "str":
         return _pattern(pieces, seen)
@@ -184,7 +184,9 @@ def _display_pattern(display: str, readings: list[list[Alternative]], chosen: in
     if display == "errno":
         pattern = f"\\[Errno ({ANY})\\] {_pattern(pieces, seen)}"
         if len(readings) == 3:
-            pattern += f": {_other_arg_pattern(readings[2])}"
+            tail = f": {_other_arg_pattern(readings[2])}"
+            # BlockingIOError's third argument, when a number, is characters_written: not shown
+            pattern += f"(?:{tail})?" if written else tail
         return pattern
     if display == "group":
         return f"{_pattern(pieces, seen)} \\(({ANY}) sub-exceptions?\\)"
