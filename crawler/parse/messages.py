@@ -90,7 +90,8 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
     templates = []
     for kind, pieces in readings[chosen]:
         seen: list[str] = []
-        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred)
+        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred,
+                                   written=exception_qualname == "builtins.BlockingIOError")
         templates.append(build_template(kind, pieces, argument=str(chosen), display=display,
                                         regex="^" + pattern + "$"))
     return _unique(templates)
@@ -173,7 +174,8 @@ def pieces_of(template: Template) -> list[Piece] | None:
 
 
 def _display_pattern(display: str, readings: list[list[Alternative]], chosen: int,
-                     pieces: list[Piece], kind: str, seen: list[str], starred: bool = False) -> str:
+                     pieces: list[Piece], kind: str, seen: list[str], starred: bool = False,
+                     written: bool = False) -> str:
     textual = kind != "dynamic"
     if display == "str":
         return _pattern(pieces, seen)
@@ -182,7 +184,9 @@ def _display_pattern(display: str, readings: list[list[Alternative]], chosen: in
     if display == "errno":
         pattern = f"\\[Errno ({ANY})\\] {_pattern(pieces, seen)}"
         if len(readings) == 3:
-            pattern += f": {_other_arg_pattern(readings[2])}"
+            tail = f": {_other_arg_pattern(readings[2])}"
+            # BlockingIOError's third argument, when a number, is characters_written: not shown
+            pattern += f"(?:{tail})?" if written else tail
         return pattern
     if display == "group":
         return f"{_pattern(pieces, seen)} \\(({ANY}) sub-exceptions?\\)"
