@@ -30,19 +30,8 @@ NESTING = ("Nesting `compute_on` with different compute types is not supported y
            "Current compute_on type: {self.prev_compute_type}")
 SUCCESSOR = "Nesting `compute_on` with different compute types is not allowed."
 
-CORE = '''\
-class ShapeDtypeStruct:
-    def like(self, x):
-        if isinstance(x, HiVal):
-            raise NotImplementedError("Passing a HiVal to `ShapeDtypeStruct.like` is not implemented.")
-        return x
-
-
-class JaxprEqnContextManager:
-    def __init__(self, context):
-        self.context = context
-
-    def __enter__(self):
+# The check as it stood in `__enter__`, lines kept around it.
+NESTING_CHECK = '''\
         self.prev_compute_type = config.compute_on_context_manager.swap_local(
             self.context.compute_type
         )
@@ -56,26 +45,28 @@ class JaxprEqnContextManager:
                 "Nesting `compute_on` with different compute types is not supported"
                 f" yet. Current compute_on type: {self.prev_compute_type}"
             )
-        self.prev_threefry_partitionable = config.threefry_partitionable.swap_local(
+'''
+CORE = '''\
+class ShapeDtypeStruct:
+    def like(self, x):
+        if isinstance(x, HiVal):
+            raise NotImplementedError("Passing a HiVal to `ShapeDtypeStruct.like` is not implemented.")
+        return x
+
+
+class JaxprEqnContextManager:
+    def __init__(self, context):
+        self.context = context
+
+    def __enter__(self):
+''' + NESTING_CHECK + '''        self.prev_threefry_partitionable = config.threefry_partitionable.swap_local(
             self.context.threefry_partitionable)
         if self.context.xla_metadata:
             self.prev_xla_metadata = config.xla_metadata_context_manager.get_local()
 '''
 # The check gone from `__enter__`, its other lines kept (reordered, as in jax).
-CORE_LATER = CORE.replace('''        self.prev_compute_type = config.compute_on_context_manager.swap_local(
-            self.context.compute_type
-        )
-        if (
-            self.prev_compute_type is not None
-            and self.prev_compute_type is not config_ext.unset
-            and self.context.compute_type != self.prev_compute_type
-        ):
-            config.compute_on_context_manager.set_local(self.prev_compute_type)
-            raise NotImplementedError(
-                "Nesting `compute_on` with different compute types is not supported"
-                f" yet. Current compute_on type: {self.prev_compute_type}"
-            )
-''', '''        self.prev_compute_type = config.compute_on_context_manager.swap_local(
+CORE_LATER = CORE.replace(NESTING_CHECK, '''\
+        self.prev_compute_type = config.compute_on_context_manager.swap_local(
             self.context.compute_type)
 ''')
 
