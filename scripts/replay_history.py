@@ -87,6 +87,15 @@ class Run:
     def cache(self) -> Path:
         return self.work / self.label / "cache"
 
+    @property
+    def update_options(self) -> list[str]:
+        """Updates without test evidence, like the extract, where the checkout's update reads
+        tests (an older one has no such option): the replay measures pairing, not evidence."""
+        shown = subprocess.run([sys.executable, "-m", "crawler", "update", "--help"], cwd=self.code,
+                               env={**os.environ, "PYTHONPATH": str(self.code)},
+                               capture_output=True, text=True).stdout
+        return ["--no-evidence"] if "--no-evidence" in shown else []
+
     def crawl(self, command: str, source: str, sha: str, extra: list[str], root: Path | None = None
               ) -> tuple[float, dict]:
         args = [sys.executable, "-m", "crawler", command, source, "--commit", sha, "-o",
@@ -274,7 +283,8 @@ def main() -> None:
         order = runs if step % 2 else runs[::-1]
         for run in order:
             before = load(run.root)
-            seconds, summary = run.crawl("update", args.source, sha, ["-j", str(args.jobs)])
+            seconds, summary = run.crawl("update", args.source, sha,
+                                         ["-j", str(args.jobs), *run.update_options])
             run.times.append(seconds)
             run.cpu.append(run.last_cpu)
             after = load(run.root)
@@ -295,7 +305,7 @@ def main() -> None:
     last = commits[-1][1]
     for run in runs:
         stepwise = load(run.root)
-        run.crawl("update", args.source, last, ["-j", str(args.jobs)],
+        run.crawl("update", args.source, last, ["-j", str(args.jobs), *run.update_options],
                   root=args.work / run.label / "direct")
         direct = load(args.work / run.label / "direct")
         differ = []

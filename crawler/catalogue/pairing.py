@@ -223,7 +223,11 @@ class PairScore:
 
     @property
     def total(self) -> float:
-        return sum(weight * getattr(self, part) for part, weight in WEIGHTS.items())
+        """The weighted sum of the parts, the text (`text`) standing for the template: the one
+        resemblance score, by which the merge pairs and `check` ranks an orphan's successors."""
+        parts = {part: getattr(self, part) for part in WEIGHTS}
+        parts["template"] = self.text
+        return sum(weight * parts[part] for part, weight in WEIGHTS.items())
 
     @property
     def place(self) -> float:
@@ -255,6 +259,15 @@ class PairScore:
         if code_moved and (close_text or self.context >= SAME_FUNCTION_TEXT):
             return "code_moved"
         return None
+
+    def why(self) -> str:
+        """The parts a person reads to adopt: the template's and the code's similarity, and what
+        is the same (`check`'s successors)."""
+        same = [label for label, alike in (("function", self.qualname == 1.0),
+                                           ("exception", self.exception == 1.0),
+                                           ("file", self.same_file)) if alike]
+        head = f"template {self.template:.2f}, context {self.context:.2f}"
+        return head + ("; same " + ", ".join(same) if same else "")
 
     def describe(self) -> str:
         """One line: the signal, the score and its parts, as a record's `history.paired_by`."""
@@ -298,13 +311,15 @@ def wording(template: str) -> str:
 
 
 def context(site: RaiseSite) -> tuple[str, ...]:
-    """Up to `CONTEXT_LINES` non-blank lines of the function on each side of the raise, stripped."""
+    """Up to `CONTEXT_LINES` lines of the function on each side of the raise, stripped, each with
+    a word: a line of brackets alone (`):`, `]`) closes code in any function, and two unrelated
+    raises in jax shared one (`):`) that made their code look a fifth alike."""
     lines = site.snippet.splitlines()
     start, end = site.line - site.snippet_line, site.end_line - site.snippet_line + 1
     before = [line.strip() for line in lines[max(0, start - 2 * CONTEXT_LINES):max(0, start)]]
     after = [line.strip() for line in lines[end:end + 2 * CONTEXT_LINES]]
-    before = [line for line in before if line][-CONTEXT_LINES:]
-    after = [line for line in after if line][:CONTEXT_LINES]
+    before = [line for line in before if _WORD.search(line)][-CONTEXT_LINES:]
+    after = [line for line in after if _WORD.search(line)][:CONTEXT_LINES]
     return (*before, *after)
 
 

@@ -188,9 +188,10 @@ def clean_temp_files(folder: Path) -> list[str]:
         if not where.is_dir() or where.is_symlink():
             continue
         for path in sorted(where.iterdir()):
+            if not (path.name.startswith(".") and path.name.endswith(atomic.TEMP_SUFFIX)):
+                continue  # named first: a stat of each of thousands of records cost an update
             found = lstat_or_none(path)  # the crawler's own temp files are plain files, never links
-            if (path.name.startswith(".") and path.name.endswith(atomic.TEMP_SUFFIX)
-                    and found is not None and stat.S_ISREG(found.st_mode)):
+            if found is not None and stat.S_ISREG(found.st_mode):
                 try:
                     path.unlink()
                     removed.append(str(path))

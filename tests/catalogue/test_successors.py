@@ -41,17 +41,19 @@ def test_a_message_reworded_in_place_resembles_its_old_self_most() -> None:
     reworded = pair_score(old, new["negative values are not accepted here: {x}"])
     decoy = pair_score(old, new["y must be positive, got {y}"])
     assert reworded.template < 0.4 < decoy.template  # the decoy's words are nearer
-    assert (reworded.context, reworded.qualname, reworded.exception, reworded.path) == (1, 1, 1, 1)
-    assert reworded.score > decoy.score and reworded.score > SUCCESSOR_FLOOR
+    assert (reworded.context, reworded.qualname, reworded.exception, reworded.same_file) == (1, 1, 1, True)
+    assert reworded.total > decoy.total and reworded.total > SUCCESSOR_FLOOR
     assert reworded.why() == "template 0.32, context 1.00; same function, exception, file"
 
 
-def test_a_file_moved_to_another_package_keeps_half_its_path() -> None:
+def test_a_file_moved_to_another_package_is_followed_by_its_function_and_code() -> None:
+    # The one score has no part for the path (the merge follows a file by git's renames, the
+    # qualname and the code): the function and the code around the raise carry the move.
     old = records("jax/_src/tpu_info.py", OLD, REMOVED)["cannot load {path}"]
     moved = records("jax/experimental/tpu_info.py", OLD.replace("cannot load", "unable to load"))
     score = pair_score(old, moved["unable to load {path}"])
-    assert score.path == 0.5 and score.qualname == 1 and score.context == 1
-    assert score.score > SUCCESSOR_FLOOR
+    assert not score.same_file and score.qualname == 1 and score.context == 1
+    assert score.total > SUCCESSOR_FLOOR and score.signal == "function_moved"
 
 
 def test_only_removed_annotated_records_are_orphans_and_only_empty_live_ones_candidates() -> None:
@@ -81,7 +83,7 @@ def test_the_pruned_ranking_is_the_full_ranking() -> None:
     pool = _pool()
     index = SuccessorIndex(pool)
     for orphan in pool[::4]:
-        scored = [(pair_score(orphan, r).score, r) for r in pool]
+        scored = [(pair_score(orphan, r).total, r) for r in pool]
         full = sorted(scored, key=lambda item: (-item[0], item[1].site.path != orphan.site.path,
                                                 item[1].id))
         for limit in (1, 3, 50):
@@ -97,4 +99,4 @@ def test_the_bound_is_never_below_the_score() -> None:
     profiles = [_Profile(r) for r in pool]
     for old in profiles[::4]:
         for new in profiles:
-            assert old.upper_bound(new) >= old.resemblance(new).score - 1e-12
+            assert old.upper_bound(new) >= pair_score(old.record, new.record).total - 1e-12
