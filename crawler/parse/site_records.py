@@ -1,0 +1,229 @@
+"""Raise statements as `RaiseSite` records: one per exception and template a raise may raise.
+
+`sites` reads one raise the visitor found: its exception's qualified name, its message's
+templates (through the module's helpers, factories and constants, `crawler.parse.calls`), its
+condition, cause and snippet. A message-less raise of a class that is not a builtin is a site
+of kind `PENDING`, settled by the repository-wide class pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from crawler.parse import _source
+from crawler.parse._positions import Span
+from crawler.parse._source import Guard
+from crawler.parse.calls import Followed, Follower
+from crawler.parse.messages import Piece, Reader, build_template, call_templates
+from crawler.parse.raise_visitor import (
+    FoundRaise,
+    RaiseVisitor,
+    class_qualname,
+    exception_qualname_of,
+    qualname,
+)
+from crawler.records import RaiseCounts, RaiseSite, Template
+
+# A snippet longer than this is cut to a window around the raise.
+SNIPPET_MAX_LINES = 150
+SNIPPET_BEFORE = 40
+SNIPPET_AFTER = 20
+
+PENDING = "pending"  # the kind of a message-less raise waiting for its class's template
+
+
+@dataclass(frozen=True)
+class Place:
+    """What every site of one raise statement shares: its file, lines and reading context."""
+
+    path: str
+    module: cst.Module
+    found: FoundRaise
+    span: Span
+    snippet: tuple[str, int]
+    follower: Follower
+    visitor: RaiseVisitor
+    where: Callable[[str], str | None]  # a followed function or constant to its path:line
+    tests: dict[int, str]  # the source of each `if` test already written, by `id`
+
+
+def sites_of(place: Place) -> tuple[list[RaiseSite], RaiseCounts]:
+    """One site per template of one raise, and how the raise counts; none when it has no message.
+
+    `raise (a if c else b)` is read as two raises, under `c` and under `not (c)`.
+    """
+    exc = place.found.node.exc
+    if exc is None:
+        return [], _BARE_RAISE
+    made: list[RaiseSite] = []
+    counted: RaiseCounts | None = None
+    for branch, guards in _branches(exc, place.found.indent):
+        sites, raised = _branch_sites(place, branch, (*place.found.guards, *guards))
+        made.extend(sites)
+        if counted is None or raised == _WITH_MESSAGE:
+            counted = raised
+    assert counted is not None
+    return made, counted
+
+
+def _branches(exc: cst.BaseExpression, indent: str
+              ) -> list[tuple[cst.BaseExpression, tuple[Guard, ...]]]:
+    """The exceptions a raise may raise, each with the conditional expressions' tests."""
+    if not isinstance(exc, cst.IfExp):
+        return [(exc, ())]
+    return [*((e, (Guard(exc.test, True, indent), *g)) for e, g in _branches(exc.body, indent)),
+            *((e, (Guard(exc.test, False, indent), *g)) for e, g in _branches(exc.orelse, indent))]
+
+
+def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ...]
+                  ) -> tuple[list[RaiseSite], RaiseCounts]:
+    """The sites of one exception a raise statement raises."""
+    found, visitor, module = place.found, place.visitor, place.module
+    func = exc.func if isinstance(exc, cst.Call) else exc
+    exception_qualname = exception_qualname_of(func, found.scopes, visitor)
+    if not isinstance(exc, cst.Call):
+        if not _looks_like_class(exc):
+            return [], _RERAISE
+        if exception_qualname is None or exception_qualname.startswith("builtins."):
+            return [], _WITHOUT_MESSAGE
+        return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
+            _WITHOUT_MESSAGE
+    scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
+    assigned = scope.assigned if scope is not None else None
+    reader = place.follower.reader(found.scopes, assigned)
+    factory = _is_factory(func) and not _is_class(exception_qualname, visitor)
+    if factory:
+        followed = place.follower.factory(reader, exc, found.position)
+        if followed.built:
+            return _built_sites(place, exc, guards, followed), _WITH_MESSAGE
+    templates = call_templates(exc, module, found.position, exception_qualname, assigned,
+                               reader=reader)
+    if factory and not followed.parameter_class and not followed.unknown_callee:
+        source = _source.exact(module, exc, found.indent)
+        templates = [replace(build_template("dynamic", [Piece(source, True)]),
+                             reason=followed.reason)]
+    elif templates is None:
+        if exception_qualname is None or exception_qualname.startswith("builtins."):
+            return [], _WITHOUT_MESSAGE
+        return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
+            _WITHOUT_MESSAGE
+    else:
+        templates = [_followed(t, reader, place) for t in templates]
+        if factory:  # `exc_type(message)`: a class passed as a parameter, not a factory
+            templates = [replace(t, reason=followed.reason) for t in templates]
+            factory = not followed.parameter_class
+    return [_site(place, exc, guards, exception_qualname, t, factory) for t in templates], \
+        _WITH_MESSAGE
+
+
+def _is_class(exception_qualname: str | None, visitor: RaiseVisitor) -> bool:
+    """`raise error(msg)` where `error` is a builtin's alias or a class of this module."""
+    if exception_qualname is None:
+        return False
+    if exception_qualname.startswith("builtins."):
+        return True
+    prefix = f"{visitor.module_name}." if visitor.module_name else ""
+    return any(prefix + found.qualname == exception_qualname for found in visitor.classes)
+
+
+def _built_sites(place: Place, exc: cst.Call, guards: tuple[Guard, ...], followed: Followed
+                 ) -> list[RaiseSite]:
+    """`raise make_error(...)`: one site per template of each exception the factory returns.
+
+    A template the factory's code does not give as text is the raise's whole expression: the
+    callee's names mean nothing at the raise."""
+    sites = []
+    for built in followed.built:
+        templates = call_templates(built.call, place.module, built.position,
+                                   built.exception_qualname, built.function.assigned,
+                                   reader=built.reader) or []
+        for template in templates:
+            if template.kind == "dynamic":
+                source = _source.exact(place.module, exc, place.found.indent)
+                template = replace(build_template("dynamic", [Piece(source, True)]),
+                                   reason=f"`{followed.via}` builds a message that is not read "
+                                   "exactly")
+            else:
+                template = _followed(template, built.reader, place)
+            sites.append(_site(place, exc, guards, built.exception_qualname, template))
+    unique = {(s.exception_qualname, s.message.template): s for s in sites}
+    return list(unique.values())
+
+
+def _followed(template: Template, reader: Reader, place: Place) -> Template:
+    """A template that names the functions and constants its text was read through."""
+    followed = place.follower.followed(reader)
+    if not followed or template.kind == "dynamic":
+        return template
+    return replace(template, via=", ".join(followed),
+                   defined_at=template.defined_at or place.where(followed[0]))
+
+
+# A function's lookups hold (FOLLOWED, qualname) when its records read another function or
+# constant of the module: a skeleton, which reuses records by function, is then not used.
+FOLLOWED = "<followed>"
+
+
+def _site(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ...],
+          exception_qualname: str | None, template: Template, factory: bool = False) -> RaiseSite:
+    found, module = place.found, place.module
+    func = exc.func if isinstance(exc, cst.Call) else exc
+    function = next((s for s in reversed(found.scopes) if not s.is_class), None)
+    cause = found.node.cause
+    return RaiseSite(
+        path=place.path,
+        line=place.span.line,
+        end_line=place.span.end_line,
+        column=place.span.column,
+        class_name=class_qualname(found.scopes),
+        function=function.name if function else None,
+        qualname=qualname(found.scopes),
+        exception=module.code_for_node(func),
+        exception_qualname=exception_qualname,
+        message=template,
+        cause=_source.exact(module, cause.item, found.indent) if cause is not None else None,
+        condition=_source.condition(module, guards, place.tests),
+        snippet=place.snippet[0],
+        snippet_line=place.snippet[1],
+        factory=factory,
+    )
+
+
+# How one raise statement counts, by what it raises.
+_WITH_MESSAGE = RaiseCounts(raise_statements=1)
+_BARE_RAISE = RaiseCounts(raise_statements=1, bare_raise=1)
+_RERAISE = RaiseCounts(raise_statements=1, reraise=1)
+_WITHOUT_MESSAGE = RaiseCounts(raise_statements=1, without_message=1)
+
+
+def _looks_like_class(node: cst.BaseExpression) -> bool:
+    """`raise ValueError` (a class, by convention capitalised) versus `raise error`."""
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+    return isinstance(name, str) and name[:1].isupper()
+
+
+def _is_factory(func: cst.BaseExpression) -> bool:
+    """`raise make_error(...)`, `raise self._error(...)`: a call that is not a class, by its name."""
+    if isinstance(func, cst.Name):
+        name = func.value
+    elif isinstance(func, cst.Attribute):
+        name = func.attr.value
+    else:
+        return True
+    return not name.lstrip("_")[:1].isupper()
+
+
+
+
+def snippet(lines: list[str], span: Span, function: Span | None) -> tuple[str, int]:
+    """The enclosing function's source, cut to a window around the raise when it is long."""
+    start, end = (function.line, function.end_line) if function else (span.line, span.end_line)
+    if end - start + 1 > SNIPPET_MAX_LINES:
+        start = max(start, span.line - SNIPPET_BEFORE)
+        end = min(end, span.end_line + SNIPPET_AFTER)
+    while end > span.end_line and not lines[end - 1].strip():
+        end -= 1  # a window's trailing blank lines say nothing
+    return "\n".join(lines[start - 1 : end]) + "\n", start
