@@ -365,6 +365,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         resolved = _class_pass(collected, previous)
         if collected.kept and collected.outcomes:
             collected = _reach_of_class_changes(collected, previous, resolved)
+            collected = _reach_of_callee_changes(collected)
         full = not collected.kept
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
@@ -463,6 +464,18 @@ def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
         return collected
     paths = {o.path for o in moved}
     return replace(collected, outcomes=(*collected.outcomes, *moved),
+                   kept=tuple(e for e in collected.kept if e.path not in paths),
+                   context=tuple(o for o in collected.context if o.path not in paths))
+
+
+def _reach_of_callee_changes(collected: Collected) -> Collected:
+    """A kept file whose raise calls a function of a file read again is merged again with it:
+    the function's new text is its template too (`factories.reached`)."""
+    paths = factories.reached(collected.outcomes, collected.context)
+    if not paths:
+        return collected
+    return replace(collected,
+                   outcomes=(*collected.outcomes, *(o for o in collected.context if o.path in paths)),
                    kept=tuple(e for e in collected.kept if e.path not in paths),
                    context=tuple(o for o in collected.context if o.path not in paths))
 
