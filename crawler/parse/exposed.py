@@ -17,7 +17,7 @@ substitution of literal arguments, the same names for what is not literal, the s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 
 import libcst as cst
@@ -36,9 +36,7 @@ from crawler.records import (
     TextRun,
 )
 
-# Return values that can be text or an exception; any other function is not exposed.
-_TEXT_NODES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.BinaryOperation,
-               cst.Call, cst.Name, cst.IfExp)
+_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 
 
 def exposed_functions(follower: Follower, defined_at: Callable[[cst.FunctionDef], str]
@@ -51,22 +49,46 @@ def exposed_functions(follower: Follower, defined_at: Callable[[cst.FunctionDef]
     stubs functions keeps those for which `may_be_exposed` holds."""
     exposed = []
     for name, function in sorted(follower.index.functions.items()):
-        if function is None or not may_be_exposed(function) or not follower.bound_once_at_top(name):
+        if function is None or not may_be_exposed(function, follower.index.functions) \
+                or not follower.bound_once_at_top(name):
             continue
         assert isinstance(function.node, cst.FunctionDef)
         exposed.append(_exposed(follower, function, function.node, defined_at(function.node)))
     return tuple(exposed)
 
 
-def may_be_exposed(function: FunctionScope) -> bool:
-    """Whether a function may build text or an exception that another module's raise takes."""
+def may_be_exposed(function: FunctionScope, functions: Collection[str] = ()) -> bool:
+    """Whether a function may build text or an exception that another module's raise takes:
+    one of its `return`s is text, a name it assigns, a class call (by its capital), a
+    `.format`/`.join`, or a call of one of the module's `functions`; cheap, read off the
+    syntax only."""
     node = function.node
     if not isinstance(node, cst.FunctionDef) or not _followable(function):
         return False
     params = node.params
     if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
         return False
-    return any(isinstance(value, _TEXT_NODES) for value, _ in function.returns)
+    return any(value is not None and _may_be_text(value, function.assigned, functions)
+               for value, _ in function.returns)
+
+
+def _may_be_text(value: cst.BaseExpression, assigned: Collection[str],
+                 functions: Collection[str]) -> bool:
+    if isinstance(value, _STRINGS):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in assigned
+    if isinstance(value, cst.IfExp):
+        return any(_may_be_text(v, assigned, functions) for v in (value.body, value.orelse))
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Modulo)):
+        return any(_may_be_text(v, assigned, functions) for v in (value.left, value.right))
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in ("format", "join") or func.attr.value.lstrip("_")[:1].isupper()
+    return isinstance(func, cst.Name) and (func.value.lstrip("_")[:1].isupper()
+                                           or func.value in functions)
 
 
 def _exposed(follower: Follower, function: FunctionScope, node: cst.FunctionDef, where: str

@@ -236,7 +236,8 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
 
 def _exposes(visitor: RaiseVisitor) -> bool:
     """Some top-level function may build text or an exception another module's raise takes."""
-    return any(f is not None and may_be_exposed(f) for f in visitor.index.functions.values())
+    functions = visitor.index.functions
+    return any(f is not None and may_be_exposed(f, functions) for f in functions.values())
 
 
 def context_digest(visitor: RaiseVisitor, module: cst.Module) -> str:
