@@ -23,7 +23,7 @@ from crawler.errors import CrawlerError, OutputError
 from crawler.git.diff import LineMap, line_map
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
-from crawler.parse import skeleton
+from crawler.parse import exposed, skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.assertions import FileAssertions
 from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
@@ -154,7 +154,7 @@ def _previous_version(path: str, blob: str, before: dict[str, str] | None,
         return None
     if cached.failure is None and cached.regions and cached.context:
         return skeleton.Previous(cached.sites, cached.pending, cached.classes, cached.regions,
-                                 cached.context)
+                                 cached.context, exposed=cached.exposed)
     return None
 
 
@@ -169,7 +169,9 @@ def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:
     filled = skeleton.fill(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
                            outcome.stubbed, previous)
     return replace(outcome, sites=filled.sites, pending=filled.pending, classes=filled.classes,
-                   regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts)
+                   regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts,
+                   exposed=exposed.carried(outcome.path, outcome.exposed, outcome.stubbed,
+                                           previous.exposed, previous.regions))
 
 
 def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[str, str, bytes]]:

@@ -159,7 +159,12 @@ def _helped(index: ClassIndex, exposed: dict[str, ExposedFunction], site: RaiseS
     """A message that calls another module's helper: its readings in the call's place."""
     readings: dict[str, list[Template]] = {}
     for call in site.cross_calls:
-        function = exposed.get(index.canonical(call.callee))
+        qualname = index.canonical(call.callee)
+        function = exposed.get(qualname)
+        if function is None and _module(qualname) in index.exports:
+            reason = (f"`{qualname}`, of another module of the repository, returns no text "
+                      "that is read exactly")
+            return [replace(site, message=replace(site.message, reason=reason))]
         if function is None:
             return [site]  # not the repository's: the worker's reading stands
         try:

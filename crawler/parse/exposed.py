@@ -17,7 +17,7 @@ substitution of literal arguments, the same names for what is not literal, the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 import libcst as cst
@@ -27,6 +27,7 @@ from crawler.parse.calls import Binding, Context, Follower, FunctionScope, _foll
 from crawler.parse.messages import MESSAGE_KEYWORDS
 from crawler.parse.names import dotted
 from crawler.parse.reading import Alternative, Piece, Reader, Unreadable
+from crawler.parse.skeleton import FUNCTION, Region
 from crawler.records import (
     ArgumentText,
     BuiltException,
@@ -167,6 +168,34 @@ def _with(base: ExposedFunction, **changes: object) -> ExposedFunction:
 
 def _refused(base: ExposedFunction, reason: str) -> ExposedFunction:
     return _with(base, reason=reason)
+
+
+def carried(path: str, exposed: Sequence[ExposedFunction], stubbed: Sequence[Region],
+            before: Sequence[ExposedFunction], regions_before: Sequence[Region]
+            ) -> tuple[ExposedFunction, ...]:
+    """A skeleton's exposed functions, with those it stubbed taken from the previous version.
+
+    A stubbed function's text is the previous version's, so what it exposes is too; only its
+    lines move, by as much as its region did."""
+    have = {function.qualname for function in exposed}
+    old: dict[tuple[object, ...], list[Region]] = {}
+    for region in regions_before:
+        old.setdefault(region.key, []).append(region)
+    by_line = {_line(function): function for function in before if function.qualname not in have}
+    kept = []
+    for region in stubbed:
+        if region.kind != FUNCTION or region.classes or not old.get(region.key):
+            continue
+        was = old[region.key].pop(0)
+        for line in range(was.line, was.end_line + 1):
+            function = by_line.get(line)
+            if function is not None and function.qualname.rpartition(".")[2] == region.name:
+                kept.append(replace(function, defined_at=f"{path}:{line + region.line - was.line}"))
+    return tuple(sorted([*exposed, *kept], key=lambda f: f.qualname))
+
+
+def _line(function: ExposedFunction) -> int:
+    return int(function.defined_at.rpartition(":")[2])
 
 
 # ---------------------------------------------------------------- at the raise

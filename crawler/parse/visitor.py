@@ -220,18 +220,15 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         index = skeleton.region_at(regions, made_class.line)
         if index is not None:
             lookups[index].update(visitor.lookups[looked:])
-    followed = bool(follower.touched)
+    # A skeleton's stubbed functions are carried from the previous version (`exposed.carried`);
+    # one read through another function (maybe a stub) makes the skeleton read whole: `followed`.
     exposed = exposed_functions(
         follower, lambda node: f"{path}:{function_spans[id(node)].line}")
-    for exposure in exposed:  # its next version is read whole: a skeleton would stub it
-        at = skeleton.region_at(regions, int(exposure.defined_at.rpartition(":")[2]))
-        if at is not None:
-            lookups[at].add((FOLLOWED, exposure.qualname))
     counted = [replace(r, counts=t,
                        lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
-                     followed=followed, exposed=exposed)
+                     followed=bool(follower.touched), exposed=exposed)
 
 
 def _exposes(visitor: RaiseVisitor) -> bool:

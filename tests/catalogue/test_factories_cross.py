@@ -52,6 +52,14 @@ def test_a_changed_helper_reaches_the_unchanged_caller(make_repo: Callable[[str]
     third = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
     assert third.files_written == 0
 
+    # Another function of the helper's module changes: the helper is read as a stub now, and
+    # what it exposes is carried from the previous version.
+    repo.write("pkg/messages.py", "def other():\n    return 1\n\n\n"
+               + MESSAGES.replace("TEXT", "more values than allowed"))
+    repo.commit("a function above the helper")
+    fourth = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
+    assert _templates(fourth.folder)["pkg/use.py"] == "more values than allowed: {n}"
+
 
 def _visit(files: dict[str, str]) -> list[Visited]:
     visited = []
@@ -102,11 +110,10 @@ def test_a_cycle_of_helpers_stays_dynamic() -> None:
 
 
 def test_a_name_outside_the_repository_keeps_the_workers_reading() -> None:
-    (site,) = _visit({"a.py": "from textwrap import dedent\n\n\n"
-                              "def f(s):\n    raise ValueError(dedent(s))\n"})[0].sites
-    settled = factories.settled_files(_visit({"a.py": "from textwrap import dedent\n\n\n"
-                                                      "def f(s):\n    raise ValueError(dedent(s))\n"}))
-    (after,) = settled[0].sites
+    visited = _visit({"a.py": "from textwrap import dedent\n\n\n"
+                              "def f(s):\n    raise ValueError(dedent(s))\n"})
+    (site,) = visited[0].sites
+    (after,) = factories.settled_files(visited)[0].sites
     assert after == site and after.message.kind == "dynamic" and after.message.reason is None
 
 
