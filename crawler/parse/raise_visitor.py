@@ -270,23 +270,6 @@ def qualname(scopes: Sequence[Scope]) -> str:
     return ".".join(parts) or "<module>"
 
 
-def _looks_like_class(node: cst.BaseExpression) -> bool:
-    """`raise ValueError` (a class, by convention capitalised) versus `raise error`."""
-    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
-    return isinstance(name, str) and name[:1].isupper()
-
-
-def _is_factory(func: cst.BaseExpression) -> bool:
-    """`raise make_error(...)`, `raise self._error(...)`: a call that is not a class, by its name."""
-    if isinstance(func, cst.Name):
-        name = func.value
-    elif isinstance(func, cst.Attribute):
-        name = func.attr.value
-    else:
-        return True
-    return not name.lstrip("_")[:1].isupper()
-
-
 def exception_qualname_of(func: cst.BaseExpression, scopes: Sequence[Scope],
                         visitor: RaiseVisitor) -> str | None:
     """Through the imports and classes of the enclosing functions and module, else a builtin."""

@@ -9,8 +9,8 @@ from crawler.catalogue import factories
 from crawler.parse.visitor import find_raise_sites
 from crawler.parse.workers import visit_file
 from crawler.pipeline import extract, update
-from crawler.store import record_files
 from crawler.store._outcome_json import outcome_data, outcome_from_data
+from tests.catalogue.test_update_classes import templates
 from tests.gitrepo import GitRepo
 from tests.parse.runtime_harness import Visited
 
@@ -27,11 +27,6 @@ def use(n):
 '''
 
 
-def _templates(folder: Path) -> dict[str, str]:
-    records = [record_files.load_record(p) for p in record_files.iter_record_paths(folder)]
-    return {r.site.path: r.site.message.template for r in records if r.status != "removed"}
-
-
 def test_a_changed_helper_reaches_the_unchanged_caller(make_repo: Callable[[str], GitRepo],
                                                        tmp_path: Path) -> None:
     repo = make_repo("lib")
@@ -41,13 +36,13 @@ def test_a_changed_helper_reaches_the_unchanged_caller(make_repo: Callable[[str]
     repo.commit("first")
     out, cache = tmp_path / "out", tmp_path / "cache"
     first = extract(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
-    assert _templates(first.folder)["pkg/use.py"] == "too many values: {n}"
+    assert templates(first.folder)["pkg/use.py"] == "too many values: {n}"
 
     repo.write("pkg/messages.py", MESSAGES.replace("TEXT", "more values than allowed"))
     repo.commit("reword the helper only")
     second = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
     assert second.parsed == 2  # the helper's module, and the caller merged again
-    assert _templates(second.folder)["pkg/use.py"] == "more values than allowed: {n}"
+    assert templates(second.folder)["pkg/use.py"] == "more values than allowed: {n}"
 
     third = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
     assert third.files_written == 0
@@ -58,7 +53,7 @@ def test_a_changed_helper_reaches_the_unchanged_caller(make_repo: Callable[[str]
                + MESSAGES.replace("TEXT", "more values than allowed"))
     repo.commit("a function above the helper")
     fourth = update(str(repo.path), output_root=out, cache_dir=cache, jobs=1)
-    assert _templates(fourth.folder)["pkg/use.py"] == "more values than allowed: {n}"
+    assert templates(fourth.folder)["pkg/use.py"] == "more values than allowed: {n}"
 
 
 def _visit(files: dict[str, str]) -> list[Visited]:
