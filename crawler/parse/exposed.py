@@ -69,7 +69,8 @@ def may_be_exposed(function: FunctionScope, functions: Collection[str] = ()) -> 
     params = node.params
     if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
         return False
-    return any(value is not None and _may_be_text(value, function.assigned, functions)
+    callables = {*functions, *(p.name.value for p in _parameters(node))}  # a class passed in
+    return any(value is not None and _may_be_text(value, function.assigned, callables)
                for value, _ in function.returns)
 
 
