@@ -23,11 +23,15 @@ source_argument = click.argument("source", default=".")
 
 commit_option = click.option(
     "--commit", "ref", default="HEAD", show_default=True,
-    help="Branch, tag, or short or full sha to pin.")
+    help="What to pin: a branch, a tag, a sha, or in a local repository any revision "
+         "`git rev-parse` reads (HEAD~1, v1.0^{commit}).")
+
+OUTPUT_HELP = ("Where the command writes: the output root (extract, update, batch), or the "
+               "export's file or folder ('-': standard output).")
 
 output_option = click.option(
     "-o", "--output", "output_root", type=_folder(), default=Path("output"), show_default=True,
-    help="Output root folder.")
+    help=OUTPUT_HELP)
 
 cache_dir_option = click.option(
     "--cache-dir", type=_folder(), default=None,
@@ -39,17 +43,18 @@ name_option = click.option(
     help="Override the output identity: HOST/OWNER/NAME, OWNER/NAME or NAME "
          "(`update` needs the one `extract` was given).")
 
+web_url_option = click.option(
+    "--web-url", default=None, metavar="URL",
+    help="The repository's web page on a self-hosted forge (https://HOST/OWNER/NAME): its "
+         "identity and the records' permalinks (GitLab-shaped unless the host says Gitea, "
+         "Forgejo or GitHub); `update` needs the one `extract` was given.")
+
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None,
     help="Worker processes [default: all cores].")
 
 dry_run_option = click.option(
     "--dry-run", is_flag=True, help="Do everything but write: show what would change.")
-
-force_option = click.option(
-    "--force", is_flag=True,
-    help="Go past a check that would stop it: `batch` extracts again repositories already up to "
-         "date; `adopt` replaces an annotation NEW_ID carries, printing what it held.")
 
 wait_option = click.option(
     "--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
@@ -58,7 +63,14 @@ wait_option = click.option(
 force_option = click.option(
     "--force", is_flag=True,
     help="Go on where the crawler would stop to spare work or a file: `batch` extracts again "
-         "repositories already up to date, `export` replaces a file at --to it did not write.")
+         "repositories already up to date, `export` replaces a file at --output it did not "
+         "write, `adopt` replaces an annotation NEW_ID carries, printing what it held.")
+
+evidence_option = click.option(
+    "--evidence/--no-evidence", default=True, show_default=True,
+    help="Read the test files for assertions on each message (a test file whose blob is in the "
+         "cache is not parsed again) and rewrite the records whose evidence changed; "
+         "--no-evidence keeps the records' evidence as it is.")
 
 quiet_option = click.option(
     "-q", "--quiet", is_flag=True, help="No progress bar and no summary; problems are still printed.")
@@ -74,6 +86,29 @@ def summary_options(command: F) -> F:
     return json_option()(quiet_option(command))
 
 
-def existing_folder_argument(name: str) -> Callable[[F], F]:
-    """A folder that must exist, `output` when not given (the output root, or a part of it)."""
-    return click.argument(name, default="output", type=_folder(exists=True))
+class MissingFolder(click.ClickException):
+    """A folder the command reads is not there: one line, and the usage exit code on every
+    command (a path on the command line that names nothing)."""
+
+    exit_code = 2
+
+
+class ExistingFolder(click.ParamType):
+    """A folder that must exist; refused with `MissingFolder` (one line, exit 2) when not."""
+
+    name = "folder"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        path = Path(value)
+        if path.is_dir():
+            return path
+        what = "not a folder" if path.exists() else "no such folder"
+        raise MissingFolder(f"{path}: {what}; give the output folder of `crawler extract` "
+                            "(or run it first)")
+
+
+def existing_folder_argument(name: str, checked: bool = True) -> Callable[[F], F]:
+    """The output root (or a part of it) that the command reads: `output` when not given,
+    which the usage line shows; `checked=False` where the command checks it itself."""
+    kind = ExistingFolder() if checked else click.Path(path_type=Path)
+    return click.argument(name, default="output", type=kind, metavar=f"[{name.upper()}=output]")

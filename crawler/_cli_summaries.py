@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler lookup` stays quick
+    from rich.table import Table
 
-if TYPE_CHECKING:  # the stages load when a command runs: `crawler --help` stays quick
-    from crawler.batch.driver import BatchResult
+    from crawler.batch.driver import BatchResult, RepoResult
+    from crawler.history import HistoryResult, TagStep
     from crawler.pipeline import RunResult
-    from crawler.serve.export import DatabaseHit
-    from crawler.serve.lookup import Match
+    from crawler.serve.ranking import Match
     from crawler.serve.review import Review
     from crawler.store.adoption import Adoption
 
-Line = str | Table
+Line: TypeAlias = "str | Table"  # a text line, or a table printed through rich
 
 CHANGES = (  # MergeResult's lists of ids, in the order the summaries give them
     ("added", "new raise sites"),
@@ -55,6 +54,23 @@ def _run_fields(result: RunResult, dry_run: bool, middle: Mapping[str, Any]) -> 
     }
 
 
+def _crashed(result: RunResult) -> int:
+    """Test files whose read for evidence crashed its worker or timed out (manifest entries)."""
+    return sum(1 for s in result.manifest.skipped if s.reason == "evidence_crashed")
+
+
+def _evidence_trouble(result: RunResult) -> Iterator[str]:
+    """What the tests cost the evidence, said only when something was lost."""
+    timed_out = result.evidence.timed_out if result.evidence else 0
+    crashed = _crashed(result)
+    if timed_out:
+        yield (f"{timed_out} test patterns abandoned at their time limit (no evidence from them): "
+               "a backtracking match= or assertRaisesRegex pattern")
+    if crashed:
+        yield (f"{crashed} test files crashed the parser or ran out of time; their evidence is "
+               "missing: the manifest lists them as evidence_crashed")
+
+
 @dataclass(frozen=True)
 class ExtractSummary:
     """`extract`: the pin, the files read, and how many records each kind of change touched."""
@@ -74,6 +90,7 @@ class ExtractSummary:
             "test_assertions": evidence.assertions if evidence else None,
             "records_with_evidence": evidence.records if evidence else None,
             "test_patterns_timed_out": evidence.timed_out if evidence else None,
+            "test_files_crashed": _crashed(result),
         }))
 
     def lines(self) -> Iterator[Line]:
@@ -84,6 +101,7 @@ class ExtractSummary:
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
                f"{counts.records} records ({changed}) from {counts.parsed} of {counts.files} files, "
                f"{counts.skipped} skipped; {written} in {result.seconds:.1f}s")
+        yield from _evidence_trouble(result)
 
 
 @dataclass(frozen=True)
@@ -106,6 +124,9 @@ class UpdateSummary:
             "files_written": result.files_written,
             "paired_by": dict(result.merged.paired_by),  # why each record that moved was paired
             "git_diff": result.merged.diff_used,
+            "records_with_evidence": result.evidence.records if result.evidence else None,
+            "test_patterns_timed_out": result.evidence.timed_out if result.evidence else None,
+            "test_files_crashed": _crashed(result),
         }))
 
     def lines(self) -> Iterator[Line]:
@@ -113,6 +134,8 @@ class UpdateSummary:
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
                f"{result.manifest.counts.records} records; {result.parsed} of "
                f"{result.manifest.counts.files} files read again in {round(result.seconds, 3):.2f}s")
+        from rich.table import Table
+
         table = Table("change", "records", "ids", "meaning")
         for key, meaning in CHANGES:
             ids = sorted(getattr(result.merged, key))
@@ -126,6 +149,7 @@ class UpdateSummary:
         for record_id, why in result.merged.paired_by.items():
             if by_id[record_id].status == "needs_review":  # a pair a person must look at
                 yield f"paired {record_id}: {why}"
+        yield from _evidence_trouble(result)
         if self.check_only:
             yield f"stale: {len(pending)} files would change" if pending else "up to date"
         elif self.dry_run:
@@ -147,31 +171,48 @@ class BatchSummary:
             "folder": str(r.folder) if r.folder else None, "status": r.status,
             "records": r.records, "added": r.added, "changed": r.changed, "removed": r.removed,
             "files": r.files, "files_written": r.files_written, "seconds": round(r.seconds, 3),
-            "error": r.error,
+            "error": r.error, "tasks": r.tasks, "workers_lost": r.workers_lost,
+            "retries": r.retries, "seconds_lost": round(r.seconds_lost, 3),
         } for r in self.result.results]
         return _dumps({"scheduler": self.result.scheduler, "seconds": round(self.result.seconds, 3),
                        "failed": len(self.result.failed), "files": self.result.files,
+                       "workers_lost": sum(r.workers_lost for r in self.result.results),
                        "repos": repos})
 
     def lines(self) -> Iterator[Line]:
         result = self.result
+        from rich.table import Table
+        from rich.text import Text
+
+        # tasks (and lost workers) only when some repository was split or lost one: 80 columns
+        split = any(r.tasks > 1 or r.workers_lost for r in result.results)
+        lost = any(r.workers_lost for r in result.results)
         table = Table(title=f"{len(result.results)} repositories on {result.scheduler}, "
                             f"{result.files} files parsed in {result.seconds:.1f}s",
-                      title_justify="left", caption="changes: +added ~changed -removed records",
+                      title_justify="left", caption="changes: +added ~changed -removed records"
+                      + ("; tasks, N lost Ts: N workers died under them after T s of work"
+                         if lost else ""),
                       caption_justify="left")
-        table.add_column("repository", overflow="fold", min_width=16)
+        table.add_column("repository", overflow="fold", min_width=10 if split else 16)
         table.add_column("sha", no_wrap=True)
-        for column in ("records", "changes", "time"):
-            table.add_column(column, justify="right", no_wrap=True)
-        table.add_column("status", no_wrap=True)
+        for column in ("records", "changes", *("tasks",) * split, "time"):
+            table.add_column(column, justify="right", no_wrap=column != "tasks")
+        table.add_column("status", no_wrap=not split)
         style = {"done": "green", "up to date": "dim", "failed": "bold red"}
         for r in result.results:
             failed = r.status == "failed"
             table.add_row(Text(r.pin.repo if r.pin else r.entry.source),
                           r.pin.sha[:8] if r.pin else "", "" if failed else str(r.records),
                           "" if failed else f"+{r.added} ~{r.changed} -{r.removed}",
-                          f"{r.seconds:.1f}s", Text(r.status, style=style[r.status]))
+                          *(_tasks(r),) * split, f"{r.seconds:.1f}s",
+                          Text(r.status, style=style[r.status]))
         yield table
+
+
+def _tasks(result: RepoResult) -> str:
+    """A repository's tasks, and the workers that died under them with the work they lost."""
+    lost = f", {result.workers_lost} lost {result.seconds_lost:.1f}s" if result.workers_lost else ""
+    return f"{result.tasks}{lost}"
 
 
 @dataclass(frozen=True)
@@ -188,6 +229,9 @@ class ValidateSummary:
 
         checked, problems = validate_output(folder)
         return cls(checked, tuple(problems))
+
+    def to_json(self) -> str:
+        return _dumps({"checked": self.checked, "problems": list(self.problems)}, ascii_only=False)
 
     def lines(self) -> Iterator[Line]:
         yield f"{self.checked} files checked, {len(self.problems)} problems"
@@ -272,32 +316,59 @@ class AdoptSummary:
 
 @dataclass(frozen=True)
 class LookupSummary:
-    """`lookup`: the matches from an output folder, or the hits from an SQLite export (`--db`)."""
+    """`lookup`: the records found, from an output folder or an SQLite export (`--db`) alike."""
 
-    matches: tuple[Match, ...] = ()
-    hits: tuple[DatabaseHit, ...] = ()
+    matches: tuple[Match, ...]
 
     def to_json(self) -> str:
         from crawler.serve.lookup import describe
 
-        data = [asdict(hit) for hit in self.hits] if self.hits else describe(self.matches)
-        return _dumps(data, ascii_only=False)
+        return _dumps(describe(self.matches), ascii_only=False)
 
     def lines(self) -> Iterator[Line]:
-        exact = [match.exact for match in self.matches] + [hit.exact for hit in self.hits]
-        if not exact:
+        if not self.matches:
             yield "no record matches, and none is close"
             return
-        if not exact[0]:
+        if not self.matches[0].exact:
             yield "no template matches exactly; the closest (~):"
         for match in self.matches:
-            site = match.record.site
-            yield from _hit_lines(match.exact, f"{match.record.id}  {site.exception}  "
-                                  f"{site.path}:{site.line}  ({site.message.kind}, score {match.score})",
-                                  site.message.template, match.captures)
-        for hit in self.hits:
-            yield from _hit_lines(hit.exact, f"{hit.id}  {hit.exception}  {hit.path}:{hit.line}",
-                                  hit.template, {})
+            wording = match.wording
+            removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"
+                       if wording.status == "removed" else "")
+            yield from _hit_lines(match.exact, f"{wording.record_id}  {wording.exception}  "
+                                  f"{wording.repo} {wording.path}:{wording.line}  "
+                                  f"({wording.kind}, score {match.score}{removed})",
+                                  wording.template, match.captures)
+            if wording.past or wording.last_release is not None:
+                yield _wording_line(wording)
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """`export`: how many records went where, in which format, and the files left out."""
+
+    fmt: str
+    target: str
+    records: int
+    skipped: tuple[str, ...]
+
+    def to_json(self) -> str:
+        return _dumps({"format": self.fmt, "target": self.target, "records": self.records,
+                       "skipped": list(self.skipped)}, ascii_only=False)
+
+    def lines(self) -> Iterator[Line]:
+        yield f"{self.records} records exported as {self.fmt} to {self.target}"
+
+
+def _wording_line(wording: Any) -> str:
+    """A past release's wording that matched: the releases that printed it, and what the
+    message reads now (or the release a removed site was last in)."""
+    printed = f"printed by {wording.first_release or '?'} to {wording.last_release or 'now'}"
+    if not wording.past:  # a removed record's last wording
+        return f"    removed: last in {wording.last_release}; {printed}"
+    if wording.today is None:
+        return f"    an old wording, {printed}; the site is gone since"
+    return f"    an old wording, {printed}; today it reads: {wording.today}"
 
 
 def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any]) -> Iterator[str]:
@@ -306,3 +377,45 @@ def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any
     yield f"    {template}"
     for name, value in captures.items():
         yield f"    {name} = {value!r}"
+
+
+@dataclass(frozen=True)
+class HistorySummary:
+    """`history`: each step of the walk with what it changed, and the tags left out."""
+
+    result: HistoryResult
+
+    def to_json(self) -> str:
+        result = self.result
+        return _dumps({
+            "folder": str(result.folder),
+            "steps": [{"tag": step.tag, "ref": step.result.pin.ref, "commit": step.result.pin.sha,
+                       "records": step.result.manifest.counts.records,
+                       "files_read_again": step.result.parsed,
+                       **{key: len(getattr(step.result.merged, key)) for key, _ in CHANGES},
+                       "seconds": round(step.result.seconds, 3)} for step in result.steps],
+            "ignored": [{"tag": tag, "why": why} for tag, why in result.walk.ignored],
+            "by_date": result.walk.by_date,
+            "seconds": round(result.seconds, 3),
+        }, ascii_only=False)
+
+    def lines(self) -> Iterator[Line]:
+        result = self.result
+        for tag, why in result.walk.ignored:
+            yield f"left out {tag}: {why}"
+        walked = [step.tag for step in result.steps if step.tag is not None]
+        order = "tag date (no tag names a version)" if result.walk.by_date else "version order"
+        yield (f"{len(walked)} release tags walked in {order}"
+               + (f", {walked[0]} to {walked[-1]}" if walked else "")
+               + f", in {round(result.seconds, 3):.2f}s; records in {result.folder}")
+
+    @staticmethod
+    def step_line(step: TagStep) -> str:
+        """One step's progress line: the tag (or the end commit) and what changed there."""
+        result = step.result
+        where = step.tag if step.tag is not None else f"{result.pin.ref} (no release)"
+        changes = ", ".join(f"{len(getattr(result.merged, key))} {key}" for key, _ in CHANGES
+                            if getattr(result.merged, key))
+        return (f"[{step.number}/{step.steps}] {where} @ {result.pin.sha[:12]}: "
+                f"{result.manifest.counts.records} records; {changes or 'no change'}; "
+                f"{result.parsed} files read in {round(result.seconds, 3):.2f}s")

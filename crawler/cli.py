@@ -7,6 +7,10 @@ summary (`_cli_summaries`) that this module prints as JSON or as lines.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import select
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -15,21 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from crawler import __version__
 from crawler._cli_options import (
+    OUTPUT_HELP,
+    MissingFolder,
     cache_dir_option,
     commit_option,
     dry_run_option,
+    evidence_option,
     existing_folder_argument,
     force_option,
     jobs_option,
@@ -40,39 +38,83 @@ from crawler._cli_options import (
     source_argument,
     summary_options,
     wait_option,
+    web_url_option,
 )
 from crawler._cli_summaries import (
     AdoptSummary,
     BatchSummary,
     CheckSummary,
+    ExportSummary,
     ExtractSummary,
+    HistorySummary,
     Line,
     LookupSummary,
     UpdateSummary,
     ValidateSummary,
 )
 from crawler.errors import CrawlerError
-from crawler.parse._forkserver import warm_up
-from crawler.records import ExtractOptions
 
 if TYPE_CHECKING:
-    from crawler.batch.driver import BatchProgress
-    from crawler.serve.export import DatabaseHit
+    from rich.console import Console
+    from rich.progress import ProgressColumn
 
-_err = Console(stderr=True)
+    from crawler.batch.driver import BatchProgress
+    from crawler.pipeline import Progress as RunProgress
+
+INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 
 
 class CrawlerGroup(click.Group):
-    """Turns every CrawlerError into one clear line and exit code 1."""
+    """One exit code per outcome, never a traceback: 0 done, 1 findings or a failure (a
+    `CrawlerError` as one line), 2 usage (click's, and a folder named that is not there),
+    130 interrupted (Ctrl-C); a closed standard output (`| head -1`) ends the command quietly."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CrawlerError as error:
             raise click.ClickException(one_line(str(error))) from None
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
         except OSError as error:  # the machine's trouble (permissions, a full disk), not a bug
+            if error.errno == errno.EPIPE and _stdout_closed():
+                _quiet_stdout()
+                raise click.exceptions.Exit(0) from None
             where = f"{error.filename}: " if error.filename else ""
             raise click.ClickException(one_line(f"{where}{error.strerror or error}")) from None
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        finally:  # what is still buffered for a reader that is gone must not fail the exit
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _quiet_stdout()
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: one line, exit 130, whatever the command was doing (every write is atomic)."""
+
+    exit_code = INTERRUPTED
+
+
+def _stdout_closed() -> bool:
+    """Has the reader of standard output gone? (A pipe whose reading end closed polls POLLERR.)"""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's runner)
+        return False
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _quiet_stdout() -> None:
+    """Standard output to nowhere, so that the interpreter's last flush does not fail."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, sys.stdout.fileno())
+        os.close(nowhere)
 
 
 def one_line(message: str) -> str:
@@ -98,12 +140,20 @@ def _show(summary: Summary, as_json: bool, quiet: bool = False) -> None:
 
 def _echo_lines(lines: Iterable[Line]) -> None:
     """Text lines as they are (no markup, no emoji codes); tables through rich."""
-    tables = Console(highlight=False)
     for line in lines:
         if isinstance(line, str):
             click.echo(line)
         else:
-            tables.print(line)
+            from rich.console import Console
+
+            Console(highlight=False).print(line)
+
+
+def _stderr() -> Console:
+    """The console of progress bars and of batch failures (rich loads when one is needed)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def _raise_problems(problems: tuple[str, ...], folder: Path) -> None:
@@ -118,24 +168,55 @@ def _raise_problems(problems: tuple[str, ...], folder: Path) -> None:
 def _progress(quiet: bool, columns: tuple[ProgressColumn, ...], total: int | None,
               **fields: Any) -> Iterator[Callable[..., None] | None]:
     """A transient bar on a terminal's stderr, updated by keyword; nothing in a pipe or with -q."""
-    if quiet or not _err.is_terminal:
+    from rich.progress import Progress
+
+    err = _stderr()
+    if quiet or not err.is_terminal:
         yield None
         return
-    with Progress(*columns, console=_err, transient=True) as bar:
+    with Progress(*columns, console=err, transient=True) as bar:
         yield partial(bar.update, bar.add_task("", total=total, **fields))
 
 
 @contextmanager
-def files_progress(quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """Files parsed of all to parse."""
-    columns = (TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with _progress(quiet, columns, None) as update:
-        yield None if update is None else lambda done, total: update(completed=done, total=total)
+def files_progress(quiet: bool) -> Iterator[RunProgress | None]:
+    """A bar per stage of the run (files parsed, test files read, the class pass, assertions
+    matched, records written), each with its count and an estimate of the time left; on a
+    terminal's stderr only, never with -q."""
+    err = _stderr()
+    if quiet or not err.is_terminal:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from crawler.pipeline import PARSING  # the pipeline is imported by the command anyway
+
+    columns = (TextColumn("{task.description:<17}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(done: int, total: int, stage: str = PARSING) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
 
 
 @contextmanager
 def batch_progress(quiet: bool, total: int) -> Iterator[Callable[[BatchProgress], None] | None]:
     """Repositories done and running, and files parsed."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
     columns = (TextColumn("repositories"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[running]} running, {task.fields[failed]} failed, "
                           "{task.fields[files]} files parsed"), TimeElapsedColumn())
@@ -166,12 +247,11 @@ def main() -> None:
 @output_option
 @cache_dir_option
 @name_option
+@web_url_option
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching (repeatable).")
 @click.option("--include-tests", is_flag=True, help="Also catalogue test files and folders.")
-@click.option("--evidence/--no-evidence", default=True, show_default=True,
-              help="Read the test files for assertions on each message (costs their parse; "
-                   "--no-evidence keeps the records' evidence as it is).")
+@evidence_option
 @jobs_option
 @dry_run_option
 @wait_option
@@ -179,7 +259,7 @@ def main() -> None:
 def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
             include: tuple[str, ...], exclude: tuple[str, ...], include_tests: bool,
             evidence: bool, jobs: int | None, dry_run: bool, wait: float, as_json: bool,
-            quiet: bool) -> None:
+            quiet: bool, web_url: str | None = None) -> None:
     """Pin SOURCE at a commit and write one record per raise site.
 
     SOURCE is a local repository path, a file://, https:// or ssh URL, or github:OWNER/NAME
@@ -195,6 +275,9 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
       crawler extract .
       crawler extract https://github.com/jax-ml/jax --commit v0.4.30 --exclude 'docs/*'
     """
+    from crawler.parse._forkserver import warm_up
+    from crawler.records import ExtractOptions
+
     warm_up()  # the workers' imports overlap ours and the pin
     from crawler.pipeline import extract as run_extract
 
@@ -202,7 +285,7 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
     with files_progress(quiet) as progress:
         result = run_extract(source, ref=ref, output_root=output_root, options=options,
                              cache_dir=cache_dir, name=name, jobs=jobs, progress=progress,
-                             dry_run=dry_run, wait=wait, evidence=evidence)
+                             dry_run=dry_run, wait=wait, evidence=evidence, web_url=web_url)
     _show(ExtractSummary(result, dry_run), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
@@ -223,12 +306,19 @@ def _echo_notes(notes: tuple[str, ...], quiet: bool) -> None:
               help="Dask scheduler (tcp://HOST:8786) [default: Dask's scheduler-address setting, "
                    "else local processes; `local` forces local processes].")
 @jobs_option
+@click.option("--split-files", type=click.IntRange(min=0), default=500, show_default=True,
+              metavar="N", help="Share a repository with more files than N out over several "
+                                "tasks (entries may give their own `split_files`; 0: never).")
+@click.option("--wait-workers", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              metavar="SECONDS", help="How long a Dask cluster may have no worker before the "
+                                      "batch stops with an error.")
 @cache_dir_option
 @force_option
 @dry_run_option
 @summary_options
 def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int | None,
-          cache_dir: Path | None, force: bool, dry_run: bool, as_json: bool, quiet: bool) -> None:
+          split_files: int, wait_workers: float, cache_dir: Path | None, force: bool,
+          dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Extract or update every repository listed in REPOS.yaml, in parallel.
 
     Repositories run in local worker processes (one repository each), or on a Dask cluster
@@ -247,13 +337,15 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
 
     given = click.get_current_context().get_parameter_source("output_root")
     entries = load_batch(repos_file, output_root,
-                         output_given=given is click.core.ParameterSource.COMMANDLINE)
+                         output_given=given is click.core.ParameterSource.COMMANDLINE,
+                         split_files=split_files)
     address = scheduler_address(scheduler)
     with batch_progress(quiet or as_json, len(entries)) as progress:
         result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
-                           force=force, dry_run=dry_run, progress=progress)
+                           force=force, dry_run=dry_run, progress=progress,
+                           wait_workers=wait_workers)
     for failed in result.failed:
-        _err.print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
+        _stderr().print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
                    soft_wrap=True)
     _show(BatchSummary(result), as_json, quiet)
     if result.failed:
@@ -261,44 +353,49 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
 
 
 @main.command()
-@existing_folder_argument("folder")
-@quiet_option
-def validate(folder: Path, quiet: bool) -> None:
-    """Check every record and manifest under FOLDER against the schemas in schemas/.
+@existing_folder_argument("output")
+@summary_options
+def validate(output: Path, as_json: bool, quiet: bool) -> None:
+    """Check every record and manifest under OUTPUT against the schemas in schemas/.
 
     Prints each bad file with the field and what is wrong; exits 1 if any file is bad.
 
     \b
     Example:
       crawler validate output/
+      crawler validate output/github.com/jax-ml/jax --json
     """
-    summary = ValidateSummary.of_folder(folder)
+    summary = ValidateSummary.of_folder(output)
     for problem in summary.problems:
         click.echo(one_line(problem), err=True)
-    if not quiet:
-        _echo_lines(summary.lines())
+    _show(summary, as_json, quiet)
     if summary.problems:
         sys.exit(1)
     if summary.checked == 0:
-        raise click.ClickException(f"{folder}: no records or manifests found; run `crawler extract` first")
+        raise click.ClickException(f"{output}: no records or manifests found; run `crawler extract` first")
 
 
 @main.command("lookup")
 @click.argument("message")
-@click.argument("output", default="output", type=click.Path(file_okay=False, path_type=Path))
+@existing_folder_argument("output", checked=False)  # not read with --db
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Most records to print.")
+              help="Most records to print, of the matches and of the closest alike.")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Search a database written by `crawler export --format sqlite` instead.")
 @json_option("records")
-def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_json: bool) -> None:
+@quiet_option
+def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_json: bool,
+                   quiet: bool) -> None:
     """Find the records whose template matches MESSAGE, a message a user saw at runtime.
 
-    MESSAGE may be the text alone or a whole traceback line (`ValueError: ...`). OUTPUT is
-    the output root or one repository's folder in it. Records come best first, by how many
-    literal characters of the message their template matched; when none matches, the closest
-    templates are printed instead, marked `~`. A record file that cannot be read is skipped
-    with one line on stderr, the others are served, and the exit code is 1.
+    MESSAGE may be the text alone, a line `ValueError: ...` or a whole traceback (its last
+    exception is looked up). OUTPUT is the output root or one repository's folder in it; each
+    repository's lookup index (lookup.sqlite, kept by extract and update) answers, brought up
+    to date first. Records come best first: those raising the exception the traceback names,
+    then by score, the share of the message their template's literal text accounts for. When
+    none matches, the closest templates are printed instead, marked `~`. Removed records are
+    found too, marked with the commit they left in. Exits 0 when a template matches, 1 when
+    none does or a record file cannot be read (it is skipped with one line on stderr).
 
     \b
     Example:
@@ -306,24 +403,25 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
       crawler lookup "bad shape (3, 4)" output/github.com/jax-ml/jax --json
       crawler lookup "ValueError: bad shape (3, 4)" --db errors.sqlite
     """
-    from crawler.serve.lookup import LookupIndex, load_records
+    from crawler.serve.lookup import lookup_database, lookup_output
 
+    problems: tuple[str, ...] = ()
     if db is not None:
-        _show(LookupSummary(hits=_search_database(message, db, limit)), as_json)
-        return
-    if not output.is_dir():
-        raise click.ClickException(f"{output}: no such folder; give the output folder or --db")
-    records, problems = load_records(output)
-    _echo_skipped(problems)
-    if not records:
-        raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
-    answer = LookupIndex(records).answer(message, limit=limit)
-    _show(LookupSummary(matches=answer.matches), as_json)
-    if answer.timed_out:
+        if not db.is_file():
+            raise MissingFolder(f"{db}: no such database; write one with "
+                                "`crawler export --format sqlite -o FILE`")
+        answer = lookup_database(db, message, limit)
+    else:
+        _require_folder(output)
+        found = lookup_output(output, message, limit)
+        answer, problems = found.answer, found.problems
+    _echo_skipped(problems)  # on stderr, with --json and -q too: the output is incomplete
+    _show(LookupSummary(answer.matches), as_json, quiet)
+    if answer.timed_out and not quiet:
         click.echo(f"note: {len(answer.timed_out)} records' regexes ran out of time and were not "
                    f"tried in full ({' '.join(answer.timed_out[:4])}); `crawler validate` the "
                    "records whose regex was edited", err=True)
-    if problems:
+    if problems or not answer.found:
         sys.exit(1)
 
 
@@ -333,18 +431,11 @@ def _echo_skipped(problems: Iterable[str]) -> None:
         click.echo(f"skipped: {one_line(problem)}", err=True)
 
 
-def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, ...]:
-    """`lookup --db`: the same question, answered by the SQLite export's full-text index."""
-    from crawler.serve.export import search_database
-    from crawler.serve.lookup import parse_message
-
-    _, texts = parse_message(message)
-    hits = []
-    for text in texts:  # the message without its `ValueError: ` first, then as given
-        hits = search_database(db, text, limit=limit)
-        if any(hit.exact for hit in hits):
-            break
-    return tuple(hits)
+def _require_folder(folder: Path) -> None:
+    """A folder the command reads must be there: else one line and the usage exit code."""
+    if not folder.is_dir():
+        raise MissingFolder(f"{folder}: no such folder; give the output folder of "
+                            "`crawler extract` (or run it first)")
 
 
 @main.command()
@@ -353,15 +444,17 @@ def _search_database(message: str, db: Path, limit: int) -> tuple[DatabaseHit, .
 @output_option
 @cache_dir_option
 @name_option
+@web_url_option
 @jobs_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 if the output is not up to date with the commit.")
+@evidence_option
 @dry_run_option
 @wait_option
 @summary_options
 def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, name: str | None,
-           jobs: int | None, check_only: bool, dry_run: bool, wait: float, as_json: bool,
-           quiet: bool) -> None:
+           jobs: int | None, check_only: bool, evidence: bool, dry_run: bool, wait: float,
+           as_json: bool, quiet: bool, web_url: str | None = None) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
     Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
@@ -375,13 +468,16 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
       crawler update jax-ml/jax --commit main
       crawler update jax-ml/jax --commit v0.4.31 --check   # in CI: exit 1 if stale
     """
+    from crawler.parse._forkserver import warm_up
+
+    _require_folder(output_root)
     warm_up()  # the workers' imports overlap ours, the pin and the manifest's load
     from crawler.pipeline import update as run_update
 
     with files_progress(quiet or as_json) as progress:
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
-                            wait=wait)
+                            wait=wait, evidence=evidence, web_url=web_url)
     _show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
     _echo_notes(result.notes, quiet)
     _raise_problems(result.problems, result.folder)
@@ -390,9 +486,58 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 
 
 @main.command()
-@existing_folder_argument("folder")
+@source_argument
+@click.option("--tags", required=True, metavar="GLOB",
+              help="The release tags to walk, as a glob of their names: 'v*', 'jax-v*'.")
+@click.option("--since", default=None, metavar="TAG",
+              help="Start the walk at this release tag (one the glob selects).")
+@commit_option
+@output_option
+@cache_dir_option
+@name_option
+@evidence_option
+@jobs_option
+@summary_options
+def history(source: str, tags: str, since: str | None, ref: str, output_root: Path, cache_dir: Path | None,
+            name: str | None, evidence: bool, jobs: int | None, as_json: bool, quiet: bool
+            ) -> None:
+    """Walk SOURCE's release tags in version order, then --commit: each record learns the
+    releases that contain it and every wording it had.
+
+    Tags that name a version walk in PEP 440 order and the others are left out; when none
+    names a version, they walk by tag date. Each step is an `update` from the tag before (the
+    same matching; annotations are never touched). The manifest lists the tags walked, so a
+    run after a new release walks only the new tags. Test files are read for evidence only
+    by the first step of a new folder, a full extract. One line per tag on stderr.
+
+    \b
+    Example:
+      crawler history . --tags 'v*'
+      crawler history jax-ml/jax --tags 'jax-v*' --since jax-v0.4.32 --no-evidence
+    """
+    from crawler.parse._forkserver import warm_up
+
+    warm_up()  # the workers' imports overlap ours and the pin
+    from crawler.history import TagStep, walk_releases
+
+    def report(step: TagStep) -> None:
+        if not quiet:  # on stderr: --json keeps stdout for the summary
+            click.echo(HistorySummary.step_line(step), err=True)
+
+    result = walk_releases(source, tags=tags, ref=ref, output_root=output_root,
+                           cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence,
+                           since=since, on_step=report)
+    _show(HistorySummary(result), as_json, quiet)
+    if result.steps:
+        _echo_notes(result.steps[-1].result.notes, quiet)
+        _raise_problems(result.steps[-1].result.problems, result.folder)
+
+
+@main.command()
+@existing_folder_argument("output")
 @json_option("findings")
-def check(folder: Path, as_json: bool) -> None:
+@quiet_option
+def check(output: Path, as_json: bool, quiet: bool) -> None:
     """List records whose annotation may not fit their message any more, and orphaned annotations.
 
     A record is listed when its annotation's written_for is not its current message template,
@@ -409,14 +554,14 @@ def check(folder: Path, as_json: bool) -> None:
     """
     from crawler.serve.review import review_output
 
-    review = review_output(folder)
+    review = review_output(output)
     summary = CheckSummary(review)
     if not as_json:
         for problem in review.problems:
             click.echo(problem, err=True)
-    _show(summary, as_json)
+    _show(summary, as_json, quiet)
     if review.checked == 0:
-        raise click.ClickException(f"{folder}: no records found; run `crawler extract` first")
+        raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
     if review.to_review:
         sys.exit(1)
 
@@ -433,9 +578,9 @@ def check(folder: Path, as_json: bool) -> None:
                    "not needs_review.")
 @dry_run_option
 @wait_option
-@json_option()
+@summary_options
 def adopt(old_id: str, new_id: str, output: Path, repo: str | None, force: bool, reviewed: bool,
-          dry_run: bool, wait: float, as_json: bool) -> None:
+          dry_run: bool, wait: float, as_json: bool, quiet: bool) -> None:
     """Move the annotation of record OLD_ID into record NEW_ID, deliberately.
 
     For an annotation the crawler could not carry itself (`crawler check` lists them with the
@@ -456,7 +601,7 @@ def adopt(old_id: str, new_id: str, output: Path, repo: str | None, force: bool,
 
     adoption = run_adopt(output, old_id, new_id, repo=repo, force=force, reviewed=reviewed,
                          dry_run=dry_run, wait=wait)
-    _show(AdoptSummary(adoption, dry_run), as_json)
+    _show(AdoptSummary(adoption, dry_run), as_json, quiet)
 
 
 _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sqlite": Path("errors.db")}
@@ -465,38 +610,46 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
 @main.command("export")
 @existing_folder_argument("output")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "sqlite"]), required=True,
-              help="jsonl: one record a line; json: errors/<id>.json and index.json; "
-                   "sqlite: a database datasette serves as it is.")
-@click.option("--to", "target", type=click.Path(path_type=Path), default=None,
-              help="File or folder to write [default: records.jsonl, export/ or errors.db]; "
-                   "'-' writes JSON Lines to stdout; a device or a pipe is written through.")
+              help="jsonl: one record a line; json: errors/<id>.json, index.json and one "
+                   "listing a repository; sqlite: a database datasette serves as it is, with "
+                   "<db>.metadata.json beside it.")
+@click.option("-o", "--output", "--to", "target", type=click.Path(path_type=Path), default=None,
+              help=OUTPUT_HELP)
 @force_option
-@quiet_option
-def export_command(output: Path, fmt: str, target: Path | None, force: bool, quiet: bool) -> None:
+@summary_options
+def export_command(output: Path, fmt: str, target: Path | None, force: bool, as_json: bool,
+                   quiet: bool) -> None:
     """Export every repository's records under OUTPUT for the site and API projects.
 
-    Output is deterministic: the same records give byte-identical files. Schemas are in
-    schemas/ (record.schema.json, export-index.schema.json, export.sql). An existing file at
-    --to is replaced only if the crawler wrote it (or with --force); a link is followed. A
-    record file that cannot be read is left out with one line on stderr, and the exit code is 1.
+    Writes to -o/--output (--to is the same option): by default records.jsonl, export/ or
+    errors.db by format; '-' writes JSON Lines to standard output; a device or a pipe is
+    written through. Output is deterministic: the same records give byte-identical files.
+    Schemas are in schemas/ (record.schema.json, export-index.schema.json, export.sql). An
+    existing file is replaced only if the crawler wrote it (or with --force); a link is
+    followed. A record file that cannot be read is left out with one line on stderr, and the
+    exit code is 1.
 
     \b
     Example:
-      crawler export output/ --format sqlite --to errors.db && datasette errors.db
-      crawler export output/ --format jsonl --to - | head -1
+      crawler export output/ --format sqlite -o errors.db
+      datasette serve errors.db -m errors.db.metadata.json   # written beside it
+      crawler export output/ --format jsonl -o - | head -1
     """
     from crawler.serve import export
 
     target = target or _DEFAULT_TARGETS[fmt]
-    if str(target) == "-" and fmt != "jsonl":
-        raise click.UsageError("--to - (stdout) is for --format jsonl only")
+    to_stdout = str(target) == "-"
+    if to_stdout and fmt != "jsonl":
+        raise click.UsageError("-o - (standard output) is for --format jsonl only")
+    if to_stdout and as_json:
+        raise click.UsageError("-o - writes the records to standard output: give a file for "
+                               "them, or leave out --json")
     read = export.read_output(output)  # a file that cannot be loaded is left out, and named
     _echo_skipped(read.skipped)
-    if str(target) == "-":
-        export.write_jsonl(read.repositories, sys.stdout)
+    if to_stdout:
+        count = export.write_jsonl(read.repositories, sys.stdout)
     else:
         count = export.export_output(read, fmt, target, force=force)
-        if not quiet:
-            click.echo(f"{count} records exported as {fmt} to {target}")
+        _show(ExportSummary(fmt, str(target), count, read.skipped), as_json, quiet)
     if read.skipped:
         sys.exit(1)

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import Protocol
 
-from crawler import __version__
-from crawler.catalogue import classes, factories, holdback
+from crawler import __version__, evidence_stage
+from crawler.catalogue import classes, factories, holdback, releases
 from crawler.catalogue.evidence import EvidenceStats
-from crawler.catalogue.manifest import build_manifest, check_same_repository
+from crawler.catalogue.manifest import build_manifest, check_same_repository, is_other_repository
 from crawler.catalogue.merge import MergeResult, PathMoves, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
 from crawler.errors import CrawlerError, OutputError
@@ -25,8 +28,7 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
 from crawler.parse import exposed, skeleton
 from crawler.parse._forkserver import warm_up
-from crawler.parse.assertions import FileAssertions
-from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
+from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -35,19 +37,41 @@ from crawler.records import (
     Manifest,
     Pin,
     RaiseSite,
+    Releases,
     Skipped,
     SourceFile,
     TestAssertion,
 )
 from crawler.selection import select_files, select_test_files
+from crawler.serve import lookup_index
 from crawler.store import record_files, repo_output
-from crawler.store.cache import LoadCache, ResultCache
+from crawler.store.cache import EvidenceCache, LoadCache, ResultCache
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import MANIFEST, load_manifest, prime_manifest
 from crawler.store.record_files import ERRORS_DIR, iter_record_paths, load_record
 from crawler.store.render import SiteBlocks, manifest_text
 
-Progress = Callable[[int, int], None]  # (files done, files in all)
+# The stages a run reports progress on, in the order they run.
+PARSING, EVIDENCE, CLASSES, MATCHING, WRITING = (
+    "parsing", "test evidence", "class pass", "matching evidence", "writing")
+STAGES = (PARSING, EVIDENCE, CLASSES, MATCHING, WRITING)
+WRITE_CHUNK = 500  # records rendered and compared between two reports of the writing stage
+
+
+class Progress(Protocol):
+    """Told how far a stage has come: `done` of `total` (files, assertions or records), several
+    times a second at most per item; a stage that has nothing to do is not reported."""
+
+    def __call__(self, done: int, total: int, stage: str = PARSING) -> None: ...
+
+
+def _stage(progress: Progress | None, stage: str) -> Callable[[int, int], None] | None:
+    """`progress` for one stage, as a plain (done, total) callback."""
+    return None if progress is None else partial(_report, progress, stage)
+
+
+def _report(progress: Progress, stage: str, done: int, total: int) -> None:
+    progress(done, total, stage)
 
 
 @dataclass(frozen=True)
@@ -71,17 +95,15 @@ class RunResult:
 # ---------------------------------------------------------------- visiting files
 
 
-def read_test_files(repo: PinnedRepo, files: list[SourceFile], jobs: int) -> list[FileAssertions]:
-    """Every test file's assertions, in file order, read by the same limited worker processes as
-    the sources: a test file that crashes the parser or runs out of time costs its own evidence
-    (its `failure` says why), never another file's, and never hangs the run."""
-    found: list[FileAssertions | None] = [None] * len(files)
-    if not files:
-        return []
-    with WorkerPool(jobs) as pool:
-        for index, assertions in pool.read_tests(_read(repo, files)):
-            found[index] = assertions
-    return [assertions for assertions in found if assertions is not None]
+def read_tests(repo: PinnedRepo, entries: list[SourceFile], options: ExtractOptions, jobs: int,
+               cache_dir: Path | None, progress: Progress | None) -> evidence_stage.TestEvidence:
+    """The test files' assertions, through the evidence cache and the parser pool (see
+    `crawler.evidence_stage`): a test file that crashes the parser or runs out of time costs its
+    own evidence and is listed, never another file's, and never hangs the run."""
+    return evidence_stage.read_test_files(
+        partial(_read, repo), select_test_files(entries, options), jobs,
+        EvidenceCache(cache_dir if cache_dir is not None else default_cache_dir()),
+        _stage(progress, EVIDENCE))
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
@@ -217,6 +239,8 @@ class Collected:
     context: tuple[FileOutcome, ...] = ()  # kept files' visits, for the repository-wide class pass
     assertions: tuple[TestAssertion, ...] = ()  # from the test files, for evidence
     tests_read: bool = False  # False: keep the records' evidence as it is
+    tests_crashed: tuple[Skipped, ...] = ()  # test files whose read crashed or timed out
+    evidence_digest: str | None = None  # of `assertions`, when the tests were read
     notes: tuple[str, ...] = ()  # how the source was read, where the user did not say
     lines: LineMap | None = None  # git's diff from the previous pin, when it could be made
     no_diff: str | None = None  # why there is no diff from the previous pin, when there is none
@@ -235,30 +259,80 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
             cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
             progress: Progress | None = None, evidence: bool = True,
             blocks: SiteBlocks | None = None,
-            diff_from: Callable[[Pin], str | None] | None = None) -> Collected:
+            diff_from: Callable[[Pin], str | None] | None = None,
+            again: Callable[[PinnedRepo], Collected | None] | None = None,
+            web_url: str | None = None) -> Collected:
     """Pin `source` at `ref` and visit its files: the part of a run that may happen elsewhere.
 
     With `evidence`, the repository's test files are parsed too, for the assertions that name
     an error: often more code than the library itself, so it can be left out. `blocks`, where
     the records are written in this process, gets the sites' blocks rendered ahead.
     `diff_from(pin)` names the commit the output folder was built at, for git's diff from it.
+    `again(repo)`, once pinned, may collect only what changed instead (None: collect it all).
     """
     started = time.perf_counter()
     warm_up()  # while the commit is pinned and the cache asked
-    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
-        entries = repo.list_files()
-        chosen, skipped, total = select_files(entries, options)
-        workers = jobs or default_jobs()
-        outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir),
-                               blocks=blocks)
-        tests = (read_test_files(repo, select_test_files(entries, options), workers)
-                 if evidence else [])
-        old_sha = diff_from(repo.pin) if diff_from is not None else None
-        lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
-    assertions = tuple(a for found in tests for a in found.assertions)
-    return Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
-                     time.perf_counter() - started, assertions=assertions, tests_read=evidence,
-                     notes=_source_notes(repo), lines=lines, no_diff=no_diff)
+    with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
+        changed = again(repo) if again is not None else None
+        if changed is not None:
+            return changed
+        return _collect_pinned(repo, options, cache_dir, jobs, progress, evidence, blocks,
+                               diff_from, started)
+
+
+def _collect_pinned(repo: PinnedRepo, options: ExtractOptions, cache_dir: Path | None,
+                    jobs: int | None, progress: Progress | None, evidence: bool,
+                    blocks: SiteBlocks | None, diff_from: Callable[[Pin], str | None] | None,
+                    started: float) -> Collected:
+    """`collect` of a repository already pinned."""
+    entries = repo.list_files()
+    chosen, skipped, total = select_files(entries, options)
+    workers = jobs or default_jobs()
+    outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir), blocks=blocks)
+    tests = read_tests(repo, entries, options, workers, cache_dir, progress) if evidence else None
+    old_sha = diff_from(repo.pin) if diff_from is not None else None
+    lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
+    collected = Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
+                          time.perf_counter() - started, notes=_source_notes(repo), lines=lines,
+                          no_diff=no_diff)
+    return _with_tests(collected, tests)
+
+
+def _collect_again(repo: PinnedRepo, previous: Manifest, folder: Path, cache_dir: Path | None,
+                   jobs: int | None, progress: Progress | None, evidence: bool,
+                   store: StoreContext, release: str | None = None) -> Collected:
+    """An update's collection: the files that changed since the folder's manifest (and those
+    whose records went missing), and, with `evidence`, the test files through their cache."""
+    collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
+                                progress=progress, blocks=store.blocks,
+                                reread=_paths_of(previous, _missing_ids(folder, previous)
+                                                 | _unreleased(previous, release)))
+    if not evidence:
+        return collected
+    return _with_tests(collected, read_tests(repo, repo.list_files(), previous.options,
+                                             jobs or default_jobs(), cache_dir, progress))
+
+
+def _built_here(folder: Path, pinned: Pin, options: ExtractOptions, store: StoreContext
+                ) -> Manifest | None:
+    """The folder's manifest when this crawler built it at this very commit with these options:
+    an extract then has only what changed since to read (record files gone, test files, a
+    cache lost), as an update does; else None (a full run)."""
+    try:
+        previous = load_manifest(folder, store.loads)
+    except CrawlerError:
+        return None  # a broken manifest is rebuilt from the records by a full run
+    if previous is None or previous.pin.sha != pinned.sha or previous.options != options \
+            or previous.crawler_version != __version__ or is_other_repository(previous.pin, pinned):
+        return None
+    return previous
+
+
+def _with_tests(collected: Collected, tests: evidence_stage.TestEvidence | None) -> Collected:
+    if tests is None:
+        return collected
+    return replace(collected, assertions=tests.assertions, tests_read=True,
+                   tests_crashed=tests.crashed, evidence_digest=tests.digest)
 
 
 def _line_map(repo: PinnedRepo, old_sha: str) -> tuple[LineMap | None, str | None]:
@@ -286,7 +360,9 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
     started = time.perf_counter()
     chosen, skipped, total = select_files(repo.list_files(), previous.options)
     old = {entry.path: entry for entry in previous.files}
-    same_crawler = previous.crawler_version == __version__
+    # A new crawler, or a new identity (web URL or permalink shape), rewrites every record.
+    same_crawler = (previous.crawler_version == __version__ and previous.pin.repo == repo.pin.repo
+                    and previous.pin.forge == repo.pin.forge)
     kept = [old[f.path] for f in chosen if same_crawler and f.path in old
             and old[f.path].blob == f.blob and f.path not in reread]
     kept_paths = {entry.path for entry in kept}
@@ -331,7 +407,8 @@ def _earlier_local_folder(root: Path, pinned: Pin, previous: Manifest | None) ->
 
 def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
           previous: Manifest | None = None, wait: float = 0.0,
-          store: StoreContext | None = None) -> RunResult:
+          store: StoreContext | None = None, progress: Progress | None = None,
+          release: str | None = None) -> RunResult:
     """Merge what was collected into the repository's output folder: the driver's part.
 
     The whole read-merge-write runs under the folder's lock (shared for a dry run). A full run
@@ -341,7 +418,9 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     Records are the truth: leftovers of a killed run are removed, and a record file that cannot
     be loaded is left as it is, with its source file held back. The `store` context's loads keep
     the checked loads of record files across runs, and learn the files this run writes (see
-    `load_cache`); its blocks hold the sites rendered ahead (see `collect`).
+    `load_cache`); its blocks hold the sites rendered ahead (see `collect`). `release` names
+    the release tag the pin is, for `crawler history`; a folder that history built keeps its
+    records' release history at every run (`releases.mark_step`).
     """
     started = time.perf_counter()
     store = store if store is not None else StoreContext()
@@ -360,11 +439,13 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         notes.extend([problem] if problem else [])
         if previous is not None and previous.pin.sha == collected.pin.sha:
             # The same commit, maybe under another name or source spelling: nothing moved, so the
-            # manifest keeps the pin it has (gaining the root an older one lacks).
+            # manifest keeps the pin it has (gaining the root an older one lacks, and taking
+            # this run's web URL and permalink shape: the identity an older one lacked).
             collected = replace(collected, pin=replace(
-                previous.pin, root=previous.pin.root or collected.pin.root))
+                previous.pin, root=previous.pin.root or collected.pin.root,
+                web_url=collected.pin.web_url, forge=collected.pin.forge))
         pinned = collected.pin
-        resolved = _class_pass(collected, previous)
+        resolved = _class_pass(collected, previous, _stage(progress, CLASSES))
         if collected.kept and collected.outcomes:
             collected = _reach_of_class_changes(collected, previous, resolved)
             collected = _reach_of_callee_changes(collected)
@@ -388,24 +469,33 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         plan = holdback.plan(loaded, pinned, sites)
         lines = _diff_from(collected, previous, notes, folder)
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
-                            aside=_set_aside(collected, previous), full=full,
-                            assertions=collected.assertions if collected.tests_read else None,
+                            aside=_set_aside(collected, previous), full=full, assertions=None,
                             lines=lines)
+        merged, walked = _release_step(merged, plan.existing, previous, pinned, release)
+        unchanged = set() if full else set(merged.unchanged)
+        matched, others = _match_tests(folder, collected, previous, merged, full, plan,
+                                       loaded.records, loads, _stage(progress, MATCHING))
+        # a record the merge left as it was whose evidence changed is written all the same
+        unchanged -= {new.id for old, new in zip(merged.records, matched.records) if new is not old}
+        merged = matched
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())
+        manifest = _with_test_files(manifest, collected, previous, merged)
         if plan.held:
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
-        unchanged = set() if full else set(merged.unchanged)
-        changes = [r for r in merged.records if r.id not in unchanged]
+        manifest = replace(manifest, releases=walked)
+        changes = [*(r for r in merged.records if r.id not in unchanged), *others]
         # Only the records whose text changes, each rendered once and its file read once.
-        writes = repo_output.pending_writes(folder, changes, manifest_text(manifest), store.blocks)
+        writes = _pending_writes(folder, changes, manifest_text(manifest), store.blocks,
+                                 _stage(progress, WRITING))
         pending = writes.names()
         written = 0
         if not dry_run and not plan.hold_all:
             written = repo_output.write_folder(folder, writes, plan.reserved, loads)
             if writes.manifest is not None and loads is not None:
                 prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
+            notes.extend(_refresh_lookup_index(folder, [*plan.kept, *merged.records]))
         if loads is not None and not dry_run and not plan.hold_all:
             record_files.remember_good_files(folder, loads, verified,
                                              {f"{r.id}.yaml" for r in loaded.records},
@@ -420,6 +510,35 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
                      evidence=merged.evidence)
+
+
+def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[str]:
+    """The folder's lookup index, where a lookup made one, brought up to date with what was
+    written (the records in memory stand for their files): a note, never a failure, when it
+    cannot be, since `lookup` builds it again. A folder without one stays as the records and
+    the manifest make it, byte for byte."""
+    if not (folder / lookup_index.INDEX_FILE).is_file():
+        return []
+    try:
+        lookup_index.refresh(folder, {record.id: record for record in records})
+    except (sqlite3.Error, OSError) as error:
+        return [f"{folder / lookup_index.INDEX_FILE}: the lookup index was not refreshed "
+                f"({error}); `crawler lookup` rebuilds it"]
+    return []
+
+
+def _release_step(merged: MergeResult, existing: Iterable[ErrorRecord], previous: Manifest | None,
+                  pinned: Pin, release: str | None) -> tuple[MergeResult, Releases | None]:
+    """The records' release history moved on by this run, when it is a walk's step or the
+    folder was built by one; records it changes are written even where the merge left them."""
+    before = previous.releases if previous is not None else None
+    if release is None and before is None:
+        return merged, None
+    step = releases.Step(release, pinned.sha, before or Releases())
+    marked, walked = releases.mark_step(merged.records, {r.id: r for r in existing}, step)
+    touched = {new.id for old, new in zip(merged.records, marked) if new is not old}
+    return replace(merged, records=tuple(marked),
+                   unchanged=tuple(i for i in merged.unchanged if i not in touched)), walked
 
 
 def _diff_from(collected: Collected, previous: Manifest | None, notes: list[str],
@@ -482,14 +601,77 @@ def _reach_of_callee_changes(collected: Collected) -> Collected:
                    context=tuple(o for o in collected.context if o.path not in paths))
 
 
-def _class_pass(collected: Collected, previous: Manifest | None) -> classes.Resolved:
+def _class_pass(collected: Collected, previous: Manifest | None,
+                progress: Callable[[int, int], None] | None = None) -> classes.Resolved:
     """The repository-wide class pass; with nothing read again, what the manifest says of it."""
     if collected.outcomes or not collected.kept or previous is None:
-        return classes.resolve(factories.settled_files(
-            [o for o in (*collected.outcomes, *collected.context) if o.failure is None]))
+        files = [o for o in (*collected.outcomes, *collected.context) if o.failure is None]
+        if progress is not None and files:
+            progress(0, len(files))
+        resolved = classes.resolve(factories.settled_files(files))
+        if progress is not None and files:
+            progress(len(files), len(files))
+        return resolved
     raw = sum(entry.raises.without_message for entry in previous.files)
     return classes.Resolved(sites=[], exception_classes=list(previous.exception_classes),
                             from_pending=raw - previous.counts.raises.without_message)
+
+
+def _match_tests(folder: Path, collected: Collected, previous: Manifest | None,
+                 merged: MergeResult, full: bool, plan: holdback.Plan, loaded: Sequence[ErrorRecord],
+                 loads: LoadCache | None, progress: Callable[[int, int], None] | None
+                 ) -> tuple[MergeResult, tuple[ErrorRecord, ...]]:
+    """The merge with each record's test evidence matched, and the records outside the merge
+    whose evidence changed (an update's). With the tests not read, or an update whose tests and
+    sources did not change (`evidence_stage.needs_refresh`), nothing is matched. An update
+    loads the folder's other records only when they can be concerned: the tests changed, or an
+    assertion names the exception of a record the merge changed (`loaded` are their old forms).
+    """
+    digest = collected.evidence_digest
+    if not collected.tests_read or digest is None or not (
+            full or evidence_stage.needs_refresh(previous, digest, bool(collected.outcomes))):
+        return merged, ()
+    others: list[ErrorRecord] = []
+    if not full and previous is not None and (
+            evidence_stage.tests_changed(previous, digest) or evidence_stage.names_tested(
+                collected.assertions, [*merged.records, *loaded])):
+        # the folder's other records take part in the fits
+        inside = {r.id for r in merged.records} | plan.reserved
+        ids = {i for entry in previous.files if entry.path not in plan.held
+               for i in entry.records} - inside
+        others = list(repo_output.load_folder(folder, ids=ids, manifest=previous,
+                                              loads=loads).records)
+    refreshed = evidence_stage.refresh_evidence(merged.records, others, collected.assertions,
+                                                progress)
+    return replace(merged, records=refreshed.records, evidence=refreshed.stats), refreshed.others
+
+
+def _with_test_files(manifest: Manifest, collected: Collected, previous: Manifest | None,
+                     merged: MergeResult) -> Manifest:
+    """The manifest with the test files that crashed and the digest of the evidence; a run that
+    did not read the tests keeps the previous ones (the digest only while no record changed)."""
+    if collected.tests_read:
+        return evidence_stage.with_test_files(manifest, collected.tests_crashed,
+                                              collected.evidence_digest)
+    changed = merged.added or merged.moved or merged.changed or merged.removed or merged.revived
+    digest = previous.evidence_digest if previous is not None and not changed else None
+    return evidence_stage.with_test_files(manifest, evidence_stage.previous_crashed(previous),
+                                          digest)
+
+
+def _pending_writes(folder: Path, records: Sequence[ErrorRecord], manifest: str,
+                    blocks: SiteBlocks | None, progress: Callable[[int, int], None] | None
+                    ) -> repo_output.PendingWrites:
+    """`repo_output.pending_writes`, a chunk of records at a time, reported as it goes."""
+    if progress is None or len(records) <= WRITE_CHUNK:
+        return repo_output.pending_writes(folder, records, manifest, blocks)
+    texts: list[repo_output.RecordText] = []
+    for start in range(0, len(records), WRITE_CHUNK):
+        chunk = repo_output.pending_writes(folder, records[start:start + WRITE_CHUNK], manifest,
+                                           blocks)
+        texts.extend(chunk.records)
+        progress(min(start + WRITE_CHUNK, len(records)), len(records))
+    return replace(chunk, records=tuple(texts))
 
 
 def _manifest_or_note(folder: Path, loads: LoadCache | None = None
@@ -511,7 +693,8 @@ def _set_aside(collected: Collected, previous: Manifest | None) -> SetAside:
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
-            dry_run: bool = False, wait: float = 0.0, evidence: bool = True) -> RunResult:
+            dry_run: bool = False, wait: float = 0.0, evidence: bool = True,
+            web_url: str | None = None, release: str | None = None) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
@@ -525,22 +708,35 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             return None  # a broken manifest is rebuilt from the records: pair by keys
         return previous.pin.sha if previous is not None else None
 
+    def only_changes(repo: PinnedRepo) -> Collected | None:
+        """Nothing to read but what changed, at an update's cost, in a folder built here."""
+        folder = output_folder(output_root, repo.pin)
+        previous = _built_here(folder, repo.pin, options, store)
+        if previous is None:
+            return None
+        return _collect_again(repo, previous, folder, cache_dir, jobs, progress, evidence, store)
+
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
-                        diff_from=folder_commit)
-    result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store)
+                        diff_from=folder_commit, again=only_changes, web_url=web_url)
+    result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
+                   progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)
 
 
 def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
-           progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0
+           progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0,
+           evidence: bool = True, web_url: str | None = None, release: str | None = None
            ) -> RunResult:
-    """Move an existing output folder to `ref`, reading again only the files that changed."""
+    """Move an existing output folder to `ref`, reading again only the files that changed.
+
+    With `evidence`, the test files are read too (from the evidence cache, but for those that
+    changed), and the records whose evidence changed are rewritten."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin and the manifest's load
     store = StoreContext(load_cache(cache_dir))
-    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+    with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
         folder = output_folder(output_root, repo.pin)
         previous = load_manifest(folder, store.loads)
         if previous is None:
@@ -549,11 +745,10 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
             raise OutputError(f"[{repo.pin.repo}] no records in {folder}: run `crawler extract` "
                               f"first (with the same --name, if it was given one){hint}")
         check_same_repository(str(folder), previous, repo.pin)  # before any file is read
-        collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
-                                    progress=progress, blocks=store.blocks,
-                                    reread=_paths_of(previous, _missing_ids(folder, previous)))
+        collected = _collect_again(repo, previous, folder, cache_dir, jobs, progress, evidence,
+                                   store, release)
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
-                   store=store)
+                   store=store, progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
 
 
@@ -609,6 +804,14 @@ def _missing_ids(folder: Path, previous: Manifest | None) -> set[str]:
     errors = folder / ERRORS_DIR
     present = {name[:-5] for name in os.listdir(errors)} if errors.is_dir() else set()
     return listed - present
+
+
+def _unreleased(previous: Manifest, release: str | None) -> set[str]:
+    """At a release step, the records whose wording came after the last release: their files
+    are merged again (from the cache), so that the step gives them their first release."""
+    if release is None or previous.releases is None:
+        return set()
+    return set(previous.releases.unreleased)
 
 
 def _paths_of(previous: Manifest | None, ids: set[str]) -> frozenset[str]:

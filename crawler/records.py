@@ -45,6 +45,7 @@ class Pin:
     web_url: str | None = None  # https://host/owner/name, None without a network remote
     reachable: bool = True  # False: the commit is on no branch or tag (maybe a fork's object)
     root: str | None = None  # first commit of the pinned history (first parents); None: unknown
+    forge: str | None = None  # permalinks' shape where the web URL's host does not say it
 
     @property
     def slug(self) -> str:
@@ -55,6 +56,22 @@ class Pin:
     def repo(self) -> str:
         """How records name the repository: its web URL, else local/owner/name."""
         return self.web_url or self.slug
+
+    @property
+    def public_source(self) -> str:
+        """The source as written to files: a network address as given (without credentials),
+        else the repository's identity; a path of the extracting machine is never written."""
+        return self.source if is_network_address(self.source) else self.repo
+
+
+def is_network_address(source: str) -> bool:
+    """A URL a server answers (https, ssh, git), an scp-like `user@host:path`, or `github:O/N`."""
+    if "://" in source:
+        return source.split("://", 1)[0].lower() in ("https", "http", "ssh", "git", "git+ssh", "ssh+git")
+    if source.lower().startswith(("github:", "gh:")):
+        return True
+    before, colon, _ = source.partition(":")
+    return bool(colon) and "/" not in before and ("@" in before or "." in before)
 
 
 @dataclass(frozen=True)
@@ -227,6 +244,31 @@ class History:
     previous_path: str | None = None  # where the site was, when the pair crossed files
     previous_qualname: str | None = None  # the function it was in, when that changed
     paired_by: str | None = None  # why the pair was made: the signal and the score
+    # Every wording the site had across the releases walked (`crawler history`), oldest first
+    templates: tuple[TemplateSpan, ...] = ()
+
+
+@dataclass(frozen=True)
+class TemplateSpan:
+    """One wording of a site, with the releases that printed it (`crawler history`).
+
+    A span runs over consecutive releases: a new one starts where the template, the exception
+    class or the file changed, or where the site came back after it was removed.
+    """
+
+    template: str
+    first: str | None  # the first release with it; None: only after the last release walked
+    last: str | None = None  # the last release with it; None while the site still has it
+    exception: str = ""  # the class raised in those releases
+    path: str = ""  # the file it was in
+
+
+@dataclass(frozen=True)
+class Versions:
+    """The first and last release that contain a site (`crawler history`)."""
+
+    first: str | None  # None: in no release walked yet, only after the last one
+    last: str | None = None  # None while the site is there at the folder's commit
 
 
 @dataclass(frozen=True)
@@ -318,6 +360,7 @@ class ErrorRecord:
     history: History | None = None
     evidence: tuple[Evidence, ...] = ()  # derived from the tests at each run; crawler-owned
     related: tuple[Related, ...] = ()  # derived from the other records at each run; crawler-owned
+    versions: Versions | None = None  # None: the folder was not built by `crawler history`
 
 
 @dataclass(frozen=True)
@@ -398,6 +441,40 @@ class Manifest:
     exception_classes: tuple[dict[str, Any], ...] = ()
     removed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> removed ids
     needs_review: tuple[str, ...] = ()  # ids, wherever they are
+    evidence_digest: str | None = None  # of the test assertions the records' evidence came from
+    releases: Releases | None = None  # the release tags walked, for `crawler history`
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release tag walked by `crawler history`, and the commit it named then."""
+
+    tag: str
+    commit: str
+
+
+@dataclass(frozen=True)
+class ReleaseTag:
+    """A tag of the repository that `crawler history` may walk."""
+
+    name: str  # without refs/tags/
+    commit: str  # the commit it names (an annotated tag peeled)
+    date: int  # unix seconds: the tagger's date of an annotated tag, else the commit's
+
+
+@dataclass(frozen=True)
+class Releases:
+    """What `crawler history` walked, so that a new run walks only the tags after these."""
+
+    walked: tuple[Release, ...] = ()  # in the order walked: version order, else tag date
+    # live records whose current wording appeared after the last release walked: the next
+    # release step loads them to set where that wording began
+    unreleased: tuple[str, ...] = ()
+
+    @property
+    def last(self) -> str | None:
+        """The last release walked."""
+        return self.walked[-1].tag if self.walked else None
 
 
 def record_id(repo: str, key: tuple[str, str, str, str], ordinal: int, salt: int = 0) -> str:

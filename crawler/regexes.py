@@ -27,9 +27,10 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+if TYPE_CHECKING:  # loaded by the first pattern that needs it: a lookup seldom does
+    import regex
 
 try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
     import re._parser as _sre  # type: ignore[import-not-found]
@@ -213,6 +214,8 @@ class BoundedRegex:
         if timeout <= 0:
             raise RegexTimeout(self.pattern)
         if self._slow is None:
+            import regex
+
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self._slow = regex.compile(as_re_reads(self.pattern), flags=regex.VERSION0)

@@ -1,7 +1,8 @@
--- The SQLite export (crawler export --format sqlite): schema version 1, also in meta and
--- PRAGMA user_version. Served as it is by datasette or read by any SQLite client.
+-- The SQLite export (crawler export --format sqlite): schema version 2, also in meta and
+-- PRAGMA user_version. Served as it is by datasette (with the <db>.metadata.json written
+-- beside it) or read by any SQLite client; docs/site.md says what each table is for.
 -- Rows are inserted in a fixed order (repo, then id), so the same records give the same file.
--- JSON columns hold arrays or objects as JSON text.
+-- JSON columns hold arrays or objects as JSON text. Every link is a foreign key with an index.
 
 CREATE TABLE meta (
   key TEXT PRIMARY KEY,
@@ -9,11 +10,13 @@ CREATE TABLE meta (
 );
 
 CREATE TABLE repositories (
-  repo TEXT PRIMARY KEY,          -- the web URL, or local/owner/name
-  host TEXT NOT NULL,
+  repo TEXT PRIMARY KEY,          -- the identity: the https web URL, or local/<root>/<folder>
+  web_url TEXT,                   -- null for a repository on no known forge
+  forge TEXT,                     -- github | gitlab | bitbucket | gitea: the permalinks' shape
+  host TEXT NOT NULL,             -- host/owner/name: the folder under the output root
   owner TEXT NOT NULL,
   name TEXT NOT NULL,
-  source TEXT NOT NULL,
+  source TEXT NOT NULL,           -- a network address as given, else the identity (never a path)
   ref TEXT NOT NULL,
   commit_sha TEXT NOT NULL,       -- the pin of the last run; evidence lines are at this commit
   reachable INTEGER NOT NULL,
@@ -22,19 +25,35 @@ CREATE TABLE repositories (
   parsed INTEGER NOT NULL,
   skipped INTEGER NOT NULL,
   records INTEGER NOT NULL,       -- active and needs_review
-  removed INTEGER NOT NULL
+  removed INTEGER NOT NULL,
+  annotated INTEGER NOT NULL      -- records with anything written in their annotation
 );
 
+CREATE TABLE exception_classes (
+  repo TEXT NOT NULL REFERENCES repositories(repo),
+  name TEXT NOT NULL,             -- the qualified name when known, else the exception as written
+  exception TEXT NOT NULL,        -- the last part of the name, as a traceback prints it
+  qualname TEXT,
+  records INTEGER NOT NULL,       -- active and needs_review records raising it
+  removed INTEGER NOT NULL,
+  PRIMARY KEY (repo, name)
+);
+
+-- One row per record, compact: no snippet and no JSON document (see `documents`, `pages`).
 CREATE TABLE records (
   id TEXT PRIMARY KEY,
   repo TEXT NOT NULL REFERENCES repositories(repo),
   status TEXT NOT NULL,
-  exception TEXT NOT NULL,
-  exception_qualname TEXT,
+  exception_class TEXT NOT NULL,  -- exception_classes.name: one spelling per class, for facets
+  exception TEXT NOT NULL,        -- as the code writes it
+  exception_name TEXT NOT NULL,   -- the class's own name, as a traceback line starts
   template TEXT NOT NULL,
   kind TEXT NOT NULL,
   placeholders TEXT NOT NULL,     -- JSON array
   regex TEXT NOT NULL,
+  literal_words TEXT NOT NULL,    -- the template's literal text only: what full-text search reads
+  glob TEXT,                      -- the regex as a GLOB pattern (null: a regex of another shape)
+  literal_length INTEGER NOT NULL,-- characters of literal text: the more, the surer a match
   path TEXT NOT NULL,
   line INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
@@ -47,18 +66,27 @@ CREATE TABLE records (
   defined_at TEXT,
   cause TEXT,
   condition TEXT,
-  url TEXT,
+  url TEXT,                       -- the permalink, pinned to commit_sha
   commit_sha TEXT NOT NULL,       -- the commit the site was read at
   snippet_line INTEGER NOT NULL,
-  snippet TEXT NOT NULL,
+  mark_at INTEGER,                -- where the raise's last line ends in the snippet (characters)
   first_seen TEXT NOT NULL,
   removed_in TEXT,
   previous_template TEXT,
+  annotated INTEGER NOT NULL,
   evidence_count INTEGER NOT NULL,
-  document TEXT NOT NULL          -- the whole record as JSON, as the json export writes it
+  related_count INTEGER NOT NULL,
+  FOREIGN KEY (repo, exception_class) REFERENCES exception_classes(repo, name)
 );
 CREATE INDEX records_repo ON records(repo, status);
-CREATE INDEX records_exception ON records(exception);
+CREATE INDEX records_exception_class ON records(repo, exception_class);
+CREATE INDEX records_path ON records(path);
+
+-- The whole record as JSON, as the json export writes it (the snippet is read from here).
+CREATE TABLE documents (
+  record_id TEXT PRIMARY KEY REFERENCES records(id),
+  document TEXT NOT NULL
+);
 
 CREATE TABLE annotations (
   record_id TEXT PRIMARY KEY REFERENCES records(id),
@@ -72,16 +100,6 @@ CREATE TABLE annotations (
   prevention TEXT NOT NULL,
   related TEXT NOT NULL,
   data TEXT NOT NULL              -- the whole annotation as JSON, extra slots included
-);
-
-CREATE TABLE exception_classes (
-  repo TEXT NOT NULL REFERENCES repositories(repo),
-  name TEXT NOT NULL,             -- the qualname when known, else the exception as written
-  exception TEXT NOT NULL,        -- the last part of the name
-  qualname TEXT,
-  records INTEGER NOT NULL,       -- active and needs_review records raising it
-  removed INTEGER NOT NULL,
-  PRIMARY KEY (repo, name)
 );
 
 CREATE TABLE evidence (
@@ -102,21 +120,61 @@ CREATE TABLE evidence (
 CREATE TABLE related (
   record_id TEXT NOT NULL REFERENCES records(id),
   position INTEGER NOT NULL,
-  related_id TEXT NOT NULL,
+  related_id TEXT NOT NULL REFERENCES records(id),
   reason TEXT NOT NULL,
   PRIMARY KEY (record_id, position)
 );
+CREATE INDEX related_related_id ON related(related_id);
 
--- Full-text indexes over the templates and the annotations (external content: the tables above).
+-- Full-text indexes (external content: the tables above). Templates by their literal words
+-- only, so that no placeholder's source text is a word a search can hit.
 CREATE VIRTUAL TABLE records_fts USING fts5(
-  template, exception, qualname, path, content="records"
+  literal_words, exception_class, path, content="records"
 );
 CREATE VIRTUAL TABLE annotations_fts USING fts5(
   what_it_means, when_it_happens, example_fix, solutions, content="annotations"
 );
 
--- One row per record with its annotation's main slots, for listing pages.
+-- What one error page shows, one row per record.
+CREATE VIEW pages AS
+SELECT r.id,
+       r.repo,
+       r.exception_name || ': ' || r.template AS title,
+       r.exception_class AS exception,
+       r.template,
+       r.url AS permalink,
+       r.path || ':' || r.line AS location,
+       r.path,
+       r.line,
+       r.qualname,
+       r.kind,
+       r.status,
+       CASE WHEN r.mark_at IS NULL THEN json_extract(d.document, '$.extracted.snippet')
+            ELSE substr(json_extract(d.document, '$.extracted.snippet'), 1, r.mark_at)
+                 || '  # <- raised here'
+                 || substr(json_extract(d.document, '$.extracted.snippet'), r.mark_at + 1)
+       END AS snippet,
+       r.snippet_line,
+       a.what_it_means,
+       a.when_it_happens,
+       a.example_fix,
+       a.solutions,
+       a.defensive_patterns,
+       a.prevention,
+       a.related AS related_errors,
+       r.annotated,
+       r.evidence_count,
+       r.related_count,
+       r.commit_sha,
+       r.first_seen,
+       r.removed_in,
+       r.rowid AS record_rowid        -- records_fts's rowid: datasette's search on this view
+FROM records AS r
+JOIN documents AS d ON d.record_id = r.id
+LEFT JOIN annotations AS a ON a.record_id = r.id;
+
+-- One row per record with its annotation's main slots, for listing pages (schema 1's view).
 CREATE VIEW errors AS
-SELECT r.id, r.repo, r.status, r.exception, r.template, r.path, r.line, r.url,
-       r.evidence_count, a.what_it_means, a.when_it_happens
+SELECT r.id, r.repo, r.status, r.exception_class AS exception, r.template, r.path, r.line,
+       r.url, r.evidence_count, a.what_it_means, a.when_it_happens, r.rowid AS record_rowid
 FROM records AS r LEFT JOIN annotations AS a ON a.record_id = r.id;

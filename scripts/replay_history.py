@@ -9,13 +9,15 @@ each step the script counts:
   one git's diff maps its old lines to;
 - untouched sites that lost their id: git's diff maps a record's old lines to a live site that
   another record now holds;
-- flagged pairs (records that went to `needs_review`), listed in `flagged.txt` to be read by hand;
+- flagged pairs (records that went to `needs_review` in that step, or were paired again while
+  waiting for review), listed in `flagged.txt` to be read by hand;
 - removed records, each with its three likeliest successors among the records added in the same
   step (`pairing.score`), listed in `removed.txt` to be read by hand;
 - each step's update time.
 
 At the end, the planted folder at the first commit is updated once to the last commit, and the
-records holding each note are compared with the stepwise result (`direct.txt`).
+records holding each note are compared with the stepwise result (`direct.txt`): the same outcome
+is the same live site, or removed in both.
 
 With `--baseline DIR` (another checkout of the crawler, such as a `git worktree` of an older
 commit) every step runs with both, alternately first, each with its own output and cache, so that
@@ -31,6 +33,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -73,6 +76,8 @@ class Run:
     code: Path
     work: Path
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # CPU seconds of the crawler and its workers
+    last_cpu: float = 0.0
 
     @property
     def root(self) -> Path:
@@ -88,12 +93,19 @@ class Run:
                 str(root or self.root), "--cache-dir", str(self.cache), "--name", NAME, "--json",
                 *extra]
         env = {**os.environ, "PYTHONPATH": str(self.code)}
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run(args, cwd=self.code, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - started
+        # on a shared machine wall time follows the load; CPU time follows the work
+        self.last_cpu = _children_cpu() - cpu
         if done.returncode != 0:
             raise SystemExit(f"{self.label}: crawler {command} failed: {done.stderr.strip()[-2000:]}")
         return seconds, json.loads(done.stdout)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def folder_of(root: Path) -> Path:
@@ -143,6 +155,23 @@ def flagged(record: ErrorRecord) -> bool:
         h.previous_template is not None or getattr(h, "previous_exception", None) is not None))
 
 
+def _wording(record: ErrorRecord) -> tuple[str, str, str, str]:
+    # a record still waiting for review from an earlier step is not a new pair, even if it moved
+    s = record.site
+    return (s.path, s.qualname, s.exception, s.message.template)
+
+
+def same_outcome(a: ErrorRecord, b: ErrorRecord) -> bool:
+    """Whether two runs left one annotation on the same error: removed in both, or live at one place.
+
+    A removed record keeps the facts of the last commit that had its site, which an update across
+    many commits sees at another commit than the weekly steps did; that is not a different outcome.
+    """
+    if a.status == REMOVED or b.status == REMOVED:
+        return a.status == b.status
+    return (a.status, a.site.path, a.site.line) == (b.status, b.site.path, b.site.line)
+
+
 def describe(record: ErrorRecord) -> str:
     s = record.site
     return f"{s.path}:{s.line} {s.qualname} {s.exception}({s.message.template!r}) [{record.status}]"
@@ -188,7 +217,7 @@ def measure(before: dict[str, ErrorRecord], after: dict[str, ErrorRecord], lines
         if new.status != REMOVED and moved and not flagged(new) and place is not None and (
                 (new.site.path, new.site.line) != place):
             figures.misattached.append(f"{record_id} {describe(old)} -> {describe(new)}")
-        if new.status == NEEDS_REVIEW and (old.status != NEEDS_REVIEW or new.site != old.site):
+        if new.status == NEEDS_REVIEW and (old.status != NEEDS_REVIEW or _wording(new) != _wording(old)):
             why = getattr(new.history, "paired_by", None)
             figures.flagged.append(f"{record_id}\n  was {describe(old)}\n  now {describe(new)}\n"
                                    f"  paired_by: {why}")
@@ -247,11 +276,13 @@ def main() -> None:
             before = load(run.root)
             seconds, summary = run.crawl("update", args.source, sha, ["-j", str(args.jobs)])
             run.times.append(seconds)
+            run.cpu.append(run.last_cpu)
             after = load(run.root)
             figures = measure(before, after, lines, holders(run.root), planted[run.label])
             for key in lists[run.label]:
                 lists[run.label][key] += [f"step {step} ({day}) {item}" for item in getattr(figures, key)]
             row = {"step": step, "date": day, "sha": sha[:10], "seconds": round(seconds, 1),
+                   "cpu_seconds": round(run.last_cpu, 1),
                    "crawler_seconds": summary["seconds"], "read": summary["files_read_again"],
                    "lost": figures.lost, "duplicated": figures.duplicated,
                    "misattached": len(figures.misattached),
@@ -270,8 +301,7 @@ def main() -> None:
         differ = []
         for record_id in sorted(planted[run.label]):
             a, b = stepwise.get(record_id), direct.get(record_id)
-            if a is None or b is None or (a.status, a.site.path, a.site.line) != (
-                    b.status, b.site.path, b.site.line):
+            if a is None or b is None or not same_outcome(a, b):
                 differ.append(f"{record_id}\n  stepwise {describe(a) if a else None}\n"
                               f"  direct   {describe(b) if b else None}")
         lists[run.label]["direct"] = differ
@@ -279,7 +309,8 @@ def main() -> None:
         for row in report[run.label]:
             totals.update({k: v for k, v in row.items() if isinstance(v, int) and k != "step"})
         print(f"{run.label}: totals {dict(totals)}; stepwise vs direct: {len(differ)} notes differ; "
-              f"update seconds {[round(t, 1) for t in run.times]} sum {sum(run.times):.1f}",
+              f"update seconds {[round(t, 1) for t in run.times]} sum {sum(run.times):.1f}, "
+              f"CPU seconds {[round(t, 1) for t in run.cpu]} sum {sum(run.cpu):.1f}",
               flush=True)
         for key, items in lists[run.label].items():
             (args.work / f"{run.label}-{key}.txt").write_text("\n".join(items) + "\n", encoding="utf-8")

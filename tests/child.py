@@ -50,6 +50,9 @@ def hook_steps(each: Callable[[int], None]) -> None:
     os.sync = wrap(os.sync)
     os.replace = wrap(os.replace)
     tempfile.mkstemp = wrap(tempfile.mkstemp)  # type: ignore[assignment]
+    from crawler.store import atomic  # its temp files are made with the umask's mode, not mkstemp
+
+    atomic.create_temp = wrap(atomic.create_temp)  # type: ignore[method-assign]
 
 
 def kill_before(step: int) -> None:

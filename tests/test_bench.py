@@ -23,11 +23,19 @@ def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_pa
     report = tmp_path / "bench.json"
     bench.main([str(repo.path), "--old", old, "--new", new, "--jobs", "2", "--json", str(report)])
     table = capsys.readouterr().out
-    assert "bare libcst.parse_module" in table and "regeneration" in table
+    assert "bare libcst.parse_module" in table and "update, old -> new" in table
+    rows = table.splitlines()[3:]  # after the files line, the heading and its rule
+    assert rows[0].startswith("extract (the default: test evidence read), 2 workers")
+    assert rows[1].startswith("the same extract again, nothing changed")
+    assert rows[-1].startswith("peak memory, any measure") and "< 1024 MiB" in rows[-1]
     data = json.loads(report.read_text(encoding="utf-8"))
     results = data["results"]
     assert results["floor"]["files"] == 4
     assert results["extract_1"]["records"] == results["extract_n"]["records"] == 4
+    assert results["extract_default"]["records"] == 4
+    assert results["rerun_default"]["files_written"] == 0
     assert results["rerun"]["files_written"] == 0
     assert results["regen"]["files_written"] >= 1
-    assert {"extract_1", "extract_n", "rerun", "regen"} <= set(data["ratios"])
+    assert {"extract_1", "extract_n", "rerun", "regen", "rerun_default/extract_default",
+            "regen/extract_default"} <= set(data["ratios"])
+    assert all(results[name]["cpu_seconds"] > 0 for name in bench.TARGETS)

@@ -487,7 +487,8 @@ def test_update_needs_an_extracted_folder(make_repo: Callable[[str], GitRepo], t
     repo.write("a.py", "raise ValueError('x')\n")
     repo.commit()
     run = CliRunner().invoke(main, ["update", str(repo.path), "-o", str(tmp_path / "none")])
-    assert run.exit_code == 1 and "crawler extract" in run.output
+    # a missing output folder exits 2 on every command since issue 18 (it was 1 here)
+    assert run.exit_code == 2 and "crawler extract" in run.output
 
 
 def test_check_lists_annotations_bound_to_no_message(out: Output) -> None:

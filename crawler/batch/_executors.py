@@ -1,5 +1,8 @@
 """Where a batch's tasks run: local worker processes that survive a crash, or a Dask cluster.
 
+Both count, per task, the workers that died under it and the time those attempts had run
+(`Losses`), so the summary can say what a repository cost beyond its last attempt.
+
 Dask is imported only when a scheduler is given, so a local batch runs without it installed.
 Dask workers started with their defaults are daemonic processes; the parser pool starts its
 workers with `subprocess` there (`crawler.parse._launch`), so any cluster will do.
@@ -7,33 +10,91 @@ workers with `subprocess` there (`crawler.parse._launch`), so any cluster will d
 
 from __future__ import annotations
 
-import multiprocessing
-from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing.context import SpawnContext, SpawnProcess
+from typing import Any
 
-from crawler.batch._worker import FILES_TOPIC, RepoOutcome, RepoTask, collect_repo, init_local_worker
+from crawler.batch._worker import FILES_TOPIC, STARTED_TOPIC, Outcome, Task, init_local_worker, run_task
 from crawler.errors import CrawlerError
+
+WORKERS_WAIT = 10.0  # default seconds to wait for a cluster's first worker, or for one to come back
+WORKERS_EVERY = 2.0  # seconds between two looks at how many workers a cluster has
+
+
+@dataclass
+class Losses:
+    """What the workers that died under tasks cost, by task key (updated as deaths are seen)."""
+
+    deaths: dict[str, int] = field(default_factory=dict)  # workers that died running the task
+    seconds: dict[str, float] = field(default_factory=dict)  # how long those attempts had run
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def died(self, key: str, seconds: float) -> None:
+        with self.lock:
+            self.deaths[key] = self.deaths.get(key, 0) + 1
+            self.seconds[key] = self.seconds.get(key, 0.0) + max(0.0, seconds)
+
+    def at_least(self, key: str, deaths: int) -> int:
+        """Raise the task's count to what the scheduler counted; the count."""
+        with self.lock:
+            self.deaths[key] = max(self.deaths.get(key, 0), deaths)
+            return self.deaths[key]
+
+    def of(self, key: str) -> tuple[int, float]:
+        with self.lock:
+            return self.deaths.get(key, 0), self.seconds.get(key, 0.0)
+
+
+class _QuietSpawnProcess(SpawnProcess):
+    """A worker started with Ctrl-C blocked, which it inherits: a Ctrl-C during its start and
+    imports waits until `init_local_worker` sets its own handler, instead of printing a
+    traceback from the middle of an import."""
+
+    def start(self) -> None:
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+class _QuietSpawnContext(SpawnContext):
+    Process = _QuietSpawnProcess  # type: ignore[assignment]
 
 
 class LocalPool:
     """Local worker processes that survive one of them dying (a parser crash, the OOM killer).
 
-    A dead process breaks the whole pool, failing every repository under way, and does not say
-    which one killed it. Those repositories are run again, one at a time, each in a fresh
-    process of its own, so only the one that kills its process again is reported.
+    A dead process breaks the whole pool, failing every task under way, and does not say which
+    one killed it. Those tasks are run again, one at a time, each in a fresh process of its own,
+    so only the one that kills its process again is reported.
     """
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
-        self.context = multiprocessing.get_context("spawn")  # no fork of a threaded driver
+        self.context = _QuietSpawnContext()  # spawn: no fork of a threaded driver
         self.counter = self.context.Value("q", 0)
         self.generation = 0
         self.executor = self._start(jobs)
+        self.losses = Losses()
+        self.started: dict[Future[Outcome], float] = {}  # when a task's process took it
 
     def _start(self, jobs: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=self.context,
                                    initializer=init_local_worker, initargs=(self.counter,))
+
+    @property
+    def workers(self) -> int:
+        return self.jobs
+
+    def submit(self, task: Task) -> Future[Outcome]:
+        return self.executor.submit(run_task, task)
 
     def restart(self, generation: int) -> None:
         """Replace the pool, once for every break, whichever of its futures reports it first."""
@@ -42,21 +103,111 @@ class LocalPool:
             self.executor = self._start(self.jobs)
             self.generation += 1
 
-    def alone(self, task: RepoTask) -> Future[RepoOutcome]:
+    def alone(self, task: Task) -> Future[Outcome]:
         """Run one task in a process of its own, gone when the task is done."""
         executor = self._start(1)
-        future = executor.submit(collect_repo, task)
+        future = executor.submit(run_task, task)
         future.add_done_callback(lambda _: executor.shutdown(wait=False))
         return future
+
+    def note_running(self, futures: Iterator[Future[Outcome]]) -> None:
+        """Remember when each future's task was handed to a process (checked at every poll)."""
+        now = time.monotonic()
+        for future in futures:
+            if future not in self.started and future.running():
+                self.started[future] = now
+
+    def broke(self, future: Future[Outcome], key: str) -> None:
+        """A break of the pool ended this task's attempt: its process, or another, died."""
+        began = self.started.pop(future, None)
+        self.losses.died(key, time.monotonic() - began if began is not None else 0.0)
 
     def files_parsed(self) -> int:
         return int(self.counter.value)
 
+    def shutdown(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskRunner:
+    """A Dask client seen as a runner of keyed tasks, that watches its workers come and die.
+
+    Each attempt of a task tells when and where it starts (`STARTED_TOPIC`); the scheduler's
+    `remove-worker` events name the tasks it had given a worker that died. Only a task that had
+    started on that worker counts (the scheduler also hands a worker the next task ahead); both
+    events are stamped by the scheduler's clock, so their difference is the time it lost.
+    """
+
+    def __init__(self, client: Any, wait: float) -> None:
+        self.client = client
+        self.wait = wait
+        self.losses = Losses()
+        self.began: dict[str, tuple[str, float]] = {}  # task key -> (worker, start) of its last attempt
+        self.parsed = 0
+        self.no_workers_since: float | None = None
+        self.looked_at = time.monotonic()
+        client.subscribe_topic(FILES_TOPIC, self._files)
+        client.subscribe_topic(STARTED_TOPIC, self._started)
+        client.subscribe_topic("all", self._scheduler_event)
+
+    @property
+    def workers(self) -> int:
+        return max(1, sum(self.client.nthreads().values()))
+
+    def submit(self, task: Task) -> Future[Outcome]:
+        future: Future[Outcome] = Future()
+        remote = self.client.submit(run_task, task, key=task.key, pure=False)
+
+        def settle(done: Any) -> None:
+            try:
+                future.set_result(done.result())
+            except BaseException as error:  # noqa: BLE001 - handed to the driver as the outcome's
+                future.set_exception(error)
+
+        remote.add_done_callback(settle)
+        future.remote = remote  # type: ignore[attr-defined]  # kept alive while it runs
+        return future
+
+    def files_parsed(self) -> int:
+        return self.parsed
+
+    def check_workers(self) -> None:
+        """Raise when the cluster has had no worker for `wait` seconds (looked at now and then)."""
+        now = time.monotonic()
+        if now - self.looked_at < WORKERS_EVERY:
+            return
+        self.looked_at = now
+        if self.client.nthreads():
+            self.no_workers_since = None
+            return
+        self.no_workers_since = self.no_workers_since or now
+        if now - self.no_workers_since >= self.wait:
+            raise CrawlerError(f"{self.client.scheduler.address}: the cluster has had no workers "
+                               f"for {self.wait:.0f} s; start some with `dask worker "
+                               f"{self.client.scheduler.address}`, then run the batch again")
+
+    def _files(self, event: tuple[float, Any]) -> None:
+        self.parsed += int(event[1])
+
+    def _started(self, event: tuple[float, Any]) -> None:
+        stamp, message = event
+        if isinstance(message, dict):
+            self.began[str(message.get("key"))] = (str(message.get("worker")), stamp)
+
+    def _scheduler_event(self, event: tuple[float, Any]) -> None:
+        stamp, message = event
+        if not isinstance(message, dict) or message.get("action") != "remove-worker" \
+                or message.get("expected"):
+            return
+        for key in message.get("processing-tasks") or ():
+            worker, began = self.began.get(str(key), ("", stamp))
+            if worker == message.get("worker"):
+                self.losses.died(str(key), stamp - began)
+
 
 @contextmanager
-def dask_executor(address: str) -> Iterator[tuple[Executor, int, Callable[[], int]]]:
-    """A concurrent.futures view of a Dask client, how many tasks its workers run at once, and
-    how many files they have parsed so far."""
+def dask_runner(address: str, wait: float = WORKERS_WAIT) -> Iterator[DaskRunner]:
+    """A runner on the Dask scheduler at `address`, once it has a worker (`wait` seconds at most)."""
     try:
         from distributed import Client
     except ImportError as error:
@@ -68,8 +219,10 @@ def dask_executor(address: str) -> Iterator[tuple[Executor, int, Callable[[], in
         raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
                            "start one with `dask scheduler`") from error
     with client:
-        parsed = [0]
-        client.subscribe_topic(FILES_TOPIC, lambda event: parsed.__setitem__(0, parsed[0] + event[1]))
-        yield (client.get_executor(pure=False), max(1, sum(client.nthreads().values())),
-               lambda: parsed[0])
-
+        try:
+            client.wait_for_workers(1, timeout=wait)
+        except TimeoutError:
+            raise CrawlerError(f"--scheduler {address}: no worker joined the cluster within "
+                               f"{wait:g} s; start some with `dask worker {address}` (or wait "
+                               "longer with --wait-workers)") from None
+        yield DaskRunner(client, wait)

@@ -2,116 +2,48 @@
 
 The driver (this process) takes the entries of a repos.yaml (`reposfile`), sends one
 `RepoTask` per repository to the workers (`_worker`, run by `_executors`), and applies each
-`RepoOutcome` as it comes back. A worker only pins and visits (`pipeline.collect`); the driver
-alone merges and writes (`pipeline.apply`), so what crosses the network is small (a batch
-entry out, a `Collected` back) and the output folder needs no locks. A repository already up
-to date at its pinned commit is skipped, so an interrupted batch picks up where it stopped.
-Nothing here prints: progress goes to the callback the caller gives.
+`RepoOutcome` as it comes back. A repository with more files than its `split_files` comes back
+as a listing instead, and its files go out again as shares (`_shards`), so one large repository
+keeps several workers busy. A worker only pins and visits; the driver alone merges and writes
+(`pipeline.apply`), so what crosses the network is small (a batch entry out, a `Collected` back)
+and the output folder needs no locks. A repository already up to date at its pinned commit is
+skipped, so an interrupted batch picks up where it stopped. Workers that die under a task are
+counted against its repository. Nothing here prints: progress goes to the callback given.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import (
-    FIRST_COMPLETED,
-    Executor,
-    Future,
-    ThreadPoolExecutor,
-    wait,
-)
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from crawler import __version__
-from crawler.batch._executors import LocalPool, dask_executor
-from crawler.batch._worker import RepoOutcome, RepoTask, collect_repo
+from crawler.batch._executors import WORKERS_WAIT, DaskRunner, LocalPool, dask_runner
+from crawler.batch._shards import Assembly, shard_tasks
+from crawler.batch._worker import Outcome, RepoOutcome, RepoTask, ShardOutcome, ShardTask, Task
+from crawler.batch.known import Known, scan_outputs
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.source import redact
 from crawler.pipeline import RunResult, apply, load_cache, output_folder
-from crawler.records import ExtractOptions, Pin
+from crawler.records import Pin, is_network_address
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext
-from crawler.store.manifest_file import MANIFEST
-from crawler.store.plain_files import read_plain
-from crawler.store.safe_yaml import safe_load_text
+
+__all__ = ["DONE", "FAILED", "UP_TO_DATE", "BatchResult", "Known", "RepoResult", "run_batch",
+           "scan_outputs", "scheduler_address"]
 
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
 POLL_SECONDS = 0.25  # how often the driver wakes to report progress while it waits
 WRITER_THREADS = 4  # repositories the driver merges and writes at once (the writes wait on fsync)
-
-
-# ---------------------------------------------------------------- what is already on disk
-
-
-@dataclass(frozen=True)
-class Known:
-    """A repository folder already written: enough of its manifest to tell if it is up to date."""
-
-    folder: Path
-    slug: str  # host/owner/name, the folder under its output root
-    source: str
-    sha: str
-    options: ExtractOptions
-    crawler_version: str
-    files: int
-    records: int
-
-
-def scan_outputs(roots: set[Path]) -> list[Known]:
-    """Every manifest under the output roots; a manifest that cannot be read counts as absent."""
-    known = []
-    for root in sorted(roots):
-        for folder in _manifest_folders(root):
-            head = _manifest_head(folder / MANIFEST)
-            if head is not None:
-                known.append(replace(head, slug=folder.relative_to(root).as_posix()))
-    return known
-
-
-def _manifest_folders(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        if MANIFEST in filenames:
-            dirnames.clear()  # a repository folder: its errors/ may hold thousands of files
-            yield Path(dirpath)
-        else:
-            dirnames.sort()
-
-
-def _manifest_head(path: Path) -> Known | None:
-    """What a manifest says of its pin, parsed without its long lists of skipped and read files.
-
-    `manifest_data` writes the pin, options and counts first; a manifest laid out otherwise is parsed
-    whole. One that cannot be read at all counts as absent: the repository is extracted again.
-    """
-    try:
-        text = read_plain(path).decode("utf-8")  # a link or a FIFO counts as absent, unopened
-        head = text.split("\nexception_classes:", 1)[0]
-        for part in (head, text) if head != text else (text,):
-            data = safe_load_text(part, str(path))  # refuses tags, aliases, deep nesting
-            if isinstance(data, dict) and {"source", "commit", "options", "counts",
-                                           "crawler_version"} <= data.keys():
-                break
-        options = data["options"]
-        return Known(
-            folder=path.parent, slug="", source=data["source"], sha=data["commit"],
-            options=ExtractOptions(include=tuple(options["include"]),
-                                   exclude=tuple(options["exclude"]),
-                                   include_tests=options["include_tests"],
-                                   max_file_bytes=options["max_file_bytes"]),
-            crawler_version=data["crawler_version"],
-            files=data["counts"]["files"], records=data["counts"]["records"],
-        )
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, CrawlerError, KeyError, TypeError):
-        return None
 
 
 # ---------------------------------------------------------------- where tasks run
@@ -149,8 +81,12 @@ class RepoResult:
     removed: int = 0
     files: int = 0  # files visited
     files_written: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # workers' time on it, attempts lost to dead workers included
     error: str | None = None
+    tasks: int = 0  # tasks it ran as: 1, or 1 plus its shares when it was split
+    workers_lost: int = 0  # workers (or local processes) that died while running one of its tasks
+    retries: int = 0  # tasks run again after their worker died
+    seconds_lost: float = 0.0  # how long those attempts had run when their worker died
 
 
 @dataclass(frozen=True)
@@ -183,11 +119,13 @@ class BatchResult:
 
 def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: int | None = None,
               cache_dir: Path | None = None, force: bool = False, dry_run: bool = False,
-              progress: Callable[[BatchProgress], None] | None = None) -> BatchResult:
+              progress: Callable[[BatchProgress], None] | None = None,
+              wait_workers: float = WORKERS_WAIT) -> BatchResult:
     """Collect every repository on the workers and apply each result here as it arrives.
 
     `scheduler` is a Dask scheduler address, or None for `jobs` local processes (default: one
-    per core). With `force`, repositories already up to date are extracted again.
+    per core). With `force`, repositories already up to date are extracted again. A cluster
+    with no worker for `wait_workers` seconds (at the start, or later) stops the batch.
     """
     started = time.perf_counter()
     known = [] if force else scan_outputs({entry.output_root for entry in entries})
@@ -198,12 +136,22 @@ def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: i
         try:
             driver.run(tasks, pool)
         finally:
-            pool.executor.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown()
     else:
-        with dask_executor(scheduler) as (executor, slots, parsed):
-            driver.run(tasks, executor, slots, parsed)
-    results = tuple(driver.results[entry.index] for entry in entries)
+        with dask_runner(scheduler, wait_workers) as runner:
+            driver.run(tasks, runner)
+    results = tuple(driver.finish(entry) for entry in entries)
     return BatchResult(results, time.perf_counter() - started, scheduler or LOCAL)
+
+
+@dataclass
+class _Tally:
+    """One repository's tasks and the workers they lost, added up as its tasks finish."""
+
+    tasks: int = 0
+    workers_lost: int = 0
+    retries: int = 0
+    seconds_lost: float = 0.0
 
 
 class _Driver:
@@ -218,6 +166,8 @@ class _Driver:
         self.dry_run = dry_run
         self.progress = progress
         self.results: dict[int, RepoResult] = {}
+        self.tallies = {entry.index: _Tally() for entry in entries}
+        self.assemblies: dict[int, Assembly] = {}  # split repositories waiting for their shares
         self.folders: dict[Path, int] = {}  # output folder -> the entry that wrote it
         self.files_done = 0
 
@@ -226,39 +176,48 @@ class _Driver:
         by_source: dict[str, list[Known]] = {}
         for known in self.known.values():
             by_source.setdefault(known.source, []).append(known)
+        batch = uuid.uuid4().hex[:8]  # task keys unique on a cluster that other batches share
         tasks = []
         for entry in self.entries.values():
-            # The manifest holds the source as pin redacts it: no token from a URL.
-            candidates = by_source.get(redact(entry.source), [])
+            # The manifest holds the source as pin redacts it: no token from a URL. A local path
+            # is never written, so its candidates are the folders under its output root (the
+            # worker checks the slug).
+            candidates = by_source.get(redact(entry.source), []) if is_network_address(
+                entry.source) else [k for k in self.known.values() if entry.output_root in k.folder.parents]
             fresh = tuple(
                 (k.slug, k.sha) for k in candidates
                 if k.folder == entry.output_root / k.slug and k.options == entry.options
                 and k.crawler_version == __version__
             )
             size = max((k.files for k in candidates), default=-1)
-            tasks.append((-1 if size < 0 else 0, -size, entry.index,
-                          RepoTask(entry, cache_dir, fresh)))
+            task = RepoTask(entry, cache_dir, fresh, key=f"crawler-{batch}-repo{entry.index}")
+            tasks.append((-1 if size < 0 else 0, -size, entry.index, task))
         return [task for *_, task in sorted(tasks, key=lambda t: t[:3])]
 
-    def run(self, tasks: list[RepoTask], pool: LocalPool | Executor, slots: int = 1,
-            parsed: Callable[[], int] | None = None) -> None:
-        """Run the tasks on `pool` (`slots` at a time on Dask, where `parsed` counts files)."""
-        local = pool if isinstance(pool, LocalPool) else None
-        live = local.files_parsed if local else parsed or (lambda: 0)
-        remote: dict[Future[RepoOutcome], tuple[RepoTask, int]] = {}
+    def finish(self, entry: RepoEntry) -> RepoResult:
+        """The entry's result with its tally of tasks and lost workers."""
+        tally = self.tallies[entry.index]
+        result = self.results[entry.index]
+        return replace(result, tasks=tally.tasks, workers_lost=tally.workers_lost,
+                       retries=tally.retries, seconds_lost=tally.seconds_lost,
+                       seconds=result.seconds + tally.seconds_lost)
+
+    def run(self, tasks: list[RepoTask], runner: LocalPool | DaskRunner) -> None:
+        """Run the tasks, and the shares of those that come back split, on `runner`."""
+        local = runner if isinstance(runner, LocalPool) else None
+        remote: dict[Future[Outcome], tuple[Task, int]] = {}
         writing: dict[Future[RepoResult], int] = {}
         writer = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="crawler-apply")
-        queue = deque(tasks)
-        suspects: deque[RepoTask] = deque()  # under way when a local process died
-        workers = local.jobs if local else slots
+        queue: deque[Task] = deque(tasks)
+        suspects: deque[Task] = deque()  # under way when a local process died
+        workers = runner.workers
         # Back-pressure: results the driver has not written yet are held in its memory, so no
         # more tasks are out than keep the workers busy while the writers catch up.
         window = 2 * workers + WRITER_THREADS
 
-        def submit(task: RepoTask) -> None:
-            executor = local.executor if local else pool
-            assert isinstance(executor, Executor)
-            remote[executor.submit(collect_repo, task)] = (task, local.generation if local else 0)
+        def submit(task: Task) -> None:
+            self.tallies[task.entry.index].tasks += task.attempt == 0
+            remote[runner.submit(task)] = (task, local.generation if local else 0)
 
         try:
             while queue or remote or writing or suspects:
@@ -267,7 +226,12 @@ class _Driver:
                     remote[local.alone(suspect)] = (suspect, -1)
                 while queue and len(remote) + len(writing) < window:
                     submit(queue.popleft())
-                self._report(len(remote), workers, live)
+                if local:
+                    local.note_running(iter(remote))
+                else:
+                    assert isinstance(runner, DaskRunner)
+                    runner.check_workers()
+                self._report(len(remote), workers, runner.files_parsed)
                 waiting: list[Future[Any]] = [*remote, *writing]
                 finished, _ = wait(waiting, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -275,31 +239,86 @@ class _Driver:
                         self.results[writing.pop(future)] = future.result()
                         continue
                     task, generation = remote.pop(future)
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool:
-                        assert local is not None
-                        if task.attempt == 0:
-                            local.restart(generation)
-                            suspects.append(replace(task, attempt=1))
-                            continue
-                        outcome = RepoOutcome(error="its worker process died, twice "
-                                              "(a crash in the parser, or out of memory)")
-                    except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
-                        outcome = RepoOutcome(error=f"{type(error).__name__}: {error}")
-                    entry = task.entry
-                    done = self._settle(entry, outcome)
-                    if done is not None:
-                        self.results[entry.index] = done
-                    else:
-                        assert outcome.collected is not None
-                        self.files_done += len(outcome.collected.outcomes)
-                        writing[writer.submit(self._write, entry, outcome)] = entry.index
+                    outcome, gave_up = self._outcome(future, task, generation, runner, suspects)
+                    if outcome is None:
+                        continue  # to be run again alone
+                    self._count_losses(task, runner, gave_up)
+                    for follow in self._take(task, outcome, writer, writing):
+                        queue.appendleft(follow)  # a split repository's shares go out first
         finally:
             for pending in remote:
                 pending.cancel()
             writer.shutdown(wait=True, cancel_futures=True)  # a write under way is finished
-        self._report(0, workers, live)
+        self._report(0, workers, runner.files_parsed)
+
+    def _outcome(self, future: Future[Outcome], task: Task, generation: int,
+                 runner: LocalPool | DaskRunner, suspects: deque[Task]) -> tuple[Outcome | None, bool]:
+        """A finished task's outcome, and whether it was given up (no outcome of its own: its
+        last worker died); None when a broken local pool sends it to be run again alone."""
+        try:
+            return future.result(), False
+        except BrokenProcessPool:
+            assert isinstance(runner, LocalPool)
+            runner.broke(future, task.key)
+            if task.attempt == 0:
+                runner.restart(generation)
+                suspects.append(replace(task, attempt=1))
+                return None, True
+            return _failed(task, "its worker process died, twice "
+                                 "(a crash in the parser, or out of memory)"), True
+        except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
+            return _failed(task, self._remote_error(task, error, runner)), True
+
+    def _count_losses(self, task: Task, runner: LocalPool | DaskRunner, gave_up: bool) -> None:
+        """Add the workers that died under this task to its repository: each death was followed
+        by a retry, unless it was the one after which the task was given up."""
+        deaths, lost = runner.losses.of(task.key)
+        tally = self.tallies[task.entry.index]
+        tally.workers_lost += deaths
+        tally.seconds_lost += lost
+        tally.retries += max(0, deaths - gave_up)
+
+    @staticmethod
+    def _remote_error(task: Task, error: Exception, runner: LocalPool | DaskRunner) -> str:
+        """Why a task on Dask gave no outcome; one that killed every worker it ran on says so."""
+        allowed = getattr(error, "allowed_failures", None)
+        if type(error).__name__ != "KilledWorker" or allowed is None:
+            return f"{type(error).__name__}: {error}"
+        deaths = runner.losses.at_least(task.key, int(allowed) + 1)  # where events were lost
+        what = "it" if isinstance(task, RepoTask) else f"its {task.kind} share {task.part + 1}"
+        return (f"killed {deaths} workers: each died while running {what} (a crash in the "
+                f"parser, or out of memory), and Dask gives up after {int(allowed) + 1}; "
+                "run it alone with `crawler extract` to see why")
+
+    def _take(self, task: Task, outcome: Outcome, writer: ThreadPoolExecutor,
+              writing: dict[Future[RepoResult], int]) -> list[Task]:
+        """Settle one task's outcome; the tasks it calls for (a split repository's shares)."""
+        entry = task.entry
+        if isinstance(task, ShardTask):
+            assert isinstance(outcome, ShardOutcome)
+            assembly = self.assemblies[entry.index]
+            assembly.add(task, outcome)
+            if not assembly.complete:
+                return []
+            del self.assemblies[entry.index]
+            error = assembly.error()
+            outcome = RepoOutcome(assembly.listing.pin, None if error else assembly.collected(),
+                                  error=error, seconds=sum(o.seconds for o in assembly.done.values())
+                                  + assembly.seconds)
+        assert isinstance(outcome, RepoOutcome)
+        if outcome.listing is not None and isinstance(task, RepoTask):
+            shards = shard_tasks(task, outcome.listing)
+            self.assemblies[entry.index] = Assembly(outcome.listing, tuple(shards), entry.evidence,
+                                                    outcome.seconds, {})
+            return list(reversed(shards))  # appended to the front one by one: first share first
+        done = self._settle(entry, outcome)
+        if done is not None:
+            self.results[entry.index] = done
+        else:
+            assert outcome.collected is not None
+            self.files_done += len(outcome.collected.outcomes)
+            writing[writer.submit(self._write, entry, outcome)] = entry.index
+        return []
 
     def _report(self, pending: int, workers: int, live: Callable[[], int]) -> None:
         if self.progress is None:
@@ -350,3 +369,7 @@ class _Driver:
             count = f" ({len(run.problems)} files left as they are)" if len(run.problems) > 1 else ""
             return replace(done, status=FAILED, error=run.problems[0] + count)
         return done
+
+
+def _failed(task: Task, reason: str) -> Outcome:
+    return RepoOutcome(error=reason) if isinstance(task, RepoTask) else ShardOutcome(error=reason)

@@ -31,6 +31,13 @@ class RepoEntry:
     options: ExtractOptions
     name: str | None
     output_root: Path
+    evidence: bool = True  # read the test files for the assertions that name an error
+    jobs: int = 1  # parser processes per worker for this repository
+    split_files: int | None = None  # files past which it is shared out over tasks; None: never
+    web_url: str | None = None  # a self-hosted forge's page of the repository
+
+
+SPLIT_FILES = 500  # default `split_files`: about 15 CPU-seconds of parsing per task
 
 
 @cache
@@ -39,14 +46,15 @@ def _batch_validator() -> jsonschema.protocols.Validator:
     return jsonschema.validators.validator_for(schema)(schema)  # type: ignore[no-any-return]
 
 
-def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: bool = False
-               ) -> list[RepoEntry]:
+def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: bool = False,
+               split_files: int = SPLIT_FILES) -> list[RepoEntry]:
     """The entries of a repos.yaml; a bad file raises one `BatchError` naming the entry and field.
 
     Relative local sources (`./x`, `../x`) and `output` folders are taken from the file's own
     folder; `output_root` (the command line's `-o`) is the output of entries that give none.
     An `output` must stay inside the file's folder (see `_confined`), or inside `output_root`
-    where the user gave it on the command line (`output_given`).
+    where the user gave it on the command line (`output_given`). `split_files` (the command
+    line's `--split-files`; 0: never) is the split size of entries that give none.
     """
     data, text = load_yaml_file(path)
     error = jsonschema.exceptions.best_match(_batch_validator().iter_errors(data))
@@ -85,6 +93,10 @@ def load_batch(path: Path, output_root: Path = Path("output"), *, output_given: 
             ),
             name=raw.get("name"),
             output_root=root,
+            evidence=field.get("evidence", True),
+            jobs=field.get("jobs", 1),
+            split_files=field.get("split_files", split_files) or None,
+            web_url=raw.get("web_url"),
         )
         key = (entry.source, entry.ref, entry.name, entry.output_root.resolve())
         if key in seen:

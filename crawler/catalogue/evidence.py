@@ -7,7 +7,8 @@ The rule, for a test's pattern P (a regex the test searches in the message) and 
 1. STRONG fit: P, run as `re` runs it, finds the template's example text (every placeholder
    empty). Every literal character P needs is then the template's own text. P comes from the
    repository, so it runs bounded (`crawler.regexes`): a P that runs out of time on any
-   record is evidence for none, and counted (`EvidenceStats.timed_out`).
+   record, or spends PATTERN_SECONDS over all the records it is tried on, is abandoned:
+   evidence for none, and counted (`EvidenceStats.timed_out`).
 2. WEAK fit (only for an assertion with no STRONG fit anywhere): reading each placeholder and
    each non-literal part of P as "any text", some message the template can give is found by P,
    with at least half of P's literal characters (and MIN_LITERAL) on the template's literal text,
@@ -27,11 +28,12 @@ import re
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
-from crawler.regexes import BoundedRegex, RegexTimeout
+from crawler.regexes import BoundedRegex, Budget, RegexTimeout
 
 try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
     import re._parser as _sre  # type: ignore[import-not-found]
@@ -44,6 +46,8 @@ MAX_EVIDENCE = 20  # per record: the most specific assertions (fewest fits), the
 MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') is evidence for none
 MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
 MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
+PROGRESS_EVERY = 200  # assertions between two progress reports
+PATTERN_SECONDS = 1.0  # what one test pattern may spend on all the records it is tried on
 
 WILD = None  # a glob symbol: any text
 Glob = tuple[str | None, ...]
@@ -209,9 +213,17 @@ class Pattern:
         return cls(compiled, tuple(globs), ignore_case, literal)
 
 
-def strong(pattern: Pattern, target: Target) -> bool:
-    """Rule 1; `RegexTimeout` when the pattern runs past its bound."""
-    return pattern.literal >= MIN_LITERAL and pattern.compiled.search(target.example)
+def strong(pattern: Pattern, target: Target, budget: Budget | None = None) -> bool:
+    """Rule 1; `RegexTimeout` when the pattern runs past its bound (with `budget`, the time
+    left of what the pattern may spend over all the records it is tried on)."""
+    if pattern.literal < MIN_LITERAL:
+        return False
+    if budget is None:
+        return pattern.compiled.search(target.example)
+    left = budget.left()
+    if left <= 0:  # even a pattern that runs fast on each record stops here
+        raise RegexTimeout(pattern.compiled.pattern)
+    return pattern.compiled.search(target.example, left)
 
 
 def weak(pattern: Pattern, target: Target) -> bool:
@@ -318,7 +330,9 @@ def _names(record: ErrorRecord) -> set[str]:
 
 
 def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAssertion],
-                   stats: EvidenceStats | None = None) -> dict[str, tuple[Evidence, ...]]:
+                   stats: EvidenceStats | None = None,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> dict[str, tuple[Evidence, ...]]:
     """Evidence by record id for the records (not removed) that assertions fit, by the rule above.
 
     Each record keeps at most MAX_EVIDENCE items, the most specific (fewest fits) first, then
@@ -336,15 +350,20 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         for name in sorted(_names(record)):
             groups[name].records.append((record, targets[key]))
     patterns: dict[str, Pattern | None] = {}
+    budgets: dict[str, Budget] = {}  # each pattern's time over all its assertions and records
     found: dict[str, list[Evidence]] = defaultdict(list)
-    for assertion in sorted(set(assertions), key=_assertion_order):
+    ordered = sorted(set(assertions), key=_assertion_order)
+    for done, assertion in enumerate(ordered):
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(done, len(ordered))
         if assertion.pattern not in patterns:
             patterns[assertion.pattern] = Pattern.of(assertion.pattern)
         pattern = patterns[assertion.pattern]
         if pattern is None or pattern.literal < MIN_LITERAL:
             continue
+        budget = budgets.setdefault(assertion.pattern, Budget(PATTERN_SECONDS))
         try:
-            hits = _hits(pattern, assertion, groups, strong)
+            hits = _hits(pattern, assertion, groups, partial(strong, budget=budget))
         except RegexTimeout:  # tried once: the pattern's other assertions skip it at once
             patterns[assertion.pattern] = None
             if stats is not None:
@@ -364,6 +383,8 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
             found[record_id].append(Evidence(
                 path=assertion.path, line=assertion.line, test=assertion.test, form=assertion.form,
                 check=assertion.check, exception=written, pattern=assertion.pattern, fits=len(hits)))
+    if progress is not None and ordered:
+        progress(len(ordered), len(ordered))
     result: dict[str, tuple[Evidence, ...]] = {}
     for record_id, items in found.items():
         kept = sorted(items, key=lambda e: (e.fits, e.path, e.line, e.pattern))[:MAX_EVIDENCE]

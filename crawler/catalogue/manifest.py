@@ -84,7 +84,9 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
         # message-less raises of a class with a default message became records
         raises=replace(raises, without_message=raises.without_message - resolved.from_pending),
     )
-    return Manifest(collected.pin, __version__, collected.options, counts, files, all_skipped,
+    # The manifest names its source as files may: never a path of the extracting machine.
+    pin = replace(collected.pin, source=collected.pin.public_source)
+    return Manifest(pin, __version__, collected.options, counts, files, all_skipped,
                     exception_classes=tuple(resolved.exception_classes),
                     removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
                     needs_review=tuple(sorted(review)))

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from crawler.catalogue.best_pairs import pair_best
 from crawler.catalogue.evidence import EvidenceStats
@@ -310,14 +311,15 @@ def _carry(pin: Pin, record: ErrorRecord, site: RaiseSite, result: _Tally, why: 
     flagged = _flags(record.site, site, exact)
     if flagged:
         # The first values stay: the ones the annotation was written for.
-        history = replace(history, **{k: v for k, v in flagged.items()
-                                      if getattr(history, k) is None}, paired_by=why)
+        first_values: dict[str, Any] = {k: v for k, v in flagged.items()
+                                         if getattr(history, k) is None}
+        history = replace(history, **first_values, paired_by=why)
         status = NEEDS_REVIEW
     if site.message.template != record.site.message.template:
         result.changed.append(record.id)
     elif site != record.site and record.status != REMOVED:
         result.moved.append(record.id)
-    if site == record.site and record.status != REMOVED:
+    if site == record.site and record.status != REMOVED and record.repo == pin.repo:
         carried = record  # untouched: the old commit still shows exactly these lines
     else:
         result.paired_by[record.id] = why
@@ -372,9 +374,13 @@ def _new_record(pin: Pin, site: RaiseSite, number: int, taken: set[str]) -> Erro
 
 def _retire(pin: Pin, record: ErrorRecord, result: _Tally) -> ErrorRecord:
     """A record whose site is gone: kept, with its annotation, as `removed`."""
-    if record.status == REMOVED:
+    if record.status == REMOVED and record.repo == pin.repo:
         result.unchanged.append(record.id)
         return record
+    if record.status == REMOVED:  # the repository's identity changed (an older folder's form)
+        result.unchanged.append(record.id)  # not an event of this update: only its names change
+        site, at = record.site, replace(pin, sha=record.commit)
+        return replace(record, repo=pin.repo, url=permalink(at, site.path, site.line, site.end_line))
     result.removed.append(record.id)
     history = record.history or History(first_seen=record.commit)
     return replace(record, status=REMOVED, history=replace(history, removed_in=pin.sha))

@@ -98,12 +98,19 @@ def pair_by_diff(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord], lin
         there = at.get((place[0], place[1], old.column), []) if place is not None else []
         fits = [s for s in there if s.end_line - s.line == old.end_line - old.line]
         if fits:
-            site = max(fits, key=lambda s: (s.exception == old.exception
-                                            and s.message.template == old.message.template,
-                                            similarity(old.message.template, s.message.template)))
+            site = fits[0] if len(fits) == 1 else _likeliest_at_place(old, fits)
             there.remove(site)
             pairs.append((site, record))
     return pairs
+
+
+def _likeliest_at_place(old: RaiseSite, fits: list[RaiseSite]) -> RaiseSite:
+    """Among sites of one raise, the record's own exception and template first, else the closest
+    wording (similarity is measured only here: most places hold one site)."""
+    for site in fits:
+        if site.exception == old.exception and site.message.template == old.message.template:
+            return site
+    return max(fits, key=lambda s: similarity(old.message.template, s.message.template))
 
 
 def pair_unique(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord]) -> list[Pair]:

@@ -5,15 +5,42 @@ when asked (`git mktree`; only fsck warns). A browser resolves a `..` segment of
 by the WHATWG URL standard `%2e%2e` too (Node's `new URL` turns `blob/<sha>/%2E%2E/x.py` into
 `blob/x.py`), so no encoding of such a path names its own file: it gets no permalink. Every
 other part is percent-encoded whole (a backslash, `%`, `?` and `#` included), from its bytes.
+
+The forge, and so the URL's shape, comes from the web URL's host (GitHub, GitLab, Bitbucket,
+Codeberg and other Gitea or Forgejo hosts), or from the pin where `--web-url` named a
+self-hosted one; another host gets no link rather than a guessed one.
 """
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from crawler.records import Pin
 
+GITHUB, GITLAB, BITBUCKET, GITEA = "github", "gitlab", "bitbucket", "gitea"
+FORGES = (GITHUB, GITLAB, BITBUCKET, GITEA)
 _DOT_SEGMENTS = ("", ".", "..")  # parts a URL parser drops or climbs over
+# Each forge's blob page at a commit, and its anchor for one line and for a range.
+_SHAPES = {
+    GITHUB: ("{base}/blob/{sha}/{path}", "#L{line}", "#L{line}-L{end}"),
+    GITLAB: ("{base}/-/blob/{sha}/{path}", "#L{line}", "#L{line}-{end}"),
+    BITBUCKET: ("{base}/src/{sha}/{path}", "#lines-{line}", "#lines-{line}:{end}"),
+    GITEA: ("{base}/src/commit/{sha}/{path}", "#L{line}", "#L{line}-L{end}"),
+}
+
+
+def forge_of(web_url: str) -> str | None:
+    """The forge a web URL's host is known to run, or None."""
+    host = (urlsplit(web_url).hostname or "").lower()
+    if host == "github.com" or host.startswith("github."):  # github.com, GitHub Enterprise
+        return GITHUB
+    if host == "bitbucket.org":
+        return BITBUCKET
+    if host in ("codeberg.org", "gitea.com") or "gitea" in host or "forgejo" in host:
+        return GITEA
+    if "gitlab" in host:
+        return GITLAB
+    return None
 
 
 def permalink(pin: Pin, path: str, line: int, end_line: int) -> str | None:
@@ -22,17 +49,12 @@ def permalink(pin: Pin, path: str, line: int, end_line: int) -> str | None:
     where = _quoted(path)
     if pin.web_url is None or where is None:
         return None
-    base, sha = pin.web_url, pin.sha
-    host = pin.host.lower()
-    if host == "github.com" or host.startswith("github."):
-        return f"{base}/blob/{sha}/{where}#L{line}" + (f"-L{end_line}" if end_line != line else "")
-    if "gitlab" in host:
-        return f"{base}/-/blob/{sha}/{where}#L{line}" + (f"-{end_line}" if end_line != line else "")
-    if host == "bitbucket.org":
-        return f"{base}/src/{sha}/{where}#lines-{line}" + (f":{end_line}" if end_line != line else "")
-    if host in ("codeberg.org", "gitea.com") or "gitea" in host or "forgejo" in host:
-        return f"{base}/src/commit/{sha}/{where}#L{line}" + (f"-L{end_line}" if end_line != line else "")
-    return None
+    forge = pin.forge or forge_of(pin.web_url)
+    if forge not in _SHAPES:
+        return None
+    page, one, lines = _SHAPES[forge]
+    anchor = one if end_line == line else lines
+    return (page + anchor).format(base=pin.web_url, sha=pin.sha, path=where, line=line, end=end_line)
 
 
 def _quoted(path: str) -> str | None:

@@ -35,6 +35,7 @@ from crawler.git.source import (
     file_url_git_dir,
     parse_source,
     redact,
+    remote_ref,
 )
 from crawler.records import MAX_FILE_BYTES, Pin, SourceFile
 
@@ -62,6 +63,7 @@ def pin(
     *,
     cache_dir: Path | None = None,
     name: str | None = None,
+    web_url: str | None = None,  # a self-hosted forge's page of the repository: its identity
     blob_limit: int | None = MAX_FILE_BYTES,  # blobs a run would not parse are not fetched
 ) -> PinnedRepo:
     """Resolve `ref` in `source` to a full commit sha and open that commit for reading.
@@ -69,7 +71,7 @@ def pin(
     `blob_limit` (bytes) is the fetch's size filter for remotes; None fetches every blob.
     """
     check_ref(ref, redact(source))  # before any git runs, even discovery
-    spec = parse_source(source, name=name)
+    spec = parse_source(source, name=name, web_url=web_url)
     store: Store | None = None
     root: str | None = None  # a network remote's shallow snapshots do not know it
     if spec.kind == "local":
@@ -80,8 +82,9 @@ def pin(
         reachable = _on_branch_or_tag(repo, sha, spec.display)
         root = _root(repo, sha, cache_dir or default_cache_dir(), spec.display)
     else:
+        fetched = remote_ref(ref, spec.display)  # before the cache is touched
         store = Store(cache_dir or default_cache_dir(), spec, blob_limit)
-        sha, reachable = store.pin(ref)
+        sha, reachable = store.pin(fetched)
         git_dir = store.git_dir
         repo = GitRepo(git_dir)
         if spec.file_url:  # its repository is on this machine, with its history
@@ -91,7 +94,8 @@ def pin(
             finally:
                 source_repo.close()
     record = Pin(source=redact(source), host=spec.host, owner=_owner(spec, root), name=spec.name,
-                 ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable, root=root)
+                 ref=ref, sha=sha, web_url=spec.web_url, reachable=reachable, root=root,
+                 forge=spec.forge)
     return PinnedRepo(record, repo, spec=spec, store=store)
 
 

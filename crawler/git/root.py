@@ -12,8 +12,8 @@ commit-graph file); a commit's history never changes, so the answer is cached by
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from crawler.git._cmd import FULL_SHA, GitRepo
@@ -65,7 +65,9 @@ def _write_cached(folder: Path, sha: str, root: str) -> None:
     """Best effort: a cache that cannot be written costs the next run the walk, nothing more."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{sha}.", suffix=".tmp")
+        temp = str(folder / f".{sha}.{secrets.token_hex(5)}.tmp")
+        # 0666 less the umask, as for any file the crawler writes (mkstemp's 0600 is private)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     except OSError:
         return
     try:

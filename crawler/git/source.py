@@ -17,6 +17,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from crawler.errors import RefError, SourceError
 from crawler.git._cmd import HEX_SHA, GitFailed, run_git
+from crawler.git.permalink import GITLAB, forge_of
 
 LOCAL = "local"  # host and owner of a repository with no network remote
 NO_OWNER = "_"  # owner of a URL with a single path component: git://host/repo
@@ -51,6 +52,7 @@ class SourceSpec:
     by_root: bool = False  # no network origin and no --name: `pin` takes the owner from the
     # pinned history's root commit, so two folders of the same name are two identities
     note: str | None = None  # how the source was read, when the user did not say (OWNER/NAME)
+    forge: str | None = None  # the permalink shape of web_url: permalink.FORGES, None: no links
 
     @property
     def file_url(self) -> bool:
@@ -104,17 +106,33 @@ def check_value(value: str, what: str, where: str) -> None:
 
 
 def check_ref(ref: str, where: str) -> None:
-    """A ref is a hex sha or a name that `git check-ref-format --allow-onelevel` accepts."""
+    """A ref is any revision `git rev-parse` reads (a sha, a name, `HEAD~1`, `v1.0^{commit}`),
+    but never what git could take as an option, and never whitespace or control characters."""
     try:
         check_value(ref, "commit", where)
     except SourceError as exc:
         raise RefError(str(exc)) from None
-    if HEX_SHA.fullmatch(ref):
-        return
-    problem = _ref_format_problem(ref)
+    if any(ch.isspace() for ch in ref):
+        raise RefError(f"[{where}] refused commit {ref!r}: it holds whitespace; give a branch, "
+                       "a tag, a sha or a revision like HEAD~1")
+
+
+_PEELED = re.compile(r"(?:\^\{(?:commit)?\})+\Z")  # `^{commit}`, `^{}`: what pinning does anyway
+
+
+def remote_ref(ref: str, where: str) -> str:
+    """The name or sha to fetch for `ref` from a remote, which is fetched one commit deep: a
+    trailing `^{commit}` is dropped (the pin peels to the commit anyway); any other revision
+    expression needs the history, so it is refused with what to do."""
+    name = _PEELED.sub("", ref)
+    if HEX_SHA.fullmatch(name):
+        return name
+    problem = _ref_format_problem(name)
     if problem:
-        raise RefError(f"[{where}] refused commit {ref!r}: {problem}; give a branch, a tag or "
-                       "a sha")
+        raise RefError(f"[{where}] refused commit {ref!r}: {problem}; a remote is fetched one "
+                       "commit deep, so give a branch, a tag or a sha (a revision like HEAD~1 "
+                       "works in a local clone)")
+    return name
 
 
 def _ref_format_problem(ref: str) -> str | None:
@@ -133,19 +151,26 @@ def _ref_format_problem(ref: str) -> str | None:
     return None
 
 
-def parse_source(source: str, *, name: str | None = None) -> SourceSpec:
+def parse_source(source: str, *, name: str | None = None, web_url: str | None = None) -> SourceSpec:
     """Parse a path, URL, scp-like address or GitHub OWNER/NAME into a SourceSpec.
 
     A local path is looked at with git (read-only plumbing) to find its repository and its
-    origin; nothing else runs git. `name` overrides the identity: "host/owner/name",
-    "owner/name" or "name".
+    network remote (origin, else the only remote); nothing else runs git. `web_url` names the
+    repository's web page on a self-hosted forge (its identity and permalinks, GitLab-shaped
+    unless its host says otherwise). `name` overrides the folder: "host/owner/name",
+    "owner/name" or "name"; a HOST/OWNER/NAME on a known forge is the web URL where neither
+    the source nor a remote gives one.
     """
     where = redact(source)
     check_value(source, "source", where)
     if name is not None:
         check_value(name, "name", where)
     spec = _parse(source, where)
-    return _renamed(spec, name) if name is not None else spec
+    if web_url is not None:
+        spec = _with_web_url(spec, web_url, where)
+    if name is not None:
+        spec = _renamed(spec, name)
+    return replace(spec, forge=spec.forge or (forge_of(spec.web_url) if spec.web_url else None))
 
 
 def _parse(source: str, where: str) -> SourceSpec:
@@ -291,7 +316,7 @@ def _from_path(path: str, where: str) -> SourceSpec:
     """A local repository: its git dir found by git, its identity from a network origin."""
     folder = Path(path).resolve()
     git_dir, top = _discover(folder, where)
-    origin = _origin_identity(Path(git_dir))
+    origin = _remote_identity(Path(git_dir))
     if origin is not None:
         return SourceSpec("local", top, origin.host, origin.owner, origin.name, origin.web_url,
                           git_dir)
@@ -344,11 +369,10 @@ def _text(out: bytes) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def _origin_identity(git_dir: Path) -> SourceSpec | None:
-    """The identity of a network `remote.origin.url`; `config --get` runs nothing."""
-    try:
-        url = run_git(git_dir, "config", "--get", "remote.origin.url").decode().strip()
-    except (GitFailed, UnicodeDecodeError):
+def _remote_identity(git_dir: Path) -> SourceSpec | None:
+    """The identity of the network remote: `origin`, else the only remote there is."""
+    url = _remote_url(git_dir)
+    if url is None:
         return None
     if not url or url.startswith(("file:", "/", ".")) or "://" not in url and not _SCP.match(url):
         return None
@@ -359,8 +383,51 @@ def _origin_identity(git_dir: Path) -> SourceSpec | None:
     return spec if spec.web_url else None
 
 
+def _remote_url(git_dir: Path) -> str | None:
+    """`remote.origin.url`, else the URL of the only remote; `config` reads, it runs nothing."""
+    try:
+        out = run_git(git_dir, "config", "--get-regexp", r"^remote\..*\.url$").decode()
+    except (GitFailed, UnicodeDecodeError):
+        return None  # no remote at all (git exits 1), or a URL that is not text
+    urls: dict[str, str] = {}
+    for line in out.splitlines():
+        key, _, url = line.partition(" ")
+        urls.setdefault(key[len("remote."):-len(".url")], url.strip())
+    if "origin" in urls:
+        return urls["origin"]
+    return next(iter(urls.values())) if len(urls) == 1 else None
+
+
+def _with_web_url(spec: SourceSpec, web_url: str, where: str) -> SourceSpec:
+    """A `--web-url`: the https page of the repository, which names its folder too."""
+    check_value(web_url, "web URL", where)
+    try:
+        parts = urlsplit(web_url)
+    except ValueError as exc:
+        raise SourceError(f"[{where}] --web-url {web_url!r} is not a URL ({exc}); give "
+                          "https://HOST/OWNER/NAME") from None
+    host = parts.hostname or ""
+    if parts.scheme not in ("https", "http") or not host or parts.query or parts.fragment or (
+            parts.scheme == "http" and not _is_loopback(host)):
+        raise SourceError(f"[{where}] --web-url {web_url!r} is not the https page of a "
+                          "repository; give https://HOST/OWNER/NAME")
+    paths = [unquote(part) for part in _path_parts(parts.path, where)]
+    if len(paths) < 2:
+        raise SourceError(f"[{where}] --web-url {web_url!r} names no owner and repository; "
+                          "give https://HOST/OWNER/NAME")
+    port = f":{parts.port}" if parts.port else ""
+    identity = _identity(host, paths, f"{parts.scheme}://{host}{port}")
+    return replace(spec, host=identity["host"], owner=identity["owner"], name=identity["name"],
+                   web_url=identity["web_url"], by_root=False,
+                   forge=forge_of(identity["web_url"]) or GITLAB)
+
+
 def _renamed(spec: SourceSpec, name: str) -> SourceSpec:
-    """Apply a `name=` override: "host/owner/name", "owner/name" or "name"."""
+    """Apply a `name=` override: "host/owner/name", "owner/name" or "name".
+
+    The name is the folder. Where neither the source nor a remote gave a web URL, a
+    HOST/OWNER/NAME on a known forge (`github.com/o/n`) is the web URL too.
+    """
     parts = [part for part in name.split("/") if part]
     if not parts:
         raise SourceError(f"[{spec.display}] empty name {name!r}: give host/owner/name")
@@ -370,4 +437,8 @@ def _renamed(spec: SourceSpec, name: str) -> SourceSpec:
     elif len(parts) == 2:
         owner = sanitise(parts[0])
     # An explicit name is the folder, as given: the root commit no longer picks the owner.
-    return replace(spec, host=host, owner=owner, name=sanitise(parts[-1]), by_root=False)
+    renamed = replace(spec, host=host, owner=owner, name=sanitise(parts[-1]), by_root=False)
+    web_root = f"https://{host.lower()}"
+    if spec.web_url is None and len(parts) >= 3 and forge_of(web_root) is not None:
+        return replace(renamed, web_url=_identity(host, parts[1:], web_root)["web_url"])
+    return renamed

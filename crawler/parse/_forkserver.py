@@ -9,6 +9,9 @@ of after. This module imports nothing heavy, so the command line can start it fi
 from __future__ import annotations
 
 import multiprocessing
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 WORKER_MODULE = "crawler.parse.workers"
@@ -23,9 +26,23 @@ def context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Start processes with Ctrl-C blocked, which they inherit (across fork and exec): a Ctrl-C
+    that lands while a fork server or a worker imports would print a traceback from the middle
+    of an import, or kill an interpreter in its start-up. The workers then ignore it (the
+    crawler stops them); one that reaches us meanwhile is delivered when this block ends."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def warm_up() -> None:
     """Start the fork server now (once per process); nothing where workers are spawned."""
     if context().get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
-        forkserver.ensure_running()
+        with ctrl_c_held():  # the fork server, and the workers forked from it
+            forkserver.ensure_running()

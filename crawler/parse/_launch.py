@@ -95,7 +95,8 @@ def start_worker(main: Any, memory_bytes: int) -> tuple[WorkerProcess, Connectio
     parent, child = context.Pipe(duplex=True)
     process = context.Process(target=main, args=(child, memory_bytes, os.getpid()),
                               name="crawler-worker", daemon=True)
-    process.start()
+    with _forkserver.ctrl_c_held():
+        process.start()
     child.close()
     return process, parent
 
@@ -136,10 +137,11 @@ class _Subprocess:
 def _start_subprocess(memory_bytes: int) -> tuple[WorkerProcess, Connection]:
     ours, theirs = socket.socketpair()
     try:
-        popen = subprocess.Popen(
-            [sys.executable, "-c", _CHILD_CODE, _PACKAGE_ROOT, str(theirs.fileno()),
-             str(memory_bytes), str(os.getpid())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
+        with _forkserver.ctrl_c_held():
+            popen = subprocess.Popen(
+                [sys.executable, "-c", _CHILD_CODE, _PACKAGE_ROOT, str(theirs.fileno()),
+                 str(memory_bytes), str(os.getpid())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
     finally:
         theirs.close()
     return _Subprocess(popen), Connection(ours.detach())

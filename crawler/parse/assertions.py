@@ -36,6 +36,11 @@ REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "
 CONTEXT_FORMS = {"assertRaises": "assertRaises", "raises": "pytest.raises"}
 LITERAL_FORMS = {"assertRaisesWithLiteralMatch": "assertRaisesWithLiteralMatch"}
 ASSERTION_NAMES = frozenset({*REGEX_FORMS, *CONTEXT_FORMS, *LITERAL_FORMS})
+# Every name the visitor reads a call by contains one of these words (identifiers are single
+# tokens, and the visitor compares their text as written): code without any holds no evidence.
+NEEDLES = tuple(sorted(name.encode() for name in ASSERTION_NAMES
+                       if not any(other != name and other in name for other in ASSERTION_NAMES)))
+_STUBBABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 # ---------------------------------------------------------------- reading the tests
@@ -285,14 +290,33 @@ def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:
         return FileAssertions(path, ())
 
 
-def find_assertions(path: str, source: bytes) -> FileAssertions:
-    """Parse one test file and read its message-checking assertions. Raises LibCST's errors."""
-    module = cst.parse_module(source)
+def can_hold_evidence(source: bytes) -> bool:
+    """False when no assertion can be in `source`: none of the NEEDLES is in its bytes (a file
+    that declares another encoding is searched by its parse, as before)."""
+    head = source.split(b"\n", 2)[:2]
+    if any(b"coding" in line for line in head):
+        return True
+    return any(needle in source for needle in NEEDLES)
+
+
+def find_assertions(path: str, source: bytes, whole: bool = False) -> FileAssertions:
+    """Parse one test file and read its message-checking assertions. Raises LibCST's errors.
+
+    A file none of whose text can hold an assertion is not parsed at all; else LibCST reads a
+    skeleton of it, where each function and class whose text holds none of the NEEDLES is one
+    `pass` (every line kept, so lines do not move); `whole` parses every line, for the tests
+    that hold the two equal.
+    """
+    if not whole and not can_hold_evidence(source):
+        return FileAssertions(path, ())
+    tree = ast_parse(source)
+    text = source if whole or tree is None else stubbed(source, tree)
+    module = cst.parse_module(text)
     visitor = AssertionVisitor()
     visitor.visit_module(module)
     if not visitor.calls:
         return FileAssertions(path, (), visitor.unread)
-    lines, positions = _ast_lines(source, visitor), "ast"
+    lines, positions = _ast_lines(tree, visitor), "ast"
     if lines is None:
         lines, positions = _libcst_lines(module, visitor), "libcst"
     found = tuple(
@@ -303,9 +327,42 @@ def find_assertions(path: str, source: bytes) -> FileAssertions:
     return FileAssertions(path, found, visitor.unread, positions)
 
 
-def _ast_lines(source: bytes, visitor: AssertionVisitor) -> dict[int, int] | None:
+def stubbed(source: bytes, tree: ast.Module) -> bytes:
+    """`source` with every function and class (at module level, or in a class kept) whose text
+    holds none of the NEEDLES made one `pass` at its indentation, then as many empty lines as
+    it had: what the visitor finds in the rest, and the lines it finds it on, do not change."""
+    lines = source.splitlines(keepends=True)
+    if tree.body and (tree.body[-1].end_lineno or 0) > len(lines):
+        return source  # `ast` counts lines otherwise: read it whole
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, _STUBBABLE):
+            continue
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        last = node.end_lineno or node.lineno
+        segment = b"".join(lines[first - 1:last])
+        if any(needle in segment for needle in NEEDLES):
+            if isinstance(node, ast.ClassDef):
+                todo.extend(node.body)  # its methods may be stubbed, its assignments stay
+            continue
+        line = lines[first - 1]
+        body = line.lstrip(b" \t\f")
+        if not body.startswith((b"@", b"def", b"async", b"class")):
+            continue  # not where `ast` says it is: keep it whole
+        indent = line[:len(line) - len(body)]
+        lines[first - 1] = indent + b"pass" + _ending(line)
+        for index in range(first, last):
+            lines[index] = _ending(lines[index])
+    return b"".join(lines)
+
+
+def _ending(line: bytes) -> bytes:
+    return line[len(line.rstrip(b"\r\n")):] or b"\n"
+
+
+def _ast_lines(tree: ast.Module | None, visitor: AssertionVisitor) -> dict[int, int] | None:
     """Lines of the candidate calls from `ast`, matched in source order; None when they disagree."""
-    tree = ast_parse(source)
     if tree is None:
         return None
     calls: list[ast.Call] = []

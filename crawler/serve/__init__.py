@@ -2,7 +2,8 @@
 
 Owns `lookup` (a runtime message back to its records), `review` (the records whose annotation
 needs a person's look: `crawler check`) and `export` (JSON Lines, JSON documents, SQLite for
-datasette).
+datasette), whose formats are one module each: `export_data` (what they share), `export_json`,
+`export_sqlite`, with `message_glob` (a regex as SQLite's GLOB) and `datasette_metadata`.
 
 May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (records' regexes run
 bounded), `crawler.store`, `crawler.catalogue`, `crawler.git.permalink`.

@@ -1,137 +1,101 @@
-"""A runtime message back to its records: which templates' regexes match what a user saw.
+"""A runtime message back to its records, from an output folder, an SQLite export or records.
 
-`LookupIndex` notes each record's longest literal run; a query only compiles (once, cached) and
-runs the regexes whose literal run is in the message, so it costs a substring test per record
-and a handful of regex matches. Matches come best first: the most literal characters
-matched (the message less what the placeholders captured). When none matches, the templates
-sharing the most words with the message, by similarity, come back marked `exact=False`.
+Three places hold records, and each is a `ranking.Source`; the same `ranking.rank` answers from
+all three, so the order, the scores and the JSON (`describe`) are the same whichever is asked:
 
-Every regex is bounded (`crawler.regexes`): the crawler's own shape is matched in linear time,
-and the regexes a person edited share LOOKUP_SECONDS per query; one that runs out is counted
-in the answer (`Answer.timed_out`), never waited for. A broken record file costs itself only:
-`load_records` names it and serves the others.
+- an output folder (the root or one repository's folder): each repository's stored index
+  (`lookup_index`), brought up to date first; a lookup reads no YAML unless records changed;
+- an SQLite export (`crawler export --format sqlite`): its records table;
+- records in memory (`LookupIndex`): the tests', a library user's.
+
+Every function takes what the command takes: a message, a `ValueError: message` line or a whole
+traceback. Removed records are found too, marked with the commit they left in.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
+import json
+import os
+import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, closing
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from crawler.records import REMOVED, ErrorRecord
-from crawler.regexes import BoundedRegex, Budget, RegexTimeout
-from crawler.serve.review import load_output_folders
+from crawler.errors import OutputError
+from crawler.serve import lookup_index
+from crawler.serve.export_data import check_version
+from crawler.serve.ranking import (
+    Answer,
+    Match,
+    Query,
+    Wording,
+    literal_runs,
+    rank,
+    read_query,
+    shared_words,
+    wordings,
+)
 
-# `ValueError: text`, `pkg.errors.BadThing: text`: a traceback's last line.
-_TRACEBACK_LINE = re.compile(r"(?P<exception>[A-Za-z_][\w.]*): (?P<message>.*)\Z", re.DOTALL)
-_WORD = re.compile(r"\w+")
-_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
-CLOSEST_CANDIDATES = 50
-# Characters of a message and a template compared for closeness: difflib's cost grows with
-# the cube of repetitive text (50 candidates of 200 characters "a a a ...": 0.67 s; of 100: 0.14 s).
-CLOSEST_TEXT = 100
-LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
+if TYPE_CHECKING:
+    from crawler.records import ErrorRecord
 
-
-@dataclass(frozen=True)
-class Match:
-    """One record for a message: exact (its regex matched) or only close."""
-
-    record: ErrorRecord
-    score: float  # literal characters matched; for a close one, similarity in [0, 1]
-    exact: bool
-    captures: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Entry:
-    record: ErrorRecord
-    regex: str
-    required: str  # the longest literal run of the regex: in every message it matches
-    text: str  # the template's literal text, for closeness
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The records for a message, and those whose regex ran out of time (by id)."""
-
-    matches: tuple[Match, ...]
-    timed_out: tuple[str, ...] = ()
-
-
-_COMPILED: dict[str, BoundedRegex | None] = {}
-
-
-def _compiled(regex: str) -> BoundedRegex | None:
-    """Compiled once per process, only when a message gets past the literal prefilter."""
-    if regex not in _COMPILED:
-        _COMPILED[regex] = BoundedRegex.compile(regex)
-    return _COMPILED[regex]
+__all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "Query", "describe", "literal_runs",
+           "load_records", "lookup", "lookup_database", "lookup_output", "parse_message",
+           "repository_folders"]
 
 
 class LookupIndex:
-    """Records made ready for many lookups: regexes compiled, literal runs and words indexed."""
+    """Wordings held in memory, made ready for many lookups: a `ranking.Source`."""
 
-    def __init__(self, records: Iterable[ErrorRecord], include_removed: bool = False) -> None:
-        self.entries: list[_Entry] = []
+    def __init__(self, records: Iterable[ErrorRecord] = (), *,
+                 of: Iterable[Wording] = ()) -> None:
+        self.wordings: list[Wording] = [w for record in records for w in wordings(record)]
+        self.wordings.extend(of)
         self._words: dict[str, list[int]] = {}
-        for record in records:
-            if record.status == REMOVED and not include_removed:
-                continue
-            message = record.site.message
-            runs = literal_runs(message.regex)
-            required = max(runs, key=len) if runs else ""
-            text = _PLACEHOLDER.sub(" ", message.template).replace("{{", "{").replace("}}", "}")
-            self.entries.append(_Entry(record, message.regex, required, text))
-            for word in {w.lower() for w in _WORD.findall(text)}:
-                self._words.setdefault(word, []).append(len(self.entries) - 1)
+        for number, wording in enumerate(self.wordings):
+            for word in shared_words(wording.literal_text):
+                self._words.setdefault(word, []).append(number)
+        self._names = frozenset(w.exception_name for w in self.wordings)
 
-    def lookup(self, message: str, limit: int = 10, closest: int = 5) -> list[Match]:
-        """Records matching `message` best first; else up to `closest` close ones, marked."""
-        return list(self.answer(message, limit, closest).matches)
+    def exception_names(self) -> frozenset[str]:
+        return self._names
 
-    def answer(self, message: str, limit: int = 10, closest: int = 5) -> Answer:
-        """`lookup`'s matches, with the records whose regex ran out of time."""
-        exception, texts = parse_message(message)
-        best: dict[int, Match] = {}
-        budget = Budget(LOOKUP_SECONDS)
-        timed_out: dict[str, None] = {}
-        for text in texts:
-            for number, entry in enumerate(self.entries):
-                if entry.required not in text:
-                    continue
-                pattern = _compiled(entry.regex)
-                try:
-                    found = pattern.fullmatch(text, budget.left()) if pattern is not None else None
-                except RegexTimeout:
-                    timed_out[entry.record.id] = None
-                    continue
-                if found is None:
-                    continue
-                score = len(text) - sum(end - start for start, end in found.spans if start >= 0)
-                if score > 0 and (number not in best or best[number].score < score):
-                    best[number] = Match(entry.record, score, True, dict(found.captures))
-        if best:
-            ranked = sorted(best.values(), key=lambda m: _order(m, exception))
-            return Answer(tuple(ranked[:limit]), tuple(timed_out))
-        return Answer(tuple(self._closest(texts[0][:CLOSEST_TEXT], exception, closest)),
-                      tuple(timed_out))
+    def containing(self, texts: Sequence[str]) -> Iterator[Wording]:
+        return (w for w in self.wordings if any(w.required in text for text in texts))
 
-    def _closest(self, text: str, exception: str | None, limit: int) -> list[Match]:
+    def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
         shared: Counter[int] = Counter()
-        for word in {w.lower() for w in _WORD.findall(text)}:
+        for word in words:
             shared.update(self._words.get(word, ()))
-        matches = []
-        for number, _ in shared.most_common(CLOSEST_CANDIDATES):
-            entry = self.entries[number]
-            ratio = difflib.SequenceMatcher(None, entry.text[:CLOSEST_TEXT], text,
-                                            autojunk=False).ratio()
-            matches.append(Match(entry.record, round(ratio, 3), False))
-        matches.sort(key=lambda m: _order(m, exception))
-        return matches[:limit]
+        return [self.wordings[number] for number, _ in shared.most_common(limit)]
+
+    def answer(self, message: str, limit: int = 10) -> Answer:
+        """The records for what a user pasted (see `ranking.rank`)."""
+        return rank(message, self, limit)
+
+    def lookup(self, message: str, limit: int = 10) -> list[Match]:
+        """`answer`'s matches: exact ones best first; else the closest, marked."""
+        return list(self.answer(message, limit).matches)
+
+
+class _Sources:
+    """Several repositories' indexes asked as one."""
+
+    def __init__(self, sources: Sequence[lookup_index.StoredIndex]) -> None:
+        self.sources = sources
+
+    def exception_names(self) -> frozenset[str]:
+        return frozenset().union(*(source.exception_names() for source in self.sources))
+
+    def containing(self, texts: Sequence[str]) -> Iterator[Wording]:
+        for source in self.sources:
+            yield from source.containing(texts)
+
+    def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
+        return [w for source in self.sources for w in source.sharing_words(words, limit)]
 
 
 def lookup(message: str, records: Iterable[ErrorRecord], limit: int = 10) -> list[Match]:
@@ -139,88 +103,98 @@ def lookup(message: str, records: Iterable[ErrorRecord], limit: int = 10) -> lis
     return LookupIndex(records).lookup(message, limit=limit)
 
 
+@dataclass(frozen=True)
+class FolderAnswer:
+    """A lookup in an output folder: the answer, and one line for each file in errors/ that
+    is no record (left out; the others are served)."""
+
+    answer: Answer
+    problems: tuple[str, ...]
+
+
+def lookup_output(folder: Path, message: str, limit: int = 10) -> FolderAnswer:
+    """What a user pasted, looked up in every repository under `folder` (the output root or one
+    repository's folder) through their stored indexes, each brought up to date first."""
+    folders = repository_folders(folder)
+    if not folders:
+        raise OutputError(f"{folder}: no records found; run `crawler extract` first")
+    with ExitStack() as stack:
+        indexes = [lookup_index.StoredIndex(stack.enter_context(closing(
+            lookup_index.open_index(where)))) for where in folders]
+        problems = tuple(problem for index in indexes for problem in index.problems())
+        if not problems and not any(index.count() for index in indexes):
+            raise OutputError(f"{folder}: no records found; run `crawler extract` first")
+        answer = rank(message, _Sources(indexes), limit)
+    return FolderAnswer(answer, problems)
+
+
+def repository_folders(root: Path) -> list[Path]:
+    """Every repository folder under `root` (one holding a manifest or errors/), `root` too,
+    found without walking into errors/ (a lookup must not list thousands of files to start)."""
+    found = []
+    pending = [root]
+    while pending:
+        where = pending.pop()
+        try:
+            entries = {entry.name: entry for entry in os.scandir(where)}
+        except OSError:
+            continue
+        if lookup_index.MANIFEST in entries or lookup_index.ERRORS_DIR in entries:
+            found.append(where)
+            continue
+        pending.extend(Path(entry.path) for name, entry in sorted(entries.items())
+                       if not name.startswith(".") and entry.is_dir(follow_symlinks=False))
+    return sorted(found)
+
+
+_DATABASE_COLUMNS = ("id", "repo", "status", "removed_in", "exception", "exception_qualname",
+                     "path", "line", "qualname", "kind", "template", "placeholders", "regex", "url")
+
+
+def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
+    """What a user pasted, looked up in an SQLite export: the same ranking, the same answer as
+    from the output folder it was exported from."""
+    if not db.is_file():
+        raise OutputError(f"{db}: no such database; write one with `crawler export --format sqlite`")
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            check_version(connection, db)
+            connection.row_factory = sqlite3.Row
+            # the qualified name is the exception class's (null where it is not known)
+            rows = connection.execute(
+                "SELECT r.*, c.qualname AS exception_qualname FROM records AS r"
+                " LEFT JOIN exception_classes AS c ON c.repo = r.repo AND c.name = r.exception_class"
+                " ORDER BY r.repo, r.id").fetchall()
+    except sqlite3.Error as error:
+        raise OutputError(f"{db}: cannot read the records of the database ({error}); export it "
+                          "again with `crawler export --format sqlite`") from error
+    return rank(message, LookupIndex(of=(_database_wording(row) for row in rows)), limit)
+
+
+def _database_wording(row: sqlite3.Row) -> Wording:
+    """A row of the export's records table as a wording: the columns lookup shows."""
+    values: dict[str, Any] = {name: row[name] if name in row.keys() else None
+                              for name in _DATABASE_COLUMNS}
+    placeholders = values.pop("placeholders")
+    return Wording(record_id=values.pop("id"),
+                   placeholders=tuple(json.loads(placeholders)) if placeholders else (),
+                   **{**values, "qualname": values["qualname"] or "",
+                      "kind": values["kind"] or ""})
+
+
 def parse_message(message: str) -> tuple[str | None, list[str]]:
-    """The exception a traceback line names (if any) and the texts to try, the message first."""
-    text = message.strip("\r\n")
-    lines = text.splitlines()
-    if len(lines) > 1 and lines[0].startswith("Traceback"):
-        text = next((line for line in reversed(lines) if _TRACEBACK_LINE.match(line)), lines[-1])
-    found = _TRACEBACK_LINE.match(text)
-    if found is None:
-        bare = text.strip()
-        return (bare, [text]) if re.fullmatch(r"[A-Za-z_][\w.]*", bare) else (None, [text])
-    return found["exception"], [found["message"], text]
-
-
-def _order(match: Match, exception: str | None) -> tuple[float, int, int, str, int]:
-    site = match.record.site
-    same = exception is not None and exception.rpartition(".")[2] in (
-        site.exception.rpartition(".")[2], (site.exception_qualname or "").rpartition(".")[2])
-    return (-match.score, 0 if same else 1, len(site.message.placeholders), site.path, site.line)
-
-
-def literal_runs(regex: str) -> list[str]:
-    """The runs of literal text a crawler regex requires, outside its groups and classes."""
-    body = regex[1:] if regex.startswith("^") else regex
-    body = body[:-1] if body.endswith("$") and not body.endswith("\\$") else body
-    runs: list[str] = []
-    run: list[str] = []
-    index = 0
-    while index < len(body):
-        char = body[index]
-        if char == "\\" and index + 1 < len(body):
-            if body[index + 1].isalnum():
-                return []  # a class escape like \d: not our format, no prefilter
-            run.append(body[index + 1])
-            index += 2
-            continue
-        if char in "?*+":
-            if run:
-                run.pop()
-            runs.append("".join(run))
-            run = []
-        elif char in "([":
-            runs.append("".join(run))
-            run = []
-            index = _skip(body, index)
-            continue
-        elif char in ".|^$)]{}":
-            return []
-        else:
-            run.append(char)
-        index += 1
-    runs.append("".join(run))
-    return [r for r in runs if r]
-
-
-def _skip(body: str, index: int) -> int:
-    """The index after the group or class that opens at `index`."""
-    depth = 0
-    in_class = False
-    while index < len(body):
-        char = body[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        if depth == 0 and not in_class:
-            return index + 1
-        index += 1
-    return index
+    """The exception a pasted message names (builtin ones only, without records) and the texts
+    to try, the message first."""
+    query = read_query(message, frozenset())
+    return query.exception, list(query.texts)
 
 
 def load_records(folder: Path) -> tuple[list[ErrorRecord], list[str]]:
     """Every record under `folder` (a repository folder or the output root), read quickly
-    (`record_files.read_record`), and one line for
-    each file in an errors/ folder that is not one (broken, renamed, stray): skipped, never
-    in the way of the others."""
+    (`record_files.read_record`), and one line for each file in an errors/ folder that is not
+    one (broken, renamed, stray): skipped, never in the way of the others."""
+    from crawler.serve.review import load_output_folders
+
     records: list[ErrorRecord] = []
     problems: list[str] = []
     for _, loaded in load_output_folders(folder, quick=True):
@@ -230,21 +204,28 @@ def load_records(folder: Path) -> tuple[list[ErrorRecord], list[str]]:
 
 
 def describe(matches: Sequence[Match]) -> list[dict[str, object]]:
-    """Matches as plain data, for `--json`."""
+    """Matches as plain data, for `--json`: the same keys from a folder and from a database."""
     return [
         {
-            "id": m.record.id,
+            "id": m.wording.record_id,
+            "repo": m.wording.repo,
+            "status": m.wording.status,
+            "removed_in": m.wording.removed_in,
             "exact": m.exact,
             "score": m.score,
-            "exception": m.record.site.exception,
-            "exception_qualname": m.record.site.exception_qualname,
-            "path": m.record.site.path,
-            "line": m.record.site.line,
-            "qualname": m.record.site.qualname,
-            "kind": m.record.site.message.kind,
-            "template": m.record.site.message.template,
+            "same_exception": m.same_exception,
+            "exception": m.wording.exception,
+            "exception_qualname": m.wording.exception_qualname,
+            "path": m.wording.path,
+            "line": m.wording.line,
+            "qualname": m.wording.qualname,
+            "kind": m.wording.kind,
+            "template": m.wording.template,
             "captures": m.captures,
-            "url": m.record.url,
+            "url": m.wording.url,
+            # a wording of past releases matched (`crawler history`): which, and what it reads now
+            **({"past_wording": {"first": m.wording.first_release, "last": m.wording.last_release,
+                                 "today": m.wording.today}} if m.wording.past else {}),
         }
         for m in matches
     ]

@@ -9,6 +9,10 @@ entry depends on)`:
   reading code's sources, so an edited parser never reuses what the old one read (or a crash it
   had), whatever the version number says. The same blob at the
   same path in a fork, a later commit or another clone is read once.
+- `EvidenceCache`: a test file's assertions, by (path, blob sha) and a digest of the sources
+  of the assertion reader (`crawler/parse/assertions.py` and what it imports from the
+  crawler): a test file whose blob did not change is never parsed again, by `extract` or
+  `update`, and an edit of the source visitor does not throw the tests' entries away.
 - `LoadCache`: what the checks of a record or manifest file find depends only on its bytes, the
   crawler and the schema of its kind: keyed by (schema version, schema text, bytes). A file
   edited by hand has other bytes, so it is never a hit. The checks that depend on the file's
@@ -24,6 +28,7 @@ and `loads.sqlite3` of format 5 and 2) is never read.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -32,20 +37,25 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from crawler import __version__
+from crawler.parse.assertions import FileAssertions
 from crawler.parse.workers import FileOutcome
-from crawler.records import SCHEMA_VERSION
+from crawler.records import SCHEMA_VERSION, Skipped, TestAssertion
 from crawler.store import _outcome_json, schemas
 
 FORMAT = 7  # bump when the layout of an entry, or what a checked load keeps, changes
 DATABASE = "cache.sqlite3"
 FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entry
+EVIDENCE = "evidence"  # a test file's assertions
 GOOD_FILES = "good_files"  # a folder's record files that passed their checks, by stat
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_T = TypeVar("_T")
 
 # A record file's loaded data and the annotation block kept from its text (None: not kept).
 Checked = tuple[dict[str, Any], str | None]
@@ -90,6 +100,23 @@ class _Cache:
             self._broken_entry()
             return None
         return entry
+
+    def _file_entry(self, key: str, path: str, blob: str, decode: Callable[[dict[str, Any]], _T]
+                    ) -> _T | None:
+        """The entry of a file at a blob, decoded; None when there is none or it is broken (an
+        entry that names another file, or that `decode` refuses, is counted and rebuilt)."""
+        entry = self._get(key)
+        if entry is None:
+            return None
+        try:
+            if entry["path"] != path or entry["blob"] != blob:
+                raise ValueError("entry does not match its name")
+            value = decode(entry)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self._broken_entry()
+            return None
+        self.hits += 1
+        return value
 
     def _broken_entry(self) -> None:
         self.corrupt += 1  # a broken entry is rebuilt, never trusted
@@ -196,23 +223,107 @@ class ResultCache(_Cache):
 
     def get(self, path: str, blob: str) -> FileOutcome | None:
         """The cached outcome of visiting `path` at `blob`, or None."""
-        entry = self._get(self.key(path, blob))
-        if entry is None:
-            return None
-        try:
-            if entry["path"] != path or entry["blob"] != blob:
-                raise ValueError("entry does not match its name")
-            outcome = _outcome_json.outcome_from_data(entry)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            self._broken_entry()
-            return None
-        self.hits += 1
-        return outcome
+        return self._file_entry(self.key(path, blob), path, blob, _outcome_json.outcome_from_data)
 
     def put(self, outcome: FileOutcome) -> None:
         """Store a file's outcome (read in full, nothing stubbed); never fails the run."""
         if self.database is not None:
             self._put(self.key(outcome.path, outcome.blob), _outcome_json.outcome_data(outcome))
+
+
+@functools.cache
+def assertion_reader_digest() -> str:
+    """sha256 of the sources that decide a test file's assertions: `crawler/parse/assertions.py`,
+    every crawler module it imports (followed through their imports), and this module."""
+    root = Path(__file__).resolve().parent.parent
+    files = sorted({*_crawler_imports(root, root / "parse" / "assertions.py"), Path(__file__).resolve()})
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _crawler_imports(root: Path, start: Path) -> set[Path]:
+    """`start` and the crawler modules it imports, directly or through one another."""
+    seen: set[Path] = set()
+    todo = [start]
+    while todo:
+        file = todo.pop()
+        if file in seen or not file.is_file():
+            continue
+        seen.add(file)
+        for node in _runtime_nodes(ast.parse(file.read_bytes())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                # `from crawler.parse import flow` names a module as an attribute
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            todo.extend(_module_file(root, name) for name in names if name.startswith("crawler."))
+    return seen
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node but those under `if TYPE_CHECKING:` (imports for the type checker only)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in (child, *_runtime_nodes(child)))
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
+def _module_file(root: Path, name: str) -> Path:
+    module = root.joinpath(*name.split(".")[1:])
+    return module / "__init__.py" if module.is_dir() else module.with_suffix(".py")
+
+
+class EvidenceCache(_Cache):
+    """Test files' assertions by (path, blob): the `FileAssertions` of a test file already read
+    (a crash or a timeout too: the same bytes are not handed to the parser again)."""
+
+    def key(self, path: str, blob: str) -> str:
+        return self._key(EVIDENCE, assertion_reader_digest(), path, blob)
+
+    def get(self, path: str, blob: str) -> FileAssertions | None:
+        """The cached assertions of `path` at `blob`, or None."""
+        return self._file_entry(self.key(path, blob), path, blob, assertions_from_data)
+
+    def __init__(self, root: Path | None, version: str = __version__) -> None:
+        super().__init__(root, version)
+        self.unstorable = 0  # files whose assertions JSON cannot hold exactly (a lone surrogate)
+
+    def put(self, blob: str, found: FileAssertions) -> None:
+        """Store what reading a test file at `blob` gave; never fails the run. A pattern with a
+        lone surrogate (the standard library's own tests have some) is not stored: its file
+        is read again next time."""
+        if self.database is None:
+            return
+        data = assertions_data(found)
+        if not is_plain(data):
+            self.unstorable += 1
+            return
+        self._put(self.key(found.path, blob), {"blob": blob, **data})
+
+
+def assertions_data(found: FileAssertions) -> dict[str, Any]:
+    """A test file's `FileAssertions` as JSON's plain data."""
+    return {"path": found.path, "unread": found.unread, "positions": found.positions,
+            "failure": asdict(found.failure) if found.failure is not None else None,
+            "assertions": [[a.line, a.test, a.form, a.check, list(a.exceptions), a.pattern]
+                           for a in found.assertions]}
+
+
+def assertions_from_data(data: dict[str, Any]) -> FileAssertions:
+    path = data["path"]
+    if not isinstance(path, str):
+        raise TypeError("path is not a string")
+    failure = Skipped(**data["failure"]) if data["failure"] is not None else None
+    found = tuple(TestAssertion(path, int(line), str(test), str(form), str(check),
+                                tuple(str(e) for e in exceptions), str(pattern))
+                  for line, test, form, check, exceptions, pattern in data["assertions"])
+    return FileAssertions(path, found, int(data["unread"]), str(data["positions"]), failure)
 
 
 class LoadCache(_Cache):

@@ -24,8 +24,12 @@ from crawler.records import (
     RaiseCounts,
     RaiseSite,
     Related,
+    Release,
+    Releases,
     Skipped,
     Template,
+    TemplateSpan,
+    Versions,
 )
 from crawler.store.safe_yaml import FlowList, writable
 
@@ -101,7 +105,27 @@ def history_data(history: History | None) -> dict[str, Any]:
     for key in _HISTORY_WHEN_SET:
         if data[key] is None:
             del data[key]
+    del data["templates"]  # written only by `crawler history`, so other records keep their bytes
+    if history.templates:
+        data["templates"] = [span_data(span) for span in history.templates]
     return data
+
+
+def span_data(span: TemplateSpan) -> dict[str, Any]:
+    """One wording of `history.templates`, in the order its keys are written."""
+    return {"template": span.template, "first": span.first, "last": span.last,
+            "exception": span.exception, "path": span.path}
+
+
+def versions_data(versions: Versions | None) -> dict[str, Any]:
+    """The record's top-level `versions` mapping; empty (no key at all) when not walked."""
+    if versions is None:
+        return {}
+    return {"versions": {"first": versions.first, "last": versions.last}}
+
+
+def _versions_from_data(data: Any) -> Versions | None:
+    return Versions(first=data["first"], last=data["last"]) if data else None
 
 
 def record_from_data(data: dict[str, Any], annotation_text: str | None) -> ErrorRecord:
@@ -154,9 +178,11 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
             removed_in=history.get("removed_in"),
             previous_template=history.get("previous_template"),
             **{key: history.get(key) for key in _HISTORY_WHEN_SET},
+            templates=tuple(TemplateSpan(**span) for span in history.get("templates") or ()),
         ),
         evidence=evidence,
         related=related,
+        versions=_versions_from_data(data.get("versions")),
     )
 
 
@@ -168,7 +194,7 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "crawler_version": manifest.crawler_version,
-        "source": pin.source,
+        "source": pin.public_source,  # never a path of the extracting machine
         "repo": pin.repo,
         "host": pin.host,
         "owner": pin.owner,
@@ -177,6 +203,7 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
         "commit": pin.sha,
         "reachable": pin.reachable,
         "root": pin.root,
+        "forge": pin.forge,
         "options": {
             "include": list(manifest.options.include),
             "exclude": list(manifest.options.exclude),
@@ -190,7 +217,25 @@ def manifest_data(manifest: Manifest) -> dict[str, Any]:
                   for f in manifest.files},
         "removed": {path: list(ids) for path, ids in sorted(manifest.removed.items()) if ids},
         "needs_review": sorted(manifest.needs_review),
+        # absent until a run reads the tests: older manifests and --no-evidence folders
+        **({"evidence_digest": manifest.evidence_digest} if manifest.evidence_digest else {}),
+        **_releases_data(manifest.releases),
     }
+
+
+def _releases_data(releases: Releases | None) -> dict[str, Any]:
+    """The manifest's `releases` (written by `crawler history` only), as a mapping to merge."""
+    if releases is None:
+        return {}
+    return {"releases": {"walked": [{"tag": r.tag, "commit": r.commit} for r in releases.walked],
+                         "unreleased": sorted(releases.unreleased)}}
+
+
+def _releases_from_data(data: Any) -> Releases | None:
+    if not data:
+        return None
+    return Releases(walked=tuple(Release(r["tag"], r["commit"]) for r in data["walked"]),
+                    unreleased=tuple(data.get("unreleased") or ()))
 
 
 # The manifest's `counts` is one flat mapping: the raise counts sit among the others, in this order.
@@ -217,7 +262,8 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
         pin=Pin(source=data["source"], host=data["host"], owner=data["owner"], name=data["name"],
                 ref=data["ref"], sha=data["commit"],
                 web_url=data["repo"] if data["repo"].startswith("http") else None,
-                reachable=data["reachable"], root=data.get("root")),  # None: unknown, or older
+                reachable=data["reachable"], root=data.get("root"),  # None: unknown, or older
+                forge=data.get("forge")),
         crawler_version=data["crawler_version"],
         options=ExtractOptions(include=tuple(options["include"]), exclude=tuple(options["exclude"]),
                                include_tests=options["include_tests"],
@@ -230,6 +276,8 @@ def manifest_from_data(data: dict[str, Any]) -> Manifest:
         exception_classes=tuple(data.get("exception_classes") or ()),
         removed={path: tuple(ids) for path, ids in (data.get("removed") or {}).items()},
         needs_review=tuple(data.get("needs_review") or ()),
+        evidence_digest=data.get("evidence_digest"),
+        releases=_releases_from_data(data.get("releases")),
     )
 
 

@@ -30,6 +30,7 @@ from crawler.store.documents import (
     extracted_data,
     history_data,
     record_from_data,
+    versions_data,
 )
 from crawler.store.plain_files import refuse_links_below, text_or_none
 from crawler.store.render import (
@@ -339,6 +340,7 @@ def checked_of_written(record: ErrorRecord, text: str) -> Checked | None:
             "extracted": extracted_data(record),
             "annotation": {} if annotation.text is not None else annotation.data,
             "history": history_data(record.history),
+            **versions_data(record.versions),
         })
     except Unsure:
         return None

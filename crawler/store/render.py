@@ -24,7 +24,7 @@ from crawler.records import (
     Related,
     empty_annotation,
 )
-from crawler.store.documents import history_data, manifest_data, site_data
+from crawler.store.documents import history_data, manifest_data, site_data, versions_data
 from crawler.store.safe_yaml import block_text, dump_yaml, indented, safe_load_text
 
 
@@ -58,7 +58,8 @@ def record_text(record: ErrorRecord, blocks: SiteBlocks | None = None) -> str:
                   ) or _nested(site_data(record.site))
     return (block_text({"schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status})
             + "extracted:\n" + _pin_text(record.repo, record.commit, record.url) + site_block
-            + _derived_text(record) + annotation_text(record) + _history_text(record.history))
+            + _derived_text(record) + annotation_text(record) + _history_text(record.history)
+            + (block_text(versions_data(record.versions)) if record.versions is not None else ""))
 
 
 def manifest_text(manifest: Manifest) -> str:

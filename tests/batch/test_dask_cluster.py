@@ -1,37 +1,43 @@
 """A batch on a Dask cluster started the way users start one: `dask scheduler` and `dask worker`
-as processes, with Dask's default settings (daemonic workers under a nanny), on loopback only."""
+as processes, with Dask's default settings (daemonic workers under a nanny), on loopback only;
+and on a `LocalCluster` made in Python with its defaults."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from crawler.batch._worker import STARTED_TOPIC
 from crawler.batch.driver import DONE, FAILED, run_batch
 from crawler.batch.reposfile import load_batch
-from tests.batch.test_batch import repos, statuses, tree  # noqa: F401 - `repos` is a fixture
-from tests.processes import child_env
+from tests.batch.test_batch import fill, repos, statuses, tree  # noqa: F401 - `repos` is a fixture
+from tests.gitrepo import GitRepo
+from tests.processes import ROOT, child_env
 
 pytest.importorskip("distributed")  # the [dask] extra
 
 
 def dask_command(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     """A `dask` command in its own process group, so that it and its nanny's worker stop together."""
-    env = child_env(DASK_DISTRIBUTED__WORKER__DAEMON="")  # whatever the caller set: defaults
+    env = child_env(DASK_DISTRIBUTED__WORKER__DAEMON="",  # whatever the caller set: defaults
+                    XDG_CACHE_HOME=str(cwd / "cache"))  # the workers' cache, in the test's folder
     env.pop("DASK_DISTRIBUTED__WORKER__DAEMON")
     return subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[Any]) -> None:
     """Stop a command and everything it started, by its process group's id."""
     if process.poll() is None:
         try:
@@ -59,11 +65,12 @@ def group_alive(pgid: int) -> list[int]:
     return alive
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
-    """A scheduler and two single-threaded workers; the scheduler's address and the workers."""
-    folder = tmp_path / "cluster"
-    folder.mkdir()
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """A scheduler and two single-threaded workers, shared by this module's tests; the
+    scheduler's address and the workers. None of their processes outlives the module."""
+    folder = tmp_path_factory.mktemp("cluster")
     scheduler_file = folder / "scheduler.json"
     scheduler = dask_command("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                              "--scheduler-file", str(scheduler_file), cwd=folder)
@@ -101,3 +108,97 @@ def test_a_batch_on_dask_worker_processes_with_default_settings(
     written = tree(tmp_path / "out-local")
     assert written == tree(tmp_path / "out-dask")
     assert sum(name.endswith("manifest.yaml") for name in written) == 3
+
+
+# ---------------------------------------------------------------- a large repository, split
+
+
+BIG_MODULES, SPLIT = 24, 8  # 25 files with its test file: 4 shares of sources and 1 of tests
+
+
+@pytest.fixture(scope="module")
+def split_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    """repos.yaml with a large repository split into shares and three small ones, and what a
+    local batch writes for it (in one task per repository: no `split_files` there)."""
+    folder = tmp_path_factory.mktemp("split")
+    for name, modules in (("big", BIG_MODULES), ("alpha", 2), ("beta", 3), ("gamma", 1)):
+        fill(GitRepo(folder / name), name, modules)
+    big = (folder / "big").as_uri()  # fetched: each worker pins its share from its own cache
+    whole = f"repos:\n  - source: {big}\n" + "".join(f"  - source: ./{n}\n" for n in
+                                                       ("alpha", "beta", "gamma"))
+    (folder / "whole.yaml").write_text(whole, encoding="utf-8")
+    path = folder / "repos.yaml"
+    path.write_text(whole.replace(f"{big}\n", f"{big}\n    split_files: {SPLIT}\n"),
+                    encoding="utf-8")
+    local = run_batch(load_batch(folder / "whole.yaml", folder / "out-local"), jobs=2,
+                      cache_dir=folder / "cache")
+    assert statuses(local) == [DONE] * 4 and [r.tasks for r in local.results] == [1] * 4
+    return path, tree(folder / "out-local")
+
+
+def kill_a_worker_mid_task(address: str, deadline: float) -> str:
+    """SIGKILL the worker process running a crawler task, once it has started there; its key."""
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        while time.monotonic() < deadline:
+            processing = client.processing()
+            for _, started in reversed(client.get_events(STARTED_TOPIC)):
+                worker = started["worker"]
+                if started["key"] in processing.get(worker, ()):
+                    os.kill(client.run(os.getpid, workers=[worker])[worker], signal.SIGKILL)
+                    return str(started["key"])
+            time.sleep(0.02)
+    raise AssertionError("no crawler task was seen running on a worker")
+
+
+def test_a_worker_killed_mid_batch_is_retried_and_reported(
+        tmp_path: Path, cluster: tuple[str, list[subprocess.Popen[bytes]]],
+        split_batch: tuple[Path, dict[str, bytes]]) -> None:
+    """The batch as users run it (`crawler batch --scheduler --json`), one worker SIGKILLed
+    while it runs one of the batch's tasks: every repository is done, the output is the local
+    run's, and the death, the retry and the time lost are told against that task's repository."""
+    address, _ = cluster
+    path, local = split_batch
+    command = [sys.executable, "-m", "crawler", "batch", str(path), "-o", str(tmp_path / "out"),
+               "--scheduler", address, "--cache-dir", str(tmp_path / "cache"), "--json"]
+    driver = subprocess.Popen(command, cwd=ROOT, env=child_env(), start_new_session=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        killed = kill_a_worker_mid_task(address, time.monotonic() + 120)
+        out, err = driver.communicate(timeout=240)
+    finally:
+        stop(driver)
+    assert driver.returncode == 0, err
+    assert group_alive(driver.pid) == []
+    summary: dict[str, Any] = json.loads(out)
+    rows = summary["repos"]
+    assert [r["status"] for r in rows] == [DONE] * 4
+    assert rows[0]["tasks"] == 1 + 5  # the listing, then its shares
+    assert [r["tasks"] for r in rows[1:]] == [1, 1, 1]
+    victim = int(re.search(r"-repo(\d+)", killed).group(1))  # type: ignore[union-attr]
+    assert [r["workers_lost"] for r in rows] == [int(i == victim) for i in range(4)], killed
+    assert [r["retries"] for r in rows] == [int(i == victim) for i in range(4)]
+    assert rows[victim]["seconds_lost"] >= 0 and summary["workers_lost"] == 1
+    assert tree(tmp_path / "out") == local
+
+
+def test_a_local_cluster_with_defaults_splits_a_large_repository(
+        tmp_path: Path, split_batch: tuple[Path, dict[str, bytes]]) -> None:
+    """A `LocalCluster()` made in Python (its workers daemonic, on loopback): the large
+    repository's shares spread over both workers, and the output is the local run's."""
+    import distributed
+
+    path, local = split_batch
+    with distributed.LocalCluster(dashboard_address=":0") as local_cluster, \
+            distributed.Client(local_cluster) as client:
+        assert local_cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        client.wait_for_workers(2, timeout=60)
+        result = run_batch(load_batch(path, tmp_path / "out"), scheduler=local_cluster.scheduler_address,
+                           cache_dir=tmp_path / "cache")
+        workers = {event["worker"] for _, event in client.get_events(STARTED_TOPIC)}
+    assert statuses(result) == [DONE] * 4
+    assert [r.tasks for r in result.results] == [6, 1, 1, 1]
+    assert [r.workers_lost for r in result.results] == [0] * 4
+    assert len(workers) == 2  # both workers ran tasks
+    assert tree(tmp_path / "out") == local

@@ -320,8 +320,10 @@ def test_unsafe_sources_are_refused_before_git_runs(no_git: Path, source: str) -
 
 
 REFUSED_REFS = ["--output=MARKER", "-c", "-u", "HEAD --output=MARKER", "a b", "a\nb", "a\tb",
-                "a..b", "x.lock", ".hidden", "@{-1}", "@", "HEAD~1", "v1^{}", "main:MARKER",
-                "a\x7fb", "ref/", "a//b", "*", ""]
+                "a\x7fb", ""]
+# Not a name git could fetch: a remote (fetched one commit deep) refuses them before git runs;
+# a local repository hands them to `git rev-parse`, which finds no such commit.
+NOT_NAMES = ["a..b", "x.lock", ".hidden", "main:MARKER", "ref/", "a//b", "*"]
 
 
 @pytest.mark.parametrize("ref", REFUSED_REFS)
@@ -330,6 +332,35 @@ def test_unsafe_refs_are_refused_before_git_runs(history: History, no_git: Path,
                                                  kind: str) -> None:
     with pytest.raises(RefError):
         pin(history.path if kind == "local" else history.url, ref)
+
+
+@pytest.mark.parametrize("ref", [*NOT_NAMES, "HEAD~1", "@", "@{-1}"])
+def test_revisions_that_are_no_name_are_refused_for_a_remote_before_git_runs(
+        history: History, no_git: Path, ref: str) -> None:
+    with pytest.raises(RefError, match="a remote is fetched one commit deep"):
+        pin(history.url, ref)
+
+
+@pytest.mark.parametrize("ref", NOT_NAMES)
+def test_revisions_naming_no_commit_are_unknown_locally(history: History, ref: str) -> None:
+    with pytest.raises(RefError):
+        pin(history.path, ref)
+
+
+def test_any_revision_rev_parse_reads_pins_a_local_repository(history: History) -> None:
+    """`--commit HEAD~1`, a peeled tag, a short sha: what `git rev-parse` reads."""
+    parent = history.repo.git("rev-parse", f"{history.head}~1")
+    with pin(history.path, "HEAD~1") as pinned:
+        assert (pinned.pin.sha, pinned.pin.ref) == (parent, "HEAD~1")
+    with pin(history.path, "v2^{commit}") as pinned:
+        assert pinned.pin.sha == history.second
+    with pin(history.path, history.first[:7]) as pinned:
+        assert pinned.pin.sha == history.first
+
+
+def test_a_peeled_tag_is_fetched_as_the_tag_from_a_remote(served: History, tmp_path: Path) -> None:
+    with pin(served.url, "v2^{commit}", cache_dir=tmp_path / "cache") as pinned:
+        assert pinned.pin.sha == served.second
 
 
 @pytest.mark.parametrize("name", ["-x", "--output=MARKER", "a\nb"])

@@ -262,8 +262,10 @@ def test_negative():
 @pytest.mark.parametrize("workers", [1, 2])
 def test_test_files_crash_and_time_out_alone_in_the_same_pool(workers: int) -> None:
     """A test file that kills the parser, or parses forever, costs only its own evidence."""
-    slow = ("x = [" + "1, " * 400_000 + "]\n").encode()
-    files = [("tests/test_a.py", "a", TEST_FILE), ("tests/test_crash.py", "c", PARENS),
+    # Each names pytest.raises: a test file that cannot hold an assertion is not parsed at all.
+    slow = b"import pytest  # pytest.raises\n" + ("x = [" + "1, " * 400_000 + "]\n").encode()
+    files = [("tests/test_a.py", "a", TEST_FILE),
+             ("tests/test_crash.py", "c", b"import pytest  # pytest.raises\n" + PARENS),
              ("tests/test_slow.py", "s", slow), ("tests/test_b.py", "b", TEST_FILE)]
     with WorkerPool(workers, Limits(seconds=0.5)) as pool:
         found = dict(pool.read_tests(files))

@@ -134,11 +134,19 @@ def test_json_documents_and_index(output_root: Path, tmp_path: Path) -> None:
     index = json.loads((target / "index.json").read_text())
     schema = json.loads((schemas.SCHEMA_DIR / "export-index.schema.json").read_text())
     jsonschema.validate(index, schema)
-    assert [e["id"] for e in index["records"]] == sorted(expected)
-    for entry in index["records"]:
+    # split by repository (issue 18): the index lists repositories, each listing its records
+    [repository] = index["repositories"]
+    assert (repository["repo"], repository["annotated"]) == (PIN.repo, 1)
+    listing = json.loads((target / repository["listing"]).read_text())
+    jsonschema.validate(listing, json.loads((schemas.SCHEMA_DIR / "export-listing.schema.json").read_text()))
+    assert [e["id"] for e in listing["records"]] == sorted(expected)
+    for entry in listing["records"]:
         document = expected[entry["id"]]
         assert entry["template"] == document["extracted"]["message"]["template"]  # type: ignore[index]
         assert entry["status"] == document["status"]
+        assert entry["url"] == document["extracted"]["url"]  # type: ignore[index]
+        assert entry["kind"] == document["extracted"]["message"]["kind"]  # type: ignore[index]
+        assert entry["annotated"] == ("sparse" in entry["template"])
     before = {p.name: p.read_bytes() for p in sorted(target.rglob("*.json"))}
     export.export(output_root, "json", target)
     assert {p.name: p.read_bytes() for p in sorted(target.rglob("*.json"))} == before
@@ -151,10 +159,11 @@ def test_sqlite_tables_match_the_records(output_root: Path, tmp_path: Path) -> N
     db = sqlite3.connect(db_path)
     try:
         assert db.execute("PRAGMA user_version").fetchone() == (export.EXPORT_SCHEMA_VERSION,)
-        assert dict(db.execute("SELECT key, value FROM meta"))["schema_version"] == "1"
+        assert dict(db.execute("SELECT key, value FROM meta"))["schema_version"] == "2"
         assert db.execute("SELECT repo, commit_sha, records FROM repositories").fetchall() == [
             (PIN.repo, SHA, 5)]
-        rows = db.execute("SELECT id, template, document FROM records ORDER BY rowid").fetchall()
+        rows = db.execute("SELECT id, template, document FROM records JOIN documents ON record_id = id "
+                          "ORDER BY records.rowid").fetchall()
         assert [r[0] for r in rows] == sorted(expected)
         for record_id, template, document in rows:
             assert json.loads(document) == expected[record_id]
@@ -247,7 +256,7 @@ def datasette(output_root: Path, tmp_path: Path) -> Iterator[str]:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        for _ in range(300):  # 30 s: a loaded machine starts it slowly
             try:
                 urllib.request.urlopen(base + "/-/versions.json", timeout=1).read()
                 break
@@ -269,5 +278,5 @@ def test_datasette_serves_the_database(datasette: str) -> None:
     rows = get("/records.json?_shape=array&_search=" + urllib.parse.quote("dimensions"))
     assert [r["template"] for r in rows] == ["expected at most 3 dimensions, got {len(dims)}"]  # type: ignore[index, union-attr]
     query = urllib.parse.quote("select value from meta where key = 'schema_version'")
-    assert get(f".json?sql={query}&_shape=array") == [{"value": "1"}]
+    assert get(f".json?sql={query}&_shape=array") == [{"value": "2"}]
     assert len(get("/errors.json?_shape=array")) == 5  # the view

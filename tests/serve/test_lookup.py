@@ -1,4 +1,5 @@
-"""Lookup: a runtime message to its records, best first; closest templates when none match."""
+"""Lookup's ranking: a runtime message to its records, best first; closest templates when none
+match. (The stored index and the command are in test_lookup_index.py and test_lookup_cli.py.)"""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import gc
 import json
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,8 @@ from click.testing import CliRunner
 from crawler.catalogue.merge import merge
 from crawler.cli import main
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ErrorRecord, Pin
-from crawler.serve.lookup import LookupIndex, literal_runs, lookup, parse_message
+from crawler.records import REMOVED, ErrorRecord, Pin
+from crawler.serve.lookup import LookupIndex, describe, literal_runs, lookup, parse_message
 from crawler.store import record_files
 
 PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)
@@ -37,7 +39,7 @@ def records() -> list[ErrorRecord]:
 
 
 def templates(matches: list) -> list[str]:
-    return [m.record.site.message.template for m in matches]
+    return [m.wording.template for m in matches]
 
 
 def test_best_first_by_literal_characters(records: list[ErrorRecord]) -> None:
@@ -49,7 +51,7 @@ def test_best_first_by_literal_characters(records: list[ErrorRecord]) -> None:
 
 def test_traceback_line_and_key_error_repr(records: list[ErrorRecord]) -> None:
     (match,) = lookup("KeyError: 'missing column x'", records)
-    assert match.record.site.exception == "KeyError"
+    assert match.wording.exception == "KeyError"
     assert match.captures == {"key": "x"}
     traceback = "Traceback (most recent call last):\n  File \"m.py\", line 3\nValueError: bad shape\n"
     assert templates(lookup(traceback, records)) == ["bad shape"]
@@ -66,7 +68,8 @@ def test_closest_when_nothing_matches(records: list[ErrorRecord]) -> None:
 
 
 def test_parse_message() -> None:
-    assert parse_message("ValueError: x: y") == ("ValueError", ["x: y", "ValueError: x: y"])
+    assert parse_message("ValueError: x: y") == ("ValueError", ["x: y"])
+    assert parse_message("note: x: y") == ("note", ["x: y", "note: x: y"])
     assert parse_message("plain text") == (None, ["plain text"])
 
 
@@ -114,9 +117,107 @@ def test_cli_lookup(tmp_path: Path, records: list[ErrorRecord]) -> None:
     data = json.loads(result.output)
     assert data[0]["template"] == "bad shape {shape}" and data[0]["exact"] is True
     result = runner.invoke(main, ["lookup", "completely different words", str(tmp_path)])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # nothing matches: exit 1, the closest still printed
 
 
 def test_cli_lookup_help_has_an_example() -> None:
     result = CliRunner().invoke(main, ["lookup", "--help"])
     assert "Example" in result.output
+
+
+RANKED = b'''
+class Machine:
+    def step(self, key, x):
+        raise RuntimeError(f"{self._state}: {self}")
+        raise KeyError(key)
+        raise ValueError(f"bad value {x}")
+        raise TypeError(f"bad {x}")
+        raise ValueError(f"value {x} is out of range")
+        raise IndexError(f"value {x} is out of range")
+'''
+
+
+@pytest.fixture(scope="module")
+def ranked() -> list[ErrorRecord]:
+    return merge(PIN, [], find_raise_sites("r.py", RANKED, "r").sites).records
+
+
+def test_the_exception_of_a_traceback_line_is_no_message_text(ranked: list[ErrorRecord]) -> None:
+    """`KeyError: 'k'` is a KeyError saying 'k', never `{self._state}: {self}` with
+    `_state = 'KeyError'`: nothing matches exactly."""
+    answer = LookupIndex(ranked).answer("KeyError: 'k'")
+    assert not answer.found
+    assert "{self._state}: {self}" not in [m.wording.template for m in answer.matches if m.exact]
+    # An unknown word before `: ` may be message text: the whole line is tried too.
+    (match,) = LookupIndex(ranked).lookup("Idle: <Machine 3>", limit=1)
+    assert match.exact and match.wording.template == "{self._state}: {self}"
+    assert match.captures["self"] == "<Machine 3>" and match.same_exception is False
+
+
+def test_the_named_exception_ranks_first_at_any_score(ranked: list[ErrorRecord]) -> None:
+    matches = lookup("TypeError: bad value 3", ranked)
+    assert [(m.wording.exception, m.same_exception) for m in matches] == [
+        ("TypeError", True), ("ValueError", False)]
+    assert matches[0].score < matches[1].score  # "bad {x}" explains less text, yet comes first
+    # Without a name, the template explaining more of the message comes first.
+    assert templates(lookup("bad value 3", ranked)) == ["bad value {x}", "bad {x}"]
+    assert [m.wording.exception for m in lookup("IndexError: value 9 is out of range", ranked)] \
+        == ["IndexError", "ValueError"]
+
+
+def test_a_whole_traceback_finds_its_last_exception(records: list[ErrorRecord]) -> None:
+    pasted = '''Traceback (most recent call last):
+  File "m.py", line 6, in f
+    raise KeyError(f"missing column {key}")
+KeyError: 'missing column x'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "app.py", line 9, in <module>
+    f((3, 4), "x", "k", 2)
+    ~^^^^^^^^^^^^^^^^^^^^^
+  File "m.py", line 3, in f
+    raise ValueError(f"bad shape {shape}")
+ValueError: bad shape (3, 4)
+'''
+    first = lookup(pasted, records)[0]
+    assert (first.wording.template, first.same_exception) == ("bad shape {shape}", True)
+    assert first.captures == {"shape": "(3, 4)"}
+
+
+def test_removed_records_are_found_and_marked(records: list[ErrorRecord]) -> None:
+    gone = "b" * 40
+    removed = [replace(r, status=REMOVED, history=replace(r.history, removed_in=gone))
+               if r.site.message.template == "bad shape {shape}" else r for r in records]
+    (match,) = [m for m in lookup("bad shape (3, 4)", removed) if m.exact]
+    assert (match.wording.status, match.wording.removed_in) == (REMOVED, gone)
+    (data,) = describe([match])
+    assert (data["status"], data["removed_in"], data["repo"]) == (REMOVED, gone, "local/o/n")
+
+
+def test_a_live_record_comes_before_a_removed_one_of_the_same_score(
+        records: list[ErrorRecord]) -> None:
+    twin = next(r for r in records if r.site.message.template == "bad shape {shape}")
+    removed = replace(twin, id="f" * 16, status=REMOVED)
+    matches = lookup("bad shape 3", [removed, *records])
+    assert [m.wording.status for m in matches[:2]] == ["active", REMOVED]
+
+
+def test_limit_bounds_the_matches_and_the_closest(ranked: list[ErrorRecord],
+                                                  records: list[ErrorRecord]) -> None:
+    everything = LookupIndex([*ranked, *records])
+    assert len(everything.lookup("bad shape 3 for 4", limit=1)) == 1
+    closest = everything.lookup("value shape bad items column range", limit=7)
+    assert len(closest) == 7 and not any(m.exact for m in closest)  # more than the old fixed 5
+    assert len(everything.lookup("value shape bad items column range", limit=2)) == 2
+
+
+def test_one_score_scale(ranked: list[ErrorRecord], records: list[ErrorRecord]) -> None:
+    """Exact and close alike: the share of the message the template's literal text explains."""
+    everything = LookupIndex([*ranked, *records])
+    exact = everything.lookup("bad shape (3, 4) for x")
+    close = everything.lookup("the shape was wrong")
+    assert exact[0].exact and not close[0].exact
+    assert all(0 < m.score <= 1 for m in exact + close)
+    assert exact[0].score == round(len("bad shape  for ") / len("bad shape (3, 4) for x"), 3)

@@ -162,7 +162,8 @@ def test_lookup_answers_any_query_within_a_second(eight: Path, query: str) -> No
 
 def test_an_edited_catastrophic_regex_is_counted_not_waited_for(eight: Path) -> None:
     code, out, err = run("lookup", "a" * 60 + "b", str(eight))
-    assert code == 0 and "1 records' regexes ran out of time" in err
+    # nothing matches: exit 1 since issue 18 (it was 0)
+    assert code == 1 and "1 records' regexes ran out of time" in err
     assert out.startswith("no record matches")
     code, out, _ = run("lookup", FITS, str(eight), "--json")
     assert code == 0 and len(json.loads(out)) == 10  # 199 fit: the first ten come back

@@ -130,10 +130,13 @@ def _count_steps(run: Callable[[], object]) -> int:
 
     os.fsync, os.sync, os.replace = counting(os.fsync), counting(os.sync), counting(os.replace)
     tempfile.mkstemp = counting(tempfile.mkstemp)  # type: ignore[assignment]
+    real_temp = atomic.create_temp
+    atomic.create_temp = counting(atomic.create_temp)  # type: ignore[method-assign]
     try:
         run()
     finally:
         os.fsync, os.sync, os.replace, tempfile.mkstemp = saved  # type: ignore[assignment]
+        atomic.create_temp = real_temp  # type: ignore[method-assign]
     return count
 
 

@@ -318,7 +318,7 @@ class _Full:
 
 # Every record's temp file is written and fsynced before the first rename, and the manifest is
 # fsynced on its own: so a full disk shows at a temp file, a write, or an fsync.
-@pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("mkstemp", "fdopen")
+@pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("create_temp", "fdopen")
                                                for n in (1, 2, 4, 7, 8)), ("fsync", 1)])
 def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
                                  monkeypatch: pytest.MonkeyPatch, target: str, nth: int) -> None:
@@ -326,8 +326,8 @@ def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
     before = snapshot(folder)
     if target == "fsync":
         monkeypatch.setattr(atomic.os, "fsync", _Full(os.fsync, nth))
-    elif target == "mkstemp":
-        monkeypatch.setattr(atomic.tempfile, "mkstemp", _Full(atomic.tempfile.mkstemp, nth))
+    elif target == "create_temp":  # the temp file's creation (0666 less the umask)
+        monkeypatch.setattr(atomic, "create_temp", _Full(atomic.create_temp, nth))
     else:
         monkeypatch.setattr(atomic.os, "fdopen", _Full(os.fdopen, nth))
     with pytest.raises(OutputError) as caught:

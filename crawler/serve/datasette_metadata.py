@@ -1,0 +1,108 @@
+"""The datasette metadata written beside a SQLite export: `datasette serve DB -m DB.metadata.json`.
+
+Facets on the exception (by qualified name), the path, the kind and the status; the bulky side
+table hidden; full-text search on the templates' literal words for the records table and the
+`pages` view; and a canned query, "Find by runtime message", that needs no plugin: each
+record's regex is also a GLOB pattern (`export_sqlite.glob_pattern`), which SQLite matches as
+exactly as the regex, so the placeholders' values in a pasted message do not have to be words
+of any template (full-text search would require every word).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from crawler.errors import OutputError
+from crawler.serve.export_data import json_file
+from crawler.store.atomic import write_atomic
+from crawler.store.plain_files import text_or_none
+
+SUFFIX = ".metadata.json"
+
+FIND_BY_MESSAGE = """\
+SELECT p.id, p.title, p.permalink, p.location, p.status, p.repo, r.literal_length, r.regex
+FROM records AS r JOIN pages AS p ON p.id = r.id
+WHERE r.glob IS NOT NULL AND r.literal_length > 0
+  AND (rtrim(:message, char(10, 13)) GLOB r.glob
+       OR rtrim(:message, char(10, 13)) GLOB ('*' || r.exception_name || ': ' || r.glob))
+ORDER BY (rtrim(:message, char(10, 13)) GLOB ('*' || r.exception_name || ': ' || r.glob)) DESC,
+         r.literal_length DESC, r.id
+LIMIT 50"""
+
+FIND_BY_MESSAGE_NOTE = (
+    "Paste a message as Python printed it, with or without its traceback line's exception "
+    "name (`ValueError: ...`). A record fits when the message fits its regex: each regex is "
+    "kept as a GLOB pattern, literal text escaped and each placeholder a `*`, so the values "
+    "in the message need not match anything. Records whose exception name prefixes the "
+    "message come first, then those with the most literal text. A record whose regex is not "
+    "of the generated shape (its glob is null) is not listed: narrow by regex with Python's "
+    "`re.fullmatch(regex, message)` on the regex column, or `crawler lookup MESSAGE --db DB`.")
+
+_FACETS = ["exception_class", "path", "kind", "status"]
+_SEARCH = {"fts_table": "records_fts", "fts_pk": "record_rowid"}  # for the views
+
+
+def metadata_path(database: Path) -> Path:
+    """`<db>.metadata.json` beside the database."""
+    return database.with_name(database.name + SUFFIX)
+
+
+def metadata(database_name: str) -> dict[str, Any]:
+    """The metadata for a database that datasette names `database_name` (the file's stem)."""
+    return {
+        "title": "Raise sites",
+        "description": "One record per raise site that carries a message, pinned to a commit. "
+                       "`pages` holds what an error page shows; `records` lists them compactly.",
+        "databases": {database_name: {
+            "tables": {
+                "pages": {**_SEARCH, "facets": ["exception", "path", "kind", "status"],
+                          "facet_size": 8, "label_column": "title",
+                          "description": "What one error page shows, one row per record."},
+                "records": {"facets": _FACETS, "facet_size": 8, "label_column": "template",
+                            "description": "One compact row per record; search reads the "
+                                           "templates' literal words."},
+                "errors": {**_SEARCH, "facets": ["exception", "status"]},
+                "exception_classes": {"facets": ["repo"], "label_column": "name"},
+                "documents": {"hidden": True},
+                "annotations": {"fts_table": "annotations_fts"},
+                "meta": {"hidden": True},
+            },
+            "queries": {
+                "find_by_runtime_message": {
+                    "title": "Find by runtime message",
+                    "sql": FIND_BY_MESSAGE,
+                    "description": FIND_BY_MESSAGE_NOTE,
+                },
+            },
+        }},
+    }
+
+
+def check_beside(database: Path, force: bool = False) -> None:
+    """Refuse, before the database is built, to replace a `<db>.metadata.json` that the
+    crawler did not write (unless `force`), as the export itself refuses a person's file."""
+    path = metadata_path(database)
+    if force or not os.path.lexists(path):
+        return
+    text = text_or_none(path)  # None: not UTF-8, or a link or special file (the write refuses it)
+    if text is None and not path.is_file():
+        return
+    try:
+        ours = text == "" or json.loads(text or "").get("title") == metadata("")["title"]
+    except (ValueError, AttributeError):
+        ours = False
+    if not ours:
+        raise OutputError(f"{path}: a file the crawler did not write is where the database's "
+                          "datasette metadata goes; move it, or give --force to replace it")
+
+
+def write_beside(database: Path) -> Path:
+    """Write `<db>.metadata.json` beside the database (unchanged text is not rewritten)."""
+    path = metadata_path(database)
+    text = json_file(metadata(database.stem))
+    if text_or_none(path) != text:
+        write_atomic(path, text)
+    return path
