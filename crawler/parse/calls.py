@@ -21,6 +21,7 @@ not guessed at: the reader gives up (a `dynamic` template), and a factory says w
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -122,7 +123,7 @@ class Follower:
         self.index = index
         self.qualify = qualify  # a dotted name in a function to a qualified name, via the visitor
         self._shadowed: dict[tuple[int, str], bool] = {}
-        self._bound_once: dict[str, bool] = {}
+        self._top_bindings: Counter[str] | None = None  # `flow.top_bindings`, once asked
         # What each followed qualname is: its function statement, or its constant's position.
         self.defined: dict[str, cst.FunctionDef | flow.Position] = {}
         self.touched: list[str] = []  # every function and constant looked into, in order
@@ -399,10 +400,10 @@ class Follower:
 
     def bound_once_at_top(self, name: str) -> bool:
         """Bound by one statement of the module's top level, and by no `global` anywhere."""
-        if name not in self._bound_once:
-            self._bound_once[name] = name not in self.index.declared_global and \
-                flow.bindings_at_top(name, self.index.body) == 1
-        return self._bound_once[name]
+        if self._top_bindings is None:
+            self._top_bindings = flow.top_bindings(self.index.body)
+        return name not in self.index.declared_global and \
+            self._top_bindings[name] + self._top_bindings[flow.ANY_NAME] == 1
 
     def _note_function(self, context: Context, function: FunctionScope, at: int) -> None:
         """A function read through, before those it called: the outermost comes first."""
