@@ -26,7 +26,7 @@ from crawler.errors import CrawlerError, OutputError
 from crawler.git.diff import LineMap, line_map
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
-from crawler.parse import skeleton
+from crawler.parse import exposed, skeleton
 from crawler.parse._forkserver import warm_up
 from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
 from crawler.records import (
@@ -176,7 +176,7 @@ def _previous_version(path: str, blob: str, before: dict[str, str] | None,
         return None
     if cached.failure is None and cached.regions and cached.context:
         return skeleton.Previous(cached.sites, cached.pending, cached.classes, cached.regions,
-                                 cached.context)
+                                 cached.context, exposed=cached.exposed)
     return None
 
 
@@ -191,7 +191,9 @@ def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:
     filled = skeleton.fill(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
                            outcome.stubbed, previous)
     return replace(outcome, sites=filled.sites, pending=filled.pending, classes=filled.classes,
-                   regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts)
+                   regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts,
+                   exposed=exposed.carried(outcome.path, outcome.exposed, outcome.stubbed,
+                                           previous.exposed, previous.regions))
 
 
 def _read(repo: PinnedRepo, files: list[SourceFile]) -> Iterator[tuple[str, str, bytes]]:
@@ -446,6 +448,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         resolved = _class_pass(collected, previous, _stage(progress, CLASSES))
         if collected.kept and collected.outcomes:
             collected = _reach_of_class_changes(collected, previous, resolved)
+            collected = _reach_of_callee_changes(collected)
         full = not collected.kept
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
@@ -582,6 +585,18 @@ def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
         return collected
     paths = {o.path for o in moved}
     return replace(collected, outcomes=(*collected.outcomes, *moved),
+                   kept=tuple(e for e in collected.kept if e.path not in paths),
+                   context=tuple(o for o in collected.context if o.path not in paths))
+
+
+def _reach_of_callee_changes(collected: Collected) -> Collected:
+    """A kept file whose raise calls a function of a file read again is merged again with it:
+    the function's new text is its template too (`factories.reached`)."""
+    paths = factories.reached(collected.outcomes, collected.context)
+    if not paths:
+        return collected
+    return replace(collected,
+                   outcomes=(*collected.outcomes, *(o for o in collected.context if o.path in paths)),
                    kept=tuple(e for e in collected.kept if e.path not in paths),
                    context=tuple(o for o in collected.context if o.path not in paths))
 

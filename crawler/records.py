@@ -139,6 +139,68 @@ class ClassDef:
 
 
 @dataclass(frozen=True)
+class TextRun:
+    """One run of text another module's function builds: literal, or a placeholder's source."""
+
+    text: str
+    placeholder: bool = False
+    plain: bool = True  # a placeholder shown as str() of its value: no conversion, no spec
+
+
+@dataclass(frozen=True)
+class TextReading:
+    """One alternative of such text: its kind (`fstring`, `concat`, ...) and its runs."""
+
+    kind: str
+    runs: tuple[TextRun, ...]
+
+
+@dataclass(frozen=True)
+class ArgumentText:
+    """An argument a call passes (by position, or by `keyword`): its source, and its text if any."""
+
+    keyword: str | None
+    source: str
+    readings: tuple[TextReading, ...] | None  # None: not text read off the source
+
+
+@dataclass(frozen=True)
+class CrossCall:
+    """A call, in a raise's message or as the raised exception, of a name another module binds."""
+
+    source: str  # the call's source at the raise: "msgs.too_many(n)"
+    callee: str  # the qualified name the caller's imports give: "pkg.msgs.too_many"
+    args: tuple[ArgumentText, ...]
+
+
+@dataclass(frozen=True)
+class BuiltException:
+    """One exception a factory returns: its class and its message's readings (parameters open)."""
+
+    exception_qualname: str
+    readings: tuple[TextReading, ...]
+    argument: str  # which argument of the class holds the message: "0", "message", ...
+
+
+@dataclass(frozen=True)
+class ExposedFunction:
+    """A module-level function as another module's raise can follow it: parameters and returns.
+
+    `texts` are the readings of what it returns when it returns text, `built` the exceptions
+    when it is a factory; `reason` says why neither could be read exactly."""
+
+    qualname: str
+    defined_at: str  # path:line of the `def`
+    params: tuple[str, ...]  # positional, in order
+    keywords: tuple[str, ...] = ()  # keyword-only
+    defaults: tuple[tuple[str, ArgumentText], ...] = ()  # parameter: its default
+    texts: tuple[TextReading, ...] = ()
+    built: tuple[BuiltException, ...] = ()
+    via: tuple[str, ...] = ()  # the functions and constants of its module it was read through
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class RaiseSite:
     """One `raise` that carries a message, read off one file."""
 
@@ -157,6 +219,10 @@ class RaiseSite:
     snippet: str  # source of the enclosing function (or of the statement at module level)
     snippet_line: int  # line number of the snippet's first line
     factory: bool = False  # the exception is built by a call that is not a class: raise make_error(...)
+    # Calls of another module's functions, followed by `crawler.catalogue.factories`: the
+    # factory raised, or the helpers in `deferred`, templates with each call as a placeholder.
+    cross_calls: tuple[CrossCall, ...] = ()
+    deferred: tuple[Template, ...] = ()
 
     def key(self) -> tuple[str, str, str, str]:
         """The identity of a site, without its ordinal: never the line."""

@@ -21,6 +21,7 @@ not guessed at: the reader gives up (a `dynamic` template), and a factory says w
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -122,10 +123,14 @@ class Follower:
         self.index = index
         self.qualify = qualify  # a dotted name in a function to a qualified name, via the visitor
         self._shadowed: dict[tuple[int, str], bool] = {}
-        self._bound_once: dict[str, bool] = {}
+        self._top_bindings: Counter[str] | None = None  # `flow.top_bindings`, once asked
         # What each followed qualname is: its function statement, or its constant's position.
         self.defined: dict[str, cst.FunctionDef | flow.Position] = {}
         self.touched: list[str] = []  # every function and constant looked into, in order
+        # A call of a name this module does not define, met by a read at the raise: worth a
+        # second read that keeps it as a placeholder (`defer`), for the repository-wide pass.
+        self.cross_seen = False
+        self.defer: Callable[[Reader, cst.Call, flow.Position], list[Alternative] | None] | None = None
 
     def followed(self, reader: Reader) -> list[str]:
         """The functions and constants a reader's reads went through, in the order met."""
@@ -158,8 +163,8 @@ class Follower:
         if name in context.bindings:
             return [("variable", [Piece(name, True)])]
         constant = self.index.constants.get(name)
-        if constant is None or self._local(name, context.scopes) \
-                or not self._bound_once_at_top(name):
+        if constant is None or self.is_local(name, context.scopes) \
+                or not self.bound_once_at_top(name):
             raise Unreadable
         self.touched.append(self._qualname(name))
         value, where = constant
@@ -182,6 +187,11 @@ class Follower:
         """The text a helper of this module returns, read where it is defined."""
         context = _context(reader)
         function, skip_first = self._callee(node.func, context.scopes)
+        if function is None and context.depth == 0:
+            self.cross_seen = True
+            deferred = self.defer(reader, node, position) if self.defer is not None else None
+            if deferred is not None:
+                return deferred
         if function is None or context.depth >= MAX_DEPTH:
             raise Unreadable
         mark = len(context.followed)
@@ -209,10 +219,10 @@ class Follower:
         if function is None:
             parameter = self._is_parameter_class(node.func, context.scopes)
             head = dotted(node.func)
-            local = head is not None and len(head) == 1 and self._local(head[0], context.scopes)
+            local = head is not None and len(head) == 1 and self.is_local(head[0], context.scopes)
             return Followed(reason=self._why_not(node.func, context.scopes),
                             parameter_class=parameter, unknown_callee=not local)
-        via = self._function_qualname(function)
+        via = self.function_qualname(function)
         if context.depth >= MAX_DEPTH:
             return Followed(reason=f"built by `{via}` past {MAX_DEPTH} calls deep: not followed",
                             via=via)
@@ -221,7 +231,7 @@ class Follower:
             callee = self._callee_reader(reader, node, position, function, skip_first)
             built: list[Built] = []
             for value, where in function.returns:
-                built.extend(self._returned(callee, function, value, where))
+                built.extend(self.returned(callee, function, value, where))
         except Unreadable as error:
             del context.followed[mark:]
             return Followed(reason=str(error) or f"`{via}` returns an exception that is not read "
@@ -232,7 +242,7 @@ class Follower:
         self._note_function(context, function, mark)
         return Followed(tuple(built), via=via)
 
-    def _returned(self, callee: Reader, function: FunctionScope, value: cst.BaseExpression | None,
+    def returned(self, callee: Reader, function: FunctionScope, value: cst.BaseExpression | None,
                   where: flow.Position) -> list[Built]:
         """What one `return` of a factory hands back: an exception call, maybe through a name."""
         if isinstance(value, cst.Name):
@@ -240,7 +250,7 @@ class Follower:
                 else None
             if not found or any(len(definition) != 1 for definition in found):
                 raise Unreadable
-            return [b for definition in found for b in self._returned(callee, function,
+            return [b for definition in found for b in self.returned(callee, function,
                                                                       *definition[0])]
         if not isinstance(value, cst.Call):
             raise Unreadable
@@ -255,9 +265,9 @@ class Follower:
         if parts is None:
             raise Unreadable
         if parts[0] in _context(callee).bindings:
-            raise Unreadable(f"`{self._function_qualname(function)}` builds its exception with "
+            raise Unreadable(f"`{self.function_qualname(function)}` builds its exception with "
                              f"`{parts[0]}`, a class passed as a parameter")
-        if self._local(parts[0], scopes):
+        if self.is_local(parts[0], scopes):
             raise Unreadable
         qualname = self.qualify(parts, scopes)
         if qualname is None or not parts[-1].lstrip("_")[:1].isupper():
@@ -271,7 +281,7 @@ class Follower:
         """The function of this module a call runs, and whether its first parameter is bound."""
         function, skip_first = self._find_callee(func, scopes)
         if function is not None:
-            self.touched.append(self._function_qualname(function))
+            self.touched.append(self.function_qualname(function))
         return function, skip_first
 
     def _find_callee(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]
@@ -279,7 +289,7 @@ class Follower:
         if isinstance(func, cst.Name):
             name = func.value
             function = self.index.functions.get(name)
-            if function is None or self._local(name, scopes) or not self._bound_once_at_top(name):
+            if function is None or self.is_local(name, scopes) or not self.bound_once_at_top(name):
                 return None, False
             return (function, False) if _followable(function) else (None, False)
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
@@ -288,8 +298,8 @@ class Follower:
         enclosing = _enclosing_class(scopes)
         if enclosing is not None and owner == _first_parameter(scopes[-1]):
             method = self.index.methods.get((enclosing, attr))
-        elif owner not in self.index.classes or self._local(owner, scopes) \
-                or not self._bound_once_at_top(owner):
+        elif owner not in self.index.classes or self.is_local(owner, scopes) \
+                or not self.bound_once_at_top(owner):
             return None, False
         else:
             method = self.index.methods.get((owner, attr))
@@ -307,7 +317,7 @@ class Follower:
         head = dotted(func)
         if self._is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"
-        if head is not None and len(head) == 1 and self._local(head[0], scopes):
+        if head is not None and len(head) == 1 and self.is_local(head[0], scopes):
             return f"`{source}` is a local name: what it builds is not followed"
         return (f"built by `{source}`, no function of this module: not followed; the template "
                 "is its argument's")
@@ -347,15 +357,15 @@ class Follower:
         for param in [*positional, *keyword_only.values()]:
             name = param.name.value
             if name in given:
-                bindings[name] = self._binding(reader, given[name], position)
+                bindings[name] = self.binding(reader, given[name], position)
             elif param.default is not None:
-                bindings[name] = self._binding(self.reader((), None), param.default, ())
+                bindings[name] = self.binding(self.reader((), None), param.default, ())
             else:
                 raise Unreadable  # the call would fail before it built a message
         # A parameter the callee assigns again is not the argument everywhere: left unbound.
         return {name: b for name, b in bindings.items() if name not in function.assigned}
 
-    def _binding(self, reader: Reader, value: cst.BaseExpression, position: flow.Position
+    def binding(self, reader: Reader, value: cst.BaseExpression, position: flow.Position
                  ) -> Binding:
         """An argument in the caller's caller's terms, when the caller is a callee itself."""
         outer = _context(reader).bindings
@@ -376,7 +386,7 @@ class Follower:
 
     # ------------------------------------------------ what a name is bound to
 
-    def _local(self, name: str, scopes: Sequence[FunctionScope]) -> bool:
+    def is_local(self, name: str, scopes: Sequence[FunctionScope]) -> bool:
         """Whether a function around the read binds the name (then it is not the module's)."""
         for scope in scopes:
             if scope.is_class or not isinstance(scope.node, cst.FunctionDef):
@@ -388,16 +398,16 @@ class Follower:
                 return True
         return False
 
-    def _bound_once_at_top(self, name: str) -> bool:
+    def bound_once_at_top(self, name: str) -> bool:
         """Bound by one statement of the module's top level, and by no `global` anywhere."""
-        if name not in self._bound_once:
-            self._bound_once[name] = name not in self.index.declared_global and \
-                flow.bindings_at_top(name, self.index.body) == 1
-        return self._bound_once[name]
+        if self._top_bindings is None:
+            self._top_bindings = flow.top_bindings(self.index.body)
+        return name not in self.index.declared_global and \
+            self._top_bindings[name] + self._top_bindings[flow.ANY_NAME] == 1
 
     def _note_function(self, context: Context, function: FunctionScope, at: int) -> None:
         """A function read through, before those it called: the outermost comes first."""
-        qualname = self._function_qualname(function)
+        qualname = self.function_qualname(function)
         assert isinstance(function.node, cst.FunctionDef)
         self.defined[qualname] = function.node
         if qualname not in context.followed:
@@ -407,7 +417,7 @@ class Follower:
         prefix = f"{self.index.module_name}." if self.index.module_name else ""
         return prefix + name
 
-    def _function_qualname(self, function: FunctionScope) -> str:
+    def function_qualname(self, function: FunctionScope) -> str:
         for (owner, name), method in self.index.methods.items():
             if method is function:
                 return self._qualname(f"{owner}.{name}")

@@ -14,6 +14,7 @@ the role of the block in its parent statement. `definitions` walks backwards fro
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
@@ -160,13 +161,7 @@ class _Search:
 
 
 def _binds(name: str, target: cst.CSTNode) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(name, element.value) for element in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _binds(name, target.value)
-    return False
+    return any(bound == name for bound in _target_names(target))
 
 
 def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -190,41 +185,65 @@ def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.append(child)
 
 
+# What `_bound_names` yields for a statement that may bind any name (a star import, a `case`).
+ANY_NAME = "*"
+
+
 def _binds_directly(name: str, node: cst.CSTNode) -> bool:
+    return any(bound == name or bound == ANY_NAME for bound in _bound_names(node))
+
+
+def _bound_names(node: cst.CSTNode) -> Iterator[str]:
+    """The names one statement binds itself (`ANY_NAME` when it may bind any)."""
     if isinstance(node, cst.Assign):
-        return any(_binds(name, t.target) for t in node.targets)
-    if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
-        return _binds(name, node.target)
-    if isinstance(node, cst.With):
-        return any(item.asname is not None and _binds(name, item.asname.name) for item in node.items)
-    if isinstance(node, cst.ExceptHandler):
-        return node.name is not None and _binds(name, node.name.name)
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return node.name.value == name
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return any(item.name.value == name for item in node.names)
-    if isinstance(node, cst.Del):
-        return _binds(name, node.target)
-    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        for target in node.targets:
+            yield from _target_names(target.target)
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.Del)):
+        yield from _target_names(node.target)
+    elif isinstance(node, cst.With):
+        for item in node.items:
+            if item.asname is not None:
+                yield from _target_names(item.asname.name)
+    elif isinstance(node, cst.ExceptHandler):
+        if node.name is not None:
+            yield from _target_names(node.name.name)
+    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        yield node.name.value
+    elif isinstance(node, (cst.Global, cst.Nonlocal)):
+        yield from (item.name.value for item in node.names)
+    elif isinstance(node, (cst.Import, cst.ImportFrom)):
         if isinstance(node.names, cst.ImportStar):
-            return True
+            yield ANY_NAME
+            return
         for alias in node.names:
             bound: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
             while isinstance(bound, cst.Attribute):
                 bound = bound.value
-            if isinstance(bound, cst.Name) and bound.value == name:
-                return True
-        return False
-    if isinstance(node, cst.MatchCase):
-        return True  # patterns bind names; not followed
-    return False
+            if isinstance(bound, cst.Name):
+                yield bound.value
+    elif isinstance(node, cst.MatchCase):
+        yield ANY_NAME  # patterns bind names; not followed
 
 
-def bindings_at_top(name: str, body: Sequence[cst.CSTNode]) -> int:
-    """How many statements of a module's top level (its `if`, `try` and loop blocks included,
-    its functions' and classes' bodies not) may bind the name."""
-    return sum(_binds_directly(name, statement)
-               for node in body for statement in _statements(node))
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def top_bindings(body: Sequence[cst.CSTNode]) -> Counter[str]:
+    """How many statements of a module's top level (its `if`, `try` and loop blocks included, its
+    functions' and classes' bodies not) may bind each name, in one walk; `ANY_NAME` counts
+    those that may bind any."""
+    counts: Counter[str] = Counter()
+    for node in body:
+        for statement in _statements(node):
+            counts.update(set(_bound_names(statement)))
+    return counts
 
 
 def binds_in_body(name: str, body: cst.BaseSuite) -> bool:

@@ -115,6 +115,11 @@ def _display(exception_qualname: str | None, count: int, starred: bool) -> tuple
     return ("repr" if exception_qualname == "builtins.KeyError" else "str"), None
 
 
+def single_argument_display(exception_qualname: str | None) -> str:
+    """How str(exc) shows an exception built with its message as its only argument."""
+    return _display(exception_qualname, 1, False)[0]
+
+
 def redisplay(template: Template, display: str) -> Template:
     """The same template shown another way (`str` or `repr`), when its class says so."""
     pieces = pieces_of(template)

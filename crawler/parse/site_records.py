@@ -13,10 +13,11 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from crawler.parse import _source
+from crawler.parse import _source, flow
 from crawler.parse._positions import Span
 from crawler.parse._source import Guard
 from crawler.parse.calls import Followed, Follower
+from crawler.parse.exposed import cross_call
 from crawler.parse.messages import Piece, Reader, build_template, call_templates
 from crawler.parse.raise_visitor import (
     FoundRaise,
@@ -25,7 +26,8 @@ from crawler.parse.raise_visitor import (
     exception_qualname_of,
     qualname,
 )
-from crawler.records import RaiseCounts, RaiseSite, Template
+from crawler.parse.reading import Alternative
+from crawler.records import CrossCall, RaiseCounts, RaiseSite, Template
 
 # A snippet longer than this is cut to a window around the raise.
 SNIPPET_MAX_LINES = 150
@@ -94,6 +96,7 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
     scope = next((s for s in reversed(found.scopes) if not s.is_class), None)
     assigned = scope.assigned if scope is not None else None
     reader = place.follower.reader(found.scopes, assigned)
+    place.follower.cross_seen = False
     factory = _is_factory(func) and not _is_class(exception_qualname, visitor)
     if factory:
         followed = place.follower.factory(reader, exc, found.position)
@@ -115,8 +118,49 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
         if factory:  # `exc_type(message)`: a class passed as a parameter, not a factory
             templates = [replace(t, reason=followed.reason) for t in templates]
             factory = not followed.parameter_class
-    return [_site(place, exc, guards, exception_qualname, t, factory) for t in templates], \
-        _WITH_MESSAGE
+    sites = [_site(place, exc, guards, exception_qualname, t, factory) for t in templates]
+    if factory and followed.unknown_callee:
+        called = cross_call(place.follower, reader, exc, found.position)
+        sites = [replace(site, cross_calls=(called,)) for site in sites] if called else sites
+    elif place.follower.cross_seen:
+        sites = _deferred_sites(place, exc, exception_qualname, assigned, sites)
+    return sites, _WITH_MESSAGE
+
+
+def _deferred_sites(place: Place, exc: cst.Call, exception_qualname: str | None,
+                    assigned: set[str] | None, sites: list[RaiseSite]) -> list[RaiseSite]:
+    """A message that calls another module's function (read `dynamic`, or with the call as a
+    placeholder): read once more, each such call a placeholder, for
+    `crawler.catalogue.factories` to follow. A `dynamic` site takes every reading; another, the
+    reading that is its own template."""
+    calls: list[CrossCall] = []
+
+    def defer(reader: Reader, node: cst.Call, position: flow.Position) -> list[Alternative] | None:
+        called = cross_call(place.follower, reader, node, position)
+        if called is None:
+            return None
+        calls.append(called)
+        return [("variable", [Piece(called.source, True)])]
+
+    follower = place.follower
+    follower.defer = defer
+    try:
+        reader = follower.reader(place.found.scopes, assigned)
+        deferred = call_templates(exc, place.module, place.found.position, exception_qualname,
+                                  assigned, reader=reader) or []
+        deferred = [_followed(t, reader, place) for t in deferred if t.kind != "dynamic"]
+    finally:
+        follower.defer = None
+    if not calls or not deferred:
+        return sites
+    unique = tuple(dict.fromkeys(calls))
+    made = []
+    for site in sites:
+        own = tuple(deferred) if site.message.kind == "dynamic" else tuple(
+            t for t in deferred if t.template == site.message.template
+            and any(call.source in t.placeholders for call in unique))
+        made.append(replace(site, cross_calls=unique, deferred=own) if own else site)
+    return made
 
 
 def _is_class(exception_qualname: str | None, visitor: RaiseVisitor) -> bool:

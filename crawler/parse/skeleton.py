@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from crawler.parse.class_text import MESSAGE_METHODS
-from crawler.records import ClassDef, RaiseCounts, RaiseSite
+from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -305,6 +305,7 @@ class Previous:
     regions: tuple[Region, ...]
     context: str
     counts: RaiseCounts = RaiseCounts()  # filled in: what the stubbed functions add to the skeleton's
+    exposed: tuple[ExposedFunction, ...] = ()  # the previous version's, for `exposed.carried`
 
 
 def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequence[ClassDef],

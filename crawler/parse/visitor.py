@@ -26,6 +26,7 @@ from crawler.parse import _positions, skeleton
 from crawler.parse._positions import Unread
 from crawler.parse.calls import Follower
 from crawler.parse.class_records import class_record
+from crawler.parse.exposed import exposed_functions, may_be_exposed
 from crawler.parse.raise_visitor import (  # noqa: F401 - re-exported: the visitor's names
     MESSAGE_ATTRIBUTES,
     FoundClass,
@@ -46,7 +47,7 @@ from crawler.parse.site_records import (  # noqa: F401 - re-exported
     sites_of,
     snippet,
 )
-from crawler.records import ClassDef, RaiseCounts, RaiseSite
+from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -73,6 +74,7 @@ class FileSites:
     context: str = ""
     stubbed: tuple[skeleton.Region, ...] = ()
     followed: bool = False  # some message was read through another function or a constant
+    exposed: tuple[ExposedFunction, ...] = ()  # its functions, for other modules' raises
 
 
 def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
@@ -92,7 +94,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
     visitor.visit_module(module)
     context = context_digest(visitor, module)
-    if not visitor.found and not visitor.classes:
+    if not visitor.found and not visitor.classes and not _exposes(visitor):
         return FileSites([], RaiseCounts(), positions="none", exports=dict(visitor.module_bindings),
                          context=context)
     text = _decode(source, module.encoding)
@@ -169,7 +171,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
           real_line: Sequence[int] | None = None, unread: Unread = ()) -> FileSites:
     """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
     exports = dict(visitor.module_bindings)
-    if not visitor.found and not visitor.classes:
+    if not visitor.found and not visitor.classes and not _exposes(visitor):
         return FileSites([], RaiseCounts(), "none", exports=exports, regions=regions)
     spans, function_spans, class_lines, positions = _positions.positions(
         module, tree, parsed_lines, visitor, unread)
@@ -218,11 +220,21 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         index = skeleton.region_at(regions, made_class.line)
         if index is not None:
             lookups[index].update(visitor.lookups[looked:])
+    # A skeleton's stubbed functions are carried from the previous version (`exposed.carried`);
+    # one read through another function (maybe a stub) makes the skeleton read whole: `followed`.
+    exposed = exposed_functions(
+        follower, lambda node: f"{path}:{function_spans[id(node)].line}")
     counted = [replace(r, counts=t,
                        lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
-                     followed=bool(follower.touched))
+                     followed=bool(follower.touched), exposed=exposed)
+
+
+def _exposes(visitor: RaiseVisitor) -> bool:
+    """Some top-level function may build text or an exception another module's raise takes."""
+    functions = visitor.index.functions
+    return any(f is not None and may_be_exposed(f, functions) for f in functions.values())
 
 
 def context_digest(visitor: RaiseVisitor, module: cst.Module) -> str:

@@ -32,7 +32,7 @@ from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped
+from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped
 
 # (path, blob sha, file bytes, what the file's previous version held or None)
 Job = tuple[str, str, bytes, Known | None]
@@ -60,6 +60,7 @@ class FileOutcome:
     regions: tuple[Region, ...] = ()  # its functions, for reading its next version
     context: str = ""  # what its functions take from the module (`visitor.context_digest`)
     stubbed: tuple[Region, ...] = ()  # read as a skeleton: functions to fill from the previous
+    exposed: tuple[ExposedFunction, ...] = ()  # functions other modules' raises may follow
 
 
 class WorkerError(CrawlerError):
@@ -97,7 +98,7 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
     return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
                        classes=tuple(found.classes), exports=found.exports,
                        regions=tuple(found.regions), context=found.context,
-                       stubbed=found.stubbed)
+                       stubbed=found.stubbed, exposed=found.exposed)
 
 
 Answer = FileOutcome | FileAssertions  # a FileOutcome with a failure for any file a worker lost

@@ -10,7 +10,20 @@ from typing import Any
 
 from crawler.parse.skeleton import Region
 from crawler.parse.workers import FileOutcome
-from crawler.records import ClassDef, RaiseCounts, RaiseSite, Skipped, Template, TextSlot
+from crawler.records import (
+    ArgumentText,
+    BuiltException,
+    ClassDef,
+    CrossCall,
+    ExposedFunction,
+    RaiseCounts,
+    RaiseSite,
+    Skipped,
+    Template,
+    TextReading,
+    TextRun,
+    TextSlot,
+)
 
 _SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
 _TEMPLATE_FIELDS = tuple(f.name for f in fields(Template))
@@ -32,6 +45,7 @@ def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
                     | {"counts": region.counts.as_list()} for region in outcome.regions],
         "context": outcome.context,
         "snippets": list(snippets),
+        "exposed": [asdict(function) for function in outcome.exposed],
     }
 
 
@@ -50,7 +64,8 @@ def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
         counts=RaiseCounts(**data["counts"]), failure=failure,
         pending=tuple(_site(item, snippets) for item in data["pending"]),
         classes=tuple(_class(item) for item in data["classes"]), exports=exports,
-        regions=tuple(_region(item) for item in data["regions"]), context=context)
+        regions=tuple(_region(item) for item in data["regions"]), context=context,
+        exposed=tuple(_exposed(item) for item in data["exposed"]))
 
 
 def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
@@ -58,6 +73,8 @@ def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
     data = {name: getattr(site, name) for name in _SITE_FIELDS}
     data["message"] = {name: getattr(site.message, name) for name in _TEMPLATE_FIELDS}
     data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
+    data["cross_calls"] = [asdict(call) for call in site.cross_calls]
+    data["deferred"] = [asdict(template) for template in site.deferred]
     return data
 
 
@@ -72,7 +89,9 @@ def _site(item: dict[str, Any], snippets: list[str]) -> RaiseSite:
     snippet = snippets[index]
     if not isinstance(snippet, str):
         raise TypeError("a snippet that is not text")
-    return RaiseSite(**{**item, "message": _template(item["message"]), "snippet": snippet})
+    return RaiseSite(**{**item, "message": _template(item["message"]), "snippet": snippet,
+                        "cross_calls": tuple(_cross_call(c) for c in item["cross_calls"]),
+                        "deferred": tuple(_template(t) for t in item["deferred"])})
 
 
 def _class(item: dict[str, Any]) -> ClassDef:
@@ -91,3 +110,30 @@ def _region(item: dict[str, Any]) -> Region:
     lookups = tuple((tuple(parts), answer) for parts, answer in item["lookups"])
     return Region(**{**item, "classes": tuple(item["classes"]),
                      "counts": RaiseCounts.from_list(item["counts"]), "lookups": lookups})
+
+
+# ---------------------------------------------------------------- calls across modules
+
+
+def _reading(item: dict[str, Any]) -> TextReading:
+    return TextReading(item["kind"], tuple(TextRun(**run) for run in item["runs"]))
+
+
+def _argument(item: dict[str, Any]) -> ArgumentText:
+    readings = item["readings"]
+    return ArgumentText(item["keyword"], item["source"],
+                        None if readings is None else tuple(_reading(r) for r in readings))
+
+
+def _cross_call(item: dict[str, Any]) -> CrossCall:
+    return CrossCall(item["source"], item["callee"], tuple(_argument(a) for a in item["args"]))
+
+
+def _exposed(item: dict[str, Any]) -> ExposedFunction:
+    return ExposedFunction(
+        item["qualname"], item["defined_at"], tuple(item["params"]), tuple(item["keywords"]),
+        tuple((name, _argument(default)) for name, default in item["defaults"]),
+        tuple(_reading(r) for r in item["texts"]),
+        tuple(BuiltException(b["exception_qualname"], tuple(_reading(r) for r in b["readings"]),
+                             b["argument"]) for b in item["built"]),
+        tuple(item["via"]), item["reason"])

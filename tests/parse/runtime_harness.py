@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
-from crawler.catalogue import classes
+from crawler.catalogue import classes, factories
 from crawler.parse.names import module_name
 from crawler.parse.visitor import FileSites, find_raise_sites
-from crawler.records import ClassDef, RaiseSite
+from crawler.records import ClassDef, ExposedFunction, RaiseSite
 
 TESTS = Path(__file__).resolve().parents[1]
 CASES = TESTS / "cases"
@@ -62,6 +62,7 @@ class Visited:
     pending: list[RaiseSite]
     classes: list[ClassDef]
     exports: dict[str, str] = field(default_factory=dict)
+    exposed: tuple[ExposedFunction, ...] = ()  # functions other modules' raises may follow
 
 
 def all_cases() -> list[Case]:
@@ -91,14 +92,15 @@ def visit(case: Case) -> list[tuple[Visited, FileSites]]:
     visited = []
     for path, module, source in case.files:
         found = find_raise_sites(path, source.read_bytes(), module)
-        visited.append((Visited(path, found.sites, found.pending, found.classes, found.exports),
-                        found))
+        visited.append((Visited(path, found.sites, found.pending, found.classes, found.exports,
+                                found.exposed), found))
     return visited
 
 
 def records(case: Case) -> list[RaiseSite]:
-    """The sites the crawler makes records of: every file visited, then the class pass."""
-    resolved = classes.resolve([v for v, _ in visit(case)])
+    """The sites the crawler makes records of: every file visited, then the repository-wide
+    passes (calls of another module's names, then classes)."""
+    resolved = classes.resolve(factories.settled_files([v for v, _ in visit(case)]))
     order = {path: index for index, (path, _, _) in enumerate(case.files)}
     return sorted(resolved.sites, key=lambda s: (order[s.path], s.line, s.column))
 

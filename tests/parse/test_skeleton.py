@@ -76,7 +76,7 @@ def known_of(outcome: FileOutcome) -> Known:
 
 def previous_of(outcome: FileOutcome) -> Previous:
     return Previous(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
-                    outcome.context)
+                    outcome.context, exposed=outcome.exposed)
 
 
 def both(old: str | bytes, new: str | bytes, path: str = "pkg/mod.py"

@@ -1,0 +1,240 @@
+"""What a module exposes for following: its functions as a raise in another module reads them.
+
+A worker sees one file, so `from ._errors import make_error; raise make_error('gpu', x)` or
+`raise ValueError(msgs.too_many(n))` cannot be followed where the raise is. Two halves meet in
+the repository-wide pass (`crawler.catalogue.factories`):
+
+- `exposed_functions`: every module-level function that may build text or an exception, read
+  where it is defined (its own module's helpers and constants followed, one call deep already)
+  with its parameters left as placeholders: the readings of what it returns, or the
+  exceptions it builds; or why it cannot be read exactly;
+- `cross_call`: at the raise, a call of a name the module imports, with its arguments read in
+  the caller's terms (their source, and their text when they are text).
+
+The pass binds one to the other as `crawler.parse.calls` binds a same-module call: the same
+substitution of literal arguments, the same names for what is not literal, the same depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
+
+import libcst as cst
+
+from crawler.parse import flow
+from crawler.parse.calls import Binding, Context, Follower, FunctionScope, _followable, _parameters
+from crawler.parse.messages import MESSAGE_KEYWORDS
+from crawler.parse.names import dotted
+from crawler.parse.reading import Alternative, Piece, Reader, Unreadable
+from crawler.parse.skeleton import FUNCTION, Region
+from crawler.records import (
+    ArgumentText,
+    BuiltException,
+    CrossCall,
+    ExposedFunction,
+    TextReading,
+    TextRun,
+)
+
+_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+
+
+def exposed_functions(follower: Follower, defined_at: Callable[[cst.FunctionDef], str]
+                      ) -> tuple[ExposedFunction, ...]:
+    """The module's top-level functions another module's raise may follow, by qualified name.
+
+    A function is exposed when one of its `return`s may be text or an exception call, it is
+    bound once at the module's top level, undecorated (but `staticmethod`/`classmethod`), not a
+    generator, and takes no `*args`/`**kwargs`. This is the one place that says so: a reader that
+    stubs functions keeps those for which `may_be_exposed` holds."""
+    exposed = []
+    for name, function in sorted(follower.index.functions.items()):
+        if function is None or not may_be_exposed(function, follower.index.functions) \
+                or not follower.bound_once_at_top(name):
+            continue
+        assert isinstance(function.node, cst.FunctionDef)
+        exposed.append(_exposed(follower, function, function.node, defined_at(function.node)))
+    return tuple(exposed)
+
+
+def may_be_exposed(function: FunctionScope, functions: Collection[str] = ()) -> bool:
+    """Whether a function may build text or an exception that another module's raise takes:
+    one of its `return`s is text, a name it assigns, a class call (by its capital), a
+    `.format`/`.join`, or a call of one of the module's `functions`; cheap, read off the
+    syntax only."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or not _followable(function):
+        return False
+    params = node.params
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        return False
+    callables = {*functions, *(p.name.value for p in _parameters(node))}  # a class passed in
+    return any(value is not None and _may_be_text(value, function.assigned, callables)
+               for value, _ in function.returns)
+
+
+def _may_be_text(value: cst.BaseExpression, assigned: Collection[str],
+                 functions: Collection[str]) -> bool:
+    if isinstance(value, _STRINGS):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in assigned
+    if isinstance(value, cst.IfExp):
+        return any(_may_be_text(v, assigned, functions) for v in (value.body, value.orelse))
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Modulo)):
+        return any(_may_be_text(v, assigned, functions) for v in (value.left, value.right))
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in ("format", "join") or func.attr.value.lstrip("_")[:1].isupper()
+    return isinstance(func, cst.Name) and (func.value.lstrip("_")[:1].isupper()
+                                           or func.value in functions)
+
+
+def _exposed(follower: Follower, function: FunctionScope, node: cst.FunctionDef, where: str
+             ) -> ExposedFunction:
+    qualname = follower.function_qualname(function)
+    positional = tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params))
+    keywords = tuple(p.name.value for p in node.params.kwonly_params)
+    base = ExposedFunction(qualname, where, positional, keywords)
+    rebound = sorted(p.name.value for p in _parameters(node) if p.name.value in function.assigned)
+    if rebound:
+        return _refused(base, f"`{qualname}` assigns its parameter `{rebound[0]}` again")
+    defaults = []
+    for param in _parameters(node):
+        if param.default is not None:
+            binding = follower.binding(follower.reader((), None), param.default, ())
+            defaults.append((param.name.value, argument_text(None, binding)))
+    base = ExposedFunction(qualname, where, positional, keywords, tuple(defaults))
+    context = Context((function,), depth=1)
+    reader = follower.reader((function,), function.assigned, context)
+    try:
+        texts = [a for value, at in function.returns if value is not None
+                 for a in reader.read(value, at)]
+        if texts and len(function.returns) == sum(1 for v, _ in function.returns if v is not None):
+            return _with(base, texts=tuple(map(reading, texts)), via=tuple(context.followed))
+    except (Unreadable, RecursionError):
+        del context.followed[:]
+    return _factory(follower, function, base, context)
+
+
+def _factory(follower: Follower, function: FunctionScope, base: ExposedFunction, context: Context
+             ) -> ExposedFunction:
+    """A function that returns an exception call: each exception and its message's readings."""
+    reader = follower.reader((function,), function.assigned, context)
+    built: list[BuiltException] = []
+    params = {p.name.value for p in _parameters(function.node)}  # type: ignore[arg-type]
+    try:
+        for value, at in function.returns:
+            head = dotted(value.func) if isinstance(value, cst.Call) else None
+            if head is not None and head[0] in params:
+                raise Unreadable(f"`{base.qualname}` builds its exception with `{head[0]}`, a "
+                                 "class passed as a parameter")
+            for one in follower.returned(reader, function, value, at):
+                assert one.exception_qualname is not None
+                argument, message = _message_argument(one.call)
+                if message is None:
+                    raise Unreadable(f"`{base.qualname}` builds `{one.exception_qualname}` with no "
+                                     "one message argument")
+                readings = one.reader.message(message, one.position)
+                if any(kind == "dynamic" for kind, _ in readings):
+                    raise Unreadable(f"`{base.qualname}` builds a message that is not read exactly")
+                built.append(BuiltException(one.exception_qualname, tuple(map(reading, readings)),
+                                            argument))
+    except (Unreadable, RecursionError) as error:
+        return _refused(base, str(error) or f"`{base.qualname}` returns neither text nor an "
+                        "exception that is read exactly")
+    return _with(base, built=tuple(built), via=tuple(context.followed))
+
+
+def _message_argument(call: cst.Call) -> tuple[str, cst.BaseExpression | None]:
+    """The argument that holds an exception call's message: its only positional one, or a
+    message keyword when it has none."""
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if positional:
+        if len(positional) != 1 or positional[0].star:
+            return "0", None
+        return "0", positional[0].value
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in MESSAGE_KEYWORDS:
+            return arg.keyword.value, arg.value
+    return "", None
+
+
+def _with(base: ExposedFunction, **changes: object) -> ExposedFunction:
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _refused(base: ExposedFunction, reason: str) -> ExposedFunction:
+    return _with(base, reason=reason)
+
+
+def carried(path: str, exposed: Sequence[ExposedFunction], stubbed: Sequence[Region],
+            before: Sequence[ExposedFunction], regions_before: Sequence[Region]
+            ) -> tuple[ExposedFunction, ...]:
+    """A skeleton's exposed functions, with those it stubbed taken from the previous version.
+
+    A stubbed function's text is the previous version's, so what it exposes is too; only its
+    lines move, by as much as its region did."""
+    have = {function.qualname for function in exposed}
+    old: dict[tuple[object, ...], list[Region]] = {}
+    for region in regions_before:
+        old.setdefault(region.key, []).append(region)
+    by_line = {_line(function): function for function in before if function.qualname not in have}
+    kept = []
+    for region in stubbed:
+        if region.kind != FUNCTION or region.classes or not old.get(region.key):
+            continue
+        was = old[region.key].pop(0)
+        for line in range(was.line, was.end_line + 1):
+            function = by_line.get(line)
+            if function is not None and function.qualname.rpartition(".")[2] == region.name:
+                kept.append(replace(function, defined_at=f"{path}:{line + region.line - was.line}"))
+    return tuple(sorted([*exposed, *kept], key=lambda f: f.qualname))
+
+
+def _line(function: ExposedFunction) -> int:
+    return int(function.defined_at.rpartition(":")[2])
+
+
+# ---------------------------------------------------------------- at the raise
+
+
+def cross_call(follower: Follower, reader: Reader, call: cst.Call, position: flow.Position
+               ) -> CrossCall | None:
+    """A call of a name this module imports (not a builtin, not its own), with its arguments."""
+    context = reader.context
+    assert isinstance(context, Context)
+    parts = dotted(call.func)
+    if parts is None or context.depth != 0 or context.bindings:
+        return None
+    scopes = context.scopes
+    if follower.is_local(parts[0], scopes) or parts[0] in follower.index.functions \
+            or parts[0] in follower.index.classes:
+        return None
+    callee = follower.qualify(list(parts), scopes)
+    if callee is None or callee.startswith("builtins.") or "." not in callee:
+        return None
+    args = []
+    for arg in call.args:
+        if arg.star:
+            return None
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        args.append(argument_text(keyword, follower.binding(reader, arg.value, position)))
+    return CrossCall(reader.source_at(call, position), callee, tuple(args))
+
+
+def argument_text(keyword: str | None, binding: Binding) -> ArgumentText:
+    readings = None if binding.alternatives is None else tuple(map(reading, binding.alternatives))
+    return ArgumentText(keyword, binding.source, readings)
+
+
+def reading(alternative: Alternative) -> TextReading:
+    kind, pieces = alternative
+    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain) for p in pieces))
+
+
+def alternative(text: TextReading) -> Alternative:
+    return text.kind, [Piece(run.text, run.placeholder, run.plain) for run in text.runs]

@@ -1,0 +1,56 @@
+"""`flow.top_bindings`: how many top-level statements may bind each name, in one walk."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from crawler.parse import flow
+
+SOURCE = '''
+import os.path, json as j
+from a import (b, c as d)
+from e import *
+x = y = 1
+(p, [q, *r]) = 1, [2, 3]
+z: int = 1
+z += 1
+del z
+obj.attr = 1
+seq[0] = 1
+if x:
+    def f(): pass
+    for i, k in []:
+        pass
+    else:
+        f = 2
+try:
+    with open(n) as (h, g):
+        pass
+except OSError as err:
+    pass
+finally:
+    class C:
+        inner = 1
+        def method(self): pass
+    global w
+while x:
+    match x:
+        case [m]:
+            pass
+def outer():
+    hidden = 1
+'''
+
+
+def test_each_name_is_counted_once_per_statement_that_may_bind_it():
+    counts = flow.top_bindings(cst.parse_module(SOURCE).body)
+    expected = {"os": 1, "j": 1, "b": 1, "d": 1, "x": 1, "y": 1, "p": 1, "q": 1, "r": 1,
+                "z": 3, "f": 2, "i": 1, "k": 1, "h": 1, "g": 1, "err": 1, "C": 1, "w": 1,
+                "outer": 1, flow.ANY_NAME: 2}  # the star import and the `case`
+    assert dict(counts) == expected
+
+
+def test_bodies_of_functions_and_classes_bind_their_own_names():
+    counts = flow.top_bindings(cst.parse_module(SOURCE).body)
+    assert counts["hidden"] == counts["inner"] == counts["method"] == 0
+    assert counts["attr"] == counts["seq"] == counts["obj"] == 0  # no name bound by these
