@@ -508,7 +508,7 @@ def history(source: str, tags: str, since: str | None, ref: str, output_root: Pa
     names a version, they walk by tag date. Each step is an `update` from the tag before (the
     same matching; annotations are never touched). The manifest lists the tags walked, so a
     run after a new release walks only the new tags. Test files are read for evidence only
-    by the first step of a new folder, a full extract. One line per tag on stderr.
+    by the walk's last step, which matches them over every record. One line per tag on stderr.
 
     \b
     Example:
