@@ -47,6 +47,14 @@ OSERROR_FAMILY = frozenset(
 )
 
 SYNTAX_ERRORS = frozenset({"builtins.SyntaxError", "builtins.IndentationError", "builtins.TabError"})
+# _ssl's classes show the args tuple, unless two or more arguments set an OSError-style strerror,
+# which is then shown alone (SSLError_str in CPython's Modules/_ssl.c): `('text',)` for one.
+SSL_ERRORS = frozenset(
+    f"{module}.{name}" for module in ("_ssl", "ssl") for name in (
+        "SSLError", "SSLCertVerificationError", "SSLZeroReturnError", "SSLWantReadError",
+        "SSLWantWriteError", "SSLSyscallError", "SSLEOFError",
+    )
+) | {"ssl.CertificateError"}
 CODEC_ERRORS = {"builtins.UnicodeDecodeError": 5, "builtins.UnicodeEncodeError": 5,
                 "builtins.UnicodeTranslateError": 4}  # their argument counts
 
@@ -103,6 +111,8 @@ def _display(exception_qualname: str | None, count: int, starred: bool) -> tuple
         return ("varargs", 0) if count == 1 else ("args", None)
     if exception_qualname in OSERROR_FAMILY and count in (2, 3):
         return "errno", 1
+    if exception_qualname in SSL_ERRORS:
+        return ("str", 1) if count >= 2 else ("args", 0)
     if exception_qualname in ("builtins.ExceptionGroup", "builtins.BaseExceptionGroup") \
             and count == 2:
         return "group", 0
@@ -209,6 +219,8 @@ def _display_pattern(display: str, readings: list[list[Alternative]], chosen: in
             parts.append(_repr_pattern(pieces, seen) if textual else f"({ANY})")
         else:
             parts.append(_other_arg_pattern(reading))
+    if len(parts) == 1 and not starred:  # a tuple of one shows its comma
+        return "\\(" + parts[0] + ",\\)"
     tail = f"(?:, ({ANY}))?" if starred else ""
     return "\\(" + ", ".join(parts) + tail + "\\)"
 
