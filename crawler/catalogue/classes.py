@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from crawler.catalogue import composing
 from crawler.parse.messages import redisplay, substitute
-from crawler.parse.names import BUILTIN_EXCEPTIONS, module_name
+from crawler.parse.names import BUILTIN_EXCEPTIONS, STAR, module_name
 from crawler.records import ClassDef, RaiseSite, Template
 
 MAX_HOPS = 8
@@ -83,6 +83,11 @@ class ClassIndex:
                 if bindings is not None and parts[cut] in bindings:
                     target = ".".join([bindings[parts[cut]], *parts[cut + 1:]])
                     break
+                starred = self.star_class(".".join(parts[:cut]), parts[cut]) \
+                    if bindings is not None and cut == len(parts) - 1 else None
+                if starred is not None:  # the module has the class through `from M import *`
+                    target = starred
+                    break
             else:
                 break
             if target == current:
@@ -90,6 +95,25 @@ class ClassIndex:
             current = target
         self._canonical[qualname] = current
         return current
+
+    def star_class(self, module: str, name: str, depth: int = 0) -> str | None:
+        """The repository class that `name`, bound by no import of `module`, is through the
+        module's `from M import *`: the last such import that has it wins, as in Python. None
+        where none does; never a guess."""
+        stars = self.exports.get(module, {}).get(STAR)
+        if not stars or depth > MAX_HOPS:
+            return None
+        for star in reversed(stars.split()):
+            bindings = self.exports.get(star, {})
+            found = f"{star}.{name}"
+            if name in bindings:
+                found = self.canonical(found)
+            if found in self.classes:
+                return found
+            deeper = self.star_class(star, name, depth + 1)
+            if deeper is not None:
+                return deeper
+        return None
 
     def templates(self, qualname: str) -> tuple[tuple[Template, ...], str | None, ClassDef | None]:
         """A class's default templates, where from, and the class that defines them; inherited
@@ -175,6 +199,10 @@ def resolve(files: Sequence[VisitedFile]) -> Resolved:
 
 
 def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool) -> list[RaiseSite]:
+    if site.exception_qualname is None and not site.factory and "." not in site.exception:
+        starred = index.star_class(module_name(site.path), site.exception)
+        if starred is not None:  # a name its module has only through `from M import *`
+            site = replace(site, exception_qualname=starred)
     if site.exception_qualname is None or site.factory:
         return [] if pending else [site]
     qualname = index.canonical(site.exception_qualname)

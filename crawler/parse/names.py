@@ -63,6 +63,16 @@ def bindings(statement: cst.BaseSmallStatement, package: str | None) -> Iterator
             yield bound, f"{base}.{'.'.join(parts)}" if base else ".".join(parts)
 
 
+STAR = "*"  # the key of a module's exports that lists its star imports (no name can be it)
+
+
+def star_module(statement: cst.BaseSmallStatement, package: str | None) -> str | None:
+    """The module `from M import *` reads, qualified; None for any other statement."""
+    if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
+        return _from_base(statement, package) or None
+    return None
+
+
 def _from_base(statement: cst.ImportFrom, package: str | None) -> str | None:
     module = ".".join(dotted(statement.module) or []) if statement.module is not None else ""
     dots = len(statement.relative)

@@ -85,6 +85,7 @@ class RaiseVisitor(StatementWalker[Scope]):
     module_classes: set[str] = field(default_factory=set)  # classes defined at module level
     module_names: set[str] = field(default_factory=set)  # every other module-level binding
     module_bindings: dict[str, str] = field(default_factory=dict)
+    star_modules: list[str] = field(default_factory=list)  # `from M import *` at module level
     lookups: list[tuple[str, ...]] = field(default_factory=list)  # dotted names the module resolved
     scopes: list[Scope] = field(default_factory=list)  # the enclosing classes and functions
     index: ModuleIndex = field(default_factory=ModuleIndex)  # what messages are followed into
@@ -150,6 +151,9 @@ class RaiseVisitor(StatementWalker[Scope]):
         self._note_flow(small, level)
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             self._bindings().update(names.bindings(small, self.package))
+            star = names.star_module(small, self.package) if not self.scopes else None
+            if star is not None and star not in self.star_modules:
+                self.star_modules.append(star)
         elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self.scopes:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
                 else [small.target]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _positions, skeleton
+from crawler.parse import _positions, names, skeleton
 from crawler.parse._positions import Unread
 from crawler.parse.calls import Follower
 from crawler.parse.class_records import class_record
@@ -52,13 +52,22 @@ from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def module_exports(visitor: RaiseVisitor) -> dict[str, str]:
+    """The module's top-level bindings, and under STAR the modules it star-imports."""
+    exports = dict(visitor.module_bindings)
+    if visitor.star_modules:
+        exports[names.STAR] = " ".join(visitor.star_modules)
+    return exports
+
+
 @dataclass
 class FileSites:
     """What one file gave: its sites, the raises that are not records, and its classes.
 
     `pending` holds raises without a message (`raise Foo`, `raise Foo()`) of a class that is not
     a builtin: they become records only if the repository-wide pass finds a template for Foo.
-    `exports` maps the module's top-level names to qualified names, to follow re-exports.
+    `exports` maps the module's top-level names to qualified names, to follow re-exports; its
+    key `names.STAR` (no name can be it) lists the modules `from M import *` reads, in order.
     `regions`, `context` and `stubbed` are for reading the file's next version (see
     `crawler.skeleton`): read from a skeleton, `stubbed` lists the functions whose results the
     caller takes from the previous version (`skeleton.fill`).
@@ -95,7 +104,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     visitor.visit_module(module)
     context = context_digest(visitor, module)
     if not visitor.found and not visitor.classes and not _exposes(visitor):
-        return FileSites([], RaiseCounts(), positions="none", exports=dict(visitor.module_bindings),
+        return FileSites([], RaiseCounts(), positions="none", exports=module_exports(visitor),
                          context=context)
     text = _decode(source, module.encoding)
     lines = _LINE_BREAK.split(text)
@@ -170,7 +179,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
           parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
           real_line: Sequence[int] | None = None, unread: Unread = ()) -> FileSites:
     """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
-    exports = dict(visitor.module_bindings)
+    exports = module_exports(visitor)
     if not visitor.found and not visitor.classes and not _exposes(visitor):
         return FileSites([], RaiseCounts(), "none", exports=exports, regions=regions)
     spans, function_spans, class_lines, positions = _positions.positions(
