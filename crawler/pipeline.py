@@ -445,7 +445,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                 previous.pin, root=previous.pin.root or collected.pin.root,
                 web_url=collected.pin.web_url, forge=collected.pin.forge))
         pinned = collected.pin
-        resolved = _class_pass(collected, previous, _stage(progress, CLASSES))
+        resolved = class_pass(collected, previous, _stage(progress, CLASSES))
         if collected.kept and collected.outcomes:
             collected = _reach_of_class_changes(collected, previous, resolved)
             collected = _reach_of_callee_changes(collected)
@@ -601,8 +601,8 @@ def _reach_of_callee_changes(collected: Collected) -> Collected:
                    context=tuple(o for o in collected.context if o.path not in paths))
 
 
-def _class_pass(collected: Collected, previous: Manifest | None,
-                progress: Callable[[int, int], None] | None = None) -> classes.Resolved:
+def class_pass(collected: Collected, previous: Manifest | None,
+               progress: Callable[[int, int], None] | None = None) -> classes.Resolved:
     """The repository-wide class pass; with nothing read again, what the manifest says of it."""
     if collected.outcomes or not collected.kept or previous is None:
         files = [o for o in (*collected.outcomes, *collected.context) if o.failure is None]

@@ -136,10 +136,11 @@ FIRST_DISPOSITION = textwrap.dedent("""
     import signal, sys
     from crawler.parse import _forkserver, _launch
     from tests.parse.test_launch import report_disposition
+    before = signal.getsignal(signal.SIGINT)  # SIG_IGN where a script started us in the background
     if sys.argv[1] == "warm":
         _forkserver.warm_up()
     process, conn = _launch.start_worker(report_disposition, 0)
-    print(conn.recv(), signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    print(conn.recv(), signal.getsignal(signal.SIGINT) == before)
     process.join(10)
 """)
 
@@ -149,11 +150,16 @@ def report_disposition(conn: object, memory_bytes: int, crawler: int) -> None:
     conn.send(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)  # type: ignore[attr-defined]
 
 
+def _ctrl_c_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("start", ["warm", "cold"])
 def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -> None:
     """A Ctrl-C sent to the process group while a worker unpickles its task or imports must
     not reach it as a KeyboardInterrupt (it printed a traceback from `import resource`); the
     crawler keeps its own handler. Fork server started by warm_up, or by the first worker."""
     done = subprocess.run([sys.executable, "-c", FIRST_DISPOSITION, start], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60,
+                          preexec_fn=_ctrl_c_default)  # as from a terminal, also under nohup
     assert done.stdout.split() == ["True", "True"], done.stderr
