@@ -554,12 +554,11 @@ def check(output: Path, cache_dir: Path | None, as_json: bool, quiet: bool) -> N
     Example:
       crawler check output/
     """
-    from crawler.git.pin import default_cache_dir
+    from crawler.pipeline import load_cache
     from crawler.serve.review import review_output
-    from crawler.store.cache import LoadCache
 
     # a record file whose exact bytes passed the schema before (in any run) is not read again
-    review = review_output(output, LoadCache(cache_dir or default_cache_dir()))
+    review = review_output(output, load_cache(cache_dir))
     summary = CheckSummary(review)
     if not as_json:
         for problem in review.problems:

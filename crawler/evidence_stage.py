@@ -21,10 +21,9 @@ from dataclasses import dataclass, replace
 
 from crawler.catalogue.evidence import EvidenceStats, match_evidence
 from crawler.catalogue.related import with_derived
-from crawler.parse.assertions import FileAssertions
 from crawler.parse.workers import WorkerPool
 from crawler.records import REMOVED, ErrorRecord, Manifest, Skipped, SourceFile, TestAssertion
-from crawler.store.cache import EvidenceCache, assertion_reader_digest
+from crawler.store.cache import EvidenceCache, assertion_reader_digest, split_cached
 
 EVIDENCE_CRASHED = "evidence_crashed"  # a test file whose read crashed its worker or timed out
 TEST_FILE = "test_file"  # selection's reason for a test file, which a crash entry stands in for
@@ -51,14 +50,7 @@ def read_test_files(read: BlobReader, files: list[SourceFile], jobs: int,
                     cache: EvidenceCache | None = None,
                     progress: Callable[[int, int], None] | None = None) -> TestEvidence:
     """Every test file's assertions, from the cache or the worker pool, in file order."""
-    found: list[FileAssertions | None] = [None] * len(files)
-    misses = []
-    for index, entry in enumerate(files):
-        cached = cache.get(entry.path, entry.blob) if cache is not None else None
-        if cached is None:
-            misses.append(index)
-        else:
-            found[index] = cached
+    found, misses = split_cached(cache, files)
     hits = len(files) - len(misses)
     if progress is not None and files:
         progress(hits, len(files))

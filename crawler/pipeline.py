@@ -45,7 +45,7 @@ from crawler.records import (
 from crawler.selection import select_files, select_test_files
 from crawler.serve import lookup_index
 from crawler.store import record_files, repo_output
-from crawler.store.cache import EvidenceCache, LoadCache, ResultCache
+from crawler.store.cache import EvidenceCache, LoadCache, ResultCache, split_cached
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import MANIFEST, load_manifest, prime_manifest
 from crawler.store.record_files import ERRORS_DIR, iter_record_paths, load_record
@@ -120,14 +120,7 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     parsed (`crawler.skeleton`). `blocks` gets the new sites' record blocks, rendered while the
     workers parse on.
     """
-    outcomes: list[FileOutcome | None] = [None] * len(files)
-    misses: list[int] = []
-    for index, entry in enumerate(files):
-        cached = cache.get(entry.path, entry.blob) if cache is not None else None
-        if cached is None:
-            misses.append(index)
-        else:
-            outcomes[index] = cached
+    outcomes, misses = split_cached(cache, files)
     hits, total = len(files) - len(misses), len(files)
     if progress and hits:
         progress(hits, total)

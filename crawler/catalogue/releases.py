@@ -23,8 +23,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from crawler.parse.messages import build_template
-from crawler.parse.reading import Piece
+from crawler.parse.messages import build_template, pieces_of
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -231,30 +230,35 @@ def _with(record: ErrorRecord, spans: list[TemplateSpan], versions: Versions) ->
 
 def wording_template(text: str) -> Template | None:
     """A past wording read back from its text alone (a span keeps no placeholder list): its
-    placeholders found by their braces, its regex built as the crawler builds any
-    (`messages.build_template`); None when the braces do not pair (a hand-edited record)."""
-    pieces: list[Piece] = []
-    literal: list[str] = []
+    placeholders found by their braces, then read and built as the crawler reads and builds any
+    template (`messages.pieces_of`, `messages.build_template`); None when the braces do not pair
+    (a hand-edited record)."""
+    names = _placeholder_names(text)
+    if names is None:
+        return None
+    pieces = pieces_of(Template(kind="fstring", template=text, placeholders=tuple(names), regex=""))
+    return build_template("fstring", pieces) if pieces is not None else None
+
+
+def _placeholder_names(text: str) -> list[str] | None:
+    """The placeholders of a template's text, in order, by their braces (`{{` and `}}` are
+    literal braces); None where a brace is left open or closes nothing."""
+    names: list[str] = []
     index = 0
     while index < len(text):
-        pair = text[index:index + 2]
-        if pair in ("{{", "}}"):
-            literal.append(pair[0])
+        if text[index:index + 2] in ("{{", "}}"):
             index += 2
         elif text[index] == "{":
             end = _closing(text, index)
             if end is None:
                 return None
-            pieces += [Piece("".join(literal)), Piece(text[index + 1:end], is_placeholder=True)]
-            literal = []
+            names.append(text[index + 1:end])
             index = end + 1
         elif text[index] == "}":
             return None
         else:
-            literal.append(text[index])
             index += 1
-    pieces.append(Piece("".join(literal)))
-    return build_template("fstring", [p for p in pieces if p.text or p.is_placeholder])
+    return names
 
 
 def _closing(text: str, start: int) -> int | None:

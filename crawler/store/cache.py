@@ -37,10 +37,10 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from crawler import __version__
 from crawler.parse.assertions import FileAssertions
@@ -56,9 +56,36 @@ EVIDENCE = "evidence"  # a test file's assertions
 GOOD_FILES = "good_files"  # a folder's record files that passed their checks, by stat
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _T = TypeVar("_T")
+_Found = TypeVar("_Found", covariant=True)
 
 # A record file's loaded data and the annotation block kept from its text (None: not kept).
 Checked = tuple[dict[str, Any], str | None]
+
+
+class _ByBlob(Protocol[_Found]):
+    def get(self, path: str, blob: str) -> _Found | None: ...
+
+
+class _File(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def blob(self) -> str: ...
+
+
+def split_cached(cache: _ByBlob[_Found] | None, files: Sequence[_File]
+                 ) -> tuple[list[_Found | None], list[int]]:
+    """What the cache holds for each file by (path, blob), in file order (None where nothing),
+    and the positions of the files it does not hold: those a run must read."""
+    found: list[_Found | None] = [None] * len(files)
+    misses: list[int] = []
+    for index, entry in enumerate(files):
+        cached = cache.get(entry.path, entry.blob) if cache is not None else None
+        if cached is None:
+            misses.append(index)
+        else:
+            found[index] = cached
+    return found, misses
 
 
 class _Cache:
