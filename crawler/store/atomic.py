@@ -75,6 +75,24 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
         sync_folder(folder)
 
 
+def stage_batch(files: Sequence[tuple[Path, str]]) -> list[str]:
+    """Each text in a temp file beside its target, all written and fsynced, none renamed: the
+    caller renames them (a journal of its own can then finish the renames after a crash).
+    An OSError leaves no temp file behind; a target that is not a plain file stages nothing."""
+    for path, _ in files:
+        refuse_replacing(path)
+    staged: list[str] = []
+    try:
+        for path, text in files:
+            staged.append(_stage(path, text))
+        _fsync_each(staged)
+    except BaseException:
+        for tmp in staged:
+            _discard(tmp)
+        raise
+    return staged
+
+
 def raise_output_error(error: OSError, where: object, outcome: str) -> NoReturn:
     """Raise one line for a failed write: where, why, what is left on disk, and what to do.
 
