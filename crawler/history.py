@@ -122,7 +122,8 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
                            cache_dir=cache_dir, name=name, jobs=jobs, evidence=step_evidence)
             if store.held is not None:  # the folder is now a walk's: held from here on
                 store = replace(store, held=_hold(output_root, folder, store))
-        previous = result.manifest
+        # a held step goes on from the manifest as read back, as one on disk loads it
+        previous = store.held.manifest if store.held is not None else result.manifest
         steps.append(TagStep(tag, number, len(targets), result))
         if on_step is not None:
             on_step(steps[-1])

@@ -25,8 +25,8 @@ from crawler.errors import OutputError
 from crawler.records import ErrorRecord, Manifest
 from crawler.store import atomic, record_files
 from crawler.store.cache import LoadCache
-from crawler.store.manifest_file import MANIFEST, prime_manifest
-from crawler.store.record_files import ERRORS_DIR, record_path
+from crawler.store.manifest_file import MANIFEST, prime_manifest, read_back_manifest
+from crawler.store.record_files import ERRORS_DIR, read_back, record_path
 from crawler.store.render import SiteBlocks, manifest_text
 from crawler.store.repo_output import Loaded, load_folder, pending_writes
 
@@ -56,11 +56,13 @@ class HeldFolder:
         return {i for entry in manifest.files for i in entry.records} - self.records.keys()
 
     def keep(self, records: Sequence[ErrorRecord], manifest: Manifest) -> int:
-        """A step's changed records and its manifest, held for the next step; how many."""
+        """A step's changed records and its manifest, held for the next step as their files
+        would give them back (what a file does not hold is not held either: a step then sees
+        what it would see had the last one written and it loaded); how many records."""
         for record in records:
-            self.records[record.id] = record
+            self.records[record.id] = read_back(record)
             self.dirty.add(record.id)
-        self.manifest = manifest
+        self.manifest = read_back_manifest(manifest)
         self.manifest_dirty = True
         return len(records)
 
