@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from crawler.history import HistoryResult, walk_releases
+from crawler.errors import OutputError
+from crawler.history import HistoryResult, TagStep, walk_releases
 from crawler.pipeline import extract, update
 from crawler.store import record_files
 from crawler.store.held_folder import JOURNAL
 from crawler.store.repo_output import LOCK_FILE
 from tests.gitrepo import GitRepo
 from tests.killprocs import run
+from tests.outputkit import annotate
 from tests.processes import child_env
 from tests.test_history import TAGS, build_history
 
@@ -141,3 +143,29 @@ def test_a_tag_with_no_change_reads_and_writes_no_record(tmp_path: Path) -> None
     after = (first.folder / "manifest.yaml").read_bytes()
     assert after != manifest and b"v1.1" in after and b"v1.1" not in manifest
     assert sorted(os.listdir(first.folder)) == sorted([LOCK_FILE, "errors", "manifest.yaml"])
+
+
+def test_a_record_a_person_edits_mid_walk_is_never_written_over(
+        history: GitRepo, tmp_path: Path) -> None:
+    """The walk holds the folder between checkpoints; a file edited meanwhile stops it, with
+    nothing written, and the walk run again goes on from the edited files."""
+    root, cache = tmp_path / "out", tmp_path / "cache"
+    folder = held_walk(history, root, cache, ref="v0.9.0").folder
+    [path] = [p for p in record_files.iter_record_paths(folder)
+              if record_files.load_record(p).site.function == "load"]  # reworded next
+    planted: list[str] = []
+
+    def edit_after_the_first_step(step: TagStep) -> None:
+        if step.number == 1:
+            planted.append(annotate(path, "written while the walk ran"))
+
+    before = folder_bytes(folder)
+    with pytest.raises(OutputError) as stopped:
+        walk_releases(str(history.path), tags=TAGS, output_root=root, cache_dir=cache, jobs=1,
+                      evidence=False, checkpoint_steps=2, on_step=edit_after_the_first_step)
+    assert str(stopped.value).startswith(f"{path}: changed while the walk held the folder")
+    assert folder_bytes(folder) == {**before, str(path.relative_to(folder)): path.read_bytes()}
+    held_walk(history, root, cache)
+    record = record_files.load_record(path)
+    assert planted[0] in path.read_text(encoding="utf-8")
+    assert record.site.function == "load" and record.site.message.template == "size {x} is negative"

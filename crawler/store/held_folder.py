@@ -11,6 +11,11 @@ files and fsynced, then a journal names each temp file and its target, then the 
 its renames first (`finish_checkpoint`): the folder is then the checkpoint's whole, never part
 of one step and part of another. Temp files without a journal were never a checkpoint: the
 run's usual cleaning removes them.
+
+Between checkpoints the files are the last checkpoint's, and a person may edit one (or
+another run write it). A checkpoint first checks that each file it would write is as the walk
+last saw it (by its stat signature: a write always moves the ctime); where one is not, it
+writes nothing and stops the walk, which, run again, goes on from the files as they are.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from crawler.records import ErrorRecord, Manifest
 from crawler.store import atomic, record_files
 from crawler.store.cache import LoadCache
 from crawler.store.manifest_file import MANIFEST, prime_manifest, read_back_manifest
+from crawler.store.plain_files import lstat_or_none, signature
 from crawler.store.record_files import ERRORS_DIR, read_back, record_path
 from crawler.store.render import SiteBlocks, manifest_text
 from crawler.store.repo_output import Loaded, load_folder, pending_writes
@@ -43,6 +49,8 @@ class HeldFolder:
         self.manifest = manifest
         self.dirty: set[str] = set()
         self.manifest_dirty = False
+        # each file's stat signature as the walk last saw it, by its name in the folder
+        self.seen: dict[str, list[int] | None] = {}
 
     def loaded(self, ids: Collection[str] | None = None) -> Loaded:
         """What `repo_output.load_folder` gives for these ids (all: None), in its order (by id)."""
@@ -71,11 +79,40 @@ def hold(folder: Path, loads: LoadCache | None) -> HeldFolder | None:
     """The folder's records and manifest, loaded whole once; None where it cannot be held
     exactly (a record file that does not load, a manifest that does not, or a record it lists
     missing): the walk then goes step by step on disk, which holds such files back."""
+    seen = _signatures(folder)  # before the loads: a file changed meanwhile is caught
     loaded = load_folder(folder, loads=loads)
     if loaded.broken or loaded.manifest_problem is not None:
         return None
     held = HeldFolder(loaded.records, loaded.manifest)
+    held.seen = seen
     return None if held.missing(loaded.manifest) else held
+
+
+def _signatures(folder: Path) -> dict[str, list[int] | None]:
+    """The stat signature of the manifest and of each record file, by name in the folder."""
+    seen = {MANIFEST: _signature(folder / MANIFEST)}
+    errors = folder / ERRORS_DIR
+    if errors.is_dir():
+        with os.scandir(errors) as entries:
+            for entry in entries:
+                seen[f"{ERRORS_DIR}/{entry.name}"] = signature(entry.stat(follow_symlinks=False))
+    return seen
+
+
+def _signature(path: Path) -> list[int] | None:
+    found = lstat_or_none(path)
+    return signature(found) if found is not None else None
+
+
+def _check_unchanged(folder: Path, held: HeldFolder) -> None:
+    """Refuse to write over a file the walk did not leave as it is."""
+    names = [MANIFEST, *(f"{ERRORS_DIR}/{i}.yaml" for i in sorted(held.dirty))]
+    for name in names:
+        if _signature(folder / name) != held.seen.get(name):
+            raise OutputError(f"{folder / name}: changed while the walk held the folder in "
+                              "memory; nothing was written since the last checkpoint, the "
+                              "folder is as it left it: run `crawler history` again to go on "
+                              "from there")
 
 
 def write_checkpoint(folder: Path, held: HeldFolder, blocks: SiteBlocks | None,
@@ -84,6 +121,7 @@ def write_checkpoint(folder: Path, held: HeldFolder, blocks: SiteBlocks | None,
     and the manifest, as one journalled batch (see the module's docstring); how many files."""
     if held.manifest is None or not (held.dirty or held.manifest_dirty):
         return 0
+    _check_unchanged(folder, held)
     changed = [held.records[i] for i in sorted(held.dirty)]
     writes = pending_writes(folder, changed, manifest_text(held.manifest), blocks)
     files = [(record_path(folder, item.record.id), item.text) for item in writes.records]
@@ -100,6 +138,8 @@ def write_checkpoint(folder: Path, held: HeldFolder, blocks: SiteBlocks | None,
             atomic.raise_output_error(error, error.filename or folder,
                                       "the folder is as the last checkpoint left it")
         _finish(folder, journal)
+        for path, _ in files:
+            held.seen[str(path.relative_to(folder))] = _signature(path)
     if loads is not None:
         record_files.prime(loads, writes.records)  # the next run's loads need not check them
         if writes.manifest is not None:
