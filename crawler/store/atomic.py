@@ -57,13 +57,8 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
     temp file behind and is raised as it is, for the caller to say what it was writing. Where a
     target is not a plain file (a link, a FIFO), nothing at all is written.
     """
-    for path, _ in files:
-        refuse_replacing(path)
-    staged: list[str] = []
+    staged = stage_batch(files)
     try:
-        for path, text in files:
-            staged.append(_stage(path, text))
-        _fsync_each(staged)
         for index, (path, _) in enumerate(files):
             os.replace(staged[index], path)
             staged[index] = ""
