@@ -491,6 +491,9 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
               help="The release tags to walk, as a glob of their names: 'v*', 'jax-v*'.")
 @click.option("--since", default=None, metavar="TAG",
               help="Start the walk at this release tag (one the glob selects).")
+@click.option("--checkpoint-steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Write the records every N tags (default 10) as well as at the end; a killed "
+                   "walk run again goes on from the last write.")
 @commit_option
 @output_option
 @cache_dir_option
@@ -498,9 +501,9 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 @evidence_option
 @jobs_option
 @summary_options
-def history(source: str, tags: str, since: str | None, ref: str, output_root: Path, cache_dir: Path | None,
-            name: str | None, evidence: bool, jobs: int | None, as_json: bool, quiet: bool
-            ) -> None:
+def history(source: str, tags: str, since: str | None, checkpoint_steps: int | None, ref: str,
+            output_root: Path, cache_dir: Path | None, name: str | None, evidence: bool,
+            jobs: int | None, as_json: bool, quiet: bool) -> None:
     """Walk SOURCE's release tags in version order, then --commit: each record learns the
     releases that contain it and every wording it had.
 
@@ -508,7 +511,9 @@ def history(source: str, tags: str, since: str | None, ref: str, output_root: Pa
     names a version, they walk by tag date. Each step is an `update` from the tag before (the
     same matching; annotations are never touched). The manifest lists the tags walked, so a
     run after a new release walks only the new tags. Test files are read for evidence only
-    by the walk's last step, which matches them over every record. One line per tag on stderr.
+    by the walk's last step, which matches them over every record. The records are held in
+    memory from tag to tag and written every --checkpoint-steps tags and at the end: a killed
+    walk, run again, goes on from its last write. One line per tag on stderr.
 
     \b
     Example:
@@ -518,7 +523,7 @@ def history(source: str, tags: str, since: str | None, ref: str, output_root: Pa
     from crawler.parse._forkserver import warm_up
 
     warm_up()  # the workers' imports overlap ours and the pin
-    from crawler.history import TagStep, walk_releases
+    from crawler.history import CHECKPOINT_STEPS, TagStep, walk_releases
 
     def report(step: TagStep) -> None:
         if not quiet:  # on stderr: --json keeps stdout for the summary
@@ -526,7 +531,8 @@ def history(source: str, tags: str, since: str | None, ref: str, output_root: Pa
 
     result = walk_releases(source, tags=tags, ref=ref, output_root=output_root,
                            cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence,
-                           since=since, on_step=report)
+                           since=since, on_step=report,
+                           checkpoint_steps=checkpoint_steps or CHECKPOINT_STEPS)
     _show(HistorySummary(result), as_json, quiet)
     if result.steps:
         _echo_notes(result.steps[-1].result.notes, quiet)

@@ -9,6 +9,16 @@ names its release, so each record's `versions` and `history.templates` move on w
 commit, which is no release. The manifest lists the tags walked: a later run walks only the
 tags after them.
 
+The folder is held in memory from step to step (`store.held_folder`): a step's merge hands its
+records to the next, none is read again from its file, and the records that changed are
+written at checkpoints (every `checkpoint_steps` steps or `checkpoint_seconds`, and at the
+end), each one journalled batch. A killed walk goes on from its last checkpoint, to the same
+folder an uninterrupted one makes. A step where no selected file changed reads and writes no
+record: it lists the tag's files, and moves the manifest's releases on. A folder that cannot
+be held exactly (a record file that does not load) is walked step by step on disk, as
+`update` would, which holds such files back; so is the first step of a folder that `extract`
+built.
+
 Nothing here prints: each step is handed to `on_step` as it ends.
 """
 
@@ -16,16 +26,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crawler.catalogue.releases import Walk, order_tags, plan_walk
 from crawler.errors import RefError
 from crawler.git.pin import pin
 from crawler.git.tags import list_tags
-from crawler.pipeline import RunResult, extract, output_folder, update
+from crawler.parse._forkserver import warm_up
+from crawler.pipeline import (
+    RunResult,
+    apply,
+    collect_held,
+    extract,
+    load_cache,
+    output_folder,
+    update,
+    write_held,
+)
 from crawler.records import ExtractOptions, Manifest
+from crawler.store import repo_output
+from crawler.store.context import StoreContext
+from crawler.store.held_folder import HeldFolder, finish_checkpoint, hold
 from crawler.store.manifest_file import load_manifest
+
+CHECKPOINT_STEPS = 10  # steps between two checkpoints, at most
+CHECKPOINT_SECONDS = 120.0  # seconds of walking between two checkpoints, at most
 
 
 @dataclass(frozen=True)
@@ -46,13 +72,16 @@ class HistoryResult:
     walk: Walk
     steps: tuple[TagStep, ...]
     seconds: float
+    checkpoints: int = 0  # checkpoints that wrote files, the end's included
 
 
 def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Path = Path("output"),
                   options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
                   name: str | None = None, jobs: int | None = None, evidence: bool = True,
                   since: str | None = None,
-                  on_step: Callable[[TagStep], None] | None = None) -> HistoryResult:
+                  on_step: Callable[[TagStep], None] | None = None,
+                  checkpoint_steps: int = CHECKPOINT_STEPS,
+                  checkpoint_seconds: float = CHECKPOINT_SECONDS) -> HistoryResult:
     """Walk the tags matching `tags` (from `since`, one of them) after those walked before, then
     `ref` (unless `ref` is one of the tags: the walk ends there). Plain arguments: a batch
     worker or a Dask task can run it whole, where the output folder is."""
@@ -67,25 +96,90 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     if since is not None and since not in {tag.name for tag in walk.tags}:
         raise RefError(f"[{repo.pin.source}] --since {since!r} is not one of the release tags "
                        f"that {tags!r} selects; give one of them")
-    previous = load_manifest(folder)
+    store = StoreContext(load_cache(cache_dir))
+    store = replace(store, held=_hold(output_root, folder, store))
+    previous = store.held.manifest if store.held is not None else load_manifest(folder)
     walk = plan_walk(found, previous.releases if previous is not None else None,
                      stop_at=ref if ref in {tag.name for tag in found} else None, since=since)
     targets: list[str | None] = [tag.name for tag in walk.tags]
     if ref not in {tag.name for tag in found}:
         targets.append(None)  # the end commit, which is no release
-    steps = []
+    steps: list[TagStep] = []
+    checkpoints = _Checkpoints(folder, checkpoint_steps, checkpoint_seconds)
     for number, tag in enumerate(targets, 1):
         # The tests are read at the walk's end only: a step between keeps the records'
         # evidence as it is (each read and match cost more than the step's parse on jax), and
         # the end's full match (the digest changed) gives every record its evidence there.
-        result = _step(source, tag if tag is not None else ref, tag, previous,
-                       output_root=output_root, options=options, cache_dir=cache_dir, name=name,
-                       jobs=jobs, evidence=evidence and number == len(targets))
-        previous = result.manifest
+        step_evidence = evidence and number == len(targets)
+        at = tag if tag is not None else ref
+        if store.held is not None and (previous is None or previous.releases is not None):
+            result = _held_step(source, at, tag, previous, store, folder, output_root=output_root,
+                                options=options, cache_dir=cache_dir, name=name, jobs=jobs,
+                                evidence=step_evidence)
+            result = checkpoints.after_step(store, result)
+        else:  # on disk: a folder that cannot be held, or one `extract` built
+            result = _step(source, at, tag, previous, output_root=output_root, options=options,
+                           cache_dir=cache_dir, name=name, jobs=jobs, evidence=step_evidence)
+            if store.held is not None:  # the folder is now a walk's: held from here on
+                store = replace(store, held=_hold(output_root, folder, store))
+        # a held step goes on from the manifest as read back, as one on disk loads it
+        previous = store.held.manifest if store.held is not None else result.manifest
         steps.append(TagStep(tag, number, len(targets), result))
         if on_step is not None:
             on_step(steps[-1])
-    return HistoryResult(folder, walk, tuple(steps), time.perf_counter() - started)
+    if steps:
+        steps[-1] = replace(steps[-1], result=checkpoints.final(store, steps[-1].result))
+    return HistoryResult(folder, walk, tuple(steps), time.perf_counter() - started,
+                         checkpoints.written)
+
+
+def _hold(output_root: Path, folder: Path, store: StoreContext) -> HeldFolder | None:
+    """The folder in memory for the walk, once a checkpoint a kill interrupted is finished and
+    temp files are gone; None where it cannot be held (see `store.held_folder.hold`)."""
+    repo_output.check_folder(output_root, folder)  # no link or FIFO on the way to any write
+    if not folder.is_dir():
+        return HeldFolder((), None)
+    with repo_output.lock(folder):
+        finish_checkpoint(folder)
+        repo_output.clean_temp_files(folder)
+        return hold(folder, store.loads)
+
+
+def _held_step(source: str, ref: str, tag: str | None, previous: Manifest | None,
+               store: StoreContext, folder: Path, *, output_root: Path, options: ExtractOptions,
+               cache_dir: Path | None, name: str | None, jobs: int | None, evidence: bool
+               ) -> RunResult:
+    """One regeneration in memory: the merge of what changed since `previous` with the held
+    records (every file, for a folder with no manifest yet), kept for the next step."""
+    started = time.perf_counter()
+    warm_up()  # the workers' imports overlap the pin
+    with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
+        collected = collect_held(repo, previous, folder, store, options=options,
+                                 cache_dir=cache_dir, jobs=jobs, evidence=evidence, release=tag)
+    result = apply(collected, output_root, previous=previous, store=store, release=tag)
+    return replace(result, seconds=time.perf_counter() - started)
+
+
+class _Checkpoints:
+    """When a held walk writes what it changed: every `steps` steps or `seconds`, and at its end."""
+
+    def __init__(self, folder: Path, steps: int, seconds: float) -> None:
+        self.folder, self.steps, self.seconds = folder, max(1, steps), seconds
+        self.since_step, self.since = 0, time.monotonic()
+        self.written = 0  # checkpoints that wrote files
+
+    def after_step(self, store: StoreContext, result: RunResult) -> RunResult:
+        self.since_step += 1
+        if self.since_step < self.steps and time.monotonic() - self.since < self.seconds:
+            return result
+        return self.final(store, result)
+
+    def final(self, store: StoreContext, result: RunResult) -> RunResult:
+        """Write what is held and unwritten; the step's result takes the notes of the write."""
+        written, notes = write_held(self.folder, store)
+        self.written += bool(written)
+        self.since_step, self.since = 0, time.monotonic()
+        return replace(result, notes=(*result.notes, *notes)) if notes else result
 
 
 def _step(source: str, ref: str, tag: str | None, previous: Manifest | None, *,

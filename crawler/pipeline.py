@@ -47,6 +47,7 @@ from crawler.serve import lookup_index
 from crawler.store import record_files, repo_output
 from crawler.store.cache import EvidenceCache, LoadCache, ResultCache, split_cached
 from crawler.store.context import StoreContext
+from crawler.store.held_folder import HeldFolder, write_checkpoint
 from crawler.store.manifest_file import MANIFEST, load_manifest, prime_manifest
 from crawler.store.record_files import ERRORS_DIR, iter_record_paths, load_record
 from crawler.store.render import SiteBlocks, manifest_text
@@ -296,10 +297,11 @@ def _collect_again(repo: PinnedRepo, previous: Manifest, folder: Path, cache_dir
                    store: StoreContext, release: str | None = None) -> Collected:
     """An update's collection: the files that changed since the folder's manifest (and those
     whose records went missing), and, with `evidence`, the test files through their cache."""
+    missing = (store.held.missing(previous) if store.held is not None
+               else _missing_ids(folder, previous))
     collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
                                 progress=progress, blocks=store.blocks,
-                                reread=_paths_of(previous, _missing_ids(folder, previous)
-                                                 | _unreleased(previous, release)))
+                                reread=_paths_of(previous, missing | _unreleased(previous, release)))
     if not evidence:
         return collected
     return _with_tests(collected, read_tests(repo, repo.list_files(), previous.options,
@@ -417,15 +419,15 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     """
     started = time.perf_counter()
     store = store if store is not None else StoreContext()
-    loads = store.loads
+    loads, held = store.loads, store.held  # held: a walk's records in memory, no file touched
     folder = output_folder(output_root, collected.pin)
     repo_output.check_folder(output_root, folder)  # no link or FIFO on the way to any write
     with repo_output.lock(folder, wait=wait, shared=dry_run):
         problem = None
-        if previous is None:
+        if previous is None and held is None:
             previous, problem = _manifest_or_note(folder, loads)
         check_same_repository(str(folder), previous, collected.pin)  # before anything is touched
-        removed_temp = [] if dry_run else repo_output.clean_temp_files(folder)
+        removed_temp = [] if dry_run or held else repo_output.clean_temp_files(folder)
         notes = [*collected.notes, *_earlier_local_folder(output_root, collected.pin, previous)]
         notes.extend([f"{folder}: removed {len(removed_temp)} temp files left by an interrupted "
                       "run"] if removed_temp else [])
@@ -445,20 +447,24 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         full = not collected.kept
         visited = {o.path for o in collected.outcomes}
         sites = [s for s in resolved.sites if s.path in visited]
-        missing = _missing_ids(folder, previous)
+        missing = held.missing(previous) if held else _missing_ids(folder, previous)
         if full or previous is None:
-            loaded = repo_output.load_folder(folder, manifest=previous, loads=loads)
+            loaded = (held.loaded() if held else
+                      repo_output.load_folder(folder, manifest=previous, loads=loads))
             taken: set[str] = set()
         else:
-            taken = _ids_in(folder, previous) - missing  # a deleted record's id may be remade
+            taken = (_ids_listed(previous) | held.records.keys() if held else
+                     _ids_in(folder, previous)) - missing  # a deleted record's id may be remade
             # Records on disk that the manifest does not list were written by a run that stopped
             # before its manifest: they take part, so their sites do not get second records.
             orphans = taken - _ids_listed(previous)
-            loaded = repo_output.load_folder(folder, ids=_ids_to_load(previous, collected) | orphans,
-                                             manifest=previous, loads=loads)
+            wanted = _ids_to_load(previous, collected) | orphans
+            loaded = (held.loaded(wanted) if held else
+                      repo_output.load_folder(folder, ids=wanted, manifest=previous, loads=loads))
         # Every other record file is checked as a full run would load it, so a broken one is
-        # held back all the same: extract and update agree on every folder.
-        loaded, verified = _verify_rest(folder, loaded, loads)
+        # held back all the same: extract and update agree on every folder. (A held folder
+        # loaded whole and whole, at the walk's start: nothing of it is on disk to check.)
+        loaded, verified = (loaded, None) if held else _verify_rest(folder, loaded, loads)
         plan = holdback.plan(loaded, pinned, sites)
         lines = _diff_from(collected, previous, notes, folder)
         merged = regenerate(pinned, plan, moves=_moves(previous, collected), taken_ids=taken,
@@ -467,7 +473,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         merged, walked = _release_step(merged, plan.existing, previous, pinned, release)
         unchanged = set() if full else set(merged.unchanged)
         matched, others = _match_tests(folder, collected, previous, merged, full, plan,
-                                       loaded.records, loads, _stage(progress, MATCHING))
+                                       loaded.records, loads, _stage(progress, MATCHING), held)
         # a record the merge left as it was whose evidence changed is written all the same
         unchanged -= {new.id for old, new in zip(merged.records, matched.records) if new is not old}
         merged = matched
@@ -479,6 +485,9 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
         manifest = replace(manifest, releases=walked)
         changes = [*(r for r in merged.records if r.id not in unchanged), *others]
+        if held is not None:  # the walk writes them at its checkpoints
+            return _kept_in_memory(held, folder, changes, manifest, merged, notes, collected,
+                                   started)
         # Only the records whose text changes, each rendered once and its file read once.
         writes = _pending_writes(folder, changes, manifest_text(manifest), store.blocks,
                                  _stage(progress, WRITING))
@@ -489,7 +498,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             if writes.manifest is not None and loads is not None:
                 prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
             notes.extend(_refresh_lookup_index(folder, [*plan.kept, *merged.records]))
-        if loads is not None and not dry_run and not plan.hold_all:
+        if loads is not None and not dry_run and not plan.hold_all and verified is not None:
             record_files.remember_good_files(folder, loads, verified,
                                              {f"{r.id}.yaml" for r in loaded.records},
                                              {item.record.id for item in writes.records})
@@ -501,6 +510,19 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
     seconds = collected.seconds + time.perf_counter() - started
     return RunResult(pinned, folder, manifest, merged, written, seconds, tuple(problems),
                      tuple(notes), parsed=len(collected.outcomes), pending=tuple(pending),
+                     stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
+                     evidence=merged.evidence)
+
+
+def _kept_in_memory(held: HeldFolder, folder: Path, changes: Sequence[ErrorRecord],
+                    manifest: Manifest, merged: MergeResult, notes: list[str],
+                    collected: Collected, started: float) -> RunResult:
+    """A walk's step: what `apply` would write, kept for the next step (see `held_folder`)."""
+    kept = held.keep(changes, manifest)
+    seconds = collected.seconds + time.perf_counter() - started
+    return RunResult(collected.pin, folder, manifest, merged, kept, seconds, notes=tuple(notes),
+                     parsed=len(collected.outcomes),
+                     pending=tuple(f"{ERRORS_DIR}/{r.id}.yaml" for r in changes),
                      stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
                      evidence=merged.evidence)
 
@@ -612,8 +634,8 @@ def class_pass(collected: Collected, previous: Manifest | None,
 
 def _match_tests(folder: Path, collected: Collected, previous: Manifest | None,
                  merged: MergeResult, full: bool, plan: holdback.Plan, loaded: Sequence[ErrorRecord],
-                 loads: LoadCache | None, progress: Callable[[int, int], None] | None
-                 ) -> tuple[MergeResult, tuple[ErrorRecord, ...]]:
+                 loads: LoadCache | None, progress: Callable[[int, int], None] | None,
+                 held: HeldFolder | None = None) -> tuple[MergeResult, tuple[ErrorRecord, ...]]:
     """The merge with each record's test evidence matched, and the records outside the merge
     whose evidence changed (an update's). With the tests not read, or an update whose tests and
     sources did not change (`evidence_stage.needs_refresh`), nothing is matched. An update
@@ -632,8 +654,8 @@ def _match_tests(folder: Path, collected: Collected, previous: Manifest | None,
         inside = {r.id for r in merged.records} | plan.reserved
         ids = {i for entry in previous.files if entry.path not in plan.held
                for i in entry.records} - inside
-        others = list(repo_output.load_folder(folder, ids=ids, manifest=previous,
-                                              loads=loads).records)
+        others = list((held.loaded(ids) if held else repo_output.load_folder(
+            folder, ids=ids, manifest=previous, loads=loads)).records)
     refreshed = evidence_stage.refresh_evidence(merged.records, others, collected.assertions,
                                                 progress)
     return replace(merged, records=refreshed.records, evidence=refreshed.stats), refreshed.others
@@ -743,6 +765,30 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
                    store=store, progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
+
+
+def collect_held(repo: PinnedRepo, previous: Manifest | None, folder: Path, store: StoreContext,
+                 *, options: ExtractOptions, cache_dir: Path | None, jobs: int | None,
+                 evidence: bool, release: str | None) -> Collected:
+    """A walk's step whose folder is held in memory (`store.held`): every file where the
+    folder has no manifest yet (an extract's), else what changed since `previous` (an
+    update's); `apply` with the same `store` then merges it in memory."""
+    if previous is None:
+        return _collect_pinned(repo, options, cache_dir, jobs, None, evidence, store.blocks, None,
+                               time.perf_counter())
+    check_same_repository(str(folder), previous, repo.pin)  # before any file is read
+    return _collect_again(repo, previous, folder, cache_dir, jobs, None, evidence, store, release)
+
+
+def write_held(folder: Path, store: StoreContext) -> tuple[int, list[str]]:
+    """Write what a walk's held folder changed since its last checkpoint, under the folder's
+    lock (see `held_folder.write_checkpoint`): how many files, and notes."""
+    if store.held is None:
+        return 0, []
+    with repo_output.lock(folder):
+        written = write_checkpoint(folder, store.held, store.blocks, store.loads)
+        notes = _refresh_lookup_index(folder, store.held.records.values()) if written else []
+    return written, notes
 
 
 # ---------------------------------------------------------------- loading what an update needs

@@ -6,7 +6,8 @@ quick check in `_quickschema`); atomic writes (`atomic`); the record files of a 
 (`record_files`) and its manifest (`manifest_file`); the content-addressed caches of visit
 results and checked loads (`cache`); what a run passes to the store (`context`); and one
 repository's output folder: its lock, loading what it holds and writing it back (`repo_output`);
-and moving an annotation from one record to another by a person's decision (`adoption`).
+moving an annotation from one record to another by a person's decision (`adoption`); and a
+folder held in memory across a walk's steps, written at journalled checkpoints (`held_folder`).
 
 May import: `crawler.records`, `crawler.errors`, `crawler.parse` (the result types it caches).
 """

@@ -57,13 +57,8 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
     temp file behind and is raised as it is, for the caller to say what it was writing. Where a
     target is not a plain file (a link, a FIFO), nothing at all is written.
     """
-    for path, _ in files:
-        refuse_replacing(path)
-    staged: list[str] = []
+    staged = stage_batch(files)
     try:
-        for path, text in files:
-            staged.append(_stage(path, text))
-        _fsync_each(staged)
         for index, (path, _) in enumerate(files):
             os.replace(staged[index], path)
             staged[index] = ""
@@ -73,6 +68,24 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
                 _discard(tmp)
     for folder in sorted({path.parent for path, _ in files}):
         sync_folder(folder)
+
+
+def stage_batch(files: Sequence[tuple[Path, str]]) -> list[str]:
+    """Each text in a temp file beside its target, all written and fsynced, none renamed: the
+    caller renames them (a journal of its own can then finish the renames after a crash).
+    An OSError leaves no temp file behind; a target that is not a plain file stages nothing."""
+    for path, _ in files:
+        refuse_replacing(path)
+    staged: list[str] = []
+    try:
+        for path, text in files:
+            staged.append(_stage(path, text))
+        _fsync_each(staged)
+    except BaseException:
+        for tmp in staged:
+            _discard(tmp)
+        raise
+    return staged
 
 
 def raise_output_error(error: OSError, where: object, outcome: str) -> NoReturn:

@@ -58,6 +58,15 @@ def prime_manifest(loads: LoadCache, manifest: Manifest, text: str) -> None:
         loads.flush()
 
 
+def read_back_manifest(manifest: Manifest) -> Manifest:
+    """The manifest as a load of its file (`manifest_text(manifest)`) gives it back: what a
+    walk hands to its next step (see `held_folder`)."""
+    try:
+        return manifest_from_data(as_read_back(manifest_data(manifest)))
+    except Unsure:  # what cannot be vouched for is read back the long way
+        return manifest_from_data(safe_load_text(manifest_text(manifest), MANIFEST))
+
+
 def write_manifest(root: Path, manifest: Manifest | str, *, compared: bool = False) -> bool:
     """Write the manifest (or its text, made already) unless the file holds exactly that.
 

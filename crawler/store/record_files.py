@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
+from typing import Any
 
 from crawler.errors import CrawlerError, OutputError, RecordError
 from crawler.records import SCHEMA_VERSION, BrokenFile, ErrorRecord
@@ -327,9 +328,32 @@ def checked_of_written(record: ErrorRecord, text: str) -> Checked | None:
     when read, or it was dumped from the data). None where that cannot be told for sure: an
     annotation block the text does not hold as such, or data the schema refuses.
     """
+    data = _read_back_data(record)
+    if data is None:
+        return None
+    block = annotation_text(record)
+    if annotation_block(text) != block or not schemas.passes(data, "record"):
+        return None
+    return data, block
+
+
+def read_back(record: ErrorRecord) -> ErrorRecord:
+    """The record as a load of its file (`record_text(record)`) gives it back: what the file
+    does not hold (a site's calls across modules, its deferred templates) is gone. A walk
+    hands this to its next step, so that a step sees what it would see had the record been
+    written and loaded again."""
+    data = _read_back_data(record)
+    if data is not None:
+        return record_from_data(data, annotation_text(record))
+    text = record_text(record)  # what cannot be vouched for is read back the long way
+    return record_from_data(safe_load_text(text, record.id), annotation_block(text))
+
+
+def _read_back_data(record: ErrorRecord) -> dict[str, Any] | None:
+    """The data a YAML load of the record's file finds; None where the trip cannot be vouched for."""
     annotation = record.annotation
     try:
-        data = as_read_back({
+        data: dict[str, Any] = as_read_back({
             "schema_version": SCHEMA_VERSION, "id": record.id, "status": record.status,
             "extracted": extracted_data(record),
             "annotation": {} if annotation.text is not None else annotation.data,
@@ -342,7 +366,4 @@ def checked_of_written(record: ErrorRecord, text: str) -> Checked | None:
         if not is_plain(annotation.data):
             return None
         data["annotation"] = annotation.data
-    block = annotation_text(record)
-    if annotation_block(text) != block or not schemas.passes(data, "record"):
-        return None
-    return data, block
+    return data
