@@ -69,16 +69,21 @@ def _swap_lowering_rule(ctx, x_ref, value, *leaves, tree):
             value.store_untiled(x_smem)
 '''
 
-AFTER = '''\
-def _get_lowering_rule(ctx, x_ref, *leaves, tree):
-    transforms = tree.unflatten(leaves)
-    transposed = ctx.out_layout_hint in (WGMMA_TRANSPOSED_LAYOUT, TCGEN05_TRANSPOSED_LAYOUT)
+# what took the old match patterns' place, in both functions
+TAKE_TRANSPOSE = '''\
     x_smem, _, transforms = _handle_transforms(ctx, x_ref, transforms)
     if transforms and isinstance(transforms[-1], TransposeTransform):
         permutation = transforms[-1].permutation
         transforms = transforms[:-1]
     else:
         permutation = None
+'''
+
+AFTER = ('''\
+def _get_lowering_rule(ctx, x_ref, *leaves, tree):
+    transforms = tree.unflatten(leaves)
+    transposed = ctx.out_layout_hint in (WGMMA_TRANSPOSED_LAYOUT, TCGEN05_TRANSPOSED_LAYOUT)
+    # the transpose taken off the transforms
     if transposed != (permutation is not None):
         raise ValueError("Either both the ref and the value are transposed or neither is.")
     match transforms:
@@ -101,12 +106,7 @@ def _get_lowering_rule(ctx, x_ref, *leaves, tree):
 def _swap_lowering_rule(ctx, x_ref, value, *leaves, tree):
     transforms = tree.unflatten(leaves)
     transposed = value.layout in (WGMMA_TRANSPOSED_LAYOUT, TCGEN05_TRANSPOSED_LAYOUT)
-    x_smem, _, transforms = _handle_transforms(ctx, x_ref, transforms)
-    if transforms and isinstance(transforms[-1], TransposeTransform):
-        permutation = transforms[-1].permutation
-        transforms = transforms[:-1]
-    else:
-        permutation = None
+    # the transpose taken off the transforms
     match transforms:
         case (UnswizzleRef(swizzle), UntilingTransform(tiling)):
             if permutation is not None:
@@ -118,7 +118,7 @@ def _swap_lowering_rule(ctx, x_ref, value, *leaves, tree):
             value.store_tiled(x_smem, swizzle=swizzle)
         case _:
             value.store_untiled(x_smem)
-'''
+''').replace("    # the transpose taken off the transforms\n", TAKE_TRANSPOSE)
 
 
 @pytest.fixture(scope="module")
