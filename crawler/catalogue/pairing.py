@@ -198,6 +198,12 @@ SAME_PLACE = 0.6  # `PairScore.place` from which a raise in the same function st
 SOME_PLACE = 0.3  # ... below which a close template needs `CLOSE_TEXT` to pair on its own
 CLOSE_TEXT = 0.8
 SAME_FUNCTION_TEXT = 0.9  # enclosing functions this similar are one function moved
+# In its own function, with the same exception, a raise stands where the old one stood when its
+# text and its place, each at least `SOME_PLACE`, add up to this: jax's `_get_lowering_rule`
+# reworded "Unsupported transforms: {transforms} ({maybe_transpose})" into "Unsupported transpose
+# permutation: {permutation}" under the guard that replaced the old one (text 0.44, place 0.52),
+# where a deleted raise's nearer text (0.62) had nothing of the place (0.0).
+REWORDED_TOGETHER = 0.85
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,8 @@ class PairScore:
     `signal` names why the pair may be made at all (None: it may not): `similar_text` (a close
     template in the record's file, or in the file git says it went to, with some of the code
     around it or a very close text), `reworded_in_place` (the same function, and the same
-    guard or code around, however the message changed),
+    guard or code around, however the message changed; or the same exception, with text and
+    place that are each some alike and enough together),
     `function_moved` (the same qualname in another module), `code_moved` (near-identical code
     around the raise, or function, in another file).
     """
@@ -244,7 +251,8 @@ class PairScore:
     def signal(self) -> str | None:
         close_text = self.text >= FUZZY_THRESHOLD
         same_place = self.qualname == 1.0 and (self.condition == 1.0 or self.context >= CLOSE_CODE
-                                               or self.place >= SAME_PLACE)
+                                               or self.place >= SAME_PLACE
+                                               or self._reworded_under_its_guard())
         if self.same_file:
             if same_place:
                 return "reworded_in_place"
@@ -259,6 +267,11 @@ class PairScore:
         if code_moved and (close_text or self.context >= SAME_FUNCTION_TEXT):
             return "code_moved"
         return None
+
+    def _reworded_under_its_guard(self) -> bool:
+        """The same exception, some of the text and some of the place, enough together."""
+        return (self.exception == 1.0 and min(self.text, self.place) >= SOME_PLACE
+                and self.text + self.place >= REWORDED_TOGETHER)
 
     def why(self) -> str:
         """The parts a person reads to adopt: the template's and the code's similarity, and what

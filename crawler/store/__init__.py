@@ -4,7 +4,8 @@ One job a module: YAML behind `safe_yaml` (dumps, and safe loads only); records 
 plain data and back (`documents`) and to file text (`render`); the schemas (`schemas`, with the
 quick check in `_quickschema`); atomic writes (`atomic`); the record files of a folder
 (`record_files`) and its manifest (`manifest_file`); the content-addressed caches of visit
-results and checked loads (`cache`); what a run passes to the store (`context`); and one
+results and checked loads (`cache`), and record files whose annotation block alone was edited
+(`annotation_edits`); what a run passes to the store (`context`); and one
 repository's output folder: its lock, loading what it holds and writing it back (`repo_output`);
 moving an annotation from one record to another by a person's decision (`adoption`); and a
 folder held in memory across a walk's steps, written at journalled checkpoints (`held_folder`).

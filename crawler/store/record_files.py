@@ -24,6 +24,7 @@ from typing import Any
 from crawler.errors import CrawlerError, OutputError, RecordError
 from crawler.records import SCHEMA_VERSION, BrokenFile, ErrorRecord
 from crawler.store import atomic, schemas
+from crawler.store.annotation_edits import edited_annotation, note_outside
 from crawler.store.cache import Checked, LoadCache, is_plain
 from crawler.store.documents import (
     Unsure,
@@ -143,9 +144,7 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
     raw = read_capped(path)
     record = _cached_record(loads, raw) if loads is not None else None
     if record is None:
-        data, block = check_record_bytes(raw, path)
-        if loads is not None:
-            loads.put(raw, (data, block))
+        data, block = _checked_load(raw, path, loads)
         record = record_from_data(data, block)
     if record.id != path.stem:
         text = raw.decode("utf-8")
@@ -240,6 +239,20 @@ def remember_good_files(root: Path, loads: LoadCache, verified: Verified,
         loads.put_good_files(root, good)
 
 
+def _checked_load(raw: bytes, path: Path, loads: LoadCache | None) -> Checked:
+    """`check_record_bytes`, stored in `loads`; bytes whose annotation block alone differs
+    from a file that passed have that block loaded alone (`annotation_edits`)."""
+    if loads is None:
+        return check_record_bytes(raw, path)
+    text = yaml_text(raw, str(path))
+    checked = edited_annotation(loads, text, str(path))
+    if checked is None:
+        checked = check_record_bytes(raw, path)
+        note_outside(loads, text, raw, checked)
+    loads.put(raw, checked)
+    return checked
+
+
 def check_record_bytes(raw: bytes, path: Path) -> Checked:
     """Every check of a record file that depends on its bytes alone: its data and kept block."""
     text = yaml_text(raw, str(path))
@@ -315,7 +328,9 @@ def prime(loads: LoadCache, written: Iterable[RecordText]) -> None:
     for item in written:
         checked = checked_of_written(item.record, item.text)
         if checked is not None:
-            loads.put(item.text.encode("utf-8"), checked, plain=True)  # made by `as_read_back`
+            raw = item.text.encode("utf-8")
+            loads.put(raw, checked, plain=True)  # made by `as_read_back`
+            note_outside(loads, item.text, raw, checked)
     loads.flush()
 
 

@@ -122,6 +122,16 @@ def _history_text(history: History | None) -> str:
 
 def annotation_block(text: str) -> str | None:
     """The exact lines of the top-level `annotation:` block, comments included."""
+    parts = split_at_annotation(text)
+    if parts is None:
+        return None
+    block = parts[1]
+    return block if block.endswith("\n") else block + "\n"
+
+
+def split_at_annotation(text: str) -> tuple[str, str, str] | None:
+    """The text before the top-level `annotation:` block, the block's exact lines, and the text
+    after it (None: no such block); the three joined are `text`."""
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.startswith("annotation:")), None)
     if start is None:
@@ -129,8 +139,12 @@ def annotation_block(text: str) -> str | None:
     end = start + 1
     while end < len(lines) and not _starts_top_level_key(lines[end]):
         end += 1
-    block = "".join(lines[start:end])
-    return block if block.endswith("\n") else block + "\n"
+    return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
+
+
+def top_level_keys(text: str) -> int:
+    """How many lines of `text` start a top-level key (as `annotation_block` tells them)."""
+    return sum(map(_starts_top_level_key, text.splitlines()))
 
 
 def _starts_top_level_key(line: str) -> bool:

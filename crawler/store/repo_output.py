@@ -187,9 +187,10 @@ def clean_temp_files(folder: Path) -> list[str]:
     for where in (folder, folder / ERRORS_DIR):
         if not where.is_dir() or where.is_symlink():
             continue
-        for path in sorted(where.iterdir()):
-            if not (path.name.startswith(".") and path.name.endswith(atomic.TEMP_SUFFIX)):
-                continue  # named first: a stat of each of thousands of records cost an update
+        # named first, and only those sorted: a stat, or a comparison of paths, for each of
+        # thousands of records cost an update
+        for path in sorted(p for p in where.iterdir()
+                           if p.name.startswith(".") and p.name.endswith(atomic.TEMP_SUFFIX)):
             found = lstat_or_none(path)  # the crawler's own temp files are plain files, never links
             if found is not None and stat.S_ISREG(found.st_mode):
                 try:

@@ -1,0 +1,122 @@
+"""Record files whose annotation block alone a person edited: only the block is loaded, and
+what a load finds is what a full check finds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler import pipeline
+from crawler.pipeline import extract, update
+from crawler.store import record_files
+from crawler.store.cache import LoadCache
+from tests.outputkit import snapshot
+from tests.store.test_emit import a_record
+from tests.store.test_loadcache import ANNOTATED, a_library, full_checks, outcome
+
+
+def primed(root: Path, cache: LoadCache) -> Path:
+    """A record file as the crawler writes it, its checked load stored as it was written."""
+    record = a_record()
+    record_files.write_records(root, [record], loads=cache)
+    return root / "errors" / f"{record.id}.yaml"
+
+
+def with_block(path: Path, block: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index("annotation:"), text.index("history:")
+    path.write_text(text[:start] + block + text[end:], encoding="utf-8")
+
+
+# (the annotation block a person wrote, whether a load may take it alone)
+BLOCKS = {
+    "annotated": (ANNOTATED, True),
+    "comments and blank lines": ("annotation:\n# at the margin\n\n  what_it_means: |\n"
+                                 "    two\n\n    paragraphs\n  solutions: []\n", True),
+    "flow mapping": ("annotation: {what_it_means: short, solutions: [a, b]}\n", True),
+    "a list at the margin": ("annotation:\n- one\n- two\n", False),
+    "a document marker": ("annotation:\n  what_it_means: x\n---\n", False),
+    "a key at the margin": ("annotation:\n  what_it_means: x\nstatus: removed\n", False),
+    "a second annotation": ("annotation: {}\nannotation:\n  what_it_means: y\n", False),
+    "a key named otherwise": ("annotation:x: 1\n", False),
+    "not a mapping": ("annotation: 5\n", False),
+    "a wrong field": ("annotation:\n  solutions: 5\n", False),
+    "bad yaml": ("annotation:\n  what_it_means: [unclosed\n", False),
+    "an alias": ("annotation:\n  a: &x 1\n  b: *x\n", False),
+    "a tag": ("annotation:\n  what_it_means: !!python/name:os.system ''\n", False),
+    "a tab": ("annotation:\n\twhat_it_means: x\n", False),
+    "a carriage return": ("annotation:\r\n  what_it_means: x\r\n", False),
+    "a line separator": ("annotation:\n  what_it_means: 'a\u2028b'\n", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_an_edited_block_loads_as_a_full_check_finds(tmp_path: Path, name: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    block, alone = BLOCKS[name]
+    cache = LoadCache(tmp_path / "cache")
+    path = primed(tmp_path / "out", cache)
+    with_block(path, block)
+    expected = outcome(path, None)
+    checked = full_checks(monkeypatch)
+    assert outcome(path, cache) == expected
+    if isinstance(expected, str):
+        assert checked == [path.name], "a broken file is reported by the full check"
+    else:
+        assert checked == ([] if alone else [path.name])
+        assert not alone or expected.annotation.text == block
+    if not isinstance(expected, str):  # stored: its bytes are a hit from now on
+        assert outcome(path, cache) == expected and checked.count(path.name) <= 1
+
+
+def test_the_block_alone_is_loaded_only_beside_text_that_passed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = LoadCache(tmp_path / "cache")
+    path = primed(tmp_path / "out", cache)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("status: active", "status: removed")
+                    .replace("annotation:\n", "annotation:\n  what_it_means: x\n", 1),
+                    encoding="utf-8")
+    expected = outcome(path, None)
+    checked = full_checks(monkeypatch)
+    assert outcome(path, cache) == expected
+    assert checked == [path.name]
+    other = primed(tmp_path / "out2", LoadCache(tmp_path / "other"))  # noted in another cache
+    with_block(other, ANNOTATED)
+    assert outcome(other, LoadCache(tmp_path / "empty")) == outcome(other, LoadCache(None))
+    assert checked == [path.name, other.name, other.name]
+
+
+def edit_every_annotation(folder: Path) -> int:
+    """An annotation written on every record, in the layouts people use."""
+    layouts = [ANNOTATED, BLOCKS["comments and blank lines"][0], BLOCKS["flow mapping"][0]]
+    paths = sorted(record_files.iter_record_paths(folder))
+    for number, path in enumerate(paths):
+        with_block(path, layouts[number % len(layouts)])
+    return len(paths)
+
+
+def test_the_first_update_after_annotations_are_written_checks_no_file_in_full(
+        make_repo: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an extract, people annotate every record; the next update reads each file, finds
+    its bytes new, and loads only the annotation blocks, with the result of full checks."""
+    repo = a_library(make_repo)
+    cache = tmp_path / "cache"
+    first = extract(str(repo.path), output_root=tmp_path / "cached", cache_dir=cache,
+                    evidence=False)
+    assert edit_every_annotation(first.folder) > 40
+    shutil.copytree(tmp_path / "cached", tmp_path / "plain")
+    for case in ("literals.py", "concat.py"):  # their records move; the others are verified
+        repo.write(f"pkg/{case}", "\n" + (repo.path / "pkg" / case).read_text(encoding="utf-8"))
+    repo.commit("second")
+    checked = full_checks(monkeypatch)
+    cached = update(str(repo.path), output_root=tmp_path / "cached", cache_dir=cache)
+    assert checked == []
+    assert cached.problems == () and cached.files_written > 5
+    monkeypatch.setattr(pipeline, "load_cache", lambda cache_dir: LoadCache(None))
+    plain = update(str(repo.path), output_root=tmp_path / "plain", cache_dir=cache)
+    assert len(checked) > 40  # without the cache, every file is checked in full
+    assert snapshot(cached.folder) == snapshot(plain.folder)
