@@ -82,13 +82,13 @@ def template_glob(template: str, placeholders: Sequence[str]) -> Glob:
     return tuple(symbols)
 
 
-def pattern_globs(pattern: str) -> tuple[list[Glob], bool]:
+def pattern_globs(pattern: str, parsed: _sre.SubPattern | None = None) -> tuple[list[Glob], bool]:
     """A searched regex as globs (one per top-level alternative), and whether it ignores case.
 
     Literal characters are kept; anything else (classes, `.`, repeats, back references) is a
     wildcard; zero-width parts are dropped; `^` and `$` at the ends anchor the glob.
     """
-    parsed = _sre.parse(pattern)
+    parsed = _sre.parse(pattern) if parsed is None else parsed  # `parsed`: the caller's parse of it
     ignore_case = bool(parsed.state.flags & re.IGNORECASE)
     items = list(parsed)
     branches = [items]
@@ -223,8 +223,9 @@ class Pattern:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                globs, ignore_case = pattern_globs(pattern)
-                case_sensitive = not ignore_case and not _ignores_case_inside(_sre.parse(pattern))
+                parsed = _sre.parse(pattern)
+                globs, ignore_case = pattern_globs(pattern, parsed)
+                case_sensitive = not ignore_case and not _ignores_case_inside(parsed)
         except (re.error, RecursionError, OverflowError):
             return None
         literal = min(sum(1 for s in g if s is not WILD) for g in globs)
