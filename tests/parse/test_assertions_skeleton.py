@@ -155,6 +155,97 @@ def test_random_edits_read_the_same_whole_or_as_a_skeleton(seed: int) -> None:
         assert skeleton == whole
 
 
+# Inside a test that asserts on an error, only what the visitor reads stays: the assertion, the
+# names its pattern is bound to, and the checks after a `with ... as cm`.
+STATEMENTS = textwrap.dedent('''\
+    import pytest
+
+
+    def test_statements(tmp_path):
+        data = [1, 2, 3]
+        for item in data:
+            total = item * 2
+        msg = "bad " + "value"
+        if data:
+            msg = r"bad \\w+"
+            other = 1
+        with pytest.raises(ValueError, match=msg):
+            check(data)
+        unused = "not a pattern"
+        a = 1; b = 2
+        if a: c = 3
+        with pytest.raises(KeyError) as info:
+            lookup(data)
+        helper(tmp_path)
+        assert "no such key" in str(info.value)
+
+
+    class TestMore:
+        def test_nested(self):
+            try:
+                setup()
+            except OSError:
+                pass
+            else:
+                text = "fails"
+                with self.assertRaisesRegex(TypeError, text):
+                    run()
+                cleanup()
+
+            def inner():
+                return 1
+''')
+
+
+def test_statements_inside_a_kept_test_become_pass_unless_the_visitor_reads_them() -> None:
+    source = STATEMENTS.encode()
+    tree = assertions.ast_parse(source)
+    assert tree is not None
+    text = assertions.stubbed(source, tree).decode()
+    assert text.count("\n") == STATEMENTS.count("\n")
+    kept = {line.strip() for line in text.splitlines() if line.strip() and line.strip() != "pass"}
+    for gone in ("data = [1, 2, 3]", "for item in data:", "total = item * 2", "other = 1",
+                 "check(data)", 'unused = "not a pattern"', "lookup(data)", "setup()", "run()",
+                 "cleanup()", "def inner():", "if a: c = 3"):
+        assert gone not in kept, gone
+    for stays in ('msg = "bad " + "value"', "if data:", 'msg = r"bad \\w+"', "a = 1; b = 2",
+                  "helper(tmp_path)", 'assert "no such key" in str(info.value)',
+                  "try:", "else:", 'text = "fails"'):
+        assert stays in kept, stays
+    found = find_assertions("tests/test_statements.py", source)
+    assert [(a.test, a.check, a.pattern) for a in found.assertions] == [
+        ("test_statements", "match", r"bad \w+"),
+        ("test_statements", "contains", "no\\ such\\ key"),
+        ("TestMore.test_nested", "match", "fails"),
+    ]
+    assert whole_and_skeleton("tests/test_statements.py", source) == \
+        ((found.assertions, found.unread),) * 2
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_edits_of_statements_read_the_same_whole_or_as_a_skeleton(seed: int) -> None:
+    rng = random.Random(seed)
+    lines = STATEMENTS.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 4)):
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        edit = rng.choice(("delete", "copy", "dedent", "indent", "swap"))
+        if edit == "delete":
+            del lines[i]
+        elif edit == "copy":
+            lines.insert(j, lines[i])
+        elif edit == "dedent":
+            lines[i] = lines[i].lstrip(" ")
+        elif edit == "indent":
+            lines[i] = "    " + lines[i]
+        else:
+            lines[i], lines[j] = lines[j], lines[i]
+    whole, skeleton = whole_and_skeleton("tests/test_edit.py", "".join(lines).encode())
+    if isinstance(whole, str):
+        assert isinstance(skeleton, str) or not skeleton[0]  # type: ignore[index]
+    else:
+        assert skeleton == whole
+
+
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
