@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -330,8 +330,7 @@ def find_assertions(path: str, source: bytes, whole: bool = False) -> FileAssert
 def stubbed(source: bytes, tree: ast.Module) -> bytes:
     """`source` with every function and class (at module level, or in a class kept) whose text
     holds none of the NEEDLES made one `pass` at its indentation, then as many empty lines as
-    it had, and the same inside each function kept, statement by statement (`_stub_block`):
-    what the visitor finds in the rest, and the lines it finds it on, do not change."""
+    it had: what the visitor finds in the rest, and the lines it finds it on, do not change."""
     lines = source.splitlines(keepends=True)
     if tree.body and (tree.body[-1].end_lineno or 0) > len(lines):
         return source  # `ast` counts lines otherwise: read it whole
@@ -340,117 +339,22 @@ def stubbed(source: bytes, tree: ast.Module) -> bytes:
         node = todo.pop()
         if not isinstance(node, _STUBBABLE):
             continue
-        first, last = _extent(node)
-        if _holds_needle(lines, first, last):
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        last = node.end_lineno or node.lineno
+        segment = b"".join(lines[first - 1:last])
+        if any(needle in segment for needle in NEEDLES):
             if isinstance(node, ast.ClassDef):
                 todo.extend(node.body)  # its methods may be stubbed, its assignments stay
-            else:
-                _stub_block(lines, node.body, _names_read(node))
             continue
-        _stub(lines, node, first, last)
+        line = lines[first - 1]
+        body = line.lstrip(b" \t\f")
+        if not body.startswith((b"@", b"def", b"async", b"class")):
+            continue  # not where `ast` says it is: keep it whole
+        indent = line[:len(line) - len(body)]
+        lines[first - 1] = indent + b"pass" + _ending(line)
+        for index in range(first, last):
+            lines[index] = _ending(lines[index])
     return b"".join(lines)
-
-
-def _stub_block(lines: list[bytes], statements: Sequence[ast.stmt], read: set[str]) -> None:
-    """Each statement of a block in a function kept made one `pass`, unless its text holds a
-    needle or it binds (`name = ...`, what the visitor reads patterns from) a name in `read`
-    (then it stays, and its own blocks are gone through), it follows a `with assertRaises(E) as
-    cm:` in this block (the message checks on `cm` that the visitor reads: it stays whole), or
-    it shares a line with another."""
-    after_bound = False
-    for index, node in enumerate(statements):
-        first, last = _extent(node)
-        needle = _holds_needle(lines, first, last)
-        if needle or (not after_bound and _binds(node, read)):
-            after_bound = after_bound or (needle and _binds_candidate(node))
-            for block in _blocks(node):  # kept, but maybe not all of its blocks' statements
-                _stub_block(lines, block, read)
-            continue
-        shares = (index > 0 and (statements[index - 1].end_lineno or 0) >= first) or \
-            (index + 1 < len(statements) and statements[index + 1].lineno <= last)
-        if not (after_bound or shares):
-            _stub(lines, node, first, last)
-
-
-def _stub(lines: list[bytes], node: ast.stmt, first: int, last: int) -> None:
-    """Lines `first`..`last` (one-indexed) made `pass` at their indentation, then empty lines;
-    nothing where the statement does not begin its first line (`ast` and the text disagree)."""
-    line = lines[first - 1]
-    body = line.lstrip(b" \t\f")
-    indent = line[:len(line) - len(body)]
-    decorated = isinstance(node, _STUBBABLE) and node.decorator_list
-    if not (body.startswith(b"@") if decorated else len(indent) == node.col_offset):
-        return
-    lines[first - 1] = indent + b"pass" + _ending(line)
-    for index in range(first, last):
-        lines[index] = _ending(lines[index])
-
-
-def _extent(node: ast.stmt) -> tuple[int, int]:
-    """A statement's first line (its first decorator's) and last line."""
-    decorators = node.decorator_list if isinstance(node, _STUBBABLE) else ()
-    return (decorators[0].lineno if decorators else node.lineno), (node.end_lineno or node.lineno)
-
-
-def _holds_needle(lines: list[bytes], first: int, last: int) -> bool:
-    segment = b"".join(lines[first - 1:last])
-    return any(needle in segment for needle in NEEDLES)
-
-
-def _blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
-    """The blocks of statements directly in a statement: its bodies, and its clauses' bodies."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(node, name, None)
-        if block and isinstance(block, list):
-            yield block
-    for name in ("handlers", "cases"):
-        for clause in getattr(node, name, None) or ():
-            yield clause.body
-
-
-def _statements(node: ast.stmt) -> Iterator[ast.stmt]:
-    """A statement and every statement in its blocks, at any depth."""
-    todo = [node]
-    while todo:
-        statement = todo.pop()
-        yield statement
-        for block in _blocks(statement):
-            todo.extend(block)
-
-
-def _is_candidate(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Call) and _ast_name(node.func) in ASSERTION_NAMES
-
-
-def _binds_candidate(node: ast.stmt) -> bool:
-    """A `with` whose assertion is bound to a name: the statements after it may check it."""
-    return isinstance(node, (ast.With, ast.AsyncWith)) and any(
-        _is_candidate(item.context_expr) and item.optional_vars is not None for item in node.items)
-
-
-def _binds(node: ast.stmt, read: set[str]) -> bool:
-    """Whether the statement, or one in its blocks, is `name = ...` for a name in `read`."""
-    return any(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-               and s.targets[0].id in read for s in _statements(node))
-
-
-def _names_read(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Every name in the function's assertion calls, and in the statements after each `with`
-    that binds one (`_binds_candidate`): all a pattern read in it may look up."""
-    read: set[str] = set()
-    for statement in _statements(function):
-        for block in _blocks(statement):
-            for index, node in enumerate(block):
-                calls = [item.context_expr for item in node.items] \
-                    if isinstance(node, (ast.With, ast.AsyncWith)) else \
-                    [node.value] if isinstance(node, ast.Expr) else []
-                for call in calls:
-                    if _is_candidate(call):
-                        read.update(n.id for n in ast.walk(call) if isinstance(n, ast.Name))
-                if _binds_candidate(node):
-                    read.update(n.id for later in block[index + 1:] for n in ast.walk(later)
-                                if isinstance(n, ast.Name))
-    return read
 
 
 def _ending(line: bytes) -> bytes:
