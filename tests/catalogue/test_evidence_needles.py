@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.catalogue.evidence import Pattern, Target, _Group
-from crawler.records import ErrorRecord, RaiseSite, Template
+from tests.catalogue.test_evidence_bounds import record
 
 TEXT = st.text(alphabet="ab c(", max_size=12)
 # pieces of a regex over the same letters: what `pattern_globs` reads as literal text, and the
@@ -37,17 +37,7 @@ def patterns(draw: st.DrawFn) -> str:
     return flags + "|".join(alternatives)
 
 
-def record(number: int, text: str) -> ErrorRecord:
-    site = RaiseSite(path="lib.py", line=number, end_line=number, column=4, class_name=None,
-                     function="f", qualname="f", exception="ValueError",
-                     exception_qualname="builtins.ValueError",
-                     message=Template(kind="literal", template=text, placeholders=(), regex=""),
-                     cause=None, condition=None, snippet="", snippet_line=number)
-    return ErrorRecord(id=f"{number:016x}", status="active", repo="local/o/n", commit="0" * 40,
-                       url=None, site=site)
-
-
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(patterns(), st.lists(TEXT, min_size=1, max_size=6))
 def test_a_record_left_out_is_one_the_pattern_cannot_find(pattern: str, texts: list[str]) -> None:
     compiled = Pattern.of(pattern)
