@@ -142,7 +142,7 @@ def phase_extract(args: argparse.Namespace) -> dict[str, Any]:
     return {"seconds": seconds, "cpu_seconds": cpu, "pin_seconds": pin_seconds,
             "files": counts.parsed,
             "records": counts.records, "skipped": counts.skipped,
-            "files_written": result.files_written}
+            "files_written": result.files_written, **_matching(result)}
 
 
 def phase_update(args: argparse.Namespace) -> dict[str, Any]:
@@ -159,7 +159,17 @@ def phase_update(args: argparse.Namespace) -> dict[str, Any]:
             "records": counts.records, "skipped": counts.skipped,
             "files_written": result.files_written,
             "changes": {name: len(getattr(result.merged, name))
-                        for name in ("added", "moved", "changed", "removed", "revived")}}
+                        for name in ("added", "moved", "changed", "removed", "revived")},
+            **_matching(result)}
+
+
+def _matching(result: Any) -> dict[str, Any]:
+    """The evidence matching's share of a run (the crawler's own process, after the parse)."""
+    stats = result.evidence
+    if stats is None:
+        return {}
+    return {"matching_seconds": round(stats.seconds, 3), "assertions": stats.assertions,
+            "records_with_evidence": stats.records}
 
 
 PHASES = {"floor": phase_floor, "extract": phase_extract, "update": phase_update}

@@ -16,9 +16,11 @@ def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_pa
                                      capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo("lib")
     for i in range(4):
-        repo.write(f"pkg/m{i}.py", f"def f():\n    raise ValueError('m{i}')\n")
+        repo.write(f"pkg/m{i}.py", f"def f():\n    raise ValueError('message number {i}')\n")
+    repo.write("tests/test_m1.py", "import pytest\n\n\ndef test_f():\n"
+               "    with pytest.raises(ValueError, match='message number 1'):\n        f()\n")
     old = repo.commit("first")
-    repo.write("pkg/m0.py", "def f():\n    raise ValueError('m0 changed')\n")
+    repo.write("pkg/m0.py", "def f():\n    raise ValueError('message number 0 changed')\n")
     new = repo.commit("second")
     report = tmp_path / "bench.json"
     bench.main([str(repo.path), "--old", old, "--new", new, "--jobs", "2", "--json", str(report)])
@@ -39,3 +41,8 @@ def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_pa
     assert {"extract_1", "extract_n", "rerun", "regen", "rerun_default/extract_default",
             "regen/extract_default"} <= set(data["ratios"])
     assert all(results[name]["cpu_seconds"] > 0 for name in bench.TARGETS)
+    # the matching's share of the runs that read the tests: one assertion, one record fitted
+    assert results["extract_default"]["assertions"] == 1
+    assert results["extract_default"]["records_with_evidence"] == 1
+    assert results["extract_default"]["matching_seconds"] >= 0
+    assert "matching_seconds" not in results["extract_1"]

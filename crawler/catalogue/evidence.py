@@ -24,16 +24,19 @@ one that fits more than MAX_FITS records is too vague to list anywhere (it is co
 
 from __future__ import annotations
 
+import heapq
 import re
 import time
 import warnings
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import accumulate
 
 from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
-from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+from crawler.regexes import PER_CALL_SECONDS, BoundedRegex, RegexTimeout
 
 try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
     import re._parser as _sre  # type: ignore[import-not-found]
@@ -48,6 +51,7 @@ MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
 MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
 PROGRESS_EVERY = 200  # assertions between two progress reports
 PATTERN_SECONDS = 1.0  # what one test pattern may spend on all the records it is tried on
+SEPARATOR = "\x00"  # between two examples in a group's haystack (a needle holding it is not used)
 
 WILD = None  # a glob symbol: any text
 Glob = tuple[str | None, ...]
@@ -78,13 +82,13 @@ def template_glob(template: str, placeholders: Sequence[str]) -> Glob:
     return tuple(symbols)
 
 
-def pattern_globs(pattern: str) -> tuple[list[Glob], bool]:
+def pattern_globs(pattern: str, parsed: _sre.SubPattern | None = None) -> tuple[list[Glob], bool]:
     """A searched regex as globs (one per top-level alternative), and whether it ignores case.
 
     Literal characters are kept; anything else (classes, `.`, repeats, back references) is a
     wildcard; zero-width parts are dropped; `^` and `$` at the ends anchor the glob.
     """
-    parsed = _sre.parse(pattern)
+    parsed = _sre.parse(pattern) if parsed is None else parsed  # `parsed`: the caller's parse of it
     ignore_case = bool(parsed.state.flags & re.IGNORECASE)
     items = list(parsed)
     branches = [items]
@@ -132,30 +136,34 @@ def coverage(template: Glob, pattern: Glob) -> int:
 
     A dynamic programme over (template position, pattern position), filled from the ends: a
     wild of either side takes nothing or the other side's next symbol; two equal literals match
-    and count one. Each row is filled by the kind of its template symbol (three times faster than
-    asking every cell which case it is: this runs for each weak fit of an update's tests)."""
+    and count one. A row is built whole, by the kind of its template symbol (this runs for each
+    weak fit of a run's tests): under a wild, the running maximum of the row below from the
+    right; under a literal, -1 but where the pattern has that literal (a few places, looked up)
+    and at the pattern's wilds, filled from the right."""
     rows, cols = len(template), len(pattern)
     if (rows + 1) * (cols + 1) > MAX_DP_CELLS:
         return -1
-    wild = [symbol is WILD for symbol in pattern]
+    wilds = [j for j in range(cols - 1, -1, -1) if pattern[j] is WILD]  # right to left
+    places: dict[str, list[int]] = defaultdict(list)  # a literal -> where the pattern has it
+    for j, symbol in enumerate(pattern):
+        if symbol is not WILD:
+            places[symbol].append(j)
     below = [-1] * (cols + 1)  # past the template's end, only pattern wilds taking nothing
     below[cols] = 0
-    for j in range(cols - 1, -1, -1):
-        if wild[j]:
-            below[j] = below[j + 1]
+    for j in wilds:
+        below[j] = below[j + 1]
     for i in range(rows - 1, -1, -1):
         symbol = template[i]
-        row = [-1] * (cols + 1)
         if symbol is WILD:
-            row[cols] = below[cols]
-            for j in range(cols - 1, -1, -1):
-                row[j] = max(below[j], row[j + 1])
+            row = list(accumulate(reversed(below), max))
+            row.reverse()
         else:
-            for j in range(cols - 1, -1, -1):
-                if wild[j]:
-                    row[j] = max(row[j + 1], below[j])
-                elif pattern[j] == symbol and below[j + 1] >= 0:
+            row = [-1] * (cols + 1)
+            for j in places.get(symbol, ()):
+                if below[j + 1] >= 0:
                     row[j] = below[j + 1] + 1
+            for j in wilds:
+                row[j] = max(row[j + 1], below[j])
         below = row
     return below[0]
 
@@ -203,6 +211,9 @@ class Pattern:
     globs: tuple[Glob, ...]
     ignore_case: bool
     literal: int  # the fewest literal characters over its alternatives
+    # per alternative, its longest literal run: text any match of it holds as written (None:
+    # the pattern ignores case somewhere, or a run holds SEPARATOR; every record is tried)
+    needles: tuple[str, ...] | None
 
     @classmethod
     def of(cls, pattern: str) -> Pattern | None:
@@ -212,24 +223,64 @@ class Pattern:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                globs, ignore_case = pattern_globs(pattern)
+                parsed = _sre.parse(pattern)
+                globs, ignore_case = pattern_globs(pattern, parsed)
+                case_sensitive = not ignore_case and not _ignores_case_inside(parsed)
         except (re.error, RecursionError, OverflowError):
             return None
         literal = min(sum(1 for s in g if s is not WILD) for g in globs)
-        return cls(compiled, tuple(globs), ignore_case, literal)
+        needles = tuple(max(_fragments(g), key=len, default="") for g in globs)
+        usable = case_sensitive and all(needle and SEPARATOR not in needle for needle in needles)
+        return cls(compiled, tuple(globs), ignore_case, literal, needles if usable else None)
 
 
-def strong(pattern: Pattern, target: Target, budget: Budget | None = None) -> bool:
+def _ignores_case_inside(items: Iterable[tuple[object, object]]) -> bool:
+    """Whether a group of the parsed pattern turns IGNORECASE on (`(?i:...)`) at any depth."""
+    for op, arg in items:
+        if op == _sre.SUBPATTERN:
+            if arg[1] & re.IGNORECASE or _ignores_case_inside(arg[-1]):  # type: ignore[index]
+                return True
+        elif isinstance(arg, (list, tuple)) and any(_ignores_case_inside(part) for part in
+                                                    _nested_items(arg)):
+            return True
+    return False
+
+
+def _nested_items(arg: Sequence[object]) -> Iterable[Iterable[tuple[object, object]]]:
+    """The item lists nested in an argument of the parser's tree (repeats, branches, asserts)."""
+    for part in arg:
+        if isinstance(part, _sre.SubPattern):
+            yield part
+        elif isinstance(part, (list, tuple)):
+            yield from _nested_items(part)
+
+
+def strong(pattern: Pattern, target: Target, budget: PatternBudget | None = None) -> bool:
     """Rule 1; `RegexTimeout` when the pattern runs past its bound (with `budget`, the time
     left of what the pattern may spend over all the records it is tried on)."""
     if pattern.literal < MIN_LITERAL:
         return False
     if budget is None:
         return pattern.compiled.search(target.example)
-    left = budget.left()
-    if left <= 0:  # even a pattern that runs fast on each record stops here
-        raise RegexTimeout(pattern.compiled.pattern)
-    return pattern.compiled.search(target.example, left)
+    return budget.search(pattern.compiled, target.example)
+
+
+class PatternBudget:
+    """What one test pattern may still spend over all the records it is tried on: the time its
+    own searches took counts, not the clock since it was first tried (so a fit does not depend
+    on the machine's load, nor on how long other patterns ran in between)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def search(self, compiled: BoundedRegex, text: str) -> bool:
+        if self.left <= 0:  # even a pattern that runs fast on each record stops here
+            raise RegexTimeout(compiled.pattern)
+        started = time.process_time()
+        try:
+            return compiled.search(text, min(PER_CALL_SECONDS, self.left))
+        finally:
+            self.left -= time.process_time() - started
 
 
 def weak(pattern: Pattern, target: Target) -> bool:
@@ -292,6 +343,30 @@ class _Group:
 
     records: list[tuple[ErrorRecord, Target]] = field(default_factory=list)
     _grams: dict[str, set[int]] | None = None
+    _haystack: tuple[str, list[int]] | None = None  # examples joined by SEPARATOR; their starts
+
+    def strong_candidates(self, pattern: Pattern) -> Sequence[int]:
+        """The records whose example holds one of the pattern's needles, in order: the only
+        ones it can find (a match holds every literal run of the alternative it takes)."""
+        if pattern.needles is None:
+            return range(len(self.records))
+        if self._haystack is None:
+            examples = [target.example for _, target in self.records]
+            starts, at = [], 0
+            for example in examples:
+                starts.append(at)
+                at += len(example) + 1
+            self._haystack = SEPARATOR.join(examples), starts
+        haystack, starts = self._haystack
+        found: set[int] = set()
+        for needle in pattern.needles:
+            at = haystack.find(needle)
+            while at >= 0:
+                position = bisect_right(starts, at) - 1
+                found.add(position)
+                after = position + 1
+                at = haystack.find(needle, starts[after]) if after < len(starts) else -1
+        return sorted(found)
 
     def grams(self) -> dict[str, set[int]]:
         """MIN_RUN-grams of every record's literal runs -> positions in `records`."""
@@ -322,9 +397,11 @@ class _Group:
                         covered[position] |= bits
                 offset += len(fragment) + 1
         needed = max(MIN_LITERAL, (pattern.literal + 1) // 2)
-        ranked = sorted((-bin(mask).count("1"), position) for position, mask in covered.items()
-                        if bin(mask).count("1") >= min(needed, MIN_RUN))
-        return [position for _, position in ranked[:MAX_WEAK_TRIES]]
+        least = min(needed, MIN_RUN)
+        counted = ((mask.bit_count(), position) for position, mask in covered.items())
+        ranked = heapq.nsmallest(MAX_WEAK_TRIES, ((-count, position) for count, position in counted
+                                                  if count >= least))
+        return [position for _, position in ranked]
 
 
 def _names(record: ErrorRecord) -> set[str]:
@@ -356,7 +433,7 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         for name in sorted(_names(record)):
             groups[name].records.append((record, targets[key]))
     patterns: dict[str, Pattern | None] = {}
-    budgets: dict[str, Budget] = {}  # each pattern's time over all its assertions and records
+    budgets: dict[str, PatternBudget] = {}  # each pattern's time over its assertions and records
     found: dict[str, list[Evidence]] = defaultdict(list)
     # what a pattern fits depends only on it and the exceptions the test names: the same check
     # asserted by several tests is fitted once (on jax, most of an update's matching)
@@ -372,7 +449,8 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
             continue
         key = (assertion.pattern, tuple(assertion.exceptions))
         if key not in fitted:
-            budget = budgets.setdefault(assertion.pattern, Budget(PATTERN_SECONDS))
+            budget = budgets.get(assertion.pattern) or budgets.setdefault(
+                assertion.pattern, PatternBudget(PATTERN_SECONDS))
             try:
                 fitted[key] = _fit(pattern, assertion, groups, budget)
             except RegexTimeout:  # tried once: the pattern's other assertions skip it at once
@@ -404,8 +482,8 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
     return result
 
 
-def _fit(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group], budget: Budget
-         ) -> tuple[dict[str, str], bool]:
+def _fit(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group],
+         budget: PatternBudget) -> tuple[dict[str, str], bool]:
     """The records an assertion fits (id -> the exception as written), and whether only weakly:
     by rule 1 where any record fits so, else by rule 2 among the likeliest candidates."""
     hits = _hits(pattern, assertion, groups, partial(strong, budget=budget))
@@ -422,7 +500,8 @@ def _hits(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group],
         group = groups.get(written.rsplit(".", 1)[-1])
         if group is None:
             continue
-        positions = group.weak_candidates(pattern) if candidates else range(len(group.records))
+        positions = group.weak_candidates(pattern) if candidates else \
+            group.strong_candidates(pattern)
         for position in positions:
             record, target = group.records[position]
             if record.id not in hits and test(pattern, target):  # type: ignore[operator]

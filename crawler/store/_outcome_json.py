@@ -5,7 +5,7 @@ A function's snippet is stored once for all of its raises, as a number into `sni
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from crawler.parse.skeleton import Region
@@ -28,6 +28,8 @@ from crawler.records import (
 _SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
 _TEMPLATE_FIELDS = tuple(f.name for f in fields(Template))
 _REGION_FIELDS = tuple(f.name for f in fields(Region))
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+_FIELDS_OF: dict[type, tuple[str, ...]] = {}  # a record type -> its field names, in order
 
 
 def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
@@ -36,16 +38,16 @@ def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
     return {
         "path": outcome.path, "blob": outcome.blob,
         "sites": [_site_data(site, snippets) for site in outcome.sites],
-        "counts": asdict(outcome.counts),
-        "failure": asdict(outcome.failure) if outcome.failure is not None else None,
+        "counts": plain(outcome.counts),
+        "failure": plain(outcome.failure),
         "pending": [_site_data(site, snippets) for site in outcome.pending],
-        "classes": [asdict(cls) for cls in outcome.classes],
+        "classes": plain(outcome.classes),
         "exports": outcome.exports,
         "regions": [{name: getattr(region, name) for name in _REGION_FIELDS}
                     | {"counts": region.counts.as_list()} for region in outcome.regions],
         "context": outcome.context,
         "snippets": list(snippets),
-        "exposed": [asdict(function) for function in outcome.exposed],
+        "exposed": plain(outcome.exposed),
     }
 
 
@@ -69,13 +71,32 @@ def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
 
 
 def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
-    """`asdict(site)`, without its deep copies, and its snippet as a number in `snippets`."""
+    """`plain(site)`, with its snippet as a number in `snippets`."""
     data = {name: getattr(site, name) for name in _SITE_FIELDS}
     data["message"] = {name: getattr(site.message, name) for name in _TEMPLATE_FIELDS}
     data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
-    data["cross_calls"] = [asdict(call) for call in site.cross_calls]
-    data["deferred"] = [asdict(template) for template in site.deferred]
+    data["cross_calls"] = plain(site.cross_calls)
+    data["deferred"] = plain(site.deferred)
     return data
+
+
+def plain(value: Any) -> Any:
+    """What JSON makes of `asdict(value)`: a record as a dict of its fields, tuples as lists,
+    at every depth, without `asdict`'s deep copies of every leaf (JSON writes the data at once,
+    so nothing shares it; `asdict` was most of the cost of storing a file's outcome)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is tuple or kind is list:
+        return [plain(item) for item in value]
+    if kind is dict:
+        return {key: plain(item) for key, item in value.items()}
+    names = _FIELDS_OF.get(kind)
+    if names is None:
+        if not is_dataclass(kind):
+            return value  # another leaf (an enum, a str subclass): as `asdict` copies it
+        names = _FIELDS_OF[kind] = tuple(f.name for f in fields(kind))
+    return {name: plain(getattr(value, name)) for name in names}
 
 
 def _template(item: dict[str, Any]) -> Template:
@@ -97,8 +118,9 @@ def _site(item: dict[str, Any], snippets: list[str]) -> RaiseSite:
 def _class(item: dict[str, Any]) -> ClassDef:
     slots = {name: tuple(_slot(slot) for slot in item[name])
              for name in ("init_args", "self_attributes", "class_attributes", "methods")}
-    return ClassDef(**{**item, "bases": tuple(item["bases"]),
-                       "templates": tuple(_template(t) for t in item["templates"]), **slots})
+    names = {name: tuple(item[name]) for name in ("bases", "params", "keywords", "verbatim")}
+    return ClassDef(**{**item, **names, **slots,
+                       "templates": tuple(_template(t) for t in item["templates"])})
 
 
 def _slot(item: dict[str, Any]) -> TextSlot:

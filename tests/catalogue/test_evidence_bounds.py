@@ -64,6 +64,22 @@ def test_the_same_check_in_several_tests_is_fitted_once_and_counted_for_each(
                               ("ValueError",), "masked arrays are not supported") for n in range(5)]
     stats = EvidenceStats()
     found = match_evidence(records, repeated, stats)
-    assert len(tried) == len(records)  # one fit over the group, not one per test
+    # one fit over the group, not one per test; and the search runs only on the record whose
+    # example holds the pattern's literal text (`_Group.strong_candidates`)
+    assert tried == ["numpy masked arrays are not supported"]
     assert stats.assertions == 5 and stats.fitted == 5
     assert [e.path for e in found[records[0].id]] == [f"tests/test_{n}.py" for n in range(5)]
+
+
+def test_a_patterns_budget_is_the_time_its_own_searches_took() -> None:
+    """Not the clock since it was first tried: a fit must not depend on the machine's load, nor
+    on how long the other patterns ran before the same pattern came back with other exceptions."""
+    budget = evidence.PatternBudget(0.2)
+    compiled = evidence.Pattern.of("out of range")
+    assert compiled is not None
+    time.sleep(0.3)  # longer than the whole budget, spent elsewhere
+    assert budget.search(compiled.compiled, "value 3 is out of range")
+    assert 0 < budget.left < 0.2
+    budget.left = 0.0
+    with pytest.raises(evidence.RegexTimeout):
+        budget.search(compiled.compiled, "value 3 is out of range")
