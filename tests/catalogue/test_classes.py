@@ -217,8 +217,8 @@ def plain_missing(k):
     assert [(t.template, t.display, t.regex) for t in got["bad_usage"]] == [
         ("Option {opt} requires an argument.", "str",
          "^Option (?P<opt>[\\s\\S]*?) requires an argument\\.$")]
-    assert {(t.template, t.display) for t in got["no_such"]} == {
-        ("No such option: {opt}", "str"), ("{message}", "str")}
+    # the raise leaves `message` None, so only `if message is None:`'s text can run
+    assert {(t.template, t.display) for t in got["no_such"]} == {("No such option: {opt}", "str")}
     (missing,) = got["missing"]
     assert (missing.display, missing.regex) == ("str", "^no key (?P<k>[\\s\\S]*?)$")
     (plain,) = got["plain_missing"]
@@ -267,6 +267,26 @@ def test_class_text_survives_the_result_cache() -> None:
     assert [c.class_attributes for c in again.classes] == [c.class_attributes
                                                           for c in outcome.classes]
     assert any(c.init_target == "layered.base.LibError" for c in again.classes)
+
+
+def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
+    """The class pass picks `if message is None:`'s branch from the raise's arguments: both
+    must come back from the cache as the visit made them."""
+    from crawler.parse.workers import visit_file
+    from crawler.records import CallArgument
+    from crawler.store import _outcome_json
+
+    source = (PACKAGES.parent / "cases" / "none_defaults.py").read_bytes()
+    outcome = visit_file("none_defaults.py", "0" * 40, source)
+    again = _outcome_json.outcome_from_data(
+        json.loads(json.dumps(_outcome_json.outcome_data(outcome))))
+    assert [s.arguments for s in again.sites] == [s.arguments for s in outcome.sites]
+    assert again.sites[1].arguments == (CallArgument(None, "opt"), CallArgument(None, "None", True),
+                                        CallArgument(None, '["--all"]'))
+    guards = {(c.name, slot.name, slot.if_none) for c in again.classes for slot in c.init_args
+              if slot.if_none}
+    assert guards == {("NoSuchOption", "0", "message")}  # Either assigns in both branches
+    assert [c.init_args for c in again.classes] == [c.init_args for c in outcome.classes]
 
 
 def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
