@@ -29,6 +29,7 @@ import argparse
 import collections
 import json
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -253,7 +254,8 @@ def _trace_way(sites: list[Site], given: Path, source: Path, import_root: Path, 
     runner, args = ("pytest", options.pytest) if options.pytest is not None \
         else ("unittest", options.unittest)
     cwd = source if runner == "pytest" else scratch
-    _child(["trace", str(given), str(source), str(import_root), str(out), runner, *args.split()],
+    _child(["trace", str(given), str(source), str(import_root), str(out), runner,
+            *shlex.split(args)],
            cwd, options.timeout, options.python)
     events = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     evaluated, messages, matched, mismatches = by_trace(sites, events)
@@ -283,7 +285,8 @@ def main() -> int:
                         help="the source tree the folder was extracted from")
     parser.add_argument("--import-root", default=".",
                         help="the folder of the source tree that goes on sys.path (src)")
-    parser.add_argument("--pytest", help="way b: pytest's arguments, run in the source tree")
+    parser.add_argument("--pytest", help="way b: pytest's arguments, run in the source tree "
+                        "(split as a shell would: -k 'error or raise')")
     parser.add_argument("--unittest", help="way b: test module names, run with unittest")
     parser.add_argument("--no-construct", action="store_true", help="skip way a")
     parser.add_argument("--skip-module", action="append", default=list(SKIPPED_MODULES))
