@@ -395,9 +395,11 @@ def conflicting(action, name):
 def no_section(section):
     raise NoSection(section)
 '''}))
-    (conflicting,) = got["conflicting"]  # `%(message)s` names the key, not self.message
-    assert (conflicting.template, conflicting.not_followed) == (
-        "conflicting subparser: {name}", "pkg.errors.ArgumentError.__str__")
+    # `% dict(message=self.message, ...)`: each key stands for its value, so __str__ composes
+    (conflicting,) = got["conflicting"]
+    assert (conflicting.template, conflicting.composed_by, conflicting.not_followed) == (
+        "argument {str(argument)}: conflicting subparser: {name}",
+        "pkg.errors.ArgumentError.__str__", None)
     (no_section,) = got["no_section"]
     assert (no_section.template, no_section.composed_by) == (
         "No section: {section}", "pkg.errors.Error.__str__")
