@@ -118,7 +118,8 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
         if factory:  # `exc_type(message)`: a class passed as a parameter, not a factory
             templates = [replace(t, reason=followed.reason) for t in templates]
             factory = not followed.parameter_class
-    arguments = None if factory else call_arguments(module, exc)
+    builtin = (exception_qualname or "").startswith("builtins.")  # no class of ours to compose
+    arguments = None if factory or builtin else call_arguments(module, exc)
     sites = [replace(_site(place, exc, guards, exception_qualname, t, factory), arguments=arguments)
              for t in templates]
     if factory and followed.unknown_callee:
