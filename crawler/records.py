@@ -112,6 +112,9 @@ class TextSlot:
     templates: tuple[Template, ...]  # its alternatives; a `dynamic` one when it cannot be read
     verbatim: tuple[str, ...] = ()  # placeholders every alternative shows as given: str(), no spec
     aliases: tuple[tuple[str, str], ...] = ()  # placeholders that are locals bound to `self.x`
+    # A parameter (default None) that `if P is None: P = ...` fills before the slot reads it:
+    # the `{P}` template runs where a call gives P, the others where it leaves P None.
+    if_none: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,15 @@ class ArgumentText:
     keyword: str | None
     source: str
     readings: tuple[TextReading, ...] | None  # None: not text read off the source
+
+
+@dataclass(frozen=True)
+class CallArgument:
+    """One argument of the call a raise makes, as written: the class pass binds it to `__init__`."""
+
+    keyword: str | None  # None: by position; "*" or "**": unpacked, binding what cannot be told
+    source: str
+    literal: bool = False  # a constant: text, a number, None, True, False
 
 
 @dataclass(frozen=True)
@@ -223,6 +235,9 @@ class RaiseSite:
     # factory raised, or the helpers in `deferred`, templates with each call as a placeholder.
     cross_calls: tuple[CrossCall, ...] = ()
     deferred: tuple[Template, ...] = ()
+    # The raised class's call arguments (None: not a call of the class), for the class pass to
+    # pick the branch of its `__init__` that runs; never written, so no part of a site's equality.
+    arguments: tuple[CallArgument, ...] | None = field(default=None, compare=False)
 
     def key(self) -> tuple[str, str, str, str]:
         """The identity of a site, without its ordinal: never the line."""

@@ -29,6 +29,7 @@ import argparse
 import collections
 import json
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -67,8 +68,8 @@ def _site(record_id: str, site: Any) -> Site:
                 pieces is not None and not any(p.text for p in pieces if not p.is_placeholder))
 
 
-def _child(args: list[str], cwd: Path, timeout: float) -> None:
-    command = [sys.executable, str(WAYS), *args]
+def _child(args: list[str], cwd: Path, timeout: float, python: str) -> None:
+    command = [python, str(WAYS), *args]
     try:
         subprocess.run(command, cwd=cwd, timeout=timeout, check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -236,7 +237,7 @@ def _construct_way(sites: list[Site], given: Path, source: Path, import_root: Pa
                    scratch: Path, options: argparse.Namespace) -> list[Mismatch]:
     out = scratch / "constructed.json"
     _child(["construct", str(given), str(source), str(import_root), str(out),
-            ",".join(options.skip_module)], scratch, options.timeout)
+            ",".join(options.skip_module)], scratch, options.timeout, options.python)
     results = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     evaluated, matched, mismatches, why = by_construction(sites, results)
     print(f"  a. construct: evaluated {evaluated} of {len(results)}, "
@@ -253,8 +254,9 @@ def _trace_way(sites: list[Site], given: Path, source: Path, import_root: Path, 
     runner, args = ("pytest", options.pytest) if options.pytest is not None \
         else ("unittest", options.unittest)
     cwd = source if runner == "pytest" else scratch
-    _child(["trace", str(given), str(source), str(import_root), str(out), runner, *args.split()],
-           cwd, options.timeout)
+    _child(["trace", str(given), str(source), str(import_root), str(out), runner,
+            *shlex.split(args)],
+           cwd, options.timeout, options.python)
     events = json.loads(out.read_text(encoding="utf-8")) if out.exists() else []
     evaluated, messages, matched, mismatches = by_trace(sites, events)
     print(f"  b. trace ({runner} {args}): evaluated {evaluated} sites with {messages} "
@@ -283,7 +285,8 @@ def main() -> int:
                         help="the source tree the folder was extracted from")
     parser.add_argument("--import-root", default=".",
                         help="the folder of the source tree that goes on sys.path (src)")
-    parser.add_argument("--pytest", help="way b: pytest's arguments, run in the source tree")
+    parser.add_argument("--pytest", help="way b: pytest's arguments, run in the source tree "
+                        "(split as a shell would: -k 'error or raise')")
     parser.add_argument("--unittest", help="way b: test module names, run with unittest")
     parser.add_argument("--no-construct", action="store_true", help="skip way a")
     parser.add_argument("--skip-module", action="append", default=list(SKIPPED_MODULES))
@@ -293,6 +296,9 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=10)
     parser.add_argument("--reasons", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter the ways run in: one with the project's "
+                        "dependencies (a virtualenv's python)")
     return check(parser.parse_args())
 
 

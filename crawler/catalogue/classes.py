@@ -192,6 +192,7 @@ def resolve(files: Sequence[VisitedFile]) -> Resolved:
             resolved.sites.extend(_apply(index, site, resolved, pending=False))
         for site in visited.pending:
             resolved.sites.extend(_apply(index, site, resolved, pending=True))
+    resolved.sites = list(dict.fromkeys(resolved.sites))  # two readings its class made one
     for qualname in sorted(index.classes):
         if index.is_exception(qualname):
             resolved.exception_classes.append(_class_entry(index, index.classes[qualname]))
@@ -209,7 +210,8 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     if qualname != site.exception_qualname and qualname in index.classes:
         site = replace(site, exception_qualname=qualname)
         resolved.renamed += 1
-    composed = composing.compose(index, qualname, None if pending else site.message)
+    composed = composing.compose(index, qualname, None if pending else site.message,
+                                 site.arguments)
     if composed is not None:
         return _composed(site, composed, resolved, pending)
     templates, origin, owner = index.templates(qualname)

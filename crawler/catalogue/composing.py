@@ -20,16 +20,17 @@ composed at all (None): its message is the raise's.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from crawler.parse.class_text import SEVERAL
 from crawler.parse.messages import build_template, pieces_of
 from crawler.parse.reading import MAX_ALTERNATIVES, Piece, _merge_text
-from crawler.records import ClassDef, Template, TextSlot
+from crawler.records import CallArgument, ClassDef, Template, TextSlot
 
 if TYPE_CHECKING:
     from crawler.catalogue.classes import ClassIndex
@@ -69,9 +70,11 @@ class _Run:
     args_set_by: str | None = None  # an __init__ that assigns self.args: what args hold is unknown
 
 
-def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed | None:
+def compose(index: ClassIndex, raised: str, given: Template | None,
+            arguments: tuple[CallArgument, ...] | None = None) -> Composed | None:
     """`str(exc)` of `raised(...)` whose message argument reads as `given` (None: no text).
 
+    `arguments`, the call's as written, pick the branch of an `if P is None: P = ...` that runs.
     None when the class leaves the message as the raise reads it (no __init__ that changes it,
     no __str__), or hands on `*args`.
     """
@@ -80,7 +83,7 @@ def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed 
         return None
     run = _Run(index, cls, linearize(index, raised))
     try:
-        args = _through_inits(run, given)
+        args = _through_inits(run, given, arguments)
         shown = _through_str(run, args, given)
     except _NotFollowed as error:
         return Composed((), None, not_followed=str(error))
@@ -110,34 +113,41 @@ def compose(index: ClassIndex, raised: str, given: Template | None) -> Composed 
 Args = list[tuple[str, list[list[Piece]]]]  # what a call hands on: (position or keyword, texts)
 
 
-def _through_inits(run: _Run, given: Template | None) -> Args:
+def _through_inits(run: _Run, given: Template | None,
+                   arguments: tuple[CallArgument, ...] | None) -> Args:
     """The args that reach BaseException: the raise's own, or what the last __init__ hands on."""
     handed: Args = []
     raised_text = pieces_of(given) if given is not None else None
     if given is not None and given.argument is not None and raised_text is not None:
         handed = [(given.argument, [raised_text])]
     cls = _next_init(run, 0)
+    states = _given_by_call(cls, arguments) if cls is not None else None
+    first = cls
     for _ in range(len(run.mro) + 1):
         if cls is None:
             return handed
         env = _bind(cls, handed)
+        if cls is first:
+            env = {**_call_texts(cls, arguments, given), **env}
         if any(s.name == "args" for s in cls.self_attributes):
             run.args_set_by = f"{cls.qualname}.__init__"  # `self.args = ...`: not modelled
         if cls.init_target is None:
-            run.attributes.update(_instance_attributes(run, cls, env))
+            run.attributes.update(_instance_attributes(run, cls, env, states))
             return handed  # no base __init__ called: args stay the raise's
         method = f"{cls.qualname}.__init__"
         if cls.init_target == SEVERAL:
             raise _NotFollowed(method)  # two base __init__s run: not modelled
         if any(slot.name == "*" for slot in cls.init_args):
             raise _Unknown
-        slots = [(slot.name, _fill_slot(run, slot, env, method)) for slot in cls.init_args]
-        if not all(_passes_on(slot, env) for slot in cls.init_args) \
-                or len(cls.init_args) != len(handed):
+        init_args = [_branch(slot, states) for slot in cls.init_args]
+        slots = [(slot.name, _fill_slot(run, slot, env, method)) for slot in init_args]
+        if not all(_passes_on(slot, env) for slot in init_args) \
+                or len(init_args) != len(handed):
             run.composed_by = method
             run.defined_at = run.defined_at or _place(cls)
-        run.attributes.update(_instance_attributes(run, cls, env))
+        run.attributes.update(_instance_attributes(run, cls, env, states))
         cls, handed = _following(run, cls), slots
+        states = _given_by_slots(cls, slots) if cls is not None else None
     raise _NotFollowed(f"{run.raised.qualname}.__init__")
 
 
@@ -151,6 +161,67 @@ def _bind(cls: ClassDef, handed: Args) -> dict[str, list[list[Piece]]]:
         elif key in cls.params or key in cls.keywords:
             env[key] = texts
     return env
+
+
+def _given_by_call(cls: ClassDef, arguments: tuple[CallArgument, ...] | None
+                   ) -> dict[str, bool] | None:
+    """Which of an __init__'s parameters the raise gives a value other than None (True) and
+    which it leaves None, omitted or a literal None (False); None where that is not known."""
+    if arguments is None or any(a.keyword in ("*", "**") for a in arguments):
+        return None
+    states = dict.fromkeys((*cls.params, *cls.keywords), False)
+    positional = [a for a in arguments if a.keyword is None]
+    for name, argument in zip(cls.params, positional):
+        states[name] = not (argument.literal and argument.source == "None")
+    for argument in arguments:
+        if argument.keyword in states:
+            states[argument.keyword] = not (argument.literal and argument.source == "None")
+    return states
+
+
+def _call_texts(cls: ClassDef, arguments: tuple[CallArgument, ...] | None,
+                given: Template | None) -> dict[str, list[list[Piece]]]:
+    """The raise's other arguments that are text to the class: literal text, as it is, and
+    the expression given for a parameter an `if P is None:` fills, by its source."""
+    guarded = {slot.if_none for slot in (*cls.init_args, *cls.self_attributes)} - {None}
+    found: dict[str, list[list[Piece]]] = {}
+    positional = [a for a in (arguments or ()) if a.keyword is None]
+    keyed = [(a.keyword, a) for a in (arguments or ()) if a.keyword not in (None, "*", "**")]
+    for name, argument in [*zip(cls.params, positional), *keyed]:
+        assert name is not None
+        text = _literal_text(argument)
+        if text is not None:
+            found[name] = [[Piece(text)]]
+        elif name in guarded and not argument.literal:
+            found[name] = [[Piece(argument.source, True)]]
+    return found
+
+
+def _literal_text(argument: CallArgument) -> str | None:
+    if not argument.literal:
+        return None
+    try:
+        value = ast.literal_eval(argument.source)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _given_by_slots(cls: ClassDef, handed: Args) -> dict[str, bool]:
+    """The same for an __init__ that a class's own __init__ calls, from what it hands on."""
+    states = dict.fromkeys((*cls.params, *cls.keywords), False)
+    for name, texts in _bind(cls, handed).items():
+        states[name] = texts != [[Piece("None", True)]]
+    return states
+
+
+def _branch(slot: TextSlot, states: dict[str, bool] | None) -> TextSlot:
+    """A slot read through `if P is None: P = ...`, cut to the branch the call runs."""
+    if slot.if_none is None or states is None or slot.if_none not in states:
+        return slot
+    own = "{" + slot.if_none + "}"
+    kept = tuple(t for t in slot.templates if (t.template == own) == states[slot.if_none])
+    return replace(slot, templates=kept) if kept else slot
 
 
 def _passes_on(slot: TextSlot, env: dict[str, list[list[Piece]]]) -> bool:
@@ -190,11 +261,11 @@ def _first_init(index: ClassIndex, order: list[str], start: int) -> ClassDef | N
     return None
 
 
-def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piece]]]
-                         ) -> dict[str, list[list[Piece]] | None]:
+def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piece]]],
+                         states: dict[str, bool] | None) -> dict[str, list[list[Piece]] | None]:
     """`self.x = ...` of one __init__, filled in; an attribute set twice is not known."""
     found: dict[str, list[list[Piece]] | None] = {}
-    for slot in cls.self_attributes:
+    for slot in (_branch(s, states) for s in cls.self_attributes):
         if slot.name in found or slot.name in run.attributes:
             found[slot.name] = None
             continue

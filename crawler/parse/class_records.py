@@ -56,8 +56,10 @@ def class_record(path: str, module: cst.Module, found: FoundClass,
         call, position, assigned = found.init_call
         init_target = class_text.init_target(
             call, lambda parts: qualify(parts, found.scopes, visitor), found.statements)
-        init_args = class_text.init_slots(module, _without_self(call), position, assigned)
-    class_attributes, self_attributes, methods = class_text.slots(module, found.statements)
+        init_args = class_text.init_slots(module, _without_self(call), position, assigned,
+                                          _none_defaults(found.init))
+    class_attributes, self_attributes, methods = class_text.slots(
+        module, found.statements, _none_defaults(found.init))
     prefix = f"{visitor.module_name}." if visitor.module_name else ""
     template_line = init_line if template_from == "init" else attribute_line
     defined_at = f"{path}:{template_line or line}"
@@ -86,6 +88,15 @@ def _params(init: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """An __init__'s positional parameters after self, and its keyword-only ones."""
     positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)]
     return tuple(positional[1:]), tuple(p.name.value for p in init.params.kwonly_params)
+
+
+def _none_defaults(init: cst.FunctionDef | None) -> frozenset[str]:
+    """An __init__'s parameters whose default is None."""
+    if init is None:
+        return frozenset()
+    params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
+    return frozenset(p.name.value for p in params
+                     if isinstance(p.default, cst.Name) and p.default.value == "None")
 
 
 def _verbatim(module: cst.Module, call: cst.Call, template: Template, position: flow.Position,

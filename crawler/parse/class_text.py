@@ -11,7 +11,7 @@ put a class attribute's text in their place. Nothing here looks beyond the file.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import libcst as cst
@@ -100,15 +100,18 @@ def note(scopes: Sequence[WalkScope], small: cst.BaseSmallStatement,
         statements.returns.setdefault(_method_key(scope.node), []).append(value)
 
 
-def slots(module: cst.Module, statements: ClassStatements
+def slots(module: cst.Module, statements: ClassStatements, none_params: frozenset[str] = frozenset()
           ) -> tuple[tuple[TextSlot, ...], tuple[TextSlot, ...], tuple[TextSlot, ...]]:
-    """The class's text attributes, its `__init__`'s `self.x`, and its message methods' returns."""
+    """The class's text attributes, its `__init__`'s `self.x`, and its message methods' returns.
+
+    `none_params`: the `__init__`'s parameters whose default is None."""
     class_attributes = []
     for name, (value, position, _) in statements.class_assigns:
         slot = read_slot(module, name, [(value, position, None)])
         if all(t.kind == "literal" for t in slot.templates):
             class_attributes.append(slot)
-    self_attributes = tuple(read_slot(module, name, [noted])
+    self_attributes = tuple(_guarded(read_slot(module, name, [noted]), noted[0], noted[1],
+                                     none_params)
                             for name, noted in statements.self_assigns)
     returns = dict(statements.returns)
     for name, (value, _, _) in statements.class_assigns:
@@ -188,7 +191,8 @@ def _takes_self_only(node: cst.CSTNode | None) -> bool:
 
 
 def init_slots(module: cst.Module, call: cst.Call, position: flow.Position,
-               assigned: set[str] | None) -> tuple[TextSlot, ...]:
+               assigned: set[str] | None, none_params: frozenset[str] = frozenset()
+               ) -> tuple[TextSlot, ...]:
     """What `super().__init__(...)` hands on (self already dropped), by position or keyword; a
     starred argument is one `*` slot that cannot be read."""
     found = []
@@ -197,8 +201,56 @@ def init_slots(module: cst.Module, call: cst.Call, position: flow.Position,
             found.append(read_slot(module, "*", [None]))
             break
         name = arg.keyword.value if arg.keyword is not None else str(index)
-        found.append(read_slot(module, name, [(arg.value, position, assigned)]))
+        slot = read_slot(module, name, [(arg.value, position, assigned)])
+        found.append(_guarded(slot, arg.value, position, none_params))
     return tuple(found)
+
+
+def _guarded(slot: TextSlot, value: cst.BaseExpression, position: flow.Position,
+             none_params: frozenset[str]) -> TextSlot:
+    """The slot, marked `if_none` when it reads a parameter through `if P is None: P = ...`."""
+    if isinstance(value, cst.Name) and value.value in none_params \
+            and none_guarded(value.value, position):
+        return replace(slot, if_none=value.value)
+    return slot
+
+
+def none_guarded(name: str, position: flow.Position) -> bool:
+    """The definitions of parameter `name` reaching `position` are an `if name is None:` (no
+    `else`) that assigns it, and the parameter as given where that test is false."""
+    definitions = flow.definitions(name, position) if position else None
+    if not definitions or len(definitions) < 2:
+        return False
+    given = [d for d in definitions if len(d) == 1 and _falls_through(d[0][1], name)]
+    if len(given) != 1 or not isinstance(given[0][0][0], cst.Name):
+        return False
+    guard = _statement_at(given[0][0][1])
+    return all(d is given[0] or all(_inside(part_position, guard) for _, part_position in d)
+               for d in definitions)
+
+
+def _statement_at(position: flow.Position) -> cst.CSTNode:
+    statements, index, _ = position[-1]
+    return statements[index]
+
+
+def _falls_through(position: flow.Position, name: str) -> bool:
+    """The position is an `if name is None:` with no `else`: the parameter read past it."""
+    node = _statement_at(position)
+    return isinstance(node, cst.If) and node.orelse is None and _is_none_test(node.test, name)
+
+
+def _inside(position: flow.Position, guard: cst.CSTNode) -> bool:
+    """The position lies in the body of `guard` (a statement on its path, not itself)."""
+    return any(statements[index] is guard for statements, index, _ in position[:-1])
+
+
+def _is_none_test(test: cst.BaseExpression, name: str) -> bool:
+    return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+            and test.left.value == name and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Is)
+            and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None")
 
 
 def init_target(call: cst.Call, qualify: Callable[[list[str]], str | None],

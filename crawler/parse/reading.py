@@ -268,8 +268,19 @@ class Reader:
                             key.evaluated_value, str):
                         raise Unreadable
                     mapping[key.evaluated_value] = element.value
+            elif self._is_dict_call(values):
+                assert isinstance(values, cst.Call)
+                mapping = {arg.keyword.value: arg.value for arg in values.args
+                           if arg.keyword is not None}
             alternatives.append(("percent", self._percent_pieces(text, values, positional, mapping)))
         return alternatives
+
+    def _is_dict_call(self, node: cst.BaseExpression) -> bool:
+        """`dict(key=value, ...)`, keywords only, with `dict` the builtin (argparse's `__str__`)."""
+        return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                and node.func.value == "dict" and "dict" not in (self.assigned or ())
+                and bool(node.args)
+                and all(arg.keyword is not None and not arg.star for arg in node.args))
 
     def _percent_pieces(self, text: str, values: cst.BaseExpression,
                         positional: list[cst.BaseExpression] | None,

@@ -27,7 +27,7 @@ from crawler.parse.raise_visitor import (
     qualname,
 )
 from crawler.parse.reading import Alternative
-from crawler.records import CrossCall, RaiseCounts, RaiseSite, Template
+from crawler.records import CallArgument, CrossCall, RaiseCounts, RaiseSite, Template
 
 # A snippet longer than this is cut to a window around the raise.
 SNIPPET_MAX_LINES = 150
@@ -111,14 +111,17 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
     elif templates is None:
         if exception_qualname is None or exception_qualname.startswith("builtins."):
             return [], _WITHOUT_MESSAGE
-        return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
-            _WITHOUT_MESSAGE
+        pending = _site(place, exc, guards, exception_qualname, build_template(PENDING, []))
+        return [replace(pending, arguments=call_arguments(module, exc))], _WITHOUT_MESSAGE
     else:
         templates = [_followed(t, reader, place) for t in templates]
         if factory:  # `exc_type(message)`: a class passed as a parameter, not a factory
             templates = [replace(t, reason=followed.reason) for t in templates]
             factory = not followed.parameter_class
-    sites = [_site(place, exc, guards, exception_qualname, t, factory) for t in templates]
+    builtin = (exception_qualname or "").startswith("builtins.")  # no class of ours to compose
+    arguments = None if factory or builtin else call_arguments(module, exc)
+    sites = [replace(_site(place, exc, guards, exception_qualname, t, factory), arguments=arguments)
+             for t in templates]
     if factory and followed.unknown_callee:
         called = cross_call(place.follower, reader, exc, found.position)
         sites = [replace(site, cross_calls=(called,)) for site in sites] if called else sites
@@ -241,6 +244,21 @@ _WITH_MESSAGE = RaiseCounts(raise_statements=1)
 _BARE_RAISE = RaiseCounts(raise_statements=1, bare_raise=1)
 _RERAISE = RaiseCounts(raise_statements=1, reraise=1)
 _WITHOUT_MESSAGE = RaiseCounts(raise_statements=1, without_message=1)
+
+
+_CONSTANTS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary)
+
+
+def call_arguments(module: cst.Module, call: cst.Call) -> tuple[CallArgument, ...]:
+    """A call's arguments as written, for the class pass to bind to the class's `__init__`."""
+    found = []
+    for arg in call.args:
+        keyword = arg.star or (arg.keyword.value if arg.keyword is not None else None)
+        value = arg.value
+        literal = isinstance(value, _CONSTANTS) or (
+            isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
+        found.append(CallArgument(keyword, module.code_for_node(value), literal))
+    return tuple(found)
 
 
 def _looks_like_class(node: cst.BaseExpression) -> bool:

@@ -13,6 +13,7 @@ from crawler.parse.workers import FileOutcome
 from crawler.records import (
     ArgumentText,
     BuiltException,
+    CallArgument,
     ClassDef,
     CrossCall,
     ExposedFunction,
@@ -77,6 +78,7 @@ def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
     data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
     data["cross_calls"] = plain(site.cross_calls)
     data["deferred"] = plain(site.deferred)
+    data["arguments"] = None if site.arguments is None else plain(site.arguments)
     return data
 
 
@@ -112,7 +114,12 @@ def _site(item: dict[str, Any], snippets: list[str]) -> RaiseSite:
         raise TypeError("a snippet that is not text")
     return RaiseSite(**{**item, "message": _template(item["message"]), "snippet": snippet,
                         "cross_calls": tuple(_cross_call(c) for c in item["cross_calls"]),
-                        "deferred": tuple(_template(t) for t in item["deferred"])})
+                        "deferred": tuple(_template(t) for t in item["deferred"]),
+                        "arguments": _arguments(item["arguments"])})
+
+
+def _arguments(items: list[dict[str, Any]] | None) -> tuple[CallArgument, ...] | None:
+    return None if items is None else tuple(CallArgument(**item) for item in items)
 
 
 def _class(item: dict[str, Any]) -> ClassDef:
@@ -125,7 +132,8 @@ def _class(item: dict[str, Any]) -> ClassDef:
 
 def _slot(item: dict[str, Any]) -> TextSlot:
     return TextSlot(item["name"], tuple(_template(t) for t in item["templates"]),
-                    tuple(item["verbatim"]), tuple((a, b) for a, b in item["aliases"]))
+                    tuple(item["verbatim"]), tuple((a, b) for a, b in item["aliases"]),
+                    item["if_none"])
 
 
 def _region(item: dict[str, Any]) -> Region:

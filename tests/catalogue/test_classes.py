@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -217,8 +218,8 @@ def plain_missing(k):
     assert [(t.template, t.display, t.regex) for t in got["bad_usage"]] == [
         ("Option {opt} requires an argument.", "str",
          "^Option (?P<opt>[\\s\\S]*?) requires an argument\\.$")]
-    assert {(t.template, t.display) for t in got["no_such"]} == {
-        ("No such option: {opt}", "str"), ("{message}", "str")}
+    # the raise leaves `message` None, so only `if message is None:`'s text can run
+    assert {(t.template, t.display) for t in got["no_such"]} == {("No such option: {opt}", "str")}
     (missing,) = got["missing"]
     assert (missing.display, missing.regex) == ("str", "^no key (?P<k>[\\s\\S]*?)$")
     (plain,) = got["plain_missing"]
@@ -267,6 +268,26 @@ def test_class_text_survives_the_result_cache() -> None:
     assert [c.class_attributes for c in again.classes] == [c.class_attributes
                                                           for c in outcome.classes]
     assert any(c.init_target == "layered.base.LibError" for c in again.classes)
+
+
+def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
+    """The class pass picks `if message is None:`'s branch from the raise's arguments: both
+    must come back from the cache as the visit made them."""
+    from crawler.parse.workers import visit_file
+    from crawler.records import CallArgument
+    from crawler.store import _outcome_json
+
+    source = (PACKAGES.parent / "cases" / "none_defaults.py").read_bytes()
+    outcome = visit_file("none_defaults.py", "0" * 40, source)
+    again = _outcome_json.outcome_from_data(
+        json.loads(json.dumps(_outcome_json.outcome_data(outcome))))
+    assert [s.arguments for s in again.sites] == [s.arguments for s in outcome.sites]
+    assert again.sites[1].arguments == (CallArgument(None, "opt"), CallArgument(None, "None", True),
+                                        CallArgument(None, '["--all"]'))
+    guards = {(c.name, slot.name, slot.if_none) for c in again.classes for slot in c.init_args
+              if slot.if_none}
+    assert guards == {("NoSuchOption", "0", "message")}  # Either assigns in both branches
+    assert [c.init_args for c in again.classes] == [c.init_args for c in outcome.classes]
 
 
 def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
@@ -374,9 +395,11 @@ def conflicting(action, name):
 def no_section(section):
     raise NoSection(section)
 '''}))
-    (conflicting,) = got["conflicting"]  # `%(message)s` names the key, not self.message
-    assert (conflicting.template, conflicting.not_followed) == (
-        "conflicting subparser: {name}", "pkg.errors.ArgumentError.__str__")
+    # `% dict(message=self.message, ...)`: each key stands for its value, so __str__ composes
+    (conflicting,) = got["conflicting"]
+    assert (conflicting.template, conflicting.composed_by, conflicting.not_followed) == (
+        "argument {str(argument)}: conflicting subparser: {name}",
+        "pkg.errors.ArgumentError.__str__", None)
     (no_section,) = got["no_section"]
     assert (no_section.template, no_section.composed_by) == (
         "No section: {section}", "pkg.errors.Error.__str__")
@@ -463,3 +486,68 @@ def test_a_class_reached_through_a_star_import_shows_its_message(tmp_path: Path)
         sys.path.remove(str(tmp_path))
         for name in [n for n in sys.modules if n == "starpkg" or n.startswith("starpkg.")]:
             del sys.modules[name]
+
+
+TRACER_FILES = {
+    "tracerpkg/__init__.py": "",
+    "tracerpkg/errors.py": (
+        "class _ErrorMixin:\n"
+        "    _error_page = 'https://docs.example.org/errors.html'\n"
+        "    _module_name = 'tracerpkg.errors'\n\n"
+        "    def __init__(self, message):\n"
+        "        error_page = self._error_page\n"
+        "        module_name = self._module_name\n"
+        "        class_name = self.__class__.__name__\n"
+        "        error_msg = f'{message}\\nSee {error_page}#{module_name}.{class_name}'\n"
+        "        super().__init__(error_msg)\n\n\n"
+        "class TracerTypeError(_ErrorMixin, TypeError):\n"
+        "    pass\n\n\n"
+        "class ConcretizationTypeError(TracerTypeError):\n"
+        "    def __init__(self, tracer, context=''):\n"
+        "        super().__init__(\n"
+        "            'Abstract tracer value encountered where concrete value is expected: '\n"
+        "            f'{tracer}\\n{context}\\n')\n"),
+    "tracerpkg/core.py": (
+        "from tracerpkg.errors import ConcretizationTypeError\n\n\n"
+        "def to_int(tracer):\n"
+        "    raise ConcretizationTypeError(tracer, 'The problem arose with the `int` function.')\n\n\n"
+        "def to_bool(tracer):\n"
+        "    raise TypeError('Abstract tracer value encountered where concrete value is expected: '\n"
+        "                    f'{tracer}')\n"),
+}
+
+
+def test_crawler_lookup_of_a_real_suffixed_message_finds_its_record_first(tmp_path: Path) -> None:
+    """A message as the user sees it (class name, the class's own text and its `See ...#...`
+    suffix), from the raise really run, pasted into `crawler lookup` on an extracted folder."""
+    from click.testing import CliRunner
+
+    from crawler.cli import main
+
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in TRACER_FILES.items():
+        repo.write(path, text)
+    repo.commit("tracer errors")
+    run = subprocess.run([sys.executable, "-c",
+                          "import traceback, tracerpkg.core as c\n"
+                          "try:\n    c.to_int('traced array with shape float32[]')\n"
+                          "except Exception as e:\n"
+                          "    print(''.join(traceback.format_exception_only(e)), end='')"],
+                         cwd=repo.path, capture_output=True, text=True, check=True)
+    message = run.stdout
+    # as Python prints it: the class by its module, the class's own text and suffix
+    assert message.startswith("tracerpkg.errors.ConcretizationTypeError: ")
+    assert message.rstrip().endswith("#tracerpkg.errors.ConcretizationTypeError")
+    out = tmp_path / "out"
+    runner = CliRunner()
+    extracted = runner.invoke(main, ["extract", str(repo.path), "-o", str(out), "-q"])
+    assert extracted.exit_code == 0, extracted.output
+    found = runner.invoke(main, ["lookup", message, str(out), "--json"])
+    assert found.exit_code == 0, found.output
+    first, *others = json.loads(found.output)
+    assert (first["exact"], first["path"], first["qualname"]) == (True, "tracerpkg/core.py",
+                                                                   "to_int")
+    # the plain TypeError's template matches the text too; the class named first decides
+    assert [o["qualname"] for o in others if o["exact"]] == ["to_bool"]
+    assert first["template"].endswith(
+        "\nSee https://docs.example.org/errors.html#tracerpkg.errors.ConcretizationTypeError")
