@@ -338,8 +338,11 @@ def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequ
 def _moved(site: RaiseSite, shift: int) -> RaiseSite:
     if not shift:
         return site
+    # `defined_at`: a function or constant of this file followed into, as far from the raise as
+    # it was (its region's lookups hold the distance, `crawler.parse.followed`)
+    message = replace(site.message, defined_at=_moved_place(site.message.defined_at, shift))
     return replace(site, line=site.line + shift, end_line=site.end_line + shift,
-                   snippet_line=site.snippet_line + shift)
+                   snippet_line=site.snippet_line + shift, message=message)
 
 
 def _moved_class(found: ClassDef, shift: int) -> ClassDef:
