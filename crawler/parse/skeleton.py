@@ -224,6 +224,11 @@ def _continued(lines: Sequence[str], last: int, head: str) -> bool:
     return False
 
 
+def message_method(region: Region) -> bool:
+    """A class's `__str__` or message method: `misplaced` refuses its stub, so none is made."""
+    return region.kind == FUNCTION and bool(region.classes) and region.name in _NEVER_STUBBED
+
+
 def build(lines: Sequence[str], placed: Sequence[Region]) -> Skeleton | None:
     """The file with every placed region stubbed; None when no function is among them."""
     if not any(region.kind == FUNCTION for region in placed):

@@ -133,8 +133,10 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
     placed = skeleton.place(real_lines, known.regions)
     apart = followed.apart(placed, known.regions, module_name)
     placed = [region for region in placed if region not in apart
+              and not skeleton.message_method(region)
               and followed.stubbable(region, module_name, followed_into, real_lines)]
     lines = _LINE_BREAK.split(text)
+    whole_tree: list[bool] = []
     for _ in range(_SKELETON_READS):  # a stub refused is put back, and the skeleton read again
         skeletal = skeleton.build(real_lines, placed)
         if skeletal is None:
@@ -152,7 +154,8 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
         functions = [r for r in regions if r.kind == skeleton.FUNCTION]
         try:
             found = _read(path, module, visitor, tree, skeleton_lines, lines, functions,
-                          skeletal.real_line, unread, stubbed=skeletal.stubbed, real_text=text)
+                          skeletal.real_line, unread, stubbed=skeletal.stubbed, real_text=text,
+                          whole_tree=whole_tree)
         except _ReadWhole:
             return None
         if not found.refused:
@@ -194,7 +197,8 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
 def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module | None,
           parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
           real_line: Sequence[int] | None = None, unread: Unread = (),
-          stubbed: Sequence[skeleton.Region] = (), real_text: str = "") -> FileSites:
+          stubbed: Sequence[skeleton.Region] = (), real_text: str = "",
+          whole_tree: list[bool] | None = None) -> FileSites:
     """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines.
 
     A skeleton's read lists in `refused` the stubs it cannot keep: those it tried to follow
@@ -213,7 +217,8 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
     follower = Follower(module, visitor.index,
                         lambda parts, scopes: qualify(parts, scopes, visitor))  # type: ignore[arg-type]
 
-    whole_tree: list[bool] = []  # for a skeleton: whether the whole file's `ast` tree is read
+    # for a skeleton: whether a whole read has `ast`'s tree of the whole file, asked once a file
+    whole_tree = [] if whole_tree is None else whole_tree
 
     def line_of(node: object) -> int | None:
         """The line of a function or constant a message was followed into."""
