@@ -12,8 +12,9 @@ cached results, moved by however many lines the function moved.
 Where the old texts stand in the new file is found by their first line and digest, without
 parsing the file; then the skeleton's own tree must show each stub as what it stands for (a
 function of that name, in the same classes, not decorated; a string statement outside
-functions), and each stubbed function's lookups must resolve as before. A stub that fails is
-put back and the skeleton parsed again. Whatever the path, the result equals a whole read:
+functions), and each stubbed function's lookups must resolve as before, the functions and
+constants its messages were followed into unchanged and as far away (`crawler.parse.followed`;
+those are never stubbed). A stub that fails is put back and the skeleton parsed again. Whatever the path, the result equals a whole read:
 tests hold the two equal.
 
 Never stubbed: a class's `__init__`, `__str__` and message methods (the class pass reads what
