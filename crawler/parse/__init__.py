@@ -6,7 +6,8 @@ expressions to templates (`messages`, `reading`), what a class statement does to
 (`class_text`), the assignments that reach a raise (`flow`),
 the module's own helpers, factories and constants a message is built through (`calls`), nodes'
 exact source text and the `if` tests a raise runs under (`_source`),
-imports and qualified names (`names`), skeleton reads of changed files (`skeleton`), the
+imports and qualified names (`names`), skeleton reads of changed files (`skeleton`, with
+what a stub's records take from the functions and constants they follow: `followed`), the
 assertions of test files (`assertions`) and the limited, recycled worker processes that run all of
 it on untrusted source (`workers`, started from `_forkserver`).
 

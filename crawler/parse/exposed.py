@@ -40,14 +40,16 @@ from crawler.records import (
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 
 
-def exposed_functions(follower: Follower, defined_at: Callable[[cst.FunctionDef], str]
+def exposed_functions(follower: Follower, defined_at: Callable[[cst.FunctionDef], str],
+                      after_each: Callable[[cst.FunctionDef], None] | None = None
                       ) -> tuple[ExposedFunction, ...]:
     """The module's top-level functions another module's raise may follow, by qualified name.
 
     A function is exposed when one of its `return`s may be text or an exception call, it is
     bound once at the module's top level, undecorated (but `staticmethod`/`classmethod`), not a
     generator, and takes no `*args`/`**kwargs`. This is the one place that says so: a reader that
-    stubs functions keeps those for which `may_be_exposed` holds."""
+    stubs functions keeps those for which `may_be_exposed` holds. `after_each` is told of each
+    function once it is read (what it looked up is then its own)."""
     exposed = []
     for name, function in sorted(follower.index.functions.items()):
         if function is None or not may_be_exposed(function, follower.index.functions) \
@@ -55,6 +57,8 @@ def exposed_functions(follower: Follower, defined_at: Callable[[cst.FunctionDef]
             continue
         assert isinstance(function.node, cst.FunctionDef)
         exposed.append(_exposed(follower, function, function.node, defined_at(function.node)))
+        if after_each is not None:
+            after_each(function.node)
     return tuple(exposed)
 
 

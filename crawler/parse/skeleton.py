@@ -12,9 +12,10 @@ cached results, moved by however many lines the function moved.
 Where the old texts stand in the new file is found by their first line and digest, without
 parsing the file; then the skeleton's own tree must show each stub as what it stands for (a
 function of that name, in the same classes, not decorated; a string statement outside
-functions), and each stubbed function's lookups must resolve as before. A stub that fails is
-put back and the skeleton parsed again. Whatever the path, the result equals a whole read:
-tests hold the two equal.
+functions), and each stubbed function's lookups must resolve as before, the functions and
+constants its messages were followed into unchanged and as far away (`crawler.parse.followed`;
+those are never stubbed). A stub that fails is put back and the skeleton parsed again.
+Whatever the path, the result equals a whole read: tests hold the two equal.
 
 Never stubbed: a class's `__init__`, `__str__` and message methods (the class pass reads what
 they do to the message), a function on one line with its header, anything inside a function.
@@ -224,6 +225,11 @@ def _continued(lines: Sequence[str], last: int, head: str) -> bool:
     return False
 
 
+def message_method(region: Region) -> bool:
+    """A class's `__str__` or message method: `misplaced` refuses its stub, so none is made."""
+    return region.kind == FUNCTION and bool(region.classes) and region.name in _NEVER_STUBBED
+
+
 def build(lines: Sequence[str], placed: Sequence[Region]) -> Skeleton | None:
     """The file with every placed region stubbed; None when no function is among them."""
     if not any(region.kind == FUNCTION for region in placed):
@@ -338,8 +344,11 @@ def fill(sites: Sequence[RaiseSite], pending: Sequence[RaiseSite], classes: Sequ
 def _moved(site: RaiseSite, shift: int) -> RaiseSite:
     if not shift:
         return site
+    # `defined_at`: a function or constant of this file followed into, as far from the raise as
+    # it was (its region's lookups hold the distance, `crawler.parse.followed`)
+    message = replace(site.message, defined_at=_moved_place(site.message.defined_at, shift))
     return replace(site, line=site.line + shift, end_line=site.end_line + shift,
-                   snippet_line=site.snippet_line + shift)
+                   snippet_line=site.snippet_line + shift, message=message)
 
 
 def _moved_class(found: ClassDef, shift: int) -> ClassDef:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _positions, names, skeleton
+from crawler.parse import _positions, followed, names, skeleton
 from crawler.parse._positions import Unread
 from crawler.parse.calls import Follower
 from crawler.parse.class_records import class_record
@@ -50,6 +50,11 @@ from crawler.parse.site_records import (  # noqa: F401 - re-exported
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SKELETON_READS = 5  # refused stubs put back this many times at most, then the file is read whole
+
+
+class _ReadWhole(Exception):
+    """A skeleton cannot give what a whole read gives here: the file is read whole."""
 
 
 def module_exports(visitor: RaiseVisitor) -> dict[str, str]:
@@ -84,6 +89,7 @@ class FileSites:
     stubbed: tuple[skeleton.Region, ...] = ()
     followed: bool = False  # some message was read through another function or a constant
     exposed: tuple[ExposedFunction, ...] = ()  # its functions, for other modules' raises
+    refused: set[skeleton.Region] = field(default_factory=set)  # stubs a skeleton cannot keep
 
 
 def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
@@ -94,10 +100,9 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     context is unchanged is read as a skeleton: its known functions are stubbed, and listed in
     `stubbed` for the caller to fill in.
     """
-    if known is not None and not any(parts[:1] == (FOLLOWED,) for region in known.regions
-                                     for parts, _ in region.lookups):
+    if known is not None:
         found = _skeleton_sites(path, source, module_name, known)
-        if found is not None and not found.followed:
+        if found is not None:
             return found
     module = cst.parse_module(source)
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
@@ -124,8 +129,15 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
     if text is None:
         return None
     real_lines = skeleton.split_lines(text)
+    followed_into = followed.targets(known.regions)
     placed = skeleton.place(real_lines, known.regions)
-    for _ in range(3):  # a stub refused is put back, and the skeleton read again
+    apart = followed.apart(placed, known.regions, module_name)
+    placed = [region for region in placed if region not in apart
+              and not skeleton.message_method(region)
+              and followed.stubbable(region, module_name, followed_into, real_lines)]
+    lines = _LINE_BREAK.split(text)
+    whole_tree: list[bool] = []
+    for _ in range(_SKELETON_READS):  # a stub refused is put back, and the skeleton read again
         skeletal = skeleton.build(real_lines, placed)
         if skeletal is None:
             return None
@@ -133,17 +145,24 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
         if read is None:
             return None
         module, visitor, tree, unread, refused = read
-        if not refused:
+        if refused:
+            placed = [region for region in placed if region not in refused]
+            continue
+        skeleton_lines = _LINE_BREAK.split(skeletal.text)
+        regions = sorted([*skeletal.stubbed, *skeleton.fresh_regions(tree, skeletal, real_lines)],
+                         key=lambda r: r.line)
+        functions = [r for r in regions if r.kind == skeleton.FUNCTION]
+        try:
+            found = _read(path, module, visitor, tree, skeleton_lines, lines, functions,
+                          skeletal.real_line, unread, stubbed=skeletal.stubbed, real_text=text,
+                          whole_tree=whole_tree)
+        except _ReadWhole:
+            return None
+        if not found.refused:
             break
-        placed = [region for region in placed if region not in refused]
+        placed = [region for region in placed if region not in found.refused]
     else:
         return None
-    skeleton_lines = _LINE_BREAK.split(skeletal.text)
-    regions = sorted([*skeletal.stubbed, *skeleton.fresh_regions(tree, skeletal, real_lines)],
-                     key=lambda r: r.line)
-    functions = [r for r in regions if r.kind == skeleton.FUNCTION]
-    found = _read(path, module, visitor, tree, skeleton_lines, _LINE_BREAK.split(text), functions,
-                  skeletal.real_line, unread)
     counted = {r.line: r for r in found.regions}
     found.regions = [counted.get(r.line, r) for r in regions]
     found.context = known.context
@@ -170,15 +189,21 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
         return None
     refused = skeleton.misplaced(tree, skeletal)
     refused.update(region for region in skeletal.stubbed if region.kind == skeleton.FUNCTION
-                   and any(module_lookup(visitor, list(parts)) != answer
-                           for parts, answer in region.lookups))
+                   and any(parts[0] != FOLLOWED and module_lookup(visitor, list(parts)) != answer
+                           for parts, answer in region.lookups))  # FOLLOWED: checked by `_read`
     return module, visitor, tree, unread, refused
 
 
 def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module | None,
           parsed_lines: list[str], lines: list[str], regions: list[skeleton.Region],
-          real_line: Sequence[int] | None = None, unread: Unread = ()) -> FileSites:
-    """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines."""
+          real_line: Sequence[int] | None = None, unread: Unread = (),
+          stubbed: Sequence[skeleton.Region] = (), real_text: str = "",
+          whole_tree: list[bool] | None = None) -> FileSites:
+    """Sites, pending raises and classes of a visited module; `real_line` maps a skeleton's lines.
+
+    A skeleton's read lists in `refused` the stubs it cannot keep: those it tried to follow
+    into, and those whose followed functions or constants changed (`crawler.parse.followed`).
+    """
     exports = module_exports(visitor)
     if not visitor.found and not visitor.classes and not _exposes(visitor):
         return FileSites([], RaiseCounts(), "none", exports=exports, regions=regions)
@@ -192,12 +217,25 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
     follower = Follower(module, visitor.index,
                         lambda parts, scopes: qualify(parts, scopes, visitor))  # type: ignore[arg-type]
 
+    # for a skeleton: whether a whole read has `ast`'s tree of the whole file, asked once a file
+    whole_tree = [] if whole_tree is None else whole_tree
+
+    def line_of(node: object) -> int | None:
+        """The line of a function or constant a message was followed into."""
+        if isinstance(node, cst.FunctionDef) and id(node) in function_spans:
+            return function_spans[id(node)].line
+        line = _positions.top_level_line(tree, module, node)
+        if line is None or real_line is None:
+            return line
+        if not whole_tree:  # a whole read counts its lines on a tree of some statements: not here
+            whole_tree.append(_positions.ast_tree(real_text, lines) is not None)
+        if not whole_tree[0]:
+            raise _ReadWhole
+        return real_line[line - 1]
+
     def where(name: str) -> str | None:
         """The path:line of a function or constant a message was followed into."""
-        node = follower.defined.get(name)
-        if isinstance(node, cst.FunctionDef) and id(node) in function_spans:
-            return f"{path}:{function_spans[id(node)].line}"
-        line = _positions.top_level_line(tree, module, node) if real_line is None else None
+        line = line_of(follower.defined.get(name))
         return f"{path}:{line}" if line is not None else None
 
     tests: dict[int, str] = {}
@@ -229,15 +267,33 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         index = skeleton.region_at(regions, made_class.line)
         if index is not None:
             lookups[index].update(visitor.lookups[looked:])
-    # A skeleton's stubbed functions are carried from the previous version (`exposed.carried`);
-    # one read through another function (maybe a stub) makes the skeleton read whole: `followed`.
+    # A skeleton's stubbed functions are carried from the previous version (`exposed.carried`),
+    # so what each function's exposure read looked up or followed goes to its region's lookups.
+    marks = [len(visitor.lookups), len(follower.touched)]
+
+    def exposure_read(node: cst.FunctionDef) -> None:
+        visitor.lookups.extend((FOLLOWED, name) for name in follower.touched[marks[1]:])
+        index = skeleton.region_at(regions, function_spans[id(node)].line)
+        if index is not None:
+            lookups[index].update(visitor.lookups[marks[0]:])
+        marks[:] = [len(visitor.lookups), len(follower.touched)]
+
     exposed = exposed_functions(
-        follower, lambda node: f"{path}:{function_spans[id(node)].line}")
-    counted = [replace(r, counts=t,
-                       lookups=tuple((parts, module_lookup(visitor, parts)) for parts in sorted(u)))
+        follower, lambda node: f"{path}:{function_spans[id(node)].line}", exposure_read)
+    dependencies = followed.Dependencies(follower, line_of)
+
+    def answer(parts: tuple[str, ...], region: skeleton.Region) -> str | None:
+        if parts[0] == FOLLOWED:
+            return dependencies.answer(parts[1], region.line)
+        return module_lookup(visitor, parts)
+
+    counted = [replace(r, counts=t, lookups=tuple((parts, answer(parts, r)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
+    refused = followed.touched_stubs(follower, stubbed, visitor.module_name) | {
+        region for region in stubbed if region.kind == skeleton.FUNCTION
+        and dependencies.changed(region)}
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
-                     followed=bool(follower.touched), exposed=exposed)
+                     followed=bool(follower.touched), exposed=exposed, refused=refused)
 
 
 def _exposes(visitor: RaiseVisitor) -> bool:

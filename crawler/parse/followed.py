@@ -1,0 +1,146 @@
+"""What a function's records take from the functions and constants of its module they follow.
+
+A raise whose message is read through a helper, a factory or a constant of the module (`calls`)
+depends on that definition's text as much as on its own. A region's lookups name each of them as
+`(FOLLOWED, qualname)`, and the answer recorded is `dependency`: a digest of the definition's
+exact source and its line counted from the region's first line (a record's `defined_at` names
+it). A skeleton keeps a stub only when every such answer is the same in the new version, so
+the records it carries are the ones a whole read makes; the functions followed into are never
+stubbed (`targets`), so a fresh function's read follows their real text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+import libcst as cst
+
+from crawler.parse import flow
+from crawler.parse.calls import Follower
+from crawler.parse.site_records import FOLLOWED
+from crawler.parse.skeleton import FUNCTION, Region
+
+# A `global` statement hides in a stub's body: stubbed, it would make a name look bound once.
+_GLOBAL = re.compile(r"\bglobal\b")
+
+Definition = tuple[cst.CSTNode | flow.Position, cst.CSTNode]  # (where it is, what its text is)
+
+
+def region_qualname(region: Region, module_name: str | None) -> str:
+    """The qualified name the follower gives a region's function (`Follower.function_qualname`)."""
+    name = ".".join((*region.classes, region.name))
+    return f"{module_name}.{name}" if module_name else name
+
+
+def targets(regions: Iterable[Region]) -> set[str]:
+    """Every function and constant some region's records were followed into."""
+    return {parts[1] for region in regions for parts, _ in region.lookups
+            if len(parts) == 2 and parts[0] == FOLLOWED}
+
+
+def stubbable(region: Region, module_name: str | None, followed_into: set[str],
+              lines: Sequence[str]) -> bool:
+    """Whether a placed region may be stubbed: no function followed into, no `global` within."""
+    if region.kind != FUNCTION:
+        return True
+    if region_qualname(region, module_name) in followed_into:
+        return False
+    return _GLOBAL.search("".join(lines[region.line - 1 : region.end_line])) is None
+
+
+def apart(placed: Sequence[Region], known: Sequence[Region], module_name: str | None
+          ) -> set[Region]:
+    """Placed functions that followed into a function no longer found unchanged at the same
+    distance: their stubs would be refused after the read (`Dependencies.changed`), so they are
+    read at once. Only a function with a region of its own is looked at here; a constant, or a
+    function on one line, is checked after the read."""
+    old, new = _by_qualname(known, module_name), _by_qualname(placed, module_name)
+    twins: dict[tuple[object, ...], list[Region]] = {}
+    for region in known:
+        twins.setdefault(region.key, []).append(region)
+    found = set()
+    for region in placed:
+        names = [parts[1] for parts, _ in region.lookups if len(parts) == 2
+                 and parts[0] == FOLLOWED and parts[1] in old]
+        if not names or len(twins.get(region.key, ())) != 1:
+            continue
+        was = twins[region.key][0]
+        for name in names:
+            helper = new.get(name)
+            if helper is None or helper.key != old[name].key \
+                    or helper.line - region.line != old[name].line - was.line:
+                found.add(region)
+                break
+    return found
+
+
+def _by_qualname(regions: Iterable[Region], module_name: str | None) -> dict[str, Region]:
+    """Each function region by its qualified name, when no other region has that name."""
+    named: dict[str, list[Region]] = {}
+    for region in regions:
+        if region.kind == FUNCTION:
+            named.setdefault(region_qualname(region, module_name), []).append(region)
+    return {name: found[0] for name, found in named.items() if len(found) == 1}
+
+
+def touched_stubs(follower: Follower, stubbed: Iterable[Region], module_name: str | None
+                  ) -> set[Region]:
+    """The stubs a read tried to follow into: their real text is needed."""
+    touched = set(follower.touched)
+    return {region for region in stubbed if region.kind == FUNCTION
+            and region_qualname(region, module_name) in touched}
+
+
+class Dependencies:
+    """The answers of a read's `(FOLLOWED, qualname)` lookups, each definition's text digested once."""
+
+    def __init__(self, follower: Follower, line_of: Callable[[object], int | None]) -> None:
+        self.follower = follower
+        self.line_of = line_of  # a definition's line in the file, as a record's `defined_at` says
+        self._digests: dict[str, tuple[str, int | None] | None] = {}
+
+    def answer(self, qualname: str, region_line: int) -> str | None:
+        """The definition's digest and its line counted from `region_line`; None if none is."""
+        if qualname not in self._digests:
+            self._digests[qualname] = self._digest(qualname)
+        found = self._digests[qualname]
+        if found is None:
+            return None
+        text, line = found
+        return f"{text}@{line - region_line if line is not None else '-'}"
+
+    def changed(self, region: Region) -> bool:
+        """Whether any function or constant a stubbed region followed into is no longer as it was."""
+        return any(parts[0] == FOLLOWED and self.answer(parts[1], region.line) != answer
+                   for parts, answer in region.lookups if len(parts) == 2)
+
+    def _digest(self, qualname: str) -> tuple[str, int | None] | None:
+        found = definition(self.follower, qualname)
+        if found is None:
+            return None
+        where, node = found
+        code = self.follower.module.code_for_node(node)
+        text = hashlib.sha1(code.encode("utf-8", "surrogatepass")).hexdigest()
+        return text, self.line_of(where)
+
+
+def definition(follower: Follower, qualname: str) -> Definition | None:
+    """The function or constant `qualname` names in the module, as the follower finds it."""
+    index = follower.index
+    prefix = f"{index.module_name}." if index.module_name else ""
+    if not qualname.startswith(prefix):
+        return None
+    name = qualname[len(prefix):]
+    if not follower.bound_once_at_top(name.partition(".")[0]):
+        return None
+    if "." in name:
+        owner, _, attr = name.rpartition(".")
+        method = index.methods.get((owner, attr))
+        return (method.node, method.node) if method is not None and method.node else None
+    function = index.functions.get(name)
+    if function is not None and function.node is not None:
+        return function.node, function.node
+    constant = index.constants.get(name)
+    return (constant[1], constant[0]) if constant is not None else None

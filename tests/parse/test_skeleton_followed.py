@@ -1,0 +1,176 @@
+"""Files whose messages are followed into other functions stay skeleton reads, equal to whole ones.
+
+A function followed into (helper, factory, method) is never stubbed; a stubbed caller keeps its
+stub only while each function and constant it followed into is as it was, at the same distance
+(`crawler.parse.followed`). Every test holds the skeleton read equal to a whole read.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from crawler.parse import visitor
+from tests.parse.test_skeleton import assert_same, both
+
+CASE = (Path(__file__).parent.parent / "cases" / "flow_helpers.py").read_text()
+
+HELPED = '''MESSAGE = "a constant"
+
+
+def _msg(x):
+    return f"old text {x}"
+
+
+def _error(x):
+    return TypeError(f"bad {x}")
+
+
+def caller(v):
+    raise ValueError(_msg(v))
+
+
+def maker(v):
+    raise _error(v)
+
+
+def constant():
+    raise KeyError(MESSAGE)
+
+
+class Holder:
+    def fail(self, detail):
+        return SyntaxError(f"cannot: {detail}")
+
+    def run(self, token):
+        raise self.fail(f"token {token}")
+
+
+def other():
+    raise KeyError("other")
+'''
+
+
+CONSTANT_CHANGED = HELPED.replace('"a constant"', '"another constant"')
+MAKER_MOVED = HELPED.replace("def maker(v):", "\n\ndef maker(v):")
+
+
+def _counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times LibCST parses a module or a skeleton, counted as it happens."""
+    parses: list[int] = []
+    parse = cst.parse_module
+    monkeypatch.setattr(visitor.cst, "parse_module",
+                        lambda *a, **k: parses.append(1) or parse(*a, **k))  # type: ignore[func-returns-value]
+    return parses
+
+
+@pytest.mark.parametrize(("new", "stubs"), [
+    # five may be stubbed: caller, maker, constant, Holder.run, other (never _msg, _error, fail)
+    (HELPED.replace("old text", "new text"), 4),  # the helper changed: its caller read again
+    (HELPED.replace("raise ValueError(_msg(v))", "raise TypeError(_msg(v))"), 4),  # the caller
+    (HELPED + "\n\ndef added(v):\n    raise ValueError(_msg(v))\n", 5),  # a new caller of a helper
+    (CONSTANT_CHANGED, 4),
+    (HELPED.replace("cannot: {detail}", "cannot do: {detail}"), 4),  # the method followed
+    (HELPED.replace("return TypeError", "return ValueError"), 4),  # the factory changed
+    # maker and constant moved away from their factory and constant: read again
+    (MAKER_MOVED, 3),
+    ("# a line above\n" + HELPED, 5),  # all moved alike: every caller stays stubbed
+], ids=["helper", "caller", "new caller", "constant", "method", "factory", "moved apart",
+        "moved alike"])
+def test_a_file_with_followed_helpers_is_read_as_a_skeleton(
+        new: str, stubs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    parses = _counted_parses(monkeypatch)
+    whole, part, stubbed = both(HELPED, new)
+    assert_same(whole, part)
+    assert stubbed == stubs
+    # the old version, the new one whole, its skeleton once; twice where a constant a stub
+    # followed changed or moved apart from it (only the read tells), never a whole read
+    rereads = new in (CONSTANT_CHANGED, MAKER_MOVED)
+    assert len(parses) == 3 + rereads
+
+
+def test_a_renamed_helper_sends_its_caller_to_be_read_again() -> None:
+    new = HELPED.replace("_msg", "_message")
+    whole, part, stubbed = both(HELPED, new)
+    assert_same(whole, part)
+    assert stubbed == 4  # caller (its text changed) read; the helper never stubbed
+    (site,) = [s for s in part.sites if s.function == "caller"]
+    assert site.message.template == "old text {v}" and site.message.via == "pkg.mod._message"
+
+
+def test_a_stub_a_fresh_function_follows_into_is_put_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`other` was followed into by nothing; a new caller now reads it, so it must be real."""
+    old = HELPED.replace('raise KeyError("other")', 'return "other text"')
+    new = old + "\n\ndef added():\n    raise ValueError(other())\n"
+    parses = _counted_parses(monkeypatch)
+    whole, part, stubbed = both(old, new)
+    assert_same(whole, part)
+    assert stubbed == 4
+    assert len(parses) == 4  # the skeleton read twice: `other` put back after the first
+    (site,) = [s for s in part.sites if s.function == "added"]
+    assert site.message.template == "other text"
+
+
+def test_a_global_statement_in_an_unchanged_function_is_seen_by_the_skeleton() -> None:
+    old = HELPED + "\n\ndef rebinds():\n    global _msg\n    _msg = None\n"
+    new = old.replace("raise ValueError(_msg(v))", "raise TypeError(_msg(v))")
+    whole, part, stubbed = both(old, new)
+    assert_same(whole, part)
+    assert 0 < stubbed < 6
+
+
+def test_an_exposed_function_carried_from_a_stub_follows_its_helper_s_change() -> None:
+    """`make` is exposed to other modules through `_fmt`: a stub of it cannot carry old text."""
+    old = 'def _fmt(x):\n    return f"old {x}"\n\n\ndef make(x):\n    return _fmt(x)\n\n\n' \
+          'def other():\n    raise KeyError("k")\n'
+    whole, part, _ = both(old, old.replace("old {x}", "new {x}"))
+    assert_same(whole, part)
+    (make,) = [f for f in part.exposed if f.qualname == "pkg.mod.make"]
+    assert make.texts[0].runs[0].text == "new "
+
+
+def _function_names(text: str) -> list[str]:
+    return sorted({line.split("(")[0][4:] for line in text.splitlines() if line.startswith("def ")})
+
+
+def _followed_edit(text: str, rng: random.Random) -> str:
+    """One edit a week makes to code that follows helpers."""
+    names = _function_names(text)
+    kind = rng.randrange(6)
+    name = rng.choice(names)
+    if kind == 0:  # a helper's or caller's text edited
+        return text.replace(f"def {name}(", f"def {name}(\n    _edited=None,", 1) \
+            if rng.random() < 0.3 else text.replace('f"', 'f"edited ', 1 + rng.randrange(3))
+    if kind == 1:  # a new caller of an unchanged helper
+        helper = rng.choice(["_msg", "_inner", "_shape_error", "_built", "_two_ways", "_outer"])
+        call = {"_shape_error": "_shape_error('x', s)", "_built": "_built('k', s)",
+                "_two_ways": "_two_ways(True, s)", "_outer": "_outer(s, 2)"}.get(helper,
+                                                                                f"{helper}(s)")
+        raised = call if helper in ("_shape_error", "_built", "_two_ways") else f"ValueError({call})"
+        return text + f"\n\ndef added_{rng.randrange(99)}(s='v'):\n    raise {raised}\n"
+    if kind == 2:  # a helper renamed, its callers with it
+        old = rng.choice(["_msg", "_inner", "_outer", "_built"])
+        return text.replace(f"{old}(", f"{old}_renamed(")
+    if kind == 3:  # lines inserted above a function
+        return text.replace(f"\ndef {name}(", f"\n\n# moved\ndef {name}(", 1)
+    if kind == 4:  # a constant edited
+        return text.replace('"a module constant"', '"a constant, edited"')
+    return text.replace(f"def {name}(", f"def {name}_gone(", 1)  # a function renamed
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_followed_helpers_under_random_edits_read_the_same_both_ways(seed: int) -> None:
+    rng = random.Random(seed)
+    old = CASE
+    for _ in range(3):  # three weeks, each against the one before
+        new = old
+        for _ in range(rng.randint(1, 3)):
+            new = _followed_edit(new, rng)
+        whole, part, stubbed = both(old, new, path="pkg/flow_helpers.py")
+        assert_same(whole, part)
+        assert stubbed > 0  # 6 to 14 of its functions, by seed and week
+        old = new
