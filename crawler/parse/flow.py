@@ -195,6 +195,8 @@ def _binds_directly(name: str, node: cst.CSTNode) -> bool:
 
 def _bound_names(node: cst.CSTNode) -> Iterator[str]:
     """The names one statement binds itself (`ANY_NAME` when it may bind any)."""
+    if type(node) not in _BINDING:  # most statements: LibCST's isinstance is a Python call
+        return
     if isinstance(node, cst.Assign):
         for target in node.targets:
             yield from _target_names(target.target)
@@ -223,6 +225,12 @@ def _bound_names(node: cst.CSTNode) -> Iterator[str]:
                 yield bound.value
     elif isinstance(node, cst.MatchCase):
         yield ANY_NAME  # patterns bind names; not followed
+
+
+_BINDING: frozenset[type] = frozenset({
+    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del, cst.With, cst.ExceptHandler,
+    cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom,
+    cst.MatchCase})
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[str]:

@@ -23,6 +23,10 @@ from crawler.parse.calls import ModuleIndex
 # Class attributes that hold a default message template.
 MESSAGE_ATTRIBUTES = frozenset({"message", "msg_template", "msg", "default_message",
                                 "message_template", "default_detail", "template"})
+# Statement and expression types, compared by `type(node)` (LibCST's nodes are final dataclasses).
+_ASSIGNMENTS: frozenset[type] = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign})
+_IMPORTS: frozenset[type] = frozenset({cst.Import, cst.ImportFrom})
+_SUSPENDING: frozenset[type] = frozenset({cst.Yield, cst.Await})  # not a plain helper
 
 
 @dataclass
@@ -144,17 +148,20 @@ class RaiseVisitor(StatementWalker[Scope]):
 
     def visit_small(self, small: cst.BaseSmallStatement, level: flow.Level,
                     condition: cst.BaseExpression | None) -> None:
-        if isinstance(small, cst.Raise):
+        # LibCST's nodes are ABCs: an isinstance that fails costs a Python call, `type` does not
+        if type(small) is cst.Raise:
             self.found.append(FoundRaise(small, tuple(self.scopes), tuple(self.guards),
                                          self.position(level), self.indent))
             return
         self._note_flow(small, level)
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
+        kind = type(small)
+        if kind in _IMPORTS and isinstance(small, (cst.Import, cst.ImportFrom)):
             self._bindings().update(names.bindings(small, self.package))
             star = names.star_module(small, self.package) if not self.scopes else None
             if star is not None and star not in self.star_modules:
                 self.star_modules.append(star)
-        elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and self.scopes:
+        elif kind in _ASSIGNMENTS and self.scopes and isinstance(
+                small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
                 else [small.target]
             self.scopes[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
@@ -171,17 +178,19 @@ class RaiseVisitor(StatementWalker[Scope]):
 
     def _note_flow(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """Returns and yields of functions, `global` names and module constants, for `calls`."""
-        if isinstance(small, cst.Return):
+        kind = type(small)
+        if kind is cst.Return and isinstance(small, cst.Return):
             if self.scopes and not self.scopes[-1].is_class:
                 self.scopes[-1].returns.append((small.value, self.position(level)))
-        elif isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            if isinstance(small.value, (cst.Yield, cst.Await)) and self.scopes:
+        elif (kind is cst.Expr or kind in _ASSIGNMENTS) and isinstance(
+                small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            if type(small.value) in _SUSPENDING and self.scopes:
                 self.scopes[-1].generator = True  # a yield, or an await: not a plain helper
             if not self.scopes and len(self._levels) == 1:
                 constant = _constant(small)
                 if constant is not None:
                     self.index.constants[constant[0]] = (constant[1], self.position(level))
-        elif isinstance(small, cst.Global):
+        elif kind is cst.Global and isinstance(small, cst.Global):
             self.index.declared_global.update(item.name.value for item in small.names)
 
     def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
