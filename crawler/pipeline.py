@@ -485,23 +485,12 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
         manifest = replace(manifest, releases=walked)
         changes = [*(r for r in merged.records if r.id not in unchanged), *others]
-        if held is not None:  # the walk writes them at its checkpoints
-            return _kept_in_memory(held, folder, changes, manifest, merged, notes, collected,
-                                   started)
-        # Only the records whose text changes, each rendered once and its file read once.
-        writes = _pending_writes(folder, changes, manifest_text(manifest), store.blocks,
-                                 _stage(progress, WRITING))
-        pending = writes.names()
-        written = 0
-        if not dry_run and not plan.hold_all:
-            written = repo_output.write_folder(folder, writes, plan.reserved, loads)
-            if writes.manifest is not None and loads is not None:
-                prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
-            notes.extend(_refresh_lookup_index(folder, [*plan.kept, *merged.records]))
-        if loads is not None and not dry_run and not plan.hold_all and verified is not None:
-            record_files.remember_good_files(folder, loads, verified,
-                                             {f"{r.id}.yaml" for r in loaded.records},
-                                             {item.record.id for item in writes.records})
+        if held is not None:  # a walk's step: kept for the next, written at its checkpoints
+            written = held.keep(changes, manifest)
+            pending = [f"{ERRORS_DIR}/{r.id}.yaml" for r in changes]
+        else:
+            written, pending = _write(folder, changes, manifest, merged, plan, loaded, verified,
+                                      notes, store, dry_run, progress)
     notes.extend(_missing_notes(folder, missing, merged.added, plan.reserved, dry_run))
     problems = [broken.problem for broken in loaded.broken]
     if plan.hold_all:
@@ -514,17 +503,26 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                      evidence=merged.evidence)
 
 
-def _kept_in_memory(held: HeldFolder, folder: Path, changes: Sequence[ErrorRecord],
-                    manifest: Manifest, merged: MergeResult, notes: list[str],
-                    collected: Collected, started: float) -> RunResult:
-    """A walk's step: what `apply` would write, kept for the next step (see `held_folder`)."""
-    kept = held.keep(changes, manifest)
-    seconds = collected.seconds + time.perf_counter() - started
-    return RunResult(collected.pin, folder, manifest, merged, kept, seconds, notes=tuple(notes),
-                     parsed=len(collected.outcomes),
-                     pending=tuple(f"{ERRORS_DIR}/{r.id}.yaml" for r in changes),
-                     stale=tuple(r for r in merged.records if is_stale(r) and r.status != REMOVED),
-                     evidence=merged.evidence)
+def _write(folder: Path, changes: Sequence[ErrorRecord], manifest: Manifest,
+           merged: MergeResult, plan: holdback.Plan, loaded: repo_output.Loaded,
+           verified: record_files.Verified | None, notes: list[str], store: StoreContext,
+           dry_run: bool, progress: Progress | None) -> tuple[int, list[str]]:
+    """`apply`'s writes: only the records whose text changes, each rendered once and its file
+    read once, and the manifest; how many files were written, and the names pending."""
+    loads = store.loads
+    writes = _pending_writes(folder, changes, manifest_text(manifest), store.blocks,
+                             _stage(progress, WRITING))
+    written = 0
+    if not dry_run and not plan.hold_all:
+        written = repo_output.write_folder(folder, writes, plan.reserved, loads)
+        if writes.manifest is not None and loads is not None:
+            prime_manifest(loads, manifest, writes.manifest)  # the next update's first read
+        notes.extend(_refresh_lookup_index(folder, [*plan.kept, *merged.records]))
+    if loads is not None and not dry_run and not plan.hold_all and verified is not None:
+        record_files.remember_good_files(folder, loads, verified,
+                                         {f"{r.id}.yaml" for r in loaded.records},
+                                         {item.record.id for item in writes.records})
+    return written, list(writes.names())
 
 
 def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[str]:
