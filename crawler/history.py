@@ -19,6 +19,10 @@ be held exactly (a record file that does not load) is walked step by step on dis
 `update` would, which holds such files back; so is the first step of a folder that `extract`
 built.
 
+A held walk keeps what each step would start again (`_Shared`): one pool of worker processes
+(a fresh pool's workers each cost a start and a first parse), and the visit results it
+decoded (`held_folder.HeldResults`). A step then costs what changed since the tag before.
+
 Nothing here prints: each step is handed to `on_step` as it ends.
 """
 
@@ -31,9 +35,10 @@ from pathlib import Path
 
 from crawler.catalogue.releases import Walk, order_tags, plan_walk
 from crawler.errors import RefError
-from crawler.git.pin import pin
+from crawler.git.pin import default_cache_dir, pin
 from crawler.git.tags import list_tags
 from crawler.parse._forkserver import warm_up
+from crawler.parse.workers import WorkerPool, default_jobs
 from crawler.pipeline import (
     RunResult,
     apply,
@@ -47,7 +52,7 @@ from crawler.pipeline import (
 from crawler.records import ExtractOptions, Manifest
 from crawler.store import repo_output
 from crawler.store.context import StoreContext
-from crawler.store.held_folder import HeldFolder, finish_checkpoint, hold
+from crawler.store.held_folder import HeldFolder, HeldResults, finish_checkpoint, hold
 from crawler.store.manifest_file import load_manifest
 
 CHECKPOINT_STEPS = 10  # steps between two checkpoints, at most
@@ -106,31 +111,44 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
         targets.append(None)  # the end commit, which is no release
     steps: list[TagStep] = []
     checkpoints = _Checkpoints(folder, checkpoint_steps, checkpoint_seconds)
-    for number, tag in enumerate(targets, 1):
-        # The tests are read at the walk's end only: a step between keeps the records'
-        # evidence as it is (each read and match cost more than the step's parse on jax), and
-        # the end's full match (the digest changed) gives every record its evidence there.
-        step_evidence = evidence and number == len(targets)
-        at = tag if tag is not None else ref
-        if store.held is not None and (previous is None or previous.releases is not None):
-            result = _held_step(source, at, tag, previous, store, folder, output_root=output_root,
-                                options=options, cache_dir=cache_dir, name=name, jobs=jobs,
-                                evidence=step_evidence)
-            result = checkpoints.after_step(store, result)
-        else:  # on disk: a folder that cannot be held, or one `extract` built
-            result = _step(source, at, tag, previous, output_root=output_root, options=options,
-                           cache_dir=cache_dir, name=name, jobs=jobs, evidence=step_evidence)
-            if store.held is not None:  # the folder is now a walk's: held from here on
-                store = replace(store, held=_hold(output_root, folder, store))
-        # a held step goes on from the manifest as read back, as one on disk loads it
-        previous = store.held.manifest if store.held is not None else result.manifest
-        steps.append(TagStep(tag, number, len(targets), result))
-        if on_step is not None:
-            on_step(steps[-1])
+    with WorkerPool(jobs or default_jobs()) as pool:  # its workers start at the first parse
+        shared = _Shared(pool, HeldResults(cache_dir if cache_dir is not None
+                                           else default_cache_dir()))
+        for number, tag in enumerate(targets, 1):
+            # The tests are read at the walk's end only: a step between keeps the records'
+            # evidence as it is (each read and match cost more than the step's parse on jax),
+            # and the end's full match (the digest changed) gives every record its evidence.
+            step_evidence = evidence and number == len(targets)
+            at = tag if tag is not None else ref
+            if store.held is not None and (previous is None or previous.releases is not None):
+                result = _held_step(source, at, tag, previous, store, folder, shared,
+                                    output_root=output_root, options=options,
+                                    cache_dir=cache_dir, name=name, jobs=jobs,
+                                    evidence=step_evidence)
+                result = checkpoints.after_step(store, result)
+            else:  # on disk: a folder that cannot be held, or one `extract` built
+                result = _step(source, at, tag, previous, output_root=output_root,
+                               options=options, cache_dir=cache_dir, name=name, jobs=jobs,
+                               evidence=step_evidence)
+                if store.held is not None:  # the folder is now a walk's: held from here on
+                    store = replace(store, held=_hold(output_root, folder, store))
+            # a held step goes on from the manifest as read back, as one on disk loads it
+            previous = store.held.manifest if store.held is not None else result.manifest
+            steps.append(TagStep(tag, number, len(targets), result))
+            if on_step is not None:
+                on_step(steps[-1])
     if steps:
         steps[-1] = replace(steps[-1], result=checkpoints.final(store, steps[-1].result))
     return HistoryResult(folder, walk, tuple(steps), time.perf_counter() - started,
                          checkpoints.written)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What a held walk's steps share: its worker pool, and the visit results it decoded."""
+
+    pool: WorkerPool
+    results: HeldResults
 
 
 def _hold(output_root: Path, folder: Path, store: StoreContext) -> HeldFolder | None:
@@ -146,16 +164,17 @@ def _hold(output_root: Path, folder: Path, store: StoreContext) -> HeldFolder | 
 
 
 def _held_step(source: str, ref: str, tag: str | None, previous: Manifest | None,
-               store: StoreContext, folder: Path, *, output_root: Path, options: ExtractOptions,
-               cache_dir: Path | None, name: str | None, jobs: int | None, evidence: bool
-               ) -> RunResult:
+               store: StoreContext, folder: Path, shared: _Shared, *, output_root: Path,
+               options: ExtractOptions, cache_dir: Path | None, name: str | None,
+               jobs: int | None, evidence: bool) -> RunResult:
     """One regeneration in memory: the merge of what changed since `previous` with the held
     records (every file, for a folder with no manifest yet), kept for the next step."""
     started = time.perf_counter()
     warm_up()  # the workers' imports overlap the pin
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         collected = collect_held(repo, previous, folder, store, options=options,
-                                 cache_dir=cache_dir, jobs=jobs, evidence=evidence, release=tag)
+                                 cache_dir=cache_dir, jobs=jobs, evidence=evidence, release=tag,
+                                 pool=shared.pool, results=shared.results)
     result = apply(collected, output_root, previous=previous, store=store, release=tag)
     return replace(result, seconds=time.perf_counter() - started)
 

@@ -28,7 +28,7 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
 from crawler.parse import exposed, skeleton
 from crawler.parse._forkserver import warm_up
-from crawler.parse.workers import FileOutcome, Limits, default_jobs, visit_all
+from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
 from crawler.records import (
     REMOVED,
     ErrorRecord,
@@ -110,7 +110,8 @@ def read_tests(repo: PinnedRepo, entries: list[SourceFile], options: ExtractOpti
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
                 progress: Progress | None, cache: ResultCache | None = None,
                 limits: Limits | None = None, before: dict[str, str] | None = None,
-                blocks: SiteBlocks | None = None) -> list[FileOutcome]:
+                blocks: SiteBlocks | None = None, pool: WorkerPool | None = None
+                ) -> list[FileOutcome]:
     """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
 
     A file whose (path, blob) is in the cache is not read at all. The others are read as workers
@@ -119,7 +120,8 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     run, of this repository or any other. `before` maps a path to its blob at the previous
     run: when the cache holds that version's results, only the file's changed functions are
     parsed (`crawler.skeleton`). `blocks` gets the new sites' record blocks, rendered while the
-    workers parse on.
+    workers parse on. `pool`, where the caller keeps one across runs (a walk's steps), parses
+    instead of a fresh pool of `jobs` workers.
     """
     outcomes, misses = split_cached(cache, files)
     hits, total = len(files) - len(misses), len(files)
@@ -141,7 +143,7 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
                 previous[path] = was
             yield path, blob, data, _known(was)
 
-    for position, outcome in visit_all(jobs_in(), jobs, limits, report):
+    for position, outcome in _visits(jobs_in(), jobs, limits, report, pool):
         sites: Iterable[RaiseSite] = outcome.sites
         if outcome.stubbed:
             was = previous[outcome.path]
@@ -157,6 +159,19 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
         cache.flush()
     assert all(o is not None for o in outcomes)
     return outcomes  # type: ignore[return-value]
+
+
+def _visits(jobs: Iterator[tuple[str, str, bytes, skeleton.Known | None]], workers: int,
+            limits: Limits | None, report: Callable[[int], None] | None,
+            pool: WorkerPool | None) -> Iterator[tuple[int, FileOutcome]]:
+    """`visit_all`, or the caller's pool where it keeps one (its workers already started)."""
+    if pool is None:
+        yield from visit_all(jobs, workers, limits, report)
+        return
+    for done, item in enumerate(pool.run(jobs), start=1):
+        if report is not None:
+            report(done)
+        yield item
 
 
 def _previous_version(path: str, blob: str, before: dict[str, str] | None,
@@ -277,12 +292,14 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
 def _collect_pinned(repo: PinnedRepo, options: ExtractOptions, cache_dir: Path | None,
                     jobs: int | None, progress: Progress | None, evidence: bool,
                     blocks: SiteBlocks | None, diff_from: Callable[[Pin], str | None] | None,
-                    started: float) -> Collected:
-    """`collect` of a repository already pinned."""
+                    started: float, *, pool: WorkerPool | None = None,
+                    results: ResultCache | None = None) -> Collected:
+    """`collect` of a repository already pinned (`pool` and `results`: as `collect_held`'s)."""
     entries = repo.list_files()
     chosen, skipped, total = select_files(entries, options)
     workers = jobs or default_jobs()
-    outcomes = visit_files(repo, chosen, workers, progress, result_cache(cache_dir), blocks=blocks)
+    cache = results if results is not None else result_cache(cache_dir)
+    outcomes = visit_files(repo, chosen, workers, progress, cache, blocks=blocks, pool=pool)
     tests = read_tests(repo, entries, options, workers, cache_dir, progress) if evidence else None
     old_sha = diff_from(repo.pin) if diff_from is not None else None
     lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
@@ -294,14 +311,18 @@ def _collect_pinned(repo: PinnedRepo, options: ExtractOptions, cache_dir: Path |
 
 def _collect_again(repo: PinnedRepo, previous: Manifest, folder: Path, cache_dir: Path | None,
                    jobs: int | None, progress: Progress | None, evidence: bool,
-                   store: StoreContext, release: str | None = None) -> Collected:
+                   store: StoreContext, release: str | None = None, *,
+                   pool: WorkerPool | None = None, results: ResultCache | None = None
+                   ) -> Collected:
     """An update's collection: the files that changed since the folder's manifest (and those
     whose records went missing), and, with `evidence`, the test files through their cache."""
     missing = (store.held.missing(previous) if store.held is not None
                else _missing_ids(folder, previous))
-    collected = collect_changes(repo, previous, cache=result_cache(cache_dir), jobs=jobs,
+    cache = results if results is not None else result_cache(cache_dir)
+    collected = collect_changes(repo, previous, cache=cache, jobs=jobs,
                                 progress=progress, blocks=store.blocks,
-                                reread=_paths_of(previous, missing | _unreleased(previous, release)))
+                                reread=_paths_of(previous, missing | _unreleased(previous, release)),
+                                pool=pool)
     if not evidence:
         return collected
     return _with_tests(collected, read_tests(repo, repo.list_files(), previous.options,
@@ -343,8 +364,8 @@ def _line_map(repo: PinnedRepo, old_sha: str) -> tuple[LineMap | None, str | Non
 
 def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache | None = None,
                     jobs: int | None = None, progress: Progress | None = None,
-                    blocks: SiteBlocks | None = None, reread: frozenset[str] = frozenset()
-                    ) -> Collected:
+                    blocks: SiteBlocks | None = None, reread: frozenset[str] = frozenset(),
+                    pool: WorkerPool | None = None) -> Collected:
     """Visit only the files whose blob differs from the manifest's, with the manifest's options,
     and the files in `reread` (those whose record files went missing: their sites are merged
     again, so the records are remade).
@@ -366,11 +387,12 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
         warm_up()  # while the cache is asked for what it holds
     before = {entry.path: entry.blob for entry in previous.files}
     outcomes = visit_files(repo, todo, jobs or os.cpu_count() or 1, progress, cache,
-                           before=before, blocks=blocks)
+                           before=before, blocks=blocks, pool=pool)
     context: tuple[FileOutcome, ...] = ()
     if todo:  # nothing changed: no class can have changed either
         unchanged = [f for f in chosen if f.path in kept_paths]
-        context = tuple(visit_files(repo, unchanged, jobs or os.cpu_count() or 1, None, cache))
+        context = tuple(visit_files(repo, unchanged, jobs or os.cpu_count() or 1, None, cache,
+                                    pool=pool))
     lines, no_diff = _line_map(repo, previous.pin.sha) if todo else (None, None)
     renames: dict[str, str] = {}
     if set(old) - {f.path for f in chosen} and previous.pin.sha != repo.pin.sha:
@@ -767,15 +789,19 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
 
 def collect_held(repo: PinnedRepo, previous: Manifest | None, folder: Path, store: StoreContext,
                  *, options: ExtractOptions, cache_dir: Path | None, jobs: int | None,
-                 evidence: bool, release: str | None) -> Collected:
+                 evidence: bool, release: str | None, pool: WorkerPool | None = None,
+                 results: ResultCache | None = None) -> Collected:
     """A walk's step whose folder is held in memory (`store.held`): every file where the
     folder has no manifest yet (an extract's), else what changed since `previous` (an
-    update's); `apply` with the same `store` then merges it in memory."""
+    update's); `apply` with the same `store` then merges it in memory. `pool` and `results`
+    are what the walk keeps across its steps: its workers, and the result cache it reads
+    through (`held_folder.HeldResults`)."""
     if previous is None:
         return _collect_pinned(repo, options, cache_dir, jobs, None, evidence, store.blocks, None,
-                               time.perf_counter())
+                               time.perf_counter(), pool=pool, results=results)
     check_same_repository(str(folder), previous, repo.pin)  # before any file is read
-    return _collect_again(repo, previous, folder, cache_dir, jobs, None, evidence, store, release)
+    return _collect_again(repo, previous, folder, cache_dir, jobs, None, evidence, store, release,
+                          pool=pool, results=results)
 
 
 def write_held(folder: Path, store: StoreContext) -> tuple[int, list[str]]:

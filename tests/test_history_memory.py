@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from crawler.errors import OutputError
 from crawler.history import HistoryResult, TagStep, walk_releases
+from crawler.parse.workers import STATS, FileOutcome, Job, WorkerPool
 from crawler.pipeline import extract, update
 from crawler.store import record_files
 from crawler.store.held_folder import JOURNAL
@@ -169,3 +171,48 @@ def test_a_record_a_person_edits_mid_walk_is_never_written_over(
     record = record_files.load_record(path)
     assert planted[0] in path.read_text(encoding="utf-8")
     assert record.site.function == "load" and record.site.message.template == "size {x} is negative"
+
+
+def test_a_walk_parses_each_new_blob_once_as_a_skeleton_in_one_pool_of_workers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each step reads only what changed since the tag before: a changed file as a skeleton of
+    its previous version, a file back at a blob an earlier tag had from the result cache, and
+    all of it by the same worker processes, started once for the walk."""
+    repo = GitRepo(tmp_path / "repo")
+    two = ('def f(x):\n    if x:\n        raise ValueError(f"bad {x}")\n\n\n'
+           'def g(y):\n    raise KeyError(f"missing {y}")\n')
+    repo.write("pkg/a.py", two)
+    repo.write("pkg/b.py", 'def h(z):\n    raise TypeError("no z")\n')
+    repo.commit("first")
+    repo.tag("v1.0")
+    repo.write("pkg/a.py", two.replace("missing {y}", "no key {y}"))
+    repo.commit("reword g")
+    repo.tag("v1.1")
+    repo.write("pkg/a.py", two)  # back to the blob v1.0 had
+    repo.commit("reword g back")
+    repo.tag("v1.2")
+    repo.write("pkg/b.py", 'def h(z):\n    raise TypeError(f"no z: {z}")\n')
+    repo.commit("reword h")
+    repo.tag("v1.3")
+    sent: list[tuple[str, str, bool]] = []  # (path, blob, with its previous version)
+    pools: set[int] = set()
+    real_run = WorkerPool.run
+
+    def watched(pool: WorkerPool, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:
+        pools.add(id(pool))
+        return real_run(pool, ((sent.append((job[0], job[1], job[3] is not None)), job)[1]
+                               for job in jobs))
+
+    monkeypatch.setattr(WorkerPool, "run", watched)
+    started = STATS.started
+    result = walk_releases(str(repo.path), tags="v*", ref="v1.3", output_root=tmp_path / "out",
+                           cache_dir=tmp_path / "cache", jobs=1, evidence=False)
+    assert [step.tag for step in result.steps] == ["v1.0", "v1.1", "v1.2", "v1.3"]
+    assert [step.result.parsed for step in result.steps] == [2, 1, 1, 1]
+    blob = {tag: {path: repo.git("rev-parse", f"{tag}:{path}") for path in ("pkg/a.py", "pkg/b.py")}
+            for tag in ("v1.0", "v1.1", "v1.3")}
+    assert sent == [("pkg/a.py", blob["v1.0"]["pkg/a.py"], False),
+                    ("pkg/b.py", blob["v1.0"]["pkg/b.py"], False),
+                    ("pkg/a.py", blob["v1.1"]["pkg/a.py"], True),
+                    ("pkg/b.py", blob["v1.3"]["pkg/b.py"], True)]
+    assert len(pools) == 1 and STATS.started - started == 1

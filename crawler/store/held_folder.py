@@ -16,6 +16,10 @@ Between checkpoints the files are the last checkpoint's, and a person may edit o
 another run write it). A checkpoint first checks that each file it would write is as the walk
 last saw it (by its stat signature: a write always moves the ctime); where one is not, it
 writes nothing and stops the walk, which, run again, goes on from the files as they are.
+
+The visit results are held too (`HeldResults`): a file the walk left unchanged is read from
+the result cache at every step (for the class pass), and a changed one's previous version
+(for its skeleton read); each is decoded once a walk, not once a step.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from crawler.errors import OutputError
+from crawler.parse.workers import FileOutcome
 from crawler.records import ErrorRecord, Manifest
 from crawler.store import atomic, record_files
-from crawler.store.cache import LoadCache
+from crawler.store.cache import LoadCache, ResultCache
 from crawler.store.manifest_file import MANIFEST, prime_manifest, read_back_manifest
 from crawler.store.plain_files import lstat_or_none, signature
 from crawler.store.record_files import ERRORS_DIR, read_back, record_path
@@ -73,6 +78,32 @@ class HeldFolder:
         self.manifest = read_back_manifest(manifest)
         self.manifest_dirty = True
         return len(records)
+
+
+class HeldResults(ResultCache):
+    """The result cache, with each outcome it gave kept decoded for the walk's next steps.
+
+    What it gives is always what the cache holds: an outcome stored again is decoded from the
+    cache at its next read, as a fresh cache would give it.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        super().__init__(root)
+        self._decoded: dict[tuple[str, str], FileOutcome] = {}
+
+    def get(self, path: str, blob: str) -> FileOutcome | None:
+        found = self._decoded.get((path, blob))
+        if found is not None:
+            self.hits += 1
+            return found
+        found = super().get(path, blob)
+        if found is not None:
+            self._decoded[(path, blob)] = found
+        return found
+
+    def put(self, outcome: FileOutcome) -> None:
+        self._decoded.pop((outcome.path, outcome.blob), None)
+        super().put(outcome)
 
 
 def hold(folder: Path, loads: LoadCache | None) -> HeldFolder | None:

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import OutputError
+from crawler.parse.workers import visit_file
 from crawler.pipeline import extract
 from crawler.records import ArgumentText, CrossCall, Template
 from crawler.store import manifest_file, record_files
-from crawler.store.held_folder import JOURNAL, finish_checkpoint
+from crawler.store.cache import ResultCache
+from crawler.store.held_folder import JOURNAL, HeldResults, finish_checkpoint
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate
 from tests.store.test_emit import a_record
@@ -71,3 +73,20 @@ def test_a_journal_whose_temp_files_are_gone_finishes_nothing_and_goes(tmp_path:
     assert not (tmp_path / JOURNAL).exists()
     assert (tmp_path / "manifest.yaml").read_text(encoding="utf-8") == "kept\n"
     assert not finish_checkpoint(tmp_path)
+
+
+def test_held_results_decode_an_outcome_once_and_give_what_the_cache_holds(tmp_path: Path) -> None:
+    source = b'def f(x):\n    raise ValueError(f"bad {x}")\n'
+    first = visit_file("pkg/a.py", "a" * 40, source)
+    held = HeldResults(tmp_path)
+    assert held.get("pkg/a.py", "a" * 40) is None
+    held.put(first)
+    held.flush()
+    got = held.get("pkg/a.py", "a" * 40)
+    assert got == ResultCache(tmp_path).get("pkg/a.py", "a" * 40) == first
+    assert held.get("pkg/a.py", "a" * 40) is got  # decoded once, kept for the next step
+    # an outcome stored again under the same key is what the next read gives, from the cache
+    again = visit_file("pkg/a.py", "a" * 40, source.replace(b"bad", b"worse"))
+    held.put(again)
+    held.flush()
+    assert held.get("pkg/a.py", "a" * 40) == again != got
