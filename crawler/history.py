@@ -115,6 +115,7 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
         shared = _Shared(pool, HeldResults(cache_dir if cache_dir is not None
                                            else default_cache_dir()))
         for number, tag in enumerate(targets, 1):
+            shared.results.next_step()
             # The tests are read at the walk's end only: a step between keeps the records'
             # evidence as it is (each read and match cost more than the step's parse on jax),
             # and the end's full match (the digest changed) gives every record its evidence.

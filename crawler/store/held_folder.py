@@ -81,28 +81,37 @@ class HeldFolder:
 
 
 class HeldResults(ResultCache):
-    """The result cache, with each outcome it gave kept decoded for the walk's next steps.
+    """The result cache, with each outcome it gave kept decoded for the walk's next step.
 
     What it gives is always what the cache holds: an outcome stored again is decoded from the
-    cache at its next read, as a fresh cache would give it.
+    cache at its next read, as a fresh cache would give it. Only what the last step and this
+    one read is kept (`next_step`), so the walk holds about one repository's outcomes, however
+    many tags it walks.
     """
 
     def __init__(self, root: Path | None) -> None:
         super().__init__(root)
-        self._decoded: dict[tuple[str, str], FileOutcome] = {}
+        self._decoded: dict[tuple[str, str], FileOutcome] = {}  # read by this step
+        self._before: dict[tuple[str, str], FileOutcome] = {}  # read by the step before
+
+    def next_step(self) -> None:
+        """A step begins: what the step before last read and no step since is let go."""
+        self._before, self._decoded = self._decoded, {}
 
     def get(self, path: str, blob: str) -> FileOutcome | None:
-        found = self._decoded.get((path, blob))
+        key = (path, blob)
+        found = self._decoded.get(key) or self._before.pop(key, None)
         if found is not None:
             self.hits += 1
-            return found
-        found = super().get(path, blob)
+        else:
+            found = super().get(path, blob)
         if found is not None:
-            self._decoded[(path, blob)] = found
+            self._decoded[key] = found
         return found
 
     def put(self, outcome: FileOutcome) -> None:
         self._decoded.pop((outcome.path, outcome.blob), None)
+        self._before.pop((outcome.path, outcome.blob), None)
         super().put(outcome)
 
 

@@ -90,3 +90,17 @@ def test_held_results_decode_an_outcome_once_and_give_what_the_cache_holds(tmp_p
     held.put(again)
     held.flush()
     assert held.get("pkg/a.py", "a" * 40) == again != got
+
+
+def test_held_results_let_go_of_what_two_steps_did_not_read(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    for name in ("a", "b"):
+        cache.put(visit_file(f"pkg/{name}.py", name * 40, b'raise ValueError("x")\n'))
+    cache.flush()
+    held = HeldResults(tmp_path)
+    a, b = held.get("pkg/a.py", "a" * 40), held.get("pkg/b.py", "b" * 40)
+    held.next_step()
+    assert held.get("pkg/a.py", "a" * 40) is a  # read by the step before: kept
+    held.next_step()
+    assert held.get("pkg/a.py", "a" * 40) is a  # read again by the last step: still kept
+    assert held.get("pkg/b.py", "b" * 40) == b and held.get("pkg/b.py", "b" * 40) is not b
