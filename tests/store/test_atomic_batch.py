@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from crawler.pipeline import apply
 from crawler.store import atomic
 from crawler.store.held_folder import JOURNAL, finish_checkpoint
+from tests.outputkit import SHA_B, collected, folder_of, module, snapshot
 
 RECORDS = 40  # more than the renames in flight at once
 
@@ -80,3 +82,21 @@ def test_a_checkpoint_renames_its_records_before_its_manifest(tmp_path: Path,
     for path, text in files:
         assert path.read_text(encoding="utf-8") == text
     assert not (tmp_path / JOURNAL).exists() and _temp_files(errors) == []
+
+
+def test_an_update_writes_only_files_whose_bytes_change(tmp_path: Path, renamed: list[str]) -> None:
+    """Records moved, added, removed and untouched: every file renamed into place holds other
+    bytes than the file it replaced (or is new), and the untouched ones are not written."""
+    before = {"pkg/a.py": module("a", 6), "pkg/b.py": module("b", 6), "pkg/c.py": module("c", 3)}
+    after = {"pkg/a.py": module("a", 7, offset=2), "pkg/b.py": module("b", 4),
+             "pkg/c.py": module("c", 3)}
+    apply(collected(before), tmp_path)
+    old = snapshot(folder_of(tmp_path))
+    renamed.clear()
+    result = apply(collected(after, SHA_B), tmp_path)
+    new = snapshot(folder_of(tmp_path))
+    written = [rel for rel in new if any(rel.endswith(name) for name in renamed)]
+    assert len(renamed) == len(written) == result.files_written > 0
+    assert all(old.get(rel) != new[rel] for rel in written)
+    assert {rel for rel in new if old.get(rel) != new[rel]} == set(written)
+    assert len([rel for rel in new if rel.startswith("errors/") and rel not in written]) >= 3
