@@ -10,7 +10,9 @@ of the child itself and of its largest worker process). The command users run co
 nothing changed, and `update` (nothing changed; `--old`/`--new`: a week of changes), each as a
 ratio to the default extract; then `extract --no-evidence` with 1 and N workers, as ratios to
 the floor: `libcst.parse_module` over every file, one process, nothing else. Each row carries
-its target (`TARGETS`). A table goes to stdout, the figures to `--json`.
+its target (`TARGETS`). A table goes to stdout, the figures to `--json`; `--steps` adds, for the
+runs of the default command and the week's update, the wall and CPU time of each step of the run
+(`STEPS`: its own process and its worker processes apart).
 
 This is a developer's tool, like a test: it prints, and it is not part of `crawler`'s commands.
 """
@@ -18,6 +20,8 @@ This is a developer's tool, like a test: it prints, and it is not part of `crawl
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import json
 import os
 import platform
@@ -29,7 +33,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,6 +51,22 @@ TARGETS: dict[str, tuple[str, float | None]] = {
     "extract_n": ("floor", 0.30),
 }
 PEAK_TARGET_MIB = 1024  # peak resident memory of the crawler and of any worker
+
+# The steps of a run timed apart, in the order they run: (label, module, function). An indented
+# label is a part of the step above it. A function that is not there (renamed) is left out.
+STEPS = (
+    ("parse sources", "crawler.pipeline", "visit_files"),
+    ("read tests", "crawler.pipeline", "read_tests"),
+    ("class pass", "crawler.pipeline", "class_pass"),
+    ("load records", "crawler.store.repo_output", "load_folder"),
+    ("check the other records", "crawler.pipeline", "_verify_rest"),
+    ("merge", "crawler.pipeline", "regenerate"),
+    ("match evidence", "crawler.pipeline", "_match_tests"),
+    ("write", "crawler.pipeline", "_write"),
+    ("  render and compare", "crawler.pipeline", "_pending_writes"),
+    ("  write files", "crawler.store.repo_output", "write_folder"),
+    ("    prime the load cache", "crawler.store.record_files", "prime"),
+)
 
 
 # ---------------------------------------------------------------- inside a child process
@@ -76,6 +96,65 @@ def _cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + STATS.cpu_seconds)
+
+
+@contextmanager
+def timed_steps() -> Iterator[dict[str, dict[str, float]]]:
+    """Each of `STEPS` timed while the block runs: label -> its calls, wall seconds, CPU
+    seconds of this process and of the worker processes retired meanwhile (`STATS`)."""
+    from crawler.parse.workers import STATS
+
+    found: dict[str, dict[str, float]] = {}
+    patched: list[tuple[Any, str, Callable[..., Any]]] = []
+    inside: list[str] = []  # the steps running now, outermost first
+
+    def timing(label: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(real)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            wall, cpu, workers = time.perf_counter(), time.process_time(), STATS.cpu_seconds
+            inside.append(label)
+            try:
+                return real(*args, **kwargs)
+            finally:
+                inside.pop()
+                step = found.setdefault(label, {"calls": 0, "seconds": 0.0, "cpu_seconds": 0.0,
+                                                "worker_cpu_seconds": 0.0, "outermost_cpu": 0.0})
+                spent = (time.process_time() - cpu, STATS.cpu_seconds - workers)
+                step["calls"] += 1
+                step["seconds"] += time.perf_counter() - wall
+                step["cpu_seconds"] += spent[0]
+                step["worker_cpu_seconds"] += spent[1]
+                if not inside:  # not a part of another step: what the steps add up to
+                    step["outermost_cpu"] += sum(spent)
+        return timed
+
+    for label, module_name, name in STEPS:
+        module = importlib.import_module(module_name)
+        real = getattr(module, name, None)
+        if real is not None:
+            patched.append((module, name, real))
+            setattr(module, name, timing(label, real))
+    try:
+        yield found
+    finally:
+        for module, name, real in reversed(patched):
+            setattr(module, name, real)
+
+
+def steps_table(name: str, figures: dict[str, Any]) -> str:
+    """A run's steps (`timed_steps`), one line each, with what the run spent outside them."""
+    steps: dict[str, dict[str, float]] = figures.get("steps", {})
+    lines = [f"{name}: {figures['seconds']:.2f} s, {figures['cpu_seconds']:.2f} CPU s "
+             "(the crawler and its workers)",
+             f"  {'step':28} {'seconds':>8} {'CPU s':>8} {'worker CPU s':>13}"]
+    for label, _, _ in STEPS:
+        if label in steps:
+            step = steps[label]
+            lines.append(f"  {label:28} {step['seconds']:8.2f} {step['cpu_seconds']:8.2f} "
+                         f"{step['worker_cpu_seconds']:13.2f}")
+    outside = figures["cpu_seconds"] - sum(step["outermost_cpu"] for step in steps.values())
+    lines.append(f"  {'outside these steps':28} {'':8} {outside:8.2f}   (pin, git, manifest, ...)")
+    return "\n".join(lines)
 
 
 def _files(source: str, ref: str, cache_dir: Path) -> Iterator[tuple[str, bytes]]:
@@ -134,12 +213,13 @@ def phase_extract(args: argparse.Namespace) -> dict[str, Any]:
     pin_seconds = time.perf_counter() - pin_started
     cpu = _cpu()
     started = time.perf_counter()
-    result = extract(args.source, ref=args.ref, output_root=Path(args.output), cache_dir=cache,
-                     jobs=args.jobs, evidence=args.evidence)
+    with timed_steps() as steps:
+        result = extract(args.source, ref=args.ref, output_root=Path(args.output),
+                         cache_dir=cache, jobs=args.jobs, evidence=args.evidence)
     seconds = time.perf_counter() - started
     cpu = _cpu() - cpu
     counts = result.manifest.counts
-    return {"seconds": seconds, "cpu_seconds": cpu, "pin_seconds": pin_seconds,
+    return {"seconds": seconds, "cpu_seconds": cpu, "pin_seconds": pin_seconds, "steps": steps,
             "files": counts.parsed,
             "records": counts.records, "skipped": counts.skipped,
             "files_written": result.files_written, **_matching(result)}
@@ -151,11 +231,12 @@ def phase_update(args: argparse.Namespace) -> dict[str, Any]:
 
     cpu = _cpu()
     started = time.perf_counter()
-    result = update(args.source, ref=args.ref, output_root=Path(args.output),
-                    cache_dir=Path(args.cache_dir), jobs=args.jobs)
+    with timed_steps() as steps:
+        result = update(args.source, ref=args.ref, output_root=Path(args.output),
+                        cache_dir=Path(args.cache_dir), jobs=args.jobs)
     seconds = time.perf_counter() - started
     counts = result.manifest.counts
-    return {"seconds": seconds, "cpu_seconds": _cpu() - cpu, "files": result.parsed,
+    return {"seconds": seconds, "cpu_seconds": _cpu() - cpu, "steps": steps, "files": result.parsed,
             "records": counts.records, "skipped": counts.skipped,
             "files_written": result.files_written,
             "changes": {name: len(getattr(result.merged, name))
@@ -380,6 +461,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--evidence", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measure; medians are shown")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--steps", action="store_true",
+                        help="also show the time of each step of the default extract and the updates")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temp folder)")
     parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
     parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
@@ -409,6 +492,10 @@ def main(argv: list[str] | None = None) -> None:
             results = benchmark(source, args.ref, jobs, max(1, args.repeat), args.old, args.new,
                                 workdir, lambda text: print(f"... {text}", file=sys.stderr))
     print(table(results, jobs))
+    if args.steps:
+        for name in ("extract_default", "rerun_default", "rerun", "regen"):
+            if "steps" in results.get(name, {}):
+                print("\n" + steps_table(LABELS[name].format(jobs=jobs), results[name]))
     if args.json:
         report = {
             "source": "stdlib" if args.stdlib else args.source,

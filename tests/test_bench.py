@@ -46,3 +46,32 @@ def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_pa
     assert results["extract_default"]["records_with_evidence"] == 1
     assert results["extract_default"]["matching_seconds"] >= 0
     assert "matching_seconds" not in results["extract_1"]
+
+
+def test_bench_times_the_steps_of_a_run(make_repo: Callable[[str], GitRepo], tmp_path: Path
+                                        ) -> None:
+    """`timed_steps` around a real extract and update: each step that ran, with its CPU split
+    between the crawler and its workers; the functions are put back after."""
+    from crawler import pipeline
+
+    repo = make_repo("lib")
+    repo.write("pkg/m.py", "def f():\n    raise ValueError('message number 1')\n")
+    repo.write("tests/test_m.py", "import pytest\n\n\ndef test_f():\n"
+               "    with pytest.raises(ValueError, match='message number 1'):\n        f()\n")
+    repo.commit("first")
+    real = pipeline.visit_files
+    with bench.timed_steps() as steps:
+        pipeline.extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "c",
+                         jobs=1)
+    assert pipeline.visit_files is real
+    assert {"parse sources", "read tests", "class pass", "match evidence", "write",
+            "  write files"} <= set(steps)
+    assert steps["parse sources"]["worker_cpu_seconds"] > 0  # the file was parsed in a worker
+    assert steps["read tests"]["worker_cpu_seconds"] > 0
+    assert steps["write"]["calls"] == 1
+    assert steps["  write files"]["outermost_cpu"] == 0  # a part of `write`, counted there
+    figures = {"seconds": 1.0, "cpu_seconds": 9.0, "steps": steps}
+    shown = bench.steps_table("extract", figures).splitlines()
+    assert shown[0] == "extract: 1.00 s, 9.00 CPU s (the crawler and its workers)"
+    assert [line.split()[0] for line in shown[2:-1]][:2] == ["parse", "read"]
+    assert shown[-1].lstrip().startswith("outside these steps")

@@ -2,7 +2,8 @@
 
 Every text goes to a temp file beside its target (`.<name>.<random>.tmp`), is fsynced, then
 renamed over the target; the folder is fsynced after its renames so that they last too. A batch
-writes and fsyncs all its temp files before the first rename, and fsyncs each folder once.
+writes and fsyncs all its temp files before the first rename, renames them several at once, and
+fsyncs each folder once.
 
 A temp file is made with mode 0666 less the umask, as `open` would make the target itself
 (`tempfile.mkstemp` makes 0600, which a web server running as another user cannot read).
@@ -25,6 +26,10 @@ TEMP_SUFFIX = ".tmp"  # temp files: ".<name>.<random>.tmp", beside their target
 # fsyncs in flight at once: the journal commits those that wait together (measured here: 0.2 ms
 # a file with 16 threads, 0.7 ms one after the other)
 _FSYNC_THREADS = 16
+# renames in flight at once, for the same reason: a rename waits on the filesystem's journal, and
+# those that wait together commit together (2,000 records of a 5,400-file folder on ext4: 0.6 to
+# 1.0 s in 16 threads, 2.4 to 6.0 s one after the other)
+_RENAME_THREADS = 16
 _NEW_FILE_MODE = 0o666  # less the umask, by the kernel: 0644 under 022, 0600 under 077
 _NAME_TRIES = 100
 
@@ -59,15 +64,37 @@ def write_all(files: Sequence[tuple[Path, str]]) -> None:
     """
     staged = stage_batch(files)
     try:
-        for index, (path, _) in enumerate(files):
-            os.replace(staged[index], path)
-            staged[index] = ""
-    finally:
-        for tmp in staged:
-            if tmp:
-                _discard(tmp)
+        replace_all(list(zip(staged, (path for path, _ in files))))
+    except BaseException:
+        for tmp in staged:  # those renamed are gone already; the others were never renamed
+            _discard(tmp)
+        raise
     for folder in sorted({path.parent for path, _ in files}):
         sync_folder(folder)
+
+
+def replace_all(renames: Sequence[tuple[str | Path, str | Path]]) -> None:
+    """Rename each `(temp file, target)`, several at once; once all were tried, the first
+    OSError is raised. Each rename is atomic on its own and each temp file was fsynced before
+    any of them, so their order does not matter: a crash leaves each target as it was or as it
+    should be, whichever renames had run."""
+    if len(renames) <= 1:
+        for tmp, target in renames:
+            os.replace(tmp, target)
+        return
+    with ThreadPoolExecutor(min(_RENAME_THREADS, len(renames))) as pool:
+        outcomes = list(pool.map(_replace, renames))
+    failed = next((error for error in outcomes if error is not None), None)
+    if failed is not None:
+        raise failed
+
+
+def _replace(rename: tuple[str | Path, str | Path]) -> OSError | None:
+    try:
+        os.replace(*rename)
+    except OSError as error:
+        return error
+    return None
 
 
 def stage_batch(files: Sequence[tuple[Path, str]]) -> list[str]:

@@ -221,10 +221,11 @@ def _journalled(folder: Path, tmp: object, target: object) -> bool:
 
 def _finish(folder: Path, renames: Sequence[Sequence[str]]) -> None:
     """Each temp file still there renamed over its target, the folders fsynced, the journal gone."""
+    left = [(folder / tmp, folder / target) for tmp, target in renames
+            if os.path.isfile(folder / tmp) and not os.path.islink(folder / tmp)]
     try:
-        for tmp, target in renames:
-            if os.path.isfile(folder / tmp) and not os.path.islink(folder / tmp):
-                os.replace(folder / tmp, folder / target)
+        atomic.replace_all([pair for pair in left if pair[1].name != MANIFEST])
+        atomic.replace_all([pair for pair in left if pair[1].name == MANIFEST])  # last
         atomic.sync_folder(folder / ERRORS_DIR)
         (folder / JOURNAL).unlink(missing_ok=True)
         atomic.sync_folder(folder)

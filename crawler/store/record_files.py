@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
@@ -298,7 +299,9 @@ def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | N
 
     A crash leaves each file as it was or as it should be (see `atomic.write_all`). With
     `loads`, each file written primes it with what a checked load of its text finds, so the
-    next run need not check what this one wrote.
+    next run need not check what this one wrote. The priming runs while the writes wait on the
+    disk (their fsyncs and renames): what it stores is keyed by the texts' bytes and true of
+    them, written or not.
     """
     files = [(record_path(root, item.record.id), item.text) for item in texts]
     if not files:
@@ -306,12 +309,14 @@ def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | N
     folder = root / ERRORS_DIR
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        atomic.write_all(files)
+        with ThreadPoolExecutor(1) as writer:
+            writing = writer.submit(atomic.write_all, files)
+            if loads is not None:
+                prime(loads, texts)
+            writing.result()
     except OSError as error:
         atomic.raise_output_error(error, error.filename or folder, "every record there is either "
                                   "as it was or fully written")
-    if loads is not None:
-        prime(loads, texts)
     return len(files)
 
 
