@@ -2,11 +2,12 @@
 
 A raise whose message is read through a helper, a factory or a constant of the module (`calls`)
 depends on that definition's text as much as on its own. A region's lookups name each of them as
-`(FOLLOWED, qualname)`, and the answer recorded is `dependency`: a digest of the definition's
-exact source and its line counted from the region's first line (a record's `defined_at` names
-it). A skeleton keeps a stub only when every such answer is the same in the new version, so
-the records it carries are the ones a whole read makes; the functions followed into are never
-stubbed (`targets`), so a fresh function's read follows their real text.
+`(FOLLOWED, qualname)`, and the answer recorded is `dependency`: a digest of the definition's exact
+source (a function's lines as the file has them, its decorators written out) and its line counted
+from the region's first line (a record's `defined_at` names it). A skeleton keeps a stub only when
+every such answer is the same in the new version, so the records it carries are the ones a whole
+read makes; the functions followed into are never stubbed (`targets`), so a fresh function's read
+follows their real text.
 """
 
 from __future__ import annotations
@@ -96,9 +97,11 @@ def touched_stubs(follower: Follower, stubbed: Iterable[Region], module_name: st
 class Dependencies:
     """The answers of a read's `(FOLLOWED, qualname)` lookups, each definition's text digested once."""
 
-    def __init__(self, follower: Follower, line_of: Callable[[object], int | None]) -> None:
+    def __init__(self, follower: Follower, line_of: Callable[[object], int | None],
+                 text_of: Callable[[cst.CSTNode], str | None] = lambda node: None) -> None:
         self.follower = follower
         self.line_of = line_of  # a definition's line in the file, as a record's `defined_at` says
+        self.text_of = text_of  # a definition's text as the file has it, where the read knows it
         self._digests: dict[str, tuple[str, int | None] | None] = {}
 
     def answer(self, qualname: str, region_line: int) -> str | None:
@@ -121,7 +124,9 @@ class Dependencies:
         if found is None:
             return None
         where, node = found
-        code = self.follower.module.code_for_node(node)
+        code = self.text_of(node)
+        if code is None:  # LibCST writes it out: a whole function costs as much as its parse
+            code = self.follower.module.code_for_node(node)
         text = hashlib.sha1(code.encode("utf-8", "surrogatepass")).hexdigest()
         return text, self.line_of(where)
 

@@ -280,7 +280,16 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
 
     exposed = exposed_functions(
         follower, lambda node: f"{path}:{function_spans[id(node)].line}", exposure_read)
-    dependencies = followed.Dependencies(follower, line_of)
+
+    def function_text(node: cst.CSTNode) -> str | None:
+        """A function's decorators and its lines in the file: its text without LibCST's codegen."""
+        span = function_spans.get(id(node))
+        if span is None or not isinstance(node, cst.FunctionDef):
+            return None
+        written = "".join(module.code_for_node(decorator) for decorator in node.decorators)
+        return written + "\n".join(lines[span.line - 1:span.end_line])
+
+    dependencies = followed.Dependencies(follower, line_of, function_text)
 
     def answer(parts: tuple[str, ...], region: skeleton.Region) -> str | None:
         if parts[0] == FOLLOWED:

@@ -56,6 +56,8 @@ def other():
 
 CONSTANT_CHANGED = HELPED.replace('"a constant"', '"another constant"')
 MAKER_MOVED = HELPED.replace("def maker(v):", "\n\ndef maker(v):")
+# the helper's `def` on the same line: only its decorator tells it changed
+DECORATED = HELPED.replace("\n\n\ndef _msg(x):", "\n\n@functools.cache\ndef _msg(x):")
 
 
 def _counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -78,8 +80,10 @@ def _counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     # maker and constant moved away from their factory and constant: read again
     (MAKER_MOVED, 3),
     ("# a line above\n" + HELPED, 5),  # all moved alike: every caller stays stubbed
+    # a decorator is part of the helper's text, though its lines start at `def`
+    (DECORATED, 4),
 ], ids=["helper", "caller", "new caller", "constant", "method", "factory", "moved apart",
-        "moved alike"])
+        "moved alike", "decorated helper"])
 def test_a_file_with_followed_helpers_is_read_as_a_skeleton(
         new: str, stubs: int, monkeypatch: pytest.MonkeyPatch) -> None:
     parses = _counted_parses(monkeypatch)
@@ -87,9 +91,25 @@ def test_a_file_with_followed_helpers_is_read_as_a_skeleton(
     assert_same(whole, part)
     assert stubbed == stubs
     # the old version, the new one whole, its skeleton once; twice where a constant a stub
-    # followed changed or moved apart from it (only the read tells), never a whole read
-    rereads = new in (CONSTANT_CHANGED, MAKER_MOVED)
+    # followed changed or moved apart from it, or a helper's decorator (only the read tells),
+    # never a whole read
+    rereads = new in (CONSTANT_CHANGED, MAKER_MOVED, DECORATED)
     assert len(parses) == 3 + rereads
+
+
+def test_a_followed_function_is_digested_from_its_lines_not_written_out(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """LibCST's codegen of a whole function costs about as much as its parse: the digest of a
+    function followed into is taken from its lines in the file (a decorator alone written out)."""
+    written: list[str] = []
+    code_for_node = cst.Module.code_for_node
+    monkeypatch.setattr(cst.Module, "code_for_node", lambda self, node: written.append(
+        type(node).__name__) or code_for_node(self, node))  # type: ignore[func-returns-value]
+    new = HELPED.replace("raise ValueError(_msg(v))", "raise TypeError(_msg(v))")
+    whole, part, stubbed = both(HELPED, new)
+    assert_same(whole, part)
+    assert stubbed == 4
+    assert written and "FunctionDef" not in written
 
 
 def test_a_renamed_helper_sends_its_caller_to_be_read_again() -> None:
