@@ -69,15 +69,16 @@ class StatementWalker(Generic[S]):
                role: str) -> None:
         for index, statement in enumerate(statements):
             self._levels.append((statements, index, role))
-            if isinstance(statement, cst.SimpleStatementLine):
-                self._small(statement.body, condition, "line")
-            elif isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
-                self._scope(statement)
-            elif isinstance(statement, cst.If):
-                self._if(statement)
+            kind = type(statement)  # not isinstance: LibCST's nodes are ABCs (see `_COMPOUND`)
+            if kind is cst.SimpleStatementLine:
+                self._small(statement.body, condition, "line")  # type: ignore[attr-defined]
+            elif kind is cst.FunctionDef or kind is cst.ClassDef:
+                self._scope(statement)  # type: ignore[arg-type]
+            elif kind is cst.If:
+                self._if(statement)  # type: ignore[arg-type]
             else:
-                if isinstance(statement, cst.With):
-                    self.visit_with(statement, (statements, index, role))
+                if kind is cst.With:
+                    self.visit_with(statement, (statements, index, role))  # type: ignore[arg-type]
                 self._compound(statement)
             self._levels.pop()
 
@@ -88,7 +89,7 @@ class StatementWalker(Generic[S]):
         self._levels = []
         self._saved_guards.append(self.guards)
         self.guards = []  # a body runs when called, not under the tests around its definition
-        self._suite(node.body, None, "class" if isinstance(node, cst.ClassDef) else "function")
+        self._suite(node.body, None, "class" if type(node) is cst.ClassDef else "function")
         self.guards = self._saved_guards.pop()
         self._levels = self._saved_levels.pop()
         self.scopes.pop()
@@ -99,48 +100,53 @@ class StatementWalker(Generic[S]):
         self.guards.append(Guard(node.test, True, indent))
         self._suite(node.body, node.test, "if")
         self.guards[-1] = Guard(node.test, False, indent)
-        if isinstance(node.orelse, cst.If):
-            self._if(node.orelse)
+        if type(node.orelse) is cst.If:
+            self._if(node.orelse)  # type: ignore[arg-type]
         elif node.orelse is not None:
             self._suite(node.orelse.body, None, "if")
         self.guards.pop()
 
     def _compound(self, node: cst.CSTNode) -> None:
         """try/for/while/with/match and their else, except, finally and case blocks."""
-        if isinstance(node, (cst.For, cst.While)):
-            body, orelse = "loop", "loop"
-        elif isinstance(node, cst.With):
-            body, orelse = "with", "with"
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            body, orelse = "try", "try_else"
-        else:
-            body, orelse = "case", "case"
-        roles = {"body": body, "handlers": "handler", "orelse": orelse, "finalbody": "finally",
-                 "cases": "case"}
-        for name, role in roles.items():
+        for name, role in _COMPOUND.get(type(node), _MATCH):
             child = getattr(node, name, None)
             if child is None:
                 continue
-            if isinstance(child, (tuple, list)):
+            if type(child) in (tuple, list):
                 for part in child:
                     self._suite(part.body, None, role)
-            elif isinstance(child, cst.BaseSuite):
+            elif type(child) in _SUITES:
                 self._suite(child, None, role)
             else:  # Else / Finally wrappers hold a suite in .body
                 self._suite(child.body, None, role)
 
     def _suite(self, suite: cst.BaseSuite, condition: cst.BaseExpression | None,
                role: str) -> None:
-        if isinstance(suite, cst.IndentedBlock):
-            own = suite.indent if suite.indent is not None else self._default_indent
+        kind = type(suite)
+        if kind is cst.IndentedBlock:
+            block: cst.IndentedBlock = suite  # type: ignore[assignment]
+            own = block.indent if block.indent is not None else self._default_indent
             self._indents.append(self.indent + own)  # each entry: the whole indentation there
-            self.indents[id(suite.body)] = self._indents[-1]
-            self._block(suite.body, condition, role)
+            self.indents[id(block.body)] = self._indents[-1]
+            self._block(block.body, condition, role)
             self._indents.pop()
-        elif isinstance(suite, cst.SimpleStatementSuite):
-            self._small(suite.body, condition, role)
+        elif kind is cst.SimpleStatementSuite:
+            self._small(suite.body, condition, role)  # type: ignore[arg-type]
 
     def _small(self, statements: Sequence[cst.BaseSmallStatement],
                condition: cst.BaseExpression | None, role: str) -> None:
         for index, small in enumerate(statements):
             self.visit_small(small, (statements, index, role), condition)
+
+
+# The blocks of each compound statement, by the attribute that holds them, and their roles.
+# Compared by `type(node)`: LibCST's concrete nodes have no subclasses, and an isinstance on
+# one of its ABCs that fails is a Python call, for every statement of every file.
+_LOOP = (("body", "loop"), ("orelse", "loop"))
+_TRY = (("body", "try"), ("handlers", "handler"), ("orelse", "try_else"), ("finalbody", "finally"))
+_MATCH = (("cases", "case"),)
+_COMPOUND: dict[type, tuple[tuple[str, str], ...]] = {
+    cst.For: _LOOP, cst.While: _LOOP, cst.With: (("body", "with"),),
+    cst.Try: _TRY, cst.TryStar: _TRY, cst.Match: _MATCH,
+}
+_SUITES = frozenset({cst.IndentedBlock, cst.SimpleStatementSuite})

@@ -29,6 +29,7 @@ from typing import Protocol
 import libcst as cst
 
 from crawler.parse import flow
+from crawler.parse._source import code
 from crawler.parse.names import dotted
 from crawler.parse.reading import (
     MAX_ALTERNATIVES,
@@ -313,7 +314,7 @@ class Follower:
             and func.value not in _innermost_assigned(scopes)
 
     def _why_not(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]) -> str:
-        source = self.module.code_for_node(func)
+        source = code(self.module, func)
         head = dotted(func)
         if self._is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"

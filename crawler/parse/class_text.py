@@ -17,6 +17,7 @@ from typing import Protocol
 import libcst as cst
 
 from crawler.parse import flow
+from crawler.parse._source import code
 from crawler.parse.messages import build_template
 from crawler.parse.names import dotted
 from crawler.parse.reading import Piece, Reader
@@ -25,6 +26,10 @@ from crawler.records import TextSlot
 # Methods whose returns a `__str__` may show: read, and never stubbed by a skeleton.
 MESSAGE_METHODS = frozenset({"__str__", "__repr__", "format_message", "get_message",
                              "_format_message", "message", "msg", "_message"})
+
+# The forms a class attribute's value may read as literal text in (`Reader`'s own, the
+# gettext and text wrappers' calls); a name, an operator or an f-string reads as something else.
+_LITERAL_FORMS = (cst.SimpleString, cst.ConcatenatedString, cst.IfExp, cst.Call)
 
 SEVERAL = "several"  # an __init__ that calls more than one base __init__
 
@@ -107,6 +112,8 @@ def slots(module: cst.Module, statements: ClassStatements, none_params: frozense
     `none_params`: the `__init__`'s parameters whose default is None."""
     class_attributes = []
     for name, (value, position, _) in statements.class_assigns:
+        if type(value) not in _LITERAL_FORMS:
+            continue  # `x = 1`, `__slots__ = (...)`: never literal text, so not read at all
         slot = read_slot(module, name, [(value, position, None)])
         if all(t.kind == "literal" for t in slot.templates):
             class_attributes.append(slot)
@@ -136,24 +143,28 @@ def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]
         for kind, pieces in Reader(module, assigned).message(value, position):
             templates.append(build_template(kind, pieces))
             shown += [p for p in pieces if p.is_placeholder]
-            aliases.update(_aliases(module, pieces, position))
+            aliases.update(_aliases(module, pieces, position, assigned))
     bent = {p.text for p in shown if not p.plain}
     verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
     return TextSlot(name, tuple(templates), verbatim, tuple(sorted(aliases.items())))
 
 
-def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position) -> dict[str, str]:
-    """Placeholders that are locals with one definition, `self.x` or the class's name."""
+def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
+             assigned: set[str] | None) -> dict[str, str]:
+    """Placeholders that are locals with one definition, `self.x` or the class's name.
+
+    A name its function never assigns (`assigned`; None: not known) has no definition."""
     found = {}
     for piece in pieces:
-        if not piece.is_placeholder or not piece.text.isidentifier() or not position:
+        if not piece.is_placeholder or not piece.text.isidentifier() or not position \
+                or assigned is not None and piece.text not in assigned:
             continue
         definitions = flow.definitions(piece.text, position)
         if definitions is None or len(definitions) != 1 or len(definitions[0]) != 1:
             continue
         expression = definitions[0][0][0]
         if _self_attribute(expression) is not None or _is_class_name(expression):
-            found[piece.text] = module.code_for_node(expression)
+            found[piece.text] = code(module, expression)
     return found
 
 

@@ -88,35 +88,45 @@ class _Search:
         return _NotFound
 
     def _statement(self, node: cst.CSTNode, here: Position) -> _Result:
+        # `type(node) is`: LibCST's concrete nodes have no subclasses, and its isinstance is a
+        # Python call on an ABC, met for every statement a search walks back over
         name = self.name
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            return self._scan(node.body, len(node.body), here, "line")
-        if isinstance(node, cst.Assign):
-            hits = [t.target for t in node.targets if _binds(name, t.target)]
+        kind = type(node)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            body = node.body  # type: ignore[attr-defined]
+            return self._scan(body, len(body), here, "line")
+        if kind is cst.Assign:
+            assign: cst.Assign = node  # type: ignore[assignment]
+            hits = [t.target for t in assign.targets if _binds(name, t.target)]
             if not hits:
                 return _NotFound
-            if any(not isinstance(t, cst.Name) for t in hits):
+            if any(type(t) is not cst.Name for t in hits):
                 raise _GiveUp  # unpacking
-            return [((node.value, here),)]
-        if isinstance(node, cst.AnnAssign):
-            if not _binds(name, node.target):
+            return [((assign.value, here),)]
+        if kind is cst.AnnAssign:
+            annotated: cst.AnnAssign = node  # type: ignore[assignment]
+            if not _binds(name, annotated.target):
                 return _NotFound
-            if node.value is None or not isinstance(node.target, cst.Name):
+            if annotated.value is None or type(annotated.target) is not cst.Name:
                 raise _GiveUp
-            return [((node.value, here),)]
-        if isinstance(node, cst.AugAssign):
-            if not _binds(name, node.target):
+            return [((annotated.value, here),)]
+        if kind is cst.AugAssign:
+            augmented: cst.AugAssign = node  # type: ignore[assignment]
+            if not _binds(name, augmented.target):
                 return _NotFound
-            if not isinstance(node.operator, cst.AddAssign):
+            if type(augmented.operator) is not cst.AddAssign:
                 raise _GiveUp
             before = self.reaching(here)
             if before is _NotFound:
                 before = [((cst.Name(name), here),)]
-            return [(*definition, (node.value, here)) for definition in before]
-        if isinstance(node, cst.If):
-            return self._if(node, here)
-        if isinstance(node, cst.With):
-            return self._suite(node.body, here, "with")
+            return [(*definition, (augmented.value, here)) for definition in before]
+        if kind is cst.If:
+            return self._if(node, here)  # type: ignore[arg-type]
+        if kind is cst.With:
+            return self._suite(node.body, here, "with")  # type: ignore[attr-defined]
+        if kind in _SMALL_NOT_BINDING:
+            self.step()  # as `_assigns` would count it: the budget gives up at the same place
+            return _NotFound  # a call, a return: no block, binds nothing
         if self._assigns(node):
             raise _GiveUp
         return _NotFound
@@ -170,11 +180,12 @@ def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        if isinstance(current, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            stack.extend(current.body)
+        kind = type(current)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            stack.extend(current.body)  # type: ignore[attr-defined]
             continue
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-            continue  # their bodies bind their own names
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind in _SMALL_NOT_BINDING:
+            continue  # their bodies bind their own names; a small statement has no blocks
         for attribute in ("body", "orelse", "handlers", "finalbody", "cases"):
             child = getattr(current, attribute, None)
             if child is None or isinstance(child, cst.BaseExpression):
@@ -183,6 +194,11 @@ def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.extend(child)
             elif isinstance(child, cst.CSTNode):
                 stack.append(child)
+
+
+# Small statements that bind no name and hold no block: nothing to look into.
+_SMALL_NOT_BINDING: frozenset[type] = frozenset({
+    cst.Expr, cst.Return, cst.Pass, cst.Break, cst.Continue, cst.Raise, cst.Assert})
 
 
 # What `_bound_names` yields for a statement that may bind any name (a star import, a `case`).
@@ -195,38 +211,40 @@ def _binds_directly(name: str, node: cst.CSTNode) -> bool:
 
 def _bound_names(node: cst.CSTNode) -> Iterator[str]:
     """The names one statement binds itself (`ANY_NAME` when it may bind any)."""
-    if type(node) not in _BINDING:  # most statements: LibCST's isinstance is a Python call
+    kind = type(node)
+    if kind not in _BINDING:  # most statements: LibCST's isinstance is a Python call
         return
-    if isinstance(node, cst.Assign):
-        for target in node.targets:
+    if kind is cst.Assign:
+        for target in node.targets:  # type: ignore[attr-defined]
             yield from _target_names(target.target)
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.Del)):
-        yield from _target_names(node.target)
-    elif isinstance(node, cst.With):
-        for item in node.items:
+    elif kind in _ONE_TARGET:
+        yield from _target_names(node.target)  # type: ignore[attr-defined]
+    elif kind is cst.With:
+        for item in node.items:  # type: ignore[attr-defined]
             if item.asname is not None:
                 yield from _target_names(item.asname.name)
-    elif isinstance(node, cst.ExceptHandler):
-        if node.name is not None:
-            yield from _target_names(node.name.name)
-    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        yield node.name.value
-    elif isinstance(node, (cst.Global, cst.Nonlocal)):
-        yield from (item.name.value for item in node.names)
-    elif isinstance(node, (cst.Import, cst.ImportFrom)):
-        if isinstance(node.names, cst.ImportStar):
+    elif kind is cst.ExceptHandler:
+        if node.name is not None:  # type: ignore[attr-defined]
+            yield from _target_names(node.name.name)  # type: ignore[attr-defined]
+    elif kind is cst.FunctionDef or kind is cst.ClassDef:
+        yield node.name.value  # type: ignore[attr-defined]
+    elif kind is cst.Global or kind is cst.Nonlocal:
+        yield from (item.name.value for item in node.names)  # type: ignore[attr-defined]
+    elif kind is cst.Import or kind is cst.ImportFrom:
+        if type(node.names) is cst.ImportStar:  # type: ignore[attr-defined]
             yield ANY_NAME
             return
-        for alias in node.names:
+        for alias in node.names:  # type: ignore[attr-defined]
             bound: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
-            while isinstance(bound, cst.Attribute):
-                bound = bound.value
-            if isinstance(bound, cst.Name):
-                yield bound.value
-    elif isinstance(node, cst.MatchCase):
+            while type(bound) is cst.Attribute:
+                bound = bound.value  # type: ignore[attr-defined]
+            if type(bound) is cst.Name:
+                yield bound.value  # type: ignore[attr-defined]
+    elif kind is cst.MatchCase:
         yield ANY_NAME  # patterns bind names; not followed
 
 
+_ONE_TARGET: frozenset[type] = frozenset({cst.AnnAssign, cst.AugAssign, cst.For, cst.Del})
 _BINDING: frozenset[type] = frozenset({
     cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del, cst.With, cst.ExceptHandler,
     cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom,

@@ -23,12 +23,12 @@ BUILTIN_EXCEPTIONS = frozenset(
 def dotted(node: cst.BaseExpression) -> list[str] | None:
     """`a.b.C` as ["a", "b", "C"]; None for anything but names and attributes."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    while type(node) is cst.Attribute:  # `type`: LibCST's isinstance that fails is a Python call
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not cst.Name:
         return None
-    parts.append(node.value)
+    parts.append(node.value)  # type: ignore[attr-defined]
     return parts[::-1]
 
 

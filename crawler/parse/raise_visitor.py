@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -149,22 +149,24 @@ class RaiseVisitor(StatementWalker[Scope]):
     def visit_small(self, small: cst.BaseSmallStatement, level: flow.Level,
                     condition: cst.BaseExpression | None) -> None:
         # LibCST's nodes are ABCs: an isinstance that fails costs a Python call, `type` does not
-        if type(small) is cst.Raise:
-            self.found.append(FoundRaise(small, tuple(self.scopes), tuple(self.guards),
-                                         self.position(level), self.indent))
-            return
-        self._note_flow(small, level)
+        # (its concrete nodes have no subclasses, so the two agree)
         kind = type(small)
-        if kind in _IMPORTS and isinstance(small, (cst.Import, cst.ImportFrom)):
-            self._bindings().update(names.bindings(small, self.package))
-            star = names.star_module(small, self.package) if not self.scopes else None
+        if kind is cst.Raise:
+            self.found.append(FoundRaise(cast(cst.Raise, small), tuple(self.scopes),
+                                         tuple(self.guards), self.position(level), self.indent))
+            return
+        self._note_flow(small, kind, level)
+        if kind in _IMPORTS:
+            imported = cast("cst.Import | cst.ImportFrom", small)
+            self._bindings().update(names.bindings(imported, self.package))
+            star = names.star_module(imported, self.package) if not self.scopes else None
             if star is not None and star not in self.star_modules:
                 self.star_modules.append(star)
-        elif kind in _ASSIGNMENTS and self.scopes and isinstance(
-                small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-                else [small.target]
-            self.scopes[-1].assigned.update(t.value for t in targets if isinstance(t, cst.Name))
+        elif kind in _ASSIGNMENTS and self.scopes:
+            targets = [t.target for t in cast(cst.Assign, small).targets] if kind is cst.Assign \
+                else [cast("cst.AnnAssign | cst.AugAssign", small).target]
+            self.scopes[-1].assigned.update(t.value for t in targets  # type: ignore[attr-defined]
+                                            if type(t) is cst.Name)
         if not self.scopes:  # at module level, `if` and `try` blocks included
             self.module_names.update(_bound_names(small))
             alias = _alias(small)
@@ -176,34 +178,40 @@ class RaiseVisitor(StatementWalker[Scope]):
                     len(self.scopes) > 1 and self.scopes[-2].found_class is not None):
                 class_text.note(self.scopes, small, lambda: self.position(level))
 
-    def _note_flow(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
+    def _note_flow(self, small: cst.BaseSmallStatement, kind: type, level: flow.Level) -> None:
         """Returns and yields of functions, `global` names and module constants, for `calls`."""
-        kind = type(small)
-        if kind is cst.Return and isinstance(small, cst.Return):
+        if kind is cst.Return:
             if self.scopes and not self.scopes[-1].is_class:
-                self.scopes[-1].returns.append((small.value, self.position(level)))
-        elif (kind is cst.Expr or kind in _ASSIGNMENTS) and isinstance(
-                small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            if type(small.value) in _SUSPENDING and self.scopes:
+                self.scopes[-1].returns.append((cast(cst.Return, small).value,
+                                                self.position(level)))
+        elif kind is cst.Expr or kind in _ASSIGNMENTS:
+            value = cast("cst.Expr | cst.Assign | cst.AnnAssign | cst.AugAssign", small).value
+            if type(value) in _SUSPENDING and self.scopes:
                 self.scopes[-1].generator = True  # a yield, or an await: not a plain helper
             if not self.scopes and len(self._levels) == 1:
                 constant = _constant(small)
                 if constant is not None:
                     self.index.constants[constant[0]] = (constant[1], self.position(level))
-        elif kind is cst.Global and isinstance(small, cst.Global):
-            self.index.declared_global.update(item.name.value for item in small.names)
+        elif kind is cst.Global:
+            self.index.declared_global.update(item.name.value
+                                              for item in cast(cst.Global, small).names)
 
     def _note_template(self, small: cst.BaseSmallStatement, level: flow.Level) -> None:
         """A class attribute `message = ...`, or `super().__init__(...)` in a class's __init__."""
         scope = self.scopes[-1]
         if scope.found_class is not None and scope.found_class.attribute is None:
-            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-                    else [small.target]
+            kind = type(small)
+            if kind is cst.Assign or kind is cst.AnnAssign:
+                assigned = cast("cst.Assign | cst.AnnAssign", small)
+                if assigned.value is None:
+                    return
+                targets = [t.target for t in cast(cst.Assign, small).targets] \
+                    if kind is cst.Assign else [cast(cst.AnnAssign, small).target]
                 for target in targets:
-                    if isinstance(target, cst.Name) and target.value in MESSAGE_ATTRIBUTES:
-                        scope.found_class.attribute = (target.value, small.value,
-                                                       self.position(level))
+                    if type(target) is cst.Name and \
+                            cast(cst.Name, target).value in MESSAGE_ATTRIBUTES:
+                        scope.found_class.attribute = (cast(cst.Name, target).value,
+                                                       assigned.value, self.position(level))
             return
         if (scope.name == "__init__" and len(self.scopes) > 1 and isinstance(small, cst.Expr)
                 and isinstance(small.value, cst.Call)):
@@ -221,42 +229,46 @@ def _index_once(table: dict[Any, Any], key: Any, scope: Scope) -> None:
 
 def _constant(statement: cst.BaseSmallStatement) -> tuple[str, cst.BaseExpression] | None:
     """`NAME = value` (or `NAME: T = value`) at a module's top level."""
-    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value, statement.value
-    if isinstance(statement, cst.AnnAssign) and statement.value is not None \
-            and isinstance(statement.target, cst.Name):
-        return statement.target.value, statement.value
+    kind = type(statement)
+    if kind is cst.Assign:
+        assign = cast(cst.Assign, statement)
+        if len(assign.targets) == 1 and type(assign.targets[0].target) is cst.Name:
+            return cast(cst.Name, assign.targets[0].target).value, assign.value
+    elif kind is cst.AnnAssign:
+        annotated = cast(cst.AnnAssign, statement)
+        if annotated.value is not None and type(annotated.target) is cst.Name:
+            return cast(cst.Name, annotated.target).value, annotated.value
     return None
 
 
 def _alias(statement: cst.BaseSmallStatement) -> tuple[str, list[str]] | None:
     """`Error = OSError`, `Bad = errors.Bad`: a module-level name bound to another name."""
-    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0].target
-        parts = names.dotted(statement.value)
-        if isinstance(target, cst.Name) and parts is not None:
-            return target.value, parts
+    if type(statement) is cst.Assign:
+        assign = cast(cst.Assign, statement)
+        if len(assign.targets) != 1:
+            return None
+        target = assign.targets[0].target
+        parts = names.dotted(assign.value)
+        if type(target) is cst.Name and parts is not None:
+            return cast(cst.Name, target).value, parts
     return None
 
 
 def _bound_names(statement: cst.BaseSmallStatement) -> Iterator[str]:
     """Module-level names that shadow a builtin: imports and plain assignments."""
-    if isinstance(statement, cst.ImportFrom) and not isinstance(statement.names, cst.ImportStar):
-        for alias in statement.names:
+    kind = type(statement)
+    if kind is cst.ImportFrom or kind is cst.Import:
+        imported = cast("cst.Import | cst.ImportFrom", statement).names
+        if type(imported) is cst.ImportStar:
+            return
+        for alias in cast("Sequence[cst.ImportAlias]", imported):
             bound = alias.asname.name if alias.asname else alias.name
-            if isinstance(bound, cst.Name):
-                yield bound.value
-    elif isinstance(statement, cst.Import):
-        for alias in statement.names:
-            bound = alias.asname.name if alias.asname else alias.name
-            if isinstance(bound, cst.Name):
-                yield bound.value
-    elif isinstance(statement, cst.Assign):
-        for target in statement.targets:
-            if isinstance(target.target, cst.Name):
-                yield target.target.value
+            if type(bound) is cst.Name:
+                yield cast(cst.Name, bound).value
+    elif kind is cst.Assign:
+        for target in cast(cst.Assign, statement).targets:
+            if type(target.target) is cst.Name:
+                yield cast(cst.Name, target.target).value
 
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from crawler.parse import flow
-from crawler.parse._source import exact
+from crawler.parse._source import code, exact
 
 if TYPE_CHECKING:
     from crawler.parse.calls import Follower
@@ -86,7 +86,7 @@ class Reader:
     def source_at(self, node: cst.CSTNode, position: flow.Position) -> str:
         """The exact source of a node of the statement at `position`."""
         if not self.indents:
-            return self.module.code_for_node(node)
+            return code(self.module, node)
         return exact(self.module, node, self._indent_at(position))
 
     @property
@@ -128,32 +128,36 @@ class Reader:
             self._position = outer
 
     def _read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
-        if isinstance(node, cst.SimpleString):
+        # by `type`: LibCST's concrete nodes have no subclasses, and a failing isinstance on
+        # its ABCs is a Python call; `isinstance` below only narrows the type, at no cost
+        node_type = type(node)
+        if node_type is cst.SimpleString and isinstance(node, cst.SimpleString):
             return [("literal", [Piece(_string_value(node))])]
-        if isinstance(node, cst.ConcatenatedString):
+        if node_type is cst.ConcatenatedString and isinstance(node, cst.ConcatenatedString):
             alternatives = []
             for (lk, left), (rk, right) in _product(self.read(node.left, position),
                                                     self.read(node.right, position)):
                 kind = "fstring" if "fstring" in (lk, rk) else lk
                 alternatives.append((kind, _merge_text(left + right)))
             return alternatives
-        if isinstance(node, cst.FormattedString):
+        if node_type is cst.FormattedString and isinstance(node, cst.FormattedString):
             return [("fstring", _merge_text(self._fstring(node, position)))]
-        if isinstance(node, cst.Name):
+        if node_type is cst.Name and isinstance(node, cst.Name):
             try:
                 return self._variable(node.value, position)
             except Unreadable:
                 if self.follower is None:
                     raise
                 return self.follower.name(self, node.value, position)
-        if isinstance(node, cst.BinaryOperation):
-            if isinstance(node.operator, cst.Add):
+        if node_type is cst.BinaryOperation and isinstance(node, cst.BinaryOperation):
+            operator = type(node.operator)
+            if operator is cst.Add:
                 return self._concat(node, position)
-            if isinstance(node.operator, cst.Modulo):
+            if operator is cst.Modulo:
                 return self._percent(node, position)
-        if isinstance(node, cst.IfExp):
+        if node_type is cst.IfExp and isinstance(node, cst.IfExp):
             return self.read(node.body, position) + self.read(node.orelse, position)
-        if isinstance(node, cst.Call):
+        if node_type is cst.Call and isinstance(node, cst.Call):
             return self._call(node, position)
         raise Unreadable
 

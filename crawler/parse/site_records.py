@@ -228,7 +228,7 @@ def _site(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ...],
         class_name=class_qualname(found.scopes),
         function=function.name if function else None,
         qualname=qualname(found.scopes),
-        exception=module.code_for_node(func),
+        exception=_source.code(module, func),
         exception_qualname=exception_qualname,
         message=template,
         cause=_source.exact(module, cause.item, found.indent) if cause is not None else None,
@@ -257,7 +257,7 @@ def call_arguments(module: cst.Module, call: cst.Call) -> tuple[CallArgument, ..
         value = arg.value
         literal = isinstance(value, _CONSTANTS) or (
             isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
-        found.append(CallArgument(keyword, module.code_for_node(value), literal))
+        found.append(CallArgument(keyword, _source.code(module, value), literal))
     return tuple(found)
 
 

@@ -296,13 +296,22 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
             return dependencies.answer(parts[1], region.line)
         return module_lookup(visitor, parts)
 
-    counted = [replace(r, counts=t, lookups=tuple((parts, answer(parts, r)) for parts in sorted(u)))
+    counted = [_counted(r, t, tuple((parts, answer(parts, r)) for parts in sorted(u)))
                for r, t, u in zip(regions, tallies, lookups)]
     refused = followed.touched_stubs(follower, stubbed, visitor.module_name) | {
         region for region in stubbed if region.kind == skeleton.FUNCTION
         and dependencies.changed(region)}
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
                      followed=bool(follower.touched), exposed=exposed, refused=refused)
+
+
+def _counted(region: skeleton.Region, counts: RaiseCounts,
+             lookups: tuple[skeleton.Lookup, ...]) -> skeleton.Region:
+    """The region with its raises and lookups; itself when they are its own already (most
+    functions raise nothing and look nothing up), without a `replace` for each."""
+    if counts == region.counts and lookups == region.lookups:
+        return region
+    return replace(region, counts=counts, lookups=lookups)
 
 
 def _exposes(visitor: RaiseVisitor) -> bool:

@@ -67,3 +67,48 @@ def test_every_guard_is_the_files_text(name: str) -> None:
                 lines, positions[guard.test])
             checked += 1
     assert checked > 20
+
+
+CORNERS = '''\
+x = (name)
+y = a . b . c
+z = a.b(c).d
+w = (a).b
+u = a.\\
+    b
+s = ('text')
+r = b'bytes' + rb"raw" + 0x1F + (1)
+q = a[ 0 ].b
+'''
+
+
+class _Expressions(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.BaseExpression] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseExpression):
+            self.found.append(node)
+        return True
+
+
+@pytest.mark.parametrize("source", [CORNERS, (STDLIB / "argparse.py").read_text(encoding="utf-8")],
+                         ids=["corners", "argparse"])
+def test_code_is_libcsts_codegen_for_every_expression(source: str) -> None:
+    """The shortcut for names, dotted names and literals writes what LibCST's codegen writes,
+    parentheses and spaces around dots included (those take the codegen)."""
+    module = cst.parse_module(source)
+    expressions = _Expressions()
+    module.visit(expressions)
+    assert len(expressions.found) > 20
+    for node in expressions.found:
+        assert _source.code(module, node) == module.code_for_node(node)
+
+
+def test_only_bare_names_dotted_names_and_literals_skip_the_codegen() -> None:
+    shortcut = {text: _source._plain_code(cst.parse_expression(text)) is not None
+                for text in ("name", "a.b.c", "'text'", "0x1F", "(name)", "a . b", "(a).b",
+                             "a.b(c)", "a[0]", "a.\\\n b")}
+    assert shortcut == {"name": True, "a.b.c": True, "'text'": True, "0x1F": True,
+                        "(name)": False, "a . b": False, "(a).b": False, "a.b(c)": False,
+                        "a[0]": False, "a.\\\n b": False}
