@@ -42,6 +42,8 @@ def pair_best(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
     blob), counted as its own file. Removed records take no part: they come back only exactly.
     """
     live = [r for r in records if r.status != REMOVED]
+    if not live or not sites:
+        return []  # nothing to pair (a first extract): the sites' index is not built
     index = _SiteIndex(sites)
     scored: dict[tuple[int, int], PairScore] = {}
     weights: dict[tuple[int, int], int] = {}

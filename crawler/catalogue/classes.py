@@ -193,9 +193,11 @@ def resolve(files: Sequence[VisitedFile]) -> Resolved:
         for site in visited.pending:
             resolved.sites.extend(_apply(index, site, resolved, pending=True))
     resolved.sites = list(dict.fromkeys(resolved.sites))  # two readings its class made one
+    digests: dict[str, str] = {}  # each class's part of `composing.digest`, made once
     for qualname in sorted(index.classes):
         if index.is_exception(qualname):
-            resolved.exception_classes.append(_class_entry(index, index.classes[qualname]))
+            resolved.exception_classes.append(_class_entry(index, index.classes[qualname],
+                                                           digests))
     return resolved
 
 
@@ -267,7 +269,7 @@ def _shown(index: ClassIndex, qualname: str, site: RaiseSite) -> RaiseSite:
     return site
 
 
-def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:
+def _class_entry(index: ClassIndex, cls: ClassDef, digests: dict[str, str]) -> dict[str, Any]:
     templates, origin, _ = index.templates(cls.qualname)
     return {
         "qualname": cls.qualname,
@@ -278,5 +280,5 @@ def _class_entry(index: ClassIndex, cls: ClassDef) -> dict[str, Any]:
         "template": templates[0].template if templates else None,
         "template_from": origin,
         "defined_at": templates[0].defined_at if templates else None,
-        "composes": composing.digest(index, cls.qualname),
+        "composes": composing.digest(index, cls.qualname, digests),
     }

@@ -447,21 +447,36 @@ def _merge(sequences: list[list[str]]) -> list[str]:
     return result
 
 
-def digest(index: ClassIndex, qualname: str) -> str:
+def digest(index: ClassIndex, qualname: str, memo: dict[str, str] | None = None) -> str:
     """16 hex of all that `compose` reads of a class and its repository bases, in MRO order: the
-    manifest keeps it, so that a change to a base reaches the files that raise a subclass."""
-    parts: list[object] = []
+    manifest keeps it, so that a change to a base reaches the files that raise a subclass.
+
+    `memo`: each class's JSON by name, kept across the calls of one pass (a base is in the MRO
+    of each of its subclasses); the list's JSON is its items' joined, as `json.dumps` writes it.
+    """
+    memo = {} if memo is None else memo
+    texts = []
     for name in linearize(index, qualname):
-        cls = index.classes.get(name)
-        if cls is None:
-            parts.append(name)
-            continue
-        parts.append([cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords,
-                      cls.init_target, _place(cls), *(asdict(slot) for slot in (
-                          *cls.init_args, *cls.self_attributes, *cls.class_attributes,
-                          *cls.methods))])
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        text = memo.get(name)
+        if text is None:
+            text = memo[name] = _json(_digest_part(index, name))
+        texts.append(text)
+    text = "[" + ",".join(texts) + "]"
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+def _digest_part(index: ClassIndex, name: str) -> object:
+    """What `digest` reads of one class of the MRO (a class not ours: its name)."""
+    cls = index.classes.get(name)
+    if cls is None:
+        return name
+    return [cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords, cls.init_target,
+            _place(cls), *(asdict(slot) for slot in (*cls.init_args, *cls.self_attributes,
+                                                     *cls.class_attributes, *cls.methods))]
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
 
 
 def _place(cls: ClassDef) -> str:

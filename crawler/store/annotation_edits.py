@@ -51,17 +51,18 @@ def edited_annotation(loads: LoadCache, text: str, where: str) -> Checked | None
     return data, block if block.endswith("\n") else block + "\n"
 
 
-def note_outside(loads: LoadCache, text: str, raw: bytes, checked: Checked) -> None:
-    """Note the text outside the annotation block of a file that passed every check (`raw`,
-    `text`), when that block is its annotation exactly (`checked` kept it)."""
+def note_outside(loads: LoadCache, parts: tuple[str, str, str] | None, raw_key: str,
+                 checked: Checked) -> None:
+    """Note the text outside the annotation block of a file that passed every check, stored
+    under `raw_key` (`LoadCache.put`), when that block is its annotation exactly (`checked`
+    kept it). `parts`: `split_at_annotation` of the file's text, which its caller has made."""
     data, kept = checked
-    parts = split_at_annotation(text)
     if kept is None or parts is None or not _closed(*parts) or "annotation" not in data:
         return
     before, _, after = parts
     if top_level_keys(before) + top_level_keys(after) + 1 != len(data):
         return  # a key written over two lines, or a second annotation: not this simple shape
-    loads.put_outside(_outside(before, after), raw)
+    loads.put_outside(_outside(before, after), raw_key)
 
 
 def _closed(before: str, block: str, after: str) -> bool:

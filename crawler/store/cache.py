@@ -382,11 +382,11 @@ class LoadCache(_Cache):
             return None  # not a note of ours: the full check runs, and notes it again
         return self._checked(entry["raw"], counted=False)
 
-    def put_outside(self, outside: bytes, raw: bytes) -> None:
-        """Note that the record file `raw`, whose checked load is stored, reads `outside`
-        outside its annotation block."""
+    def put_outside(self, outside: bytes, raw_key: str) -> None:
+        """Note that the record file whose checked load is stored under `raw_key` (`put`'s
+        answer) reads `outside` outside its annotation block."""
         if self.database is not None:
-            self._put(self._outside_key(outside), {"raw": self.key(raw)}, counted=False)
+            self._put(self._outside_key(outside), {"raw": raw_key}, counted=False)
 
     def _outside_key(self, outside: bytes) -> str:
         return self._key(OUTSIDE, str(SCHEMA_VERSION), schemas.digest(RECORD), data=outside)
@@ -409,18 +409,21 @@ class LoadCache(_Cache):
         self._broken_entry()
 
     def put(self, raw: bytes, checked: Checked, *, plain: bool = False, kind: str = RECORD
-            ) -> None:
+            ) -> str:
         """Store what a checked load of `raw` found; what JSON cannot hold exactly is left out.
+        The key of `raw` (`put_outside` takes it, so the bytes are hashed once).
 
         `plain`: the caller made the data of JSON's own types, so it is not walked again.
         """
         if self.database is None:
-            return
+            return ""  # no database: nothing stored, nothing to note
+        key = self.key(raw, kind)
         data, block = checked
         if not ((plain or is_plain(data)) and (block is None or is_plain(block))):
             self.unstorable += 1
-            return
-        self._put(self.key(raw, kind), {"data": data, "block": block})
+            return key
+        self._put(key, {"data": data, "block": block})
+        return key
 
 
     def good_files(self, folder: Path) -> dict[str, list[int]]:

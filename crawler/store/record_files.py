@@ -40,8 +40,10 @@ from crawler.store.render import (
     SiteBlocks,
     annotation_block,
     annotation_text,
+    block_of,
     kept_annotation_block,
     record_text,
+    split_at_annotation,
 )
 from crawler.store.safe_yaml import load_yaml_file, read_capped, safe_load_text, yaml_text
 
@@ -249,8 +251,9 @@ def _checked_load(raw: bytes, path: Path, loads: LoadCache | None) -> Checked:
     checked = edited_annotation(loads, text, str(path))
     if checked is None:
         checked = check_record_bytes(raw, path)
-        note_outside(loads, text, raw, checked)
-    loads.put(raw, checked)
+        note_outside(loads, split_at_annotation(text), loads.put(raw, checked), checked)
+    else:
+        loads.put(raw, checked)
     return checked
 
 
@@ -329,13 +332,14 @@ def holds(path: Path, text: str) -> bool:
 
 
 def prime(loads: LoadCache, written: Iterable[RecordText]) -> None:
-    """Store what a checked load of each record's file text finds, found without loading it."""
+    """Store what a checked load of each record's file text finds, found without loading it,
+    and note its text outside the annotation block (each text split and hashed once)."""
     for item in written:
-        checked = checked_of_written(item.record, item.text)
+        parts = split_at_annotation(item.text)
+        checked = _checked_of_parts(item.record, parts)
         if checked is not None:
-            raw = item.text.encode("utf-8")
-            loads.put(raw, checked, plain=True)  # made by `as_read_back`
-            note_outside(loads, item.text, raw, checked)
+            key = loads.put(item.text.encode("utf-8"), checked, plain=True)  # by `as_read_back`
+            note_outside(loads, parts, key, checked)
     loads.flush()
 
 
@@ -348,11 +352,17 @@ def checked_of_written(record: ErrorRecord, text: str) -> Checked | None:
     when read, or it was dumped from the data). None where that cannot be told for sure: an
     annotation block the text does not hold as such, or data the schema refuses.
     """
+    return _checked_of_parts(record, split_at_annotation(text))
+
+
+def _checked_of_parts(record: ErrorRecord, parts: tuple[str, str, str] | None
+                      ) -> Checked | None:
+    """`checked_of_written`, the text given as `split_at_annotation` made it."""
     data = _read_back_data(record)
     if data is None:
         return None
     block = annotation_text(record)
-    if annotation_block(text) != block or not schemas.passes(data, "record"):
+    if block_of(parts) != block or not schemas.passes(data, "record"):
         return None
     return data, block
 

@@ -122,7 +122,11 @@ def _history_text(history: History | None) -> str:
 
 def annotation_block(text: str) -> str | None:
     """The exact lines of the top-level `annotation:` block, comments included."""
-    parts = split_at_annotation(text)
+    return block_of(split_at_annotation(text))
+
+
+def block_of(parts: tuple[str, str, str] | None) -> str | None:
+    """`annotation_block` of the text `split_at_annotation` made `parts` of."""
     if parts is None:
         return None
     block = parts[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import re
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.catalogue import classes
+from crawler.catalogue import classes, composing
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite, Template
@@ -551,3 +552,24 @@ def test_crawler_lookup_of_a_real_suffixed_message_finds_its_record_first(tmp_pa
     assert [o["qualname"] for o in others if o["exact"]] == ["to_bool"]
     assert first["template"].endswith(
         "\nSee https://docs.example.org/errors.html#tracerpkg.errors.ConcretizationTypeError")
+
+
+def test_class_digests_sharing_their_bases_are_the_digests_of_the_whole_mro() -> None:
+    """The class pass keeps each class's JSON across the digests of one pass: each digest is
+    still sha256 of the whole MRO dumped at once, and a change to a base reaches its subclasses."""
+    files = visit_package(PACKAGES / "clspkg")
+    index = classes.ClassIndex(files)
+
+    def whole(qualname: str) -> str:  # the MRO's parts dumped in one list, as before the memo
+        parts = [composing._digest_part(index, name) for name in composing.linearize(index, qualname)]
+        text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+    shared: dict[str, str] = {}
+    names = [q for q in sorted(index.classes) if index.is_exception(q)]
+    assert len(names) >= 5 and any(len(composing.linearize(index, q)) > 2 for q in names)
+    for qualname in names:
+        assert composing.digest(index, qualname, shared) == whole(qualname), qualname
+        assert composing.digest(index, qualname) == whole(qualname), qualname
+    entries = {e["qualname"]: e["composes"] for e in classes.resolve(files).exception_classes}
+    assert entries == {q: whole(q) for q in names}

@@ -6,6 +6,7 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
+from crawler.catalogue import best_pairs
 from crawler.catalogue.identity import Ordinals
 from crawler.catalogue.merge import PathMoves, SetAside, clear_review, is_stale, merge
 from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
@@ -287,3 +288,18 @@ def test_path_moves_between_two_manifests() -> None:
                               {"b.py": "e.py"})
     assert moves.targets("a.py") == ["c.py", "d.py"] and moves.targets("b.py") == ["e.py"]
     assert PathMoves.between(None, {"c.py": "1" * 40}, {}) == PathMoves()
+
+
+def test_a_first_extract_builds_no_pairing_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no record left to pair, the last step returns at once: the index of every new site
+    by the lines around its raise is built only when a record can use it."""
+    def refused(sites: object) -> None:
+        raise AssertionError("the sites' index was built with nothing to pair")
+
+    monkeypatch.setattr(best_pairs, "_SiteIndex", refused)
+    sites = [site("bad value"), site("bad other", path="n.py", qualname="g")]
+    records = first(sites)
+    assert [r.site.message.template for r in records] == ["bad value", "bad other"]
+    assert best_pairs.pair_best(sites, [], lambda path: ()) == []
+    removed = [replace(r, status=REMOVED) for r in records]
+    assert best_pairs.pair_best(sites, removed, lambda path: ()) == []

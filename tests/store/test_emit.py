@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.errors import RecordError
-from crawler.records import Annotation, ErrorRecord, History, RaiseSite, Template
+from crawler.records import Annotation, ErrorRecord, History, RaiseSite, Template, TemplateSpan
 from crawler.store import atomic, documents, record_files, render, safe_yaml
 
 SHA = "a" * 40
@@ -168,3 +168,24 @@ def test_a_lone_surrogate_anywhere_is_written_as_its_escape() -> None:
     """Test patterns, conditions, snippets: any text read off a file may hold one."""
     text = safe_yaml.dump_yaml({"evidence": [{"pattern": "x\udc80y"}], "plain": "é"})
     assert yaml.safe_load(text) == {"evidence": [{"pattern": "x\\udc80y"}], "plain": "é"}
+
+
+@pytest.mark.parametrize("history", [
+    None,
+    History(first_seen="a" * 40),
+    History("a" * 40, "b" * 40, "old {x}", "1" * 16, "2" * 16, "KeyError", "old.py", "C.f",
+            "template 0.91", (TemplateSpan("old {x}", "v1", "v2", "KeyError", "old.py"),
+                              TemplateSpan("new {x}", "v3", None, "ValueError", "m.py"))),
+])
+def test_history_data_is_the_dataclass_s_fields_in_order(history: History | None) -> None:
+    """`history_data` reads History's fields in their order (what `asdict` gave, without its
+    deep copy): the keys written only when set are left out, `templates` comes last."""
+    source = history or History(first_seen="")
+    expected = {f.name: getattr(source, f.name) for f in fields(History) if f.name != "templates"}
+    expected = {k: v for k, v in expected.items()
+                if v is not None or k not in documents._HISTORY_WHEN_SET}
+    if source.templates:
+        expected["templates"] = [asdict(span) for span in source.templates]
+    got = documents.history_data(history)
+    assert list(got.items()) == list(expected.items())
+    assert (history is None) or set(got) >= {"first_seen", "removed_in", "previous_template"}
