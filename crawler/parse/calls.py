@@ -105,6 +105,31 @@ class Followed:
     unknown_callee: bool = False
 
 
+
+def class_alias(name: str, position: flow.Position) -> list[cst.BaseExpression] | None:
+    """The classes a local name stands for where a raise reads it (`err = ValueError if hw else
+    NotImplementedError`): each definition reaching the raise binds one class (`ValueError`,
+    `errors.Bad`, capitalised by convention) or a conditional choice of classes. None for anything
+    else (a call, a parameter, a loop): not guessed at."""
+    found = flow.definitions(name, position)
+    if not found or any(len(definition) != 1 for definition in found):
+        return None
+    classes: list[cst.BaseExpression] = []
+    for definition in found:
+        choices = _class_choices(definition[0][0])
+        if choices is None:
+            return None
+        classes.extend(choices)
+    return classes
+
+
+def _class_choices(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.IfExp):
+        body, orelse = _class_choices(value.body), _class_choices(value.orelse)
+        return None if body is None or orelse is None else [*body, *orelse]
+    parts = dotted(value)
+    return [value] if parts is not None and parts[-1].lstrip("_")[:1].isupper() else None
+
 @dataclass
 class Context:
     """Where a reader reads: the scopes around it and the callee's parameters bound to values."""

@@ -16,7 +16,7 @@ import libcst as cst
 from crawler.parse import _source, flow
 from crawler.parse._positions import Span
 from crawler.parse._source import Guard
-from crawler.parse.calls import Followed, Follower
+from crawler.parse.calls import Followed, Follower, class_alias
 from crawler.parse.exposed import cross_call
 from crawler.parse.messages import Piece, Reader, build_template, call_templates
 from crawler.parse.raise_visitor import (
@@ -84,6 +84,10 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
                   ) -> tuple[list[RaiseSite], RaiseCounts]:
     """The sites of one exception a raise statement raises."""
     found, visitor, module = place.found, place.visitor, place.module
+    if isinstance(exc, cst.Call):
+        aliased = _aliased_classes(place, exc)
+        if aliased is not None:
+            return _alias_sites(place, exc, aliased, guards)
     func = exc.func if isinstance(exc, cst.Call) else exc
     exception_qualname = exception_qualname_of(func, found.scopes, visitor)
     if not isinstance(exc, cst.Call):
@@ -128,6 +132,27 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
     elif place.follower.cross_seen:
         sites = _deferred_sites(place, exc, exception_qualname, assigned, sites)
     return sites, _WITH_MESSAGE
+
+
+def _aliased_classes(place: Place, exc: cst.Call) -> list[cst.BaseExpression] | None:
+    """`raise err(msg)` where `err` is a local name for one class or a choice of classes."""
+    if not isinstance(exc.func, cst.Name) \
+            or not place.follower.is_local(exc.func.value, place.found.scopes):
+        return None
+    return class_alias(exc.func.value, place.found.position)
+
+
+def _alias_sites(place: Place, exc: cst.Call, classes: list[cst.BaseExpression],
+                 guards: tuple[Guard, ...]) -> tuple[list[RaiseSite], RaiseCounts]:
+    """The sites of a raise through a local name for classes: one reading for each class, as if
+    the raise named it, so that each record has the class `except` catches and its display."""
+    made: list[RaiseSite] = []
+    counted = _WITH_MESSAGE
+    named = {_source.code(place.module, cls): cls for cls in classes}
+    for cls in named.values():
+        sites, counted = _branch_sites(place, exc.with_changes(func=cls), guards)
+        made.extend(sites)
+    return made, counted
 
 
 def _deferred_sites(place: Place, exc: cst.Call, exception_qualname: str | None,
