@@ -368,6 +368,25 @@ def _value(run: _Run, name: str, env: dict[str, list[list[Piece]]], aliases: dic
         return _call(run, expression[5:], args)
     if expression.startswith("self.") and expression[5:].isidentifier():
         return _attribute(run, expression[5:], args)
+    owner, dot, name = expression.partition(".")
+    if dot and owner.isidentifier() and name.isidentifier():
+        return _named_class_attribute(run, owner, name)
+    return None
+
+
+def _named_class_attribute(run: _Run, owner: str, name: str) -> list[list[Piece]] | None:
+    """`Owner.name` where `Owner` is a class of the raised class's MRO, by its own name: the
+    class attribute as `Owner` has it, its own or a base's (never a subclass's, nor `self`'s)."""
+    names = [getattr(run.index.classes.get(q), "name", None) for q in run.mro]
+    if owner not in names:
+        return None
+    for qualname in run.mro[names.index(owner):]:
+        cls = run.index.classes.get(qualname)
+        if cls is None:
+            return None
+        attribute = next((s for s in cls.class_attributes if s.name == name), None)
+        if attribute is not None:
+            return [pieces_of(t) or [Piece(t.template)] for t in attribute.templates]
     return None
 
 
