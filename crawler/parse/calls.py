@@ -179,7 +179,9 @@ class Follower:
         found = [a for kind, pieces in alternatives for a in substitute(pieces, kind, bindings)]
         if len(found) > MAX_ALTERNATIVES:
             raise Unreadable
-        return found
+        # `parse_err(None, ...)` under `if tok is not None: msg += f"{tok.line}"`: that text
+        # would raise before it is printed, so it is no message of this call
+        return [a for a in found if not _reads_none(a[1])] or found
 
     # ------------------------------------------------ names
 
@@ -474,6 +476,11 @@ def substitute(pieces: list[Piece], kind: str, bindings: Mapping[str, Binding]
         whole = len(pieces) == 1 and pieces[0].is_placeholder
         alternatives.append((combination[0][0] if whole and combination else kind, joined))
     return alternatives
+
+
+def _reads_none(pieces: list[Piece]) -> bool:
+    """A placeholder that reads an attribute or item of `None`, or calls it: it always raises."""
+    return any(p.is_placeholder and p.text.startswith(("None.", "None[", "None(")) for p in pieces)
 
 
 class _Rename(cst.CSTTransformer):
