@@ -352,15 +352,33 @@ def libcst_positions(module: cst.Module, visitor: RaiseVisitor,
     return raises, functions
 
 
-def top_level_line(tree: ast.Module | None, module: cst.Module, position: object) -> int | None:
+def top_level_line(tree: ast.Module | None, module: cst.Module, position: object,
+                   unread: Unread = ()) -> int | None:
     """The line of a statement at a module's top level, from `ast`: LibCST's top-level
-    statements are `ast`'s, but for a line of several (`a = 1; b = 2`), which counts each."""
+    statements are `ast`'s, but for a line of several (`a = 1; b = 2`), which counts each.
+
+    A tree read statement by statement lacks those in `unread`: they are not counted, and the
+    line of one of them comes from LibCST's positions over it alone (`_split_positions`), so
+    such a tree gives the line the whole file's tree gives.
+    """
     if tree is None or not isinstance(position, tuple) or len(position) != 2:
         return None
     (body, index, _), (_, small, _) = position
     if body is not module.body:
         return None
+    apart = {id(statement): before for statement, before in unread}
+    if id(body[index]) in apart:
+        return _unread_line(module, body[index], small, apart[id(body[index])])
     before = sum(len(s.body) if isinstance(s, cst.SimpleStatementLine) else 1
-                 for s in module.body[:index])
+                 for s in module.body[:index] if id(s) not in apart)
     statements = tree.body
     return statements[before + small].lineno if before + small < len(statements) else None
+
+
+def _unread_line(module: cst.Module, statement: cst.BaseStatement, small: int, before: int
+                 ) -> int | None:
+    """The line of a small statement of a top-level statement `ast` refused."""
+    if not isinstance(statement, cst.SimpleStatementLine) or small >= len(statement.body):
+        return None
+    alone = module.with_changes(header=(), body=(statement,), footer=())
+    return position_map(alone)[statement.body[small]].start.line + before

@@ -217,18 +217,18 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
     follower = Follower(module, visitor.index,
                         lambda parts, scopes: qualify(parts, scopes, visitor))  # type: ignore[arg-type]
 
-    # for a skeleton: whether a whole read has `ast`'s tree of the whole file, asked once a file
+    # for a skeleton: whether a whole read has a tree to count lines on, asked once a file
     whole_tree = [] if whole_tree is None else whole_tree
 
     def line_of(node: object) -> int | None:
         """The line of a function or constant a message was followed into."""
         if isinstance(node, cst.FunctionDef) and id(node) in function_spans:
             return function_spans[id(node)].line
-        line = _positions.top_level_line(tree, module, node)
+        line = _positions.top_level_line(tree, module, node, unread)
         if line is None or real_line is None:
             return line
-        if not whole_tree:  # a whole read counts its lines on a tree of some statements: not here
-            whole_tree.append(_positions.ast_tree(real_text, lines) is not None)
+        if not whole_tree:
+            whole_tree.append(_whole_read_has_tree(real_text, lines))
         if not whole_tree[0]:
             raise _ReadWhole
         return real_line[line - 1]
@@ -303,6 +303,18 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         and dependencies.changed(region)}
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
                      followed=bool(follower.touched), exposed=exposed, refused=refused)
+
+
+def _whole_read_has_tree(text: str, lines: list[str]) -> bool:
+    """Whether a whole read of `text` has `ast`'s tree, of the file or statement by statement.
+
+    Without a lone carriage return the statement-by-statement tree is always made
+    (`_positions.ast_read`), and it counts top-level lines as the whole file's tree does: the
+    file need not be parsed again to know.
+    """
+    if text.count("\r") == text.count("\r\n"):
+        return True
+    return _positions.ast_tree(text, lines) is not None
 
 
 def _counted(region: skeleton.Region, counts: RaiseCounts,

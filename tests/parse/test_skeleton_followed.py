@@ -153,6 +153,43 @@ def test_an_exposed_function_carried_from_a_stub_follows_its_helper_s_change() -
     assert make.texts[0].runs[0].text == "new "
 
 
+# PEP 701 (Python 3.12) f-strings, which this interpreter's `ast` refuses: the statements that
+# hold them are read by LibCST alone, the others by `ast`, one by one.
+NEWER_FIRST = 'D = {"k": 1}\nEARLY = f"{D["k"]}"\n\n\n' + HELPED
+NEWER_BESIDE = HELPED.replace('MESSAGE = "a constant"',
+                              'EARLY = f"{MESSAGE2["k"]}"; MESSAGE = (\n    "a constant")')
+
+
+@pytest.mark.parametrize(("old", "line"), [(NEWER_FIRST, 5), (HELPED, 1), (NEWER_BESIDE, 1)],
+                         ids=["below newer syntax", "whole tree", "beside newer syntax"])
+def test_a_followed_constant_has_its_own_line_however_ast_read_the_file(
+        old: str, line: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree of some statements counts the statements it lacks, so a skeleton need not ask
+    whether `ast` reads the whole file: it is read once, never whole."""
+    new = old.replace("raise KeyError(MESSAGE)", "raise LookupError(MESSAGE)")
+    parses = _counted_parses(monkeypatch)
+    whole, part, stubbed = both(old, new)
+    assert_same(whole, part)
+    (site,) = [s for s in whole.sites if s.function == "constant"]
+    assert site.message.defined_at == f"pkg/mod.py:{line}"
+    assert stubbed == 4 and len(parses) == 3
+
+
+def test_a_lone_carriage_return_in_a_file_ast_refuses_sends_a_follower_to_a_whole_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `ast`'s tree of the whole file, a lone CR leaves a whole read no tree at all (no
+    constant's line): the skeleton, which has one, is not taken."""
+    # a lone CR inside a function the skeleton stubs: the skeleton has none
+    old = HELPED.replace('    raise KeyError("other")', '    pass\r    raise KeyError("other")')
+    new = 'D = {"k": 1}\nEARLY = f"{D["k"]}"\n\n\n' + old
+    parses = _counted_parses(monkeypatch)
+    whole, part, _ = both(old, new)
+    assert_same(whole, part)
+    (site,) = [s for s in whole.sites if s.function == "constant"]
+    assert site.message.defined_at is None
+    assert len(parses) == 4  # the old version, the new one whole, its skeleton, then whole
+
+
 def _function_names(text: str) -> list[str]:
     return sorted({line.split("(")[0][4:] for line in text.splitlines() if line.startswith("def ")})
 
