@@ -384,9 +384,9 @@ def _named_class_attribute(run: _Run, owner: str, name: str) -> list[list[Piece]
         cls = run.index.classes.get(qualname)
         if cls is None:
             return None
-        attribute = next((s for s in cls.class_attributes if s.name == name), None)
-        if attribute is not None:
-            return [pieces_of(t) or [Piece(t.template)] for t in attribute.templates]
+        text = _class_attribute(cls, name)
+        if text is not None:
+            return text
     return None
 
 
@@ -398,12 +398,19 @@ def _attribute(run: _Run, name: str, args: Args | None) -> list[list[Piece]] | N
         cls = run.index.classes.get(qualname)
         if cls is None:
             return None
-        attribute = next((s for s in cls.class_attributes if s.name == name), None)
-        if attribute is not None:
-            return [pieces_of(t) or [Piece(t.template)] for t in attribute.templates]
+        text = _class_attribute(cls, name)
+        if text is not None:
+            return text
         if _method(cls, name) is not None:  # a property
             return _call(run, name, args)
     return None
+
+
+def _class_attribute(cls: ClassDef, name: str) -> list[list[Piece]] | None:
+    """The texts of the class's own text attribute `name` (a class-body assignment)."""
+    attribute = next((s for s in cls.class_attributes if s.name == name), None)
+    return None if attribute is None else [pieces_of(t) or [Piece(t.template)]
+                                           for t in attribute.templates]
 
 
 def _call(run: _Run, name: str, args: Args | None) -> list[list[Piece]] | None:

@@ -106,7 +106,7 @@ def _tree_by_statement(module: cst.Module, text: str) -> tuple[ast.Module, Unrea
     file, and the skeleton's outline. None when the statements' code does not make up `text`
     exactly, or a lone carriage return would make `ast` count lines another way.
     """
-    if text.count("\r") != text.count("\r\n"):
+    if lone_carriage_return(text):
         return None
     header = "".join(module.code_for_node(line) for line in module.header)
     if not text.startswith(header):
@@ -127,6 +127,12 @@ def _tree_by_statement(module: cst.Module, text: str) -> tuple[ast.Module, Unrea
     if text[at:] != "".join(module.code_for_node(line) for line in module.footer):
         return None
     return ast.Module(body=body, type_ignores=[]), tuple(unread)
+
+
+def lone_carriage_return(text: str) -> bool:
+    """A `\r` not followed by `\n`: `ast` counts it as a line break where LibCST may not, so a
+    tree read statement by statement would count lines another way."""
+    return text.count("\r") != text.count("\r\n")
 
 
 def _split_positions(module: cst.Module, tree: ast.Module, lines: list[str],

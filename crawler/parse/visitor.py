@@ -312,7 +312,7 @@ def _whole_read_has_tree(text: str, lines: list[str]) -> bool:
     (`_positions.ast_read`), and it counts top-level lines as the whole file's tree does: the
     file need not be parsed again to know.
     """
-    if text.count("\r") == text.count("\r\n"):
+    if not _positions.lone_carriage_return(text):
         return True
     return _positions.ast_tree(text, lines) is not None
 
