@@ -149,6 +149,7 @@ class Follower:
         self.index = index
         self.qualify = qualify  # a dotted name in a function to a qualified name, via the visitor
         self._shadowed: dict[tuple[int, str], bool] = {}
+        self._body_bindings: dict[int, frozenset[str]] = {}  # `flow.body_bindings` by scope
         self._top_bindings: Counter[str] | None = None  # `flow.top_bindings`, once asked
         # What each followed qualname is: its function statement, or its constant's position.
         self.defined: dict[str, cst.FunctionDef | flow.Position] = {}
@@ -421,10 +422,19 @@ class Follower:
                 continue
             key = (id(scope), name)
             if key not in self._shadowed:
-                self._shadowed[key] = _binds_in_function(name, scope)
+                self._shadowed[key] = _declares(name, scope) or self._body_binds(name, scope)
             if self._shadowed[key]:
                 return True
         return False
+
+    def _body_binds(self, name: str, scope: FunctionScope) -> bool:
+        """Whether a statement of the function's body binds the name: the body walked once for
+        every name asked of it."""
+        bindings = self._body_bindings.get(id(scope))
+        if bindings is None:
+            assert isinstance(scope.node, cst.FunctionDef)
+            bindings = self._body_bindings[id(scope)] = flow.body_bindings(scope.node.body)
+        return name in bindings or flow.ANY_NAME in bindings
 
     def bound_once_at_top(self, name: str) -> bool:
         """Bound by one statement of the module's top level, and by no `global` anywhere."""
@@ -610,12 +620,11 @@ def _parameters(node: cst.FunctionDef) -> list[cst.Param]:
     return every
 
 
-def _binds_in_function(name: str, scope: FunctionScope) -> bool:
+def _declares(name: str, scope: FunctionScope) -> bool:
+    """Bound by what the visitor has met of the function so far, or one of its parameters."""
     node = scope.node
     assert isinstance(node, cst.FunctionDef)
     if name in scope.assigned or name in scope.names:
         return True
-    if any(p.name.value == name for p in _parameters(node)):
-        return True
-    return flow.binds_in_body(name, node.body)
+    return any(p.name.value == name for p in _parameters(node))
 

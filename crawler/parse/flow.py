@@ -272,6 +272,17 @@ def top_bindings(body: Sequence[cst.CSTNode]) -> Counter[str]:
     return counts
 
 
+def body_bindings(body: cst.BaseSuite) -> frozenset[str]:
+    """Every name some statement of a function's body (nested functions' bodies aside) binds, in
+    one walk (`ANY_NAME` among them when one may bind any): a walk per name asked cost most."""
+    names: set[str] = set()
+    for node in body.body:
+        for statement in _statements(node):
+            if type(statement) in _BINDING:  # spares a generator for each statement
+                names.update(_bound_names(statement))
+    return frozenset(names)
+
+
 def binds_in_body(name: str, body: cst.BaseSuite) -> bool:
     """Whether any statement of a function's body (nested functions' bodies aside) binds the name."""
     return any(_binds_directly(name, statement)

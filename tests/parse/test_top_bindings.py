@@ -54,3 +54,24 @@ def test_bodies_of_functions_and_classes_bind_their_own_names():
     counts = flow.top_bindings(cst.parse_module(SOURCE).body)
     assert counts["hidden"] == counts["inner"] == counts["method"] == 0
     assert counts["attr"] == counts["seq"] == counts["obj"] == 0  # no name bound by these
+
+
+def _function_body(source: str) -> cst.BaseSuite:
+    function = cst.parse_module(source).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    return function.body
+
+
+def test_a_function_bodys_bindings_answer_as_a_walk_per_name_does():
+    body = _function_body("def f():\n" + "".join("    " + line + "\n" for line in SOURCE.splitlines()))
+    bindings = flow.body_bindings(body)
+    assert bindings == {*flow.top_bindings(body.body)}  # one walk, the same statements
+    for name in ["os", "z", "f", "err", "C", "w", "hidden", "inner", "attr", "nowhere", "m"]:
+        asked = name in bindings or flow.ANY_NAME in bindings
+        assert asked == flow.binds_in_body(name, body)
+
+
+def test_a_body_without_a_star_binding_does_not_bind_every_name():
+    bindings = flow.body_bindings(_function_body("def f(a):\n    b = a\n    def g(): c = 1\n"))
+    assert bindings == {"b", "g"}
+    assert not flow.binds_in_body("c", _function_body("def f(a):\n    b = a\n    def g(): c = 1\n"))
