@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, cast
 
 import libcst as cst
 
@@ -77,31 +77,38 @@ def note(scopes: Sequence[WalkScope], small: cst.BaseSmallStatement,
          position: Callable[[], flow.Position]) -> None:
     """Keep `small` if it is a class-body assignment, a `self.x =` in `__init__`, or a message
     method's `return`."""
-    scope = scopes[-1]
+    # called for every statement of a class: `type` (LibCST's concrete nodes have no subclasses)
+    # spares the Python call a failing isinstance of an ABC costs
+    scope, kind = scopes[-1], type(small)
     if scope.is_class:
         statements = scope.statements
-        if statements is not None and isinstance(small, cst.Assign) and len(small.targets) == 1:
-            target = small.targets[0].target
-            if isinstance(target, cst.Name):
-                statements.class_assigns.append((target.value, (small.value, position(), None)))
+        if statements is not None and kind is cst.Assign \
+                and len(cast(cst.Assign, small).targets) == 1:
+            assign = cast(cst.Assign, small)
+            target = assign.targets[0].target
+            if type(target) is cst.Name:
+                statements.class_assigns.append((cast(cst.Name, target).value,
+                                                 (assign.value, position(), None)))
         return
     if len(scopes) < 2 or scopes[-2].statements is None:
         return
     statements = scopes[-2].statements
     assert statements is not None
-    if scope.name == "__init__" and isinstance(small, cst.Expr) and _is_init_call(small.value):
+    if scope.name == "__init__" and kind is cst.Expr and _is_init_call(cast(cst.Expr, small).value):
         statements.init_calls += 1
-    elif scope.name == "__init__" and isinstance(small, (cst.Assign, cst.AnnAssign)):
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-            else [small.target]
+    elif scope.name == "__init__" and (kind is cst.Assign or kind is cst.AnnAssign):
+        assigned = cast("cst.Assign | cst.AnnAssign", small)
+        targets = [t.target for t in assigned.targets] if isinstance(assigned, cst.Assign) \
+            else [assigned.target]
         for target in targets:
             attribute = _self_attribute(target)
-            if attribute is not None and small.value is not None:
-                statements.self_assigns.append((attribute, (small.value, position(),
+            if attribute is not None and assigned.value is not None:
+                statements.self_assigns.append((attribute, (assigned.value, position(),
                                                             scope.assigned)))
-    elif scope.name in MESSAGE_METHODS and isinstance(small, cst.Return) \
+    elif scope.name in MESSAGE_METHODS and kind is cst.Return \
             and isinstance(scope.node, cst.FunctionDef) and _takes_self_only(scope.node):
-        value = (small.value, position(), scope.assigned) if small.value is not None else None
+        returned = cast(cst.Return, small).value
+        value = (returned, position(), scope.assigned) if returned is not None else None
         statements.returns.setdefault(_method_key(scope.node), []).append(value)
 
 
