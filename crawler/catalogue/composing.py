@@ -24,7 +24,7 @@ import ast
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import TYPE_CHECKING
 
 from crawler.parse.class_text import SEVERAL
@@ -497,8 +497,26 @@ def _digest_part(index: ClassIndex, name: str) -> object:
     if cls is None:
         return name
     return [cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords, cls.init_target,
-            _place(cls), *(asdict(slot) for slot in (*cls.init_args, *cls.self_attributes,
-                                                     *cls.class_attributes, *cls.methods))]
+            _place(cls), *(_data(slot) for slot in (*cls.init_args, *cls.self_attributes,
+                                                    *cls.class_attributes, *cls.methods))]
+
+
+def _data(value: object) -> object:
+    """What JSON makes of `asdict(value)`, without `asdict`'s deep copy of every leaf (the
+    digest only writes it): a record as a dict of its fields, tuples as lists, at every depth."""
+    if isinstance(value, (tuple, list)):
+        return [_data(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _data(item) for key, item in value.items()}
+    names = _FIELDS_OF.get(type(value))
+    if names is None:
+        if not is_dataclass(value) or isinstance(value, type):
+            return value
+        names = _FIELDS_OF[type(value)] = tuple(f.name for f in fields(value))
+    return {name: _data(getattr(value, name)) for name in names}
+
+
+_FIELDS_OF: dict[type, tuple[str, ...]] = {}  # a record type -> its field names, in order
 
 
 def _json(value: object) -> str:

@@ -12,6 +12,9 @@ YAML could read as another key, a document marker or a sequence), the lines end 
 newline, and the block loads, alone, as a mapping of the one key `annotation`. The text
 outside it is noted only from a file where each line at the margin is a key of its own and
 none is another `annotation` (`note_outside`), so the block is the document's only annotation.
+A file whose block is the empty annotation (every record a first extract writes) is not noted:
+its text is the edited file's with that block in place of the edited one, so its checked load
+is found by those bytes (`_with_empty_block`), and the same shape is asked of it then.
 Anything else is checked in full, and so is a file that does not pass: the full check
 reports it, with its line in the file.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 from crawler.errors import RecordError
 from crawler.store import schemas
 from crawler.store.cache import Checked, LoadCache
-from crawler.store.render import split_at_annotation, top_level_keys
+from crawler.store.render import empty_annotation_text, split_at_annotation, top_level_keys
 from crawler.store.safe_yaml import safe_load_text
 
 _SEPARATOR = "\0"  # never in a YAML file (`safe_yaml.yaml_text` refuses it)
@@ -35,7 +38,7 @@ def edited_annotation(loads: LoadCache, text: str, where: str) -> Checked | None
     if parts is None or not _closed(*parts):
         return None
     before, block, after = parts
-    known = loads.get_outside(_outside(before, after))
+    known = loads.get_outside(_outside(before, after)) or _with_empty_block(loads, before, after)
     if known is None:
         return None
     try:
@@ -56,13 +59,32 @@ def note_outside(loads: LoadCache, parts: tuple[str, str, str] | None, raw_key: 
     """Note the text outside the annotation block of a file that passed every check, stored
     under `raw_key` (`LoadCache.put`), when that block is its annotation exactly (`checked`
     kept it). `parts`: `split_at_annotation` of the file's text, which its caller has made."""
+    if parts is None or parts[1] == empty_annotation_text() or not _simple(parts, checked):
+        return  # the empty block: its file is found by its own bytes (`_with_empty_block`)
+    loads.put_outside(_outside(parts[0], parts[2]), raw_key)
+
+
+def _simple(parts: tuple[str, str, str], checked: Checked) -> bool:
+    """Whether a file that passed every check, split as `parts`, has the shape a note needs."""
     data, kept = checked
-    if kept is None or parts is None or not _closed(*parts) or "annotation" not in data:
-        return
-    before, _, after = parts
-    if top_level_keys(before) + top_level_keys(after) + 1 != len(data):
-        return  # a key written over two lines, or a second annotation: not this simple shape
-    loads.put_outside(_outside(before, after), raw_key)
+    if kept is None or not _closed(*parts) or "annotation" not in data:
+        return False
+    # a key written over two lines, or a second annotation, is not this simple shape
+    return top_level_keys(parts[0]) + top_level_keys(parts[2]) + 1 == len(data)
+
+
+def _with_empty_block(loads: LoadCache, before: str, after: str) -> Checked | None:
+    """What a checked load found in the file that reads `before` and `after` around the empty
+    annotation block, where that file has the shape `note_outside` would have noted."""
+    parts = (before, empty_annotation_text(), after)
+    text = "".join(parts)
+    try:
+        checked = loads.get_uncounted(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None  # not the bytes of any file
+    if checked is None or split_at_annotation(text) != parts or not _simple(parts, checked):
+        return None
+    return checked
 
 
 def _closed(before: str, block: str, after: str) -> bool:

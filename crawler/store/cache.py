@@ -371,6 +371,10 @@ class LoadCache(_Cache):
         """What a checked load of these bytes, as a file of this kind, found before, or None."""
         return self._checked(self.key(raw, kind))
 
+    def get_uncounted(self, raw: bytes, kind: str = RECORD) -> Checked | None:
+        """`get`, counted in none of the figures (a lookup on another file's behalf)."""
+        return self._checked(self.key(raw, kind), counted=False)
+
     def get_outside(self, outside: bytes) -> Checked | None:
         """What a checked load found in a record file whose text outside its annotation block
         is `outside` (see `annotation_edits`), or None. Counted in none of the figures, which

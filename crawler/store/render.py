@@ -9,6 +9,7 @@ rendered ahead, while the workers still parse (`SiteBlocks`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import asdict
 from functools import cache, lru_cache
@@ -136,6 +137,8 @@ def block_of(parts: tuple[str, str, str] | None) -> str | None:
 def split_at_annotation(text: str) -> tuple[str, str, str] | None:
     """The text before the top-level `annotation:` block, the block's exact lines, and the text
     after it (None: no such block); the three joined are `text`."""
+    if _OTHER_BREAK.search(text) is None:
+        return _split_at_newlines(text)
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.startswith("annotation:")), None)
     if start is None:
@@ -146,13 +149,36 @@ def split_at_annotation(text: str) -> tuple[str, str, str] | None:
     return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
 
 
+def _split_at_newlines(text: str) -> tuple[str, str, str] | None:
+    """`split_at_annotation` of a text whose only line break is `\n`, found by searching the
+    text rather than splitting it: every record written calls this."""
+    if text.startswith("annotation:"):
+        start = 0
+    else:
+        start = text.find("\nannotation:") + 1
+        if not start:
+            return None
+    following = text.find("\n", start) + 1
+    found = _KEY_LINE.search(text, following) if following else None
+    end = found.start() if found is not None else len(text)
+    return text[:start], text[start:end], text[end:]
+
+
 def top_level_keys(text: str) -> int:
     """How many lines of `text` start a top-level key (as `annotation_block` tells them)."""
+    if _OTHER_BREAK.search(text) is None:
+        return len(_KEY_LINE.findall(text))
     return sum(map(_starts_top_level_key, text.splitlines()))
 
 
 def _starts_top_level_key(line: str) -> bool:
     return bool(line) and not line[0].isspace() and not line.startswith(("#", "-", "..."))
+
+
+# `_starts_top_level_key` as a search, for texts whose lines end in `\n` alone (`\s` is
+# `str.isspace`); a line break `str.splitlines` knows besides sends a text the long way.
+_KEY_LINE = re.compile(r"^(?!\.\.\.)[^\s#-]", re.MULTILINE)
+_OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def kept_annotation_block(text: str, data: dict[str, Any], where: str) -> str | None:

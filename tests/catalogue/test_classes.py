@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -573,3 +574,18 @@ def test_class_digests_sharing_their_bases_are_the_digests_of_the_whole_mro() ->
         assert composing.digest(index, qualname) == whole(qualname), qualname
     entries = {e["qualname"]: e["composes"] for e in classes.resolve(files).exception_classes}
     assert entries == {q: whole(q) for q in names}
+
+
+def test_a_class_digest_part_is_the_json_of_its_slots_as_asdict_gives_them() -> None:
+    """`_digest_part` writes the slots without `asdict`'s copies: the JSON, so the digest, is
+    the same as `asdict`'s."""
+    index = classes.ClassIndex(visit_package(PACKAGES / "clspkg"))
+    with_slots = 0
+    for qualname, cls in sorted(index.classes.items()):
+        slots = (*cls.init_args, *cls.self_attributes, *cls.class_attributes, *cls.methods)
+        with_slots += bool(slots)
+        expected = [cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords,
+                    cls.init_target, composing._place(cls), *(asdict(slot) for slot in slots)]
+        assert composing._json(composing._digest_part(index, qualname)) == \
+            composing._json(expected), qualname
+    assert with_slots >= 3

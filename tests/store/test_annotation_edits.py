@@ -11,8 +11,9 @@ import pytest
 
 from crawler import pipeline
 from crawler.pipeline import extract, update
-from crawler.store import record_files
+from crawler.store import annotation_edits, record_files
 from crawler.store.cache import LoadCache
+from crawler.store.render import empty_annotation_text, split_at_annotation
 from tests.outputkit import snapshot
 from tests.store.test_emit import a_record
 from tests.store.test_loadcache import ANNOTATED, a_library, full_checks, outcome
@@ -120,3 +121,35 @@ def test_the_first_update_after_annotations_are_written_checks_no_file_in_full(
     plain = update(str(repo.path), output_root=tmp_path / "plain", cache_dir=cache)
     assert len(checked) > 40  # without the cache, every file is checked in full
     assert snapshot(cached.folder) == snapshot(plain.folder)
+
+
+def test_a_file_with_the_empty_block_is_found_by_its_own_bytes_not_noted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first extract writes the empty block everywhere: no note is stored for it, and the
+    edited file is still loaded by its block alone, as a full check finds it."""
+    cache = LoadCache(tmp_path / "cache")
+    path = primed(tmp_path / "out", cache)
+    before, block, after = split_at_annotation(path.read_text(encoding="utf-8"))
+    assert block == empty_annotation_text()
+    assert cache.get_outside(annotation_edits._outside(before, after)) is None
+    with_block(path, ANNOTATED)
+    text = path.read_text(encoding="utf-8")
+    found = annotation_edits.edited_annotation(cache, text, str(path))
+    assert found == record_files.check_record_bytes(text.encode("utf-8"), path)
+    misses, hits = cache.misses, cache.hits
+    checked = full_checks(monkeypatch)
+    assert outcome(path, cache) == outcome(path, None) and checked == [path.name]
+    assert (cache.misses, cache.hits) == (misses + 1, hits), "the lookup for another counts not"
+
+
+def test_a_file_with_an_annotation_is_noted_when_written(tmp_path: Path) -> None:
+    cache = LoadCache(tmp_path / "cache")
+    path = primed(tmp_path / "out", LoadCache(tmp_path / "first"))
+    with_block(path, ANNOTATED)
+    record = record_files.load_record(path, None)
+    record_files.write_texts(tmp_path / "again", [record_files.RecordText(
+        record, path.read_text(encoding="utf-8"))], loads=cache)
+    before, block, after = split_at_annotation(path.read_text(encoding="utf-8"))
+    assert block == ANNOTATED
+    noted = cache.get_outside(annotation_edits._outside(before, after))
+    assert noted == record_files.check_record_bytes(path.read_bytes(), path)

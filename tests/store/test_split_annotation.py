@@ -1,0 +1,48 @@
+"""`split_at_annotation` and `top_level_keys` search a text whose lines end in `\\n` alone
+instead of splitting it: the search must answer as the line-by-line reading does."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.store import render
+from tests.store.test_emit import a_record
+
+# The pieces of a record's lines that decide where a key starts (or seem to).
+_PIECES = ["annotation:", "annotation: x", "history:", "  note: y", "# c", "- a", "...", "..x",
+           ".", "", " ", "\t", "\u00a0k", "\u3000", "\x1f", "id: 1", "é:", "annotation",
+           "  annotation: z", "---", "\x85", "\u2028", "\r", "\x0c"]
+
+
+def _by_lines(text: str) -> tuple[tuple[str, str, str] | None, int]:
+    """Both answers the long way, every line split off and tested alone."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.startswith("annotation:")), None)
+    keys = sum(map(render._starts_top_level_key, text.splitlines()))
+    if start is None:
+        return None, keys
+    end = start + 1
+    while end < len(lines) and not render._starts_top_level_key(lines[end]):
+        end += 1
+    return ("".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])), keys
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12), st.booleans())
+def test_search_answers_as_the_lines_do(pieces: list[str], final_newline: bool) -> None:
+    text = "\n".join(pieces) + ("\n" if final_newline else "")
+    assert (render.split_at_annotation(text), render.top_level_keys(text)) == _by_lines(text)
+
+
+def test_a_written_record_splits_at_its_annotation_block() -> None:
+    text = render.record_text(a_record())
+    parts = render.split_at_annotation(text)
+    assert parts is not None and (parts, render.top_level_keys(text)) == _by_lines(text)
+    assert parts[1].startswith("annotation:") and parts[2].startswith("history:")
+
+
+def test_other_line_breaks_are_read_the_long_way() -> None:
+    text = "id: 1\rannotation: {}\u2028  x: 1\nhistory: []\n"
+    assert render.split_at_annotation(text) == _by_lines(text)[0] == (
+        "id: 1\r", "annotation: {}\u2028  x: 1\n", "history: []\n")
