@@ -75,6 +75,7 @@ class CrawlerGroup(click.Group):
         except CrawlerError as error:
             raise click.ClickException(one_line(str(error))) from None
         except KeyboardInterrupt:
+            sys.unraisablehook = _after_interrupt
             raise Interrupted("interrupted") from None
         except OSError as error:  # the machine's trouble (permissions, a full disk), not a bug
             if error.errno == errno.EPIPE and _stdout_closed():
@@ -97,6 +98,12 @@ class Interrupted(click.ClickException):
     """Ctrl-C: one line, exit 130, whatever the command was doing (every write is atomic)."""
 
     exit_code = INTERRUPTED
+
+
+def _after_interrupt(unraisable: Any) -> None:
+    """Say nothing of what a finalizer raises once Ctrl-C is reported: objects the interrupt cut
+    off mid-read (GitPython's `cat-file` streams) raise from `__del__` as they are freed, which
+    would print an "Exception ignored in" trace beside the one line the interrupt gets."""
 
 
 def _stdout_closed() -> bool:

@@ -249,3 +249,26 @@ def test_lookup_db_needs_no_output_folder(extracted: Path, tmp_path: Path,
     monkeypatch.chdir(tmp_path)  # no output/ here
     result = CliRunner().invoke(main, ["lookup", "ValueError: worse 3", "--db", str(db)])
     assert result.exit_code == 0 and result.output.startswith("= "), result.output
+
+
+def test_an_interrupt_prints_one_line_even_when_a_finalizer_raises(tmp_path: Path) -> None:
+    """What a Ctrl-C leaves half-read (GitPython's `cat-file` stream raised "read of closed
+    file" from `__del__` under load) must not add an "Exception ignored" trace to its line."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import click\n"
+        "from crawler.cli import CrawlerGroup\n"
+        "class Stream:\n"
+        "    def __del__(self):\n"
+        "        raise ValueError('read of closed file')\n"
+        "@click.group(cls=CrawlerGroup)\n"
+        "def main(): pass\n"
+        "@main.command()\n"
+        "def read():\n"
+        "    stream = Stream()\n"
+        "    raise KeyboardInterrupt\n"
+        "main(['read'])\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, env=child_env(), timeout=60)
+    assert done.returncode == INTERRUPTED, done.stderr
+    assert done.stderr.splitlines() == ["Error: interrupted"], done.stderr
