@@ -236,7 +236,8 @@ def measure(before: dict[str, ErrorRecord], after: dict[str, ErrorRecord], lines
         held = notes.get(note, [])
         figures.lost += not held
         figures.duplicated += len(held) > 1
-    live_at = {(r.site.path, r.site.line, r.site.column, r.site.message.template): r.id
+    live_at = {(r.site.path, r.site.line, r.site.column, r.site.message.template,
+                r.site.exception_qualname): r.id
                for r in after.values() if r.status != REMOVED}
     new_ids = [i for i in after if i not in before]
     figures.added = len(new_ids)
@@ -245,9 +246,10 @@ def measure(before: dict[str, ErrorRecord], after: dict[str, ErrorRecord], lines
         if new is None or old.status == REMOVED:
             continue
         place = lines.follow(old.site.path, old.site.line, old.site.end_line)
-        # one raise may give several sites (one per message): told apart by the template
-        holder = (live_at.get((place[0], place[1], old.site.column, old.site.message.template))
-                  if place else None)
+        # one raise may give several sites, one per message and one per class an alias may
+        # name (`err = A if c else B; raise err(msg)`): told apart by template and class
+        holder = (live_at.get((place[0], place[1], old.site.column, old.site.message.template,
+                               old.site.exception_qualname)) if place else None)
         if holder is not None:
             if holder == record_id:
                 figures.untouched_kept += 1
