@@ -149,7 +149,7 @@ class Follower:
         self.index = index
         self.qualify = qualify  # a dotted name in a function to a qualified name, via the visitor
         self._shadowed: dict[tuple[int, str], bool] = {}
-        self._body_bindings: dict[int, frozenset[str]] = {}  # `flow.body_bindings` by scope
+        self._body_bindings: dict[int, Counter[str]] = {}  # `flow.top_bindings` of a body
         self._top_bindings: Counter[str] | None = None  # `flow.top_bindings`, once asked
         # What each followed qualname is: its function statement, or its constant's position.
         self.defined: dict[str, cst.FunctionDef | flow.Position] = {}
@@ -433,7 +433,7 @@ class Follower:
         bindings = self._body_bindings.get(id(scope))
         if bindings is None:
             assert isinstance(scope.node, cst.FunctionDef)
-            bindings = self._body_bindings[id(scope)] = flow.body_bindings(scope.node.body)
+            bindings = self._body_bindings[id(scope)] = flow.top_bindings(scope.node.body.body)
         return name in bindings or flow.ANY_NAME in bindings
 
     def bound_once_at_top(self, name: str) -> bool:

@@ -262,28 +262,12 @@ def _target_names(target: cst.CSTNode) -> Iterator[str]:
 
 
 def top_bindings(body: Sequence[cst.CSTNode]) -> Counter[str]:
-    """How many statements of a module's top level (its `if`, `try` and loop blocks included, its
-    functions' and classes' bodies not) may bind each name, in one walk; `ANY_NAME` counts
-    those that may bind any."""
+    """How many statements of a block may bind each name, in one walk: a module's top level (its
+    `if`, `try` and loop blocks included, its functions' and classes' bodies not) or a function's
+    body alike; `ANY_NAME` counts those that may bind any."""
     counts: Counter[str] = Counter()
     for node in body:
         for statement in _statements(node):
-            counts.update(set(_bound_names(statement)))
-    return counts
-
-
-def body_bindings(body: cst.BaseSuite) -> frozenset[str]:
-    """Every name some statement of a function's body (nested functions' bodies aside) binds, in
-    one walk (`ANY_NAME` among them when one may bind any): a walk per name asked cost most."""
-    names: set[str] = set()
-    for node in body.body:
-        for statement in _statements(node):
             if type(statement) in _BINDING:  # spares a generator for each statement
-                names.update(_bound_names(statement))
-    return frozenset(names)
-
-
-def binds_in_body(name: str, body: cst.BaseSuite) -> bool:
-    """Whether any statement of a function's body (nested functions' bodies aside) binds the name."""
-    return any(_binds_directly(name, statement)
-               for node in body.body for statement in _statements(node))
+                counts.update(set(_bound_names(statement)))
+    return counts
