@@ -6,8 +6,9 @@ depends on that definition's text as much as on its own. A region's lookups name
 source (a function's lines as the file has them, its decorators written out) and its line counted
 from the region's first line (a record's `defined_at` names it). A skeleton keeps a stub only when
 every such answer is the same in the new version, so the records it carries are the ones a whole
-read makes; the functions followed into are never stubbed (`targets`), so a fresh function's read
-follows their real text.
+read makes. A function followed into is stubbed only where no text the read sees names it
+(`named_in_read`), so a fresh function's read follows its real text; its digest is then taken
+from the file's lines, which the stub stands for.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from crawler.parse.site_records import FOLLOWED
 from crawler.parse.skeleton import FUNCTION, Region
 
 # A `global` statement hides in a stub's body: stubbed, it would make a name look bound once.
-_GLOBAL = re.compile(r"\bglobal\b")
+# The keyword where a statement may start (a line, after `;` or a header's `:`); the word in a
+# docstring or a comment mid-line does not keep the function whole.
+_GLOBAL = re.compile(r"(?:^|[;:])[ \t\f]*global(?!\w)", re.MULTILINE)
 
 Definition = tuple[cst.CSTNode | flow.Position, cst.CSTNode]  # (where it is, what its text is)
 
@@ -43,12 +46,48 @@ def targets(regions: Iterable[Region]) -> set[str]:
 
 def stubbable(region: Region, module_name: str | None, followed_into: set[str],
               lines: Sequence[str]) -> bool:
-    """Whether a placed region may be stubbed: no function followed into, no `global` within."""
+    """Whether a placed region may be stubbed: no `global` within, and, if some function
+    follows into it, undecorated now as before. A stub has no decorator: the stub of a decorated
+    function would be refused (`misplaced`), or would start at the decorator's line, not at the
+    `def` line a followed function's line is counted from, and refuse its callers' stubs; either
+    way the skeleton is parsed again."""
     if region.kind != FUNCTION:
         return True
-    if region_qualname(region, module_name) in followed_into:
+    if region_qualname(region, module_name) in followed_into and any(
+            lines[n].lstrip().startswith("@") for n in (region.line - 2, region.line - 1) if n >= 0):
         return False
     return _GLOBAL.search("".join(lines[region.line - 1 : region.end_line])) is None
+
+
+def named_in_read(placed: Sequence[Region], module_name: str | None, followed_into: set[str],
+                  lines: Sequence[str]) -> list[Region]:
+    """`placed` without the functions followed into whose name the text left unstubbed shows.
+
+    A read follows a name it meets in the text it reads, so a function no such text names is
+    never followed into, and its stub is kept. One that is named would have its stub refused
+    after the read (`touched_stubs`) and the skeleton parsed again, so it is kept whole at once.
+    """
+    targets = {region for region in placed if region.kind == FUNCTION
+               and region_qualname(region, module_name) in followed_into}
+    stubbed = set(placed)
+    while targets:
+        shown = _unstubbed_text(lines, stubbed)
+        named = {region for region in targets
+                 if re.search(rf"\b{re.escape(region.name)}\b", shown)}
+        if not named:
+            break
+        stubbed -= named
+        targets -= named
+    return [region for region in placed if region in stubbed]
+
+
+def _unstubbed_text(lines: Sequence[str], stubbed: Iterable[Region]) -> str:
+    pieces, number = [], 1
+    for region in sorted(stubbed, key=lambda r: r.line):
+        pieces.append("".join(lines[number - 1 : region.line - 1]))
+        number = region.end_line + 1
+    pieces.append("".join(lines[number - 1 :]))
+    return "".join(pieces)
 
 
 def apart(placed: Sequence[Region], known: Sequence[Region], module_name: str | None

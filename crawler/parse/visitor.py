@@ -135,6 +135,7 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
     placed = [region for region in placed if region not in apart
               and not skeleton.message_method(region)
               and followed.stubbable(region, module_name, followed_into, real_lines)]
+    placed = followed.named_in_read(placed, module_name, followed_into, real_lines)
     lines = _LINE_BREAK.split(text)
     whole_tree: list[bool] = []
     for _ in range(_SKELETON_READS):  # a stub refused is put back, and the skeleton read again
@@ -281,13 +282,17 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
     exposed = exposed_functions(
         follower, lambda node: f"{path}:{function_spans[id(node)].line}", exposure_read)
 
+    stub_ends = {region.line: region.end_line for region in stubbed
+                 if region.kind == skeleton.FUNCTION}
+
     def function_text(node: cst.CSTNode) -> str | None:
-        """A function's decorators and its lines in the file: its text without LibCST's codegen."""
+        """A function's decorators and its lines in the file: its text without LibCST's codegen.
+        A stub's are the lines it stands for (a stub followed into is undecorated)."""
         span = function_spans.get(id(node))
         if span is None or not isinstance(node, cst.FunctionDef):
             return None
         written = "".join(module.code_for_node(decorator) for decorator in node.decorators)
-        return written + "\n".join(lines[span.line - 1:span.end_line])
+        return written + "\n".join(lines[span.line - 1:stub_ends.get(span.line, span.end_line)])
 
     dependencies = followed.Dependencies(follower, line_of, function_text)
 
