@@ -9,17 +9,20 @@ new file's data is that file's with the block loaded alone in place of its annot
 That holds only where the block cannot reach outside itself, which `edited_annotation` asks:
 every line after `annotation:` is indented, a comment or blank (nothing at the margin that
 YAML could read as another key, a document marker or a sequence), the lines end in a plain
-newline, and the block loads, alone, as a mapping of the one key `annotation`. The text
-outside it is noted only from a file where each line at the margin is a key of its own and
-none is another `annotation` (`note_outside`), so the block is the document's only annotation.
-A file whose block is the empty annotation (every record a first extract writes) is not noted:
-its text is the edited file's with that block in place of the edited one, so its checked load
-is found by those bytes (`_with_empty_block`), and the same shape is asked of it then.
-Anything else is checked in full, and so is a file that does not pass: the full check
-reports it, with its line in the file.
+newline, and the block loads, alone, as a mapping of the one key `annotation`. The file it was
+before the edit is found by its name (`LoadCache.note_file`: the key of the bytes each record
+file last had, written or checked): its text is the edited file's with its own kept block in
+place of the edited one, which the key confirms. Its shape is asked then: each line at the
+margin a key of its own and none another `annotation`, so the block is the document's only
+annotation (`_simple`). A file never noted whose block is the empty annotation (every record
+a first extract writes) is found the same way by the bytes it has with that block
+(`_with_empty_block`). Anything else is checked in full, and so is a file that does not pass:
+the full check reports it, with its line in the file.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from crawler.errors import RecordError
 from crawler.store import schemas
@@ -27,22 +30,21 @@ from crawler.store.cache import Checked, LoadCache
 from crawler.store.render import empty_annotation_text, split_at_annotation, top_level_keys
 from crawler.store.safe_yaml import safe_load_text
 
-_SEPARATOR = "\0"  # never in a YAML file (`safe_yaml.yaml_text` refuses it)
 
-
-def edited_annotation(loads: LoadCache, text: str, where: str) -> Checked | None:
-    """What a full check of `text` finds, where its annotation block alone differs from a file
-    that passed every check (`note_outside`); None where it cannot be told that way, or where
-    the file is broken (the full check then says how)."""
+def edited_annotation(loads: LoadCache, text: str, path: Path) -> Checked | None:
+    """What a full check of `text`, the record file at `path`, finds, where its annotation
+    block alone differs from the file noted there (`LoadCache.note_file`) that passed every
+    check; None where it cannot be told that way, or where the file is broken (the full check
+    then says how)."""
     parts = split_at_annotation(text)
     if parts is None or not _closed(*parts):
         return None
     before, block, after = parts
-    known = loads.get_outside(_outside(before, after)) or _with_empty_block(loads, before, after)
+    known = _as_noted(loads, path, before, after) or _with_empty_block(loads, before, after)
     if known is None:
         return None
     try:
-        loaded = safe_load_text(block, where)
+        loaded = safe_load_text(block, str(path))
     except RecordError:
         return None  # the full check names the line in the file
     if not isinstance(loaded, dict) or list(loaded) != ["annotation"]:
@@ -54,18 +56,18 @@ def edited_annotation(loads: LoadCache, text: str, where: str) -> Checked | None
     return data, block if block.endswith("\n") else block + "\n"
 
 
-def note_outside(loads: LoadCache, parts: tuple[str, str, str] | None, raw_key: str,
-                 checked: Checked) -> None:
-    """Note the text outside the annotation block of a file that passed every check, stored
-    under `raw_key` (`LoadCache.put`), when that block is its annotation exactly (`checked`
-    kept it). `parts`: `split_at_annotation` of the file's text, which its caller has made."""
-    if parts is None or parts[1] == empty_annotation_text() or not _simple(parts, checked):
-        return  # the empty block: its file is found by its own bytes (`_with_empty_block`)
-    loads.put_outside(_outside(parts[0], parts[2]), raw_key)
+def _as_noted(loads: LoadCache, path: Path, before: str, after: str) -> Checked | None:
+    """What a checked load found in the file last noted at `path`, where that file reads
+    `before` and `after` around its own kept block, and has the shape an edit needs."""
+    key = loads.noted_key(path)
+    checked = loads.get_by_key(key) if key is not None else None
+    if checked is None or checked[1] is None:
+        return None
+    return _if_simple(loads, (before, checked[1], after), checked, key)
 
 
 def _simple(parts: tuple[str, str, str], checked: Checked) -> bool:
-    """Whether a file that passed every check, split as `parts`, has the shape a note needs."""
+    """Whether a file that passed every check, split as `parts`, has the shape an edit needs."""
     data, kept = checked
     if kept is None or not _closed(*parts) or "annotation" not in data:
         return False
@@ -75,13 +77,25 @@ def _simple(parts: tuple[str, str, str], checked: Checked) -> bool:
 
 def _with_empty_block(loads: LoadCache, before: str, after: str) -> Checked | None:
     """What a checked load found in the file that reads `before` and `after` around the empty
-    annotation block, where that file has the shape `note_outside` would have noted."""
+    annotation block, where that file has the shape an edit needs."""
     parts = (before, empty_annotation_text(), after)
+    return _if_simple(loads, parts, None, None)
+
+
+def _if_simple(loads: LoadCache, parts: tuple[str, str, str], checked: Checked | None,
+               key: str | None) -> Checked | None:
+    """`checked`, the checked load of the text `parts` make up (found by that text's bytes if
+    None), where its key is `key` (if given: the text is the file noted) and the text has the
+    simple shape; else None."""
     text = "".join(parts)
     try:
-        checked = loads.get_uncounted(text.encode("utf-8"))
+        raw = text.encode("utf-8")
     except UnicodeEncodeError:
         return None  # not the bytes of any file
+    if key is not None and loads.key(raw) != key:
+        return None  # the file noted reads otherwise outside its block
+    if checked is None:
+        checked = loads.get_uncounted(raw)
     if checked is None or split_at_annotation(text) != parts or not _simple(parts, checked):
         return None
     return checked
@@ -100,7 +114,3 @@ def _closed(before: str, block: str, after: str) -> bool:
     if lines != block.splitlines():
         return False  # a line break YAML may see that a plain split does not
     return all(not line.strip() or line[0] in " #" for line in lines[1:])
-
-
-def _outside(before: str, after: str) -> bytes:
-    return (before + _SEPARATOR + after).encode("utf-8", "surrogatepass")

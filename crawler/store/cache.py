@@ -56,7 +56,7 @@ FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entry
 EVIDENCE = "evidence"  # a test file's assertions
 GOOD_FILES = "good_files"  # a folder's record files that passed their checks, by stat
-OUTSIDE = "outside"  # a checked record file, by its text outside the annotation block
+WRITTEN = "written"  # a folder's record files by name: the key of the bytes each last had
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _T = TypeVar("_T")
 _Found = TypeVar("_Found", covariant=True)
@@ -363,6 +363,9 @@ class LoadCache(_Cache):
     def __init__(self, root: Path | None, version: str = __version__) -> None:
         super().__init__(root, version)
         self.unstorable = 0  # loads whose data JSON cannot hold exactly (a date, a NaN)
+        self._names: dict[str, dict[str, str]] = {}  # folder: record file name: key (`note_file`)
+        self._names_changed: set[str] = set()
+        self._names_lock = threading.Lock()
 
     def key(self, raw: bytes, kind: str = RECORD) -> str:
         return self._key(kind, str(SCHEMA_VERSION), schemas.digest(kind), data=raw)
@@ -375,25 +378,50 @@ class LoadCache(_Cache):
         """`get`, counted in none of the figures (a lookup on another file's behalf)."""
         return self._checked(self.key(raw, kind), counted=False)
 
-    def get_outside(self, outside: bytes) -> Checked | None:
-        """What a checked load found in a record file whose text outside its annotation block
-        is `outside` (see `annotation_edits`), or None. Counted in none of the figures, which
-        are the checked loads'."""
-        entry = self._get(self._outside_key(outside), counted=False)
-        if entry is None:
+    def get_by_key(self, key: str) -> Checked | None:
+        """`get` of the bytes stored under `key` (`put`'s answer), counted in none of the figures
+        (a lookup on another file's behalf)."""
+        return self._checked(key, counted=False)
+
+    def note_file(self, path: Path, key: str) -> None:
+        """Note that the record file at `path` holds the bytes stored under `key` (`put`'s
+        answer), as written or checked: an edit of its annotation block alone is then loaded by
+        that block alone (`annotation_edits`). One entry per folder holds every name's key, so a
+        run that writes thousands of records stores one entry, not one each."""
+        if self.database is None or not key:
+            return
+        folder, name = os.path.abspath(path.parent), path.name
+        with self._names_lock:
+            names = self._names_of(folder)
+            if names.get(name) != key:
+                names[name] = key
+                self._names_changed.add(folder)
+
+    def noted_key(self, path: Path) -> str | None:
+        """The key `note_file` last noted for the record file at `path`, or None."""
+        if self.database is None:
             return None
-        if not isinstance(entry.get("raw"), str):
-            return None  # not a note of ours: the full check runs, and notes it again
-        return self._checked(entry["raw"], counted=False)
+        with self._names_lock:
+            return self._names_of(os.path.abspath(path.parent)).get(path.name)
 
-    def put_outside(self, outside: bytes, raw_key: str) -> None:
-        """Note that the record file whose checked load is stored under `raw_key` (`put`'s
-        answer) reads `outside` outside its annotation block."""
-        if self.database is not None:
-            self._put(self._outside_key(outside), {"raw": raw_key}, counted=False)
+    def _names_of(self, folder: str) -> dict[str, str]:
+        names = self._names.get(folder)
+        if names is None:
+            entry = self._get(self._key(WRITTEN, folder), counted=False)
+            files = entry.get("files") if entry is not None else None
+            names = {name: key for name, key in files.items() if isinstance(key, str)} \
+                if isinstance(files, dict) else {}
+            self._names[folder] = names
+        return names
 
-    def _outside_key(self, outside: bytes) -> str:
-        return self._key(OUTSIDE, str(SCHEMA_VERSION), schemas.digest(RECORD), data=outside)
+    def flush(self) -> None:
+        """Store the folders' names noted since the last flush, then write every entry."""
+        with self._names_lock:
+            changed, self._names_changed = self._names_changed, set()
+            entries = [(folder, dict(self._names[folder])) for folder in sorted(changed)]
+        for folder, names in entries:
+            self._put(self._key(WRITTEN, folder), {"files": names}, counted=False)
+        super().flush()
 
     def _checked(self, key: str, counted: bool = True) -> Checked | None:
         entry = self._get(key, counted)
@@ -415,7 +443,7 @@ class LoadCache(_Cache):
     def put(self, raw: bytes, checked: Checked, *, plain: bool = False, kind: str = RECORD
             ) -> str:
         """Store what a checked load of `raw` found; what JSON cannot hold exactly is left out.
-        The key of `raw` (`put_outside` takes it, so the bytes are hashed once).
+        The key of `raw` (`note_file` takes it, so the bytes are hashed once).
 
         `plain`: the caller made the data of JSON's own types, so it is not walked again.
         """

@@ -181,7 +181,8 @@ def write_checkpoint(folder: Path, held: HeldFolder, blocks: SiteBlocks | None,
         for path, _ in files:
             held.seen[str(path.relative_to(folder))] = _signature(path)
     if loads is not None:
-        record_files.prime(loads, writes.records)  # the next run's loads need not check them
+        # the next run's loads need not check them
+        record_files.prime(loads, writes.records, folder / ERRORS_DIR)
         if writes.manifest is not None:
             prime_manifest(loads, held.manifest, writes.manifest)
     held.dirty.clear()

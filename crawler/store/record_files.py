@@ -25,7 +25,7 @@ from typing import Any
 from crawler.errors import CrawlerError, OutputError, RecordError
 from crawler.records import SCHEMA_VERSION, BrokenFile, ErrorRecord
 from crawler.store import atomic, schemas
-from crawler.store.annotation_edits import edited_annotation, note_outside
+from crawler.store.annotation_edits import edited_annotation
 from crawler.store.cache import Checked, LoadCache, is_plain
 from crawler.store.documents import (
     Unsure,
@@ -248,12 +248,10 @@ def _checked_load(raw: bytes, path: Path, loads: LoadCache | None) -> Checked:
     if loads is None:
         return check_record_bytes(raw, path)
     text = yaml_text(raw, str(path))
-    checked = edited_annotation(loads, text, str(path))
+    checked = edited_annotation(loads, text, path)
     if checked is None:
         checked = check_record_bytes(raw, path)
-        note_outside(loads, split_at_annotation(text), loads.put(raw, checked), checked)
-    else:
-        loads.put(raw, checked)
+    loads.note_file(path, loads.put(raw, checked))
     return checked
 
 
@@ -315,7 +313,7 @@ def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | N
         with ThreadPoolExecutor(1) as writer:
             writing = writer.submit(atomic.write_all, files)
             if loads is not None:
-                prime(loads, texts)
+                prime(loads, texts, folder)
             writing.result()
     except OSError as error:
         atomic.raise_output_error(error, error.filename or folder, "every record there is either "
@@ -331,15 +329,14 @@ def holds(path: Path, text: str) -> bool:
 # ---------------------------------------------------------------- priming the load cache
 
 
-def prime(loads: LoadCache, written: Iterable[RecordText]) -> None:
+def prime(loads: LoadCache, written: Iterable[RecordText], folder: Path) -> None:
     """Store what a checked load of each record's file text finds, found without loading it,
-    and note its text outside the annotation block (each text split and hashed once)."""
+    and note it as the text of its file in `folder` (its errors/ folder)."""
     for item in written:
-        parts = split_at_annotation(item.text)
-        checked = _checked_of_parts(item.record, parts)
+        checked = _checked_of_parts(item.record, split_at_annotation(item.text))
         if checked is not None:
             key = loads.put(item.text.encode("utf-8"), checked, plain=True)  # by `as_read_back`
-            note_outside(loads, parts, key, checked)
+            loads.note_file(folder / f"{item.record.id}.yaml", key)
     loads.flush()
 
 

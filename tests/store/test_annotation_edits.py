@@ -123,18 +123,20 @@ def test_the_first_update_after_annotations_are_written_checks_no_file_in_full(
     assert snapshot(cached.folder) == snapshot(plain.folder)
 
 
-def test_a_file_with_the_empty_block_is_found_by_its_own_bytes_not_noted(
+def test_a_file_never_noted_with_the_empty_block_is_found_by_its_own_bytes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A first extract writes the empty block everywhere: no note is stored for it, and the
-    edited file is still loaded by its block alone, as a full check finds it."""
+    """A file a first extract wrote (the empty block), copied where nothing was noted: the
+    edited copy is still loaded by its block alone, as a full check finds it."""
     cache = LoadCache(tmp_path / "cache")
-    path = primed(tmp_path / "out", cache)
-    before, block, after = split_at_annotation(path.read_text(encoding="utf-8"))
-    assert block == empty_annotation_text()
-    assert cache.get_outside(annotation_edits._outside(before, after)) is None
+    written = primed(tmp_path / "out", cache)
+    path = tmp_path / "copy" / "errors" / written.name
+    path.parent.mkdir(parents=True)
+    shutil.copyfile(written, path)
+    assert split_at_annotation(path.read_text(encoding="utf-8"))[1] == empty_annotation_text()
+    assert cache.noted_key(path) is None and cache.noted_key(written) is not None
     with_block(path, ANNOTATED)
     text = path.read_text(encoding="utf-8")
-    found = annotation_edits.edited_annotation(cache, text, str(path))
+    found = annotation_edits.edited_annotation(cache, text, path)
     assert found == record_files.check_record_bytes(text.encode("utf-8"), path)
     misses, hits = cache.misses, cache.hits
     checked = full_checks(monkeypatch)
@@ -142,14 +144,39 @@ def test_a_file_with_the_empty_block_is_found_by_its_own_bytes_not_noted(
     assert (cache.misses, cache.hits) == (misses + 1, hits), "the lookup for another counts not"
 
 
-def test_a_file_with_an_annotation_is_noted_when_written(tmp_path: Path) -> None:
+def test_each_file_written_or_loaded_is_noted_by_name_and_its_edit_loads_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writing notes each file's key under its name, in one entry for the folder that a new
+    cache on the same folder reads; an edit of that file's block is then loaded by the block
+    alone, and the edited file is noted in turn, so the next edit is too."""
     cache = LoadCache(tmp_path / "cache")
-    path = primed(tmp_path / "out", LoadCache(tmp_path / "first"))
+    path = primed(tmp_path / "first", LoadCache(tmp_path / "first-cache"))
     with_block(path, ANNOTATED)
     record = record_files.load_record(path, None)
     record_files.write_texts(tmp_path / "again", [record_files.RecordText(
         record, path.read_text(encoding="utf-8"))], loads=cache)
-    before, block, after = split_at_annotation(path.read_text(encoding="utf-8"))
-    assert block == ANNOTATED
-    noted = cache.get_outside(annotation_edits._outside(before, after))
-    assert noted == record_files.check_record_bytes(path.read_bytes(), path)
+    again = tmp_path / "again" / "errors" / path.name
+    assert cache.noted_key(again) == cache.key(again.read_bytes())
+    fresh = LoadCache(tmp_path / "cache")  # what the next run reads
+    assert fresh.noted_key(again) == cache.key(again.read_bytes())
+    checked = full_checks(monkeypatch)
+    for number, block in enumerate([BLOCKS["comments and blank lines"][0],
+                                    BLOCKS["flow mapping"][0]]):
+        with_block(again, block)
+        assert outcome(again, fresh) == outcome(again, None)
+        assert checked == [again.name] * (number + 1), "only the load without a cache checks"
+        assert fresh.noted_key(again) == fresh.key(again.read_bytes())
+
+
+def test_a_note_whose_file_changed_outside_its_block_is_not_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key noted for a name is of the file as it was: a file that reads otherwise outside
+    its block (here a record another run wrote there) is checked in full."""
+    cache = LoadCache(tmp_path / "cache")
+    path = primed(tmp_path / "out", cache)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("status: active", "status: removed")
+                    .replace("annotation:\n", "annotation:\n  what_it_means: x\n", 1),
+                    encoding="utf-8")
+    assert annotation_edits.edited_annotation(cache, path.read_text(encoding="utf-8"),
+                                              path) is None

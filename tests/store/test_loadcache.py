@@ -23,9 +23,8 @@ from crawler.errors import CrawlerError
 from crawler.pipeline import extract, update
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
 from crawler.store import manifest_file, record_files, render, repo_output, safe_yaml, schemas
-from crawler.store.annotation_edits import edited_annotation, note_outside
+from crawler.store.annotation_edits import edited_annotation
 from crawler.store.cache import DATABASE, MANIFEST, LoadCache, is_plain
-from crawler.store.render import split_at_annotation
 from tests.outputkit import snapshot
 from tests.store.test_emit import a_record
 from tests.store.test_output import BREAKS, _break
@@ -502,9 +501,9 @@ def test_a_database_that_cannot_be_read_is_moved_aside_and_started_again(tmp_pat
     assert stored_keys(tmp_path / "cache") == {again.key(path.read_bytes())}
 
 
-def test_put_answers_the_key_the_outside_note_points_to(tmp_path: Path) -> None:
+def test_put_answers_the_key_the_file_is_noted_by(tmp_path: Path) -> None:
     """A written record is hashed once: `put` answers the key it stored under, and the note of
-    its text outside the annotation block points to that entry (an edited block is a hit)."""
+    the file's name points to that entry (an edited block is a hit)."""
     path = written(tmp_path / "out")
     raw = path.read_bytes()
     cache = LoadCache(tmp_path / "cache")
@@ -512,9 +511,9 @@ def test_put_answers_the_key_the_outside_note_points_to(tmp_path: Path) -> None:
     key = cache.put(raw, checked)
     assert key == cache.key(raw) and cache.get(raw) == checked
     text = raw.decode("utf-8")
-    note_outside(cache, split_at_annotation(text), key, checked)
+    cache.note_file(path, key)
     edited = text.replace("what_it_means: null", "what_it_means: an edit", 1)
     assert edited != text
-    found = edited_annotation(cache, edited, str(path))
+    found = edited_annotation(cache, edited, path)
     assert found is not None and found[0]["annotation"]["what_it_means"] == "an edit"
     assert LoadCache(None).put(raw, checked) == "" and LoadCache(None).get(raw) is None
