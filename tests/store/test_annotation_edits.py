@@ -166,17 +166,3 @@ def test_each_file_written_or_loaded_is_noted_by_name_and_its_edit_loads_alone(
         assert outcome(again, fresh) == outcome(again, None)
         assert checked == [again.name] * (number + 1), "only the load without a cache checks"
         assert fresh.noted_key(again) == fresh.key(again.read_bytes())
-
-
-def test_a_note_whose_file_changed_outside_its_block_is_not_taken(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The key noted for a name is of the file as it was: a file that reads otherwise outside
-    its block (here a record another run wrote there) is checked in full."""
-    cache = LoadCache(tmp_path / "cache")
-    path = primed(tmp_path / "out", cache)
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("status: active", "status: removed")
-                    .replace("annotation:\n", "annotation:\n  what_it_means: x\n", 1),
-                    encoding="utf-8")
-    assert annotation_edits.edited_annotation(cache, path.read_text(encoding="utf-8"),
-                                              path) is None
