@@ -14,7 +14,8 @@ parsing the file; then the skeleton's own tree must show each stub as what it st
 function of that name, in the same classes, not decorated; a string statement outside
 functions), and each stubbed function's lookups must resolve as before, the functions and
 constants its messages were followed into unchanged and as far away (`crawler.parse.followed`;
-those are never stubbed). A stub that fails is put back and the skeleton parsed again.
+a function followed into is stubbed only where no text the skeleton keeps names it). A stub
+that fails is put back and the skeleton parsed again.
 Whatever the path, the result equals a whole read: tests hold the two equal.
 
 Never stubbed: a class's `__init__`, `__str__` and message methods (the class pass reads what

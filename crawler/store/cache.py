@@ -16,9 +16,10 @@ entry depends on)`:
 - `LoadCache`: what the checks of a record or manifest file find depends only on its bytes, the
   crawler and the schema of its kind: keyed by (schema version, schema text, bytes). A file
   edited by hand has other bytes, so it is never a hit. The checks that depend on the file's
-  name (its id) are not cached: they run on every load. Each checked file is also noted by its
-  text outside the annotation block, so a file whose block alone a person edited has only
-  that block loaded (`annotation_edits`).
+  name (its id) are not cached: they run on every load. Each file a run writes or checks is
+  also noted by its name, in one entry per folder that maps each name to the key of the bytes
+  the file had, so a file whose block alone a person edited has only that block loaded
+  (`annotation_edits`).
 
 Entries wait in memory and are written by `flush` (and `put` when many wait), each batch in one
 transaction: 0.18 ms a file, measured on jax's 5,400 records, against a file each. An entry that
