@@ -94,7 +94,7 @@ class Run:
         """Updates without test evidence, like the extract, where the checkout's update reads
         tests (an older one has no such option): the replay measures pairing, not evidence."""
         shown = subprocess.run([sys.executable, "-m", "crawler", "update", "--help"], cwd=self.code,
-                               env={**os.environ, "PYTHONPATH": str(self.code)},
+                               env=_crawler_env(self.code),
                                capture_output=True, text=True).stdout
         return ["--no-evidence"] if "--no-evidence" in shown else []
 
@@ -103,7 +103,7 @@ class Run:
         args = [sys.executable, "-m", "crawler", command, source, "--commit", sha, "-o",
                 str(root or self.root), "--cache-dir", str(self.cache), "--name", NAME, "--json",
                 *extra]
-        env = {**os.environ, "PYTHONPATH": str(self.code)}
+        env = _crawler_env(self.code)
         started, cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run(args, cwd=self.code, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - started
@@ -114,6 +114,16 @@ class Run:
         if done.returncode != 0:
             raise SystemExit(f"{self.label}: crawler {command} failed: {done.stderr.strip()[-2000:]}")
         return seconds, json.loads(done.stdout)
+
+
+def _crawler_env(code: Path) -> dict[str, str]:
+    """The environment a checkout's crawler runs in: its code first on the path, and Python's
+    bytecode written and reused, as an installed crawler's is (pip compiles it at install).
+    Without it (PYTHONDONTWRITEBYTECODE) every run would compile each module it imports, and a
+    larger crawler would pay for its size on every step."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _adopt_orphans() -> None:
