@@ -63,7 +63,9 @@ def _as_noted(loads: LoadCache, path: Path, before: str, after: str) -> Checked 
     checked = loads.get_by_key(key) if key is not None else None
     if checked is None or checked[1] is None:
         return None
-    return _if_simple(loads, (before, checked[1], after), checked, key)
+    parts = (before, checked[1], after)
+    # another key: the file noted reads otherwise outside its block
+    return checked if _key_of(loads, parts) == key and _shaped(parts, checked) else None
 
 
 def _simple(parts: tuple[str, str, str], checked: Checked) -> bool:
@@ -79,26 +81,22 @@ def _with_empty_block(loads: LoadCache, before: str, after: str) -> Checked | No
     """What a checked load found in the file that reads `before` and `after` around the empty
     annotation block, where that file has the shape an edit needs."""
     parts = (before, empty_annotation_text(), after)
-    return _if_simple(loads, parts, None, None)
+    key = _key_of(loads, parts)
+    checked = loads.get_by_key(key) if key is not None else None
+    return checked if checked is not None and _shaped(parts, checked) else None
 
 
-def _if_simple(loads: LoadCache, parts: tuple[str, str, str], checked: Checked | None,
-               key: str | None) -> Checked | None:
-    """`checked`, the checked load of the text `parts` make up (found by that text's bytes if
-    None), where its key is `key` (if given: the text is the file noted) and the text has the
-    simple shape; else None."""
-    text = "".join(parts)
+def _key_of(loads: LoadCache, parts: tuple[str, str, str]) -> str | None:
+    """The load cache's key of the file `parts` make up; None: not the bytes of any file."""
     try:
-        raw = text.encode("utf-8")
+        return loads.key("".join(parts).encode("utf-8"))
     except UnicodeEncodeError:
-        return None  # not the bytes of any file
-    if key is not None and loads.key(raw) != key:
-        return None  # the file noted reads otherwise outside its block
-    if checked is None:
-        checked = loads.get_uncounted(raw)
-    if checked is None or split_at_annotation(text) != parts or not _simple(parts, checked):
         return None
-    return checked
+
+
+def _shaped(parts: tuple[str, str, str], checked: Checked) -> bool:
+    """Whether the file `parts` make up splits as `parts` and has the simple shape."""
+    return split_at_annotation("".join(parts)) == parts and _simple(parts, checked)
 
 
 def _closed(before: str, block: str, after: str) -> bool:

@@ -375,10 +375,6 @@ class LoadCache(_Cache):
         """What a checked load of these bytes, as a file of this kind, found before, or None."""
         return self._checked(self.key(raw, kind))
 
-    def get_uncounted(self, raw: bytes, kind: str = RECORD) -> Checked | None:
-        """`get`, counted in none of the figures (a lookup on another file's behalf)."""
-        return self._checked(self.key(raw, kind), counted=False)
-
     def get_by_key(self, key: str) -> Checked | None:
         """`get` of the bytes stored under `key` (`put`'s answer), counted in none of the figures
         (a lookup on another file's behalf)."""
@@ -389,7 +385,7 @@ class LoadCache(_Cache):
         answer), as written or checked: an edit of its annotation block alone is then loaded by
         that block alone (`annotation_edits`). One entry per folder holds every name's key, so a
         run that writes thousands of records stores one entry, not one each."""
-        if self.database is None or not key:
+        if self.database is None:
             return
         folder, name = os.path.abspath(path.parent), path.name
         with self._names_lock:

@@ -181,8 +181,7 @@ def write_checkpoint(folder: Path, held: HeldFolder, blocks: SiteBlocks | None,
         for path, _ in files:
             held.seen[str(path.relative_to(folder))] = _signature(path)
     if loads is not None:
-        # the next run's loads need not check them
-        record_files.prime(loads, writes.records, folder / ERRORS_DIR)
+        record_files.prime(loads, writes.records, folder)  # the next run's loads need not check them
         if writes.manifest is not None:
             prime_manifest(loads, held.manifest, writes.manifest)
     held.dirty.clear()

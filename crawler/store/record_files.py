@@ -313,7 +313,7 @@ def write_texts(root: Path, texts: Sequence[RecordText], *, loads: LoadCache | N
         with ThreadPoolExecutor(1) as writer:
             writing = writer.submit(atomic.write_all, files)
             if loads is not None:
-                prime(loads, texts, folder)
+                prime(loads, texts, root)
             writing.result()
     except OSError as error:
         atomic.raise_output_error(error, error.filename or folder, "every record there is either "
@@ -329,14 +329,14 @@ def holds(path: Path, text: str) -> bool:
 # ---------------------------------------------------------------- priming the load cache
 
 
-def prime(loads: LoadCache, written: Iterable[RecordText], folder: Path) -> None:
+def prime(loads: LoadCache, written: Iterable[RecordText], root: Path) -> None:
     """Store what a checked load of each record's file text finds, found without loading it,
-    and note it as the text of its file in `folder` (its errors/ folder)."""
+    and note it as the text of its file under `root`."""
     for item in written:
         checked = _checked_of_parts(item.record, split_at_annotation(item.text))
         if checked is not None:
             key = loads.put(item.text.encode("utf-8"), checked, plain=True)  # by `as_read_back`
-            loads.note_file(folder / f"{item.record.id}.yaml", key)
+            loads.note_file(record_path(root, item.record.id), key)
     loads.flush()
 
 
