@@ -70,15 +70,23 @@ def named_in_read(placed: Sequence[Region], module_name: str | None, followed_in
     targets = {region for region in placed if region.kind == FUNCTION
                and region_qualname(region, module_name) in followed_into}
     stubbed = set(placed)
+    shown = _unstubbed_text(lines, stubbed)
     while targets:
-        shown = _unstubbed_text(lines, stubbed)
-        named = {region for region in targets
-                 if re.search(rf"\b{re.escape(region.name)}\b", shown)}
+        found = _names_in(shown, {region.name for region in targets})
+        named = {region for region in targets if region.name in found}
         if not named:
             break
         stubbed -= named
         targets -= named
+        # only the text just put back can name what is left: the rest was searched
+        shown = "".join("".join(lines[region.line - 1 : region.end_line]) for region in named)
     return [region for region in placed if region in stubbed]
+
+
+def _names_in(text: str, names: Iterable[str]) -> set[str]:
+    """The `names` that `text` holds as whole words, found in one pass."""
+    pattern = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+    return set(re.findall(rf"\b(?:{pattern})\b", text))
 
 
 def _unstubbed_text(lines: Sequence[str], stubbed: Iterable[Region]) -> str:
