@@ -56,7 +56,10 @@ def stubbable(region: Region, module_name: str | None, followed_into: set[str],
     if region_qualname(region, module_name) in followed_into and any(
             lines[n].lstrip().startswith("@") for n in (region.line - 2, region.line - 1) if n >= 0):
         return False
-    return _GLOBAL.search("".join(lines[region.line - 1 : region.end_line])) is None
+    text = "".join(lines[region.line - 1 : region.end_line])
+    # the plain substring test first: the pattern has no literal prefix to search by, so alone
+    # it is tried at every character of every function
+    return "global" not in text or _GLOBAL.search(text) is None
 
 
 def named_in_read(placed: Sequence[Region], module_name: str | None, followed_into: set[str],
@@ -84,9 +87,26 @@ def named_in_read(placed: Sequence[Region], module_name: str | None, followed_in
 
 
 def _names_in(text: str, names: Iterable[str]) -> set[str]:
-    """The `names` that `text` holds as whole words, found in one pass."""
-    pattern = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-    return set(re.findall(rf"\b(?:{pattern})\b", text))
+    """The `names` that `text` holds as whole words (as `\\b` bounds them)."""
+    return {name for name in names if _holds_word(text, name)}
+
+
+def _holds_word(text: str, word: str) -> bool:
+    """`word` stands in `text` with no word character on either side. By `str.find`, which
+    skips ahead by the word's letters: a pattern of alternatives would be tried at every
+    character of the text."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if not (start and _word_character(text[start - 1])) \
+                and not (end < len(text) and _word_character(text[end])):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _word_character(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what `\w` matches in a str pattern
 
 
 def _unstubbed_text(lines: Sequence[str], stubbed: Iterable[Region]) -> str:

@@ -305,3 +305,23 @@ def test_followed_helpers_under_random_edits_read_the_same_both_ways(seed: int) 
         assert_same(whole, part)
         assert stubbed > 0  # 6 to 14 of its functions, by seed and week
         old = new
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_helper_names_are_found_as_the_word_pattern_finds_them(seed: int) -> None:
+    """`_names_in` searches by `str.find`; it finds what `\\b(?:names)\\b` finds."""
+    import re
+
+    from crawler.parse.followed import _names_in
+
+    rng = random.Random(seed)
+    letters = ["a", "b", "_", "1", " ", ".", "(", "é", "٣", "\n", "ab", "a_b"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(letters) for _ in range(rng.randint(0, 12)))
+        names = {"".join(rng.choice("ab_é") for _ in range(rng.randint(1, 3)))
+                 for _ in range(rng.randint(1, 3))}
+        names = {name for name in names if name.isidentifier()}
+        if not names:
+            continue
+        pattern = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+        assert _names_in(text, names) == set(re.findall(rf"\b(?:{pattern})\b", text))
