@@ -15,7 +15,6 @@ import codecs
 import hashlib
 import io
 import json
-import re
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -49,7 +48,6 @@ from crawler.parse.site_records import (  # noqa: F401 - re-exported
 )
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SKELETON_READS = 5  # refused stubs put back this many times at most, then the file is read whole
 
 
@@ -112,7 +110,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
         return FileSites([], RaiseCounts(), positions="none", exports=module_exports(visitor),
                          context=context)
     text = _decode(source, module.encoding)
-    lines = _LINE_BREAK.split(text)
+    lines = skeleton.line_texts(text)
     tree, unread = _positions.ast_read(source, lines, module, text)
     plain = _plain_text(source)
     regions = skeleton.outline(tree, skeleton.split_lines(plain)) \
@@ -136,7 +134,7 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
               and not skeleton.message_method(region)
               and followed.stubbable(region, module_name, followed_into, real_lines)]
     placed = followed.named_in_read(placed, module_name, followed_into, real_lines)
-    lines = _LINE_BREAK.split(text)
+    lines = skeleton.line_texts(text)
     whole_tree: list[bool] = []
     for _ in range(_SKELETON_READS):  # a stub refused is put back, and the skeleton read again
         skeletal = skeleton.build(real_lines, placed)
@@ -149,7 +147,7 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
         if refused:
             placed = [region for region in placed if region not in refused]
             continue
-        skeleton_lines = _LINE_BREAK.split(skeletal.text)
+        skeleton_lines = skeleton.line_texts(skeletal.text)
         regions = sorted([*skeletal.stubbed, *skeleton.fresh_regions(tree, skeletal, real_lines)],
                          key=lambda r: r.line)
         functions = [r for r in regions if r.kind == skeleton.FUNCTION]
@@ -180,7 +178,7 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
         module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
     except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
         return None
-    tree, unread = _positions.ast_read(skeletal.text, _LINE_BREAK.split(skeletal.text), module,
+    tree, unread = _positions.ast_read(skeletal.text, skeleton.line_texts(skeletal.text), module,
                                        skeletal.text)
     if tree is None:
         return None  # nothing to check the stubs against

@@ -427,3 +427,17 @@ def test_docstrings_that_open_alike_are_found_with_one_digest_each(
     whole, part, stubbed = both(old, new, path="pkg/numpy_style.py")
     assert stubbed == 299
     assert_same(whole, part)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lines_split_without_the_pattern_are_the_pattern_s(seed: int) -> None:
+    """With no carriage return, `split_lines` and `line_texts` split by `str.split`; they
+    give what the line patterns give, with every kind of line break and none at the end."""
+    import re
+
+    rng = random.Random(seed)
+    for _ in range(20_000):
+        text = "".join(rng.choice(["a", " ", "\n", "\n", "\r", "\r\n", "\f", "\x0b", "\u2028"])
+                       for _ in range(rng.randint(0, 10)))
+        assert skeleton.split_lines(text) == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+        assert skeleton.line_texts(text) == re.split(r"\r\n|\r|\n", text)

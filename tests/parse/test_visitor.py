@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 import yaml
 
-from crawler.parse import _positions, visitor
+from crawler.parse import _positions, skeleton, visitor
 from crawler.parse.visitor import RaiseVisitor, find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
 from crawler.store import render
@@ -64,7 +64,7 @@ def ast_found(source: bytes) -> tuple[cst.Module, RaiseVisitor, Any]:
     walker = RaiseVisitor()
     walker.visit_module(module)
     text = visitor._decode(source, module.encoding)
-    lines = visitor._LINE_BREAK.split(text)
+    lines = skeleton.line_texts(text)
     tree = _positions.ast_tree(source, lines)
     return module, walker, _positions.ast_positions(tree, lines, walker) if tree is not None else None
 
