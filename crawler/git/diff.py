@@ -10,8 +10,10 @@ or below a range leave it untouched; lines inserted between two of its lines tou
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from crawler.errors import SourceError
 from crawler.git._cmd import GitFailed
@@ -35,24 +37,24 @@ class FileLines:
         """The new first line of old lines `line..end_line` (one-indexed), None if touched."""
         if self.new_path is None:
             return None
-        shift = 0
+        lasts, shifts = self._by_last_line
+        index = bisect_left(lasts, line)  # the hunks before it: an update asks once a site
+        if index < len(lasts):
+            old_start, old_count, _, _ = self.hunks[index]
+            if old_start < end_line if old_count == 0 else old_start <= end_line:
+                return None  # lines inserted within the range, or some of its lines replaced
+        return line + shifts[index]
+
+    @cached_property
+    def _by_last_line(self) -> tuple[list[int], list[int]]:
+        """Each hunk's last old line (an insertion's: the line it follows), in order, and the
+        shift of the lines after the first n hunks, for n from 0 to all of them."""
+        lasts, shifts, shift = [], [0], 0
         for old_start, old_count, _, new_count in self.hunks:
-            if old_count == 0:  # lines inserted after old line `old_start`
-                if old_start < line:
-                    shift += new_count
-                elif old_start < end_line:
-                    return None  # inserted between two lines of the range
-                else:
-                    break
-            else:
-                old_end = old_start + old_count - 1
-                if old_end < line:
-                    shift += new_count - old_count
-                elif old_start <= end_line:
-                    return None  # some of its lines were removed or replaced
-                else:
-                    break
-        return line + shift
+            lasts.append(old_start + max(old_count, 1) - 1)
+            shift += new_count - old_count
+            shifts.append(shift)
+        return lasts, shifts
 
 
 @dataclass(frozen=True)

@@ -66,3 +66,35 @@ def test_a_commit_that_is_not_there_is_a_ref_error(make_repo: Callable[[str], Gi
     repo.commit()
     with pin(str(repo.path), repo.head()) as pinned, pytest.raises(RefError):
         line_map(pinned, "0" * 40)
+
+
+def _follow_hunk_by_hunk(hunks: tuple, line: int, end_line: int) -> int | None:
+    """The mapping read off the hunks one by one, as git prints them: what the index answers."""
+    shift = 0
+    for old_start, old_count, _, new_count in hunks:
+        last = old_start if old_count == 0 else old_start + old_count - 1
+        if last < line:
+            shift += new_count - old_count
+        elif old_start < end_line if old_count == 0 else old_start <= end_line:
+            return None
+        else:
+            break
+    return line + shift
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_hunk_index_maps_every_range_as_the_hunks_one_by_one_do(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(3_000):
+        hunks, at = [], rng.randint(0, 3)
+        for _ in range(rng.randint(0, 5)):  # insertions (no old lines) and replacements, in order
+            count = rng.choice([0, 0, 1, 2, 3])
+            start = at if count == 0 else at + 1
+            hunks.append((start, count, start, rng.randint(0 if count else 1, 4)))
+            at = start + max(count, 1) + rng.randint(0, 3)
+        changed = FileLines("a.py", tuple(hunks))
+        for line in range(1, at + 5):
+            for end_line in range(line, line + 4):
+                assert changed.follow(line, end_line) == _follow_hunk_by_hunk(tuple(hunks), line, end_line)
