@@ -13,6 +13,7 @@ self-hosted one; another host gets no link rather than a guessed one.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote, urlsplit
 
 from crawler.records import Pin
@@ -29,6 +30,7 @@ _SHAPES = {
 }
 
 
+@functools.lru_cache(maxsize=64)
 def forge_of(web_url: str) -> str | None:
     """The forge a web URL's host is known to run, or None."""
     host = (urlsplit(web_url).hostname or "").lower()
@@ -46,17 +48,18 @@ def forge_of(web_url: str) -> str | None:
 def permalink(pin: Pin, path: str, line: int, end_line: int) -> str | None:
     """A link to the lines at the pinned commit; None without a web URL or a known forge, or
     for a path that a link cannot name (a `.` or `..` part)."""
-    where = _quoted(path)
-    if pin.web_url is None or where is None:
-        return None
+    if pin.web_url is None:
+        return None  # asked first: an update makes a link for every record that moved
     forge = pin.forge or forge_of(pin.web_url)
-    if forge not in _SHAPES:
+    where = _quoted(path)
+    if forge not in _SHAPES or where is None:
         return None
     page, one, lines = _SHAPES[forge]
     anchor = one if end_line == line else lines
     return (page + anchor).format(base=pin.web_url, sha=pin.sha, path=where, line=line, end=end_line)
 
 
+@functools.lru_cache(maxsize=4096)  # a file's records share its path
 def _quoted(path: str) -> str | None:
     """The path as URL segments, or None where one of them would be resolved away."""
     parts = path.split("/")
