@@ -17,6 +17,7 @@ substitution of literal arguments, the same names for what is not literal, the s
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
@@ -187,14 +188,15 @@ def carried(path: str, exposed: Sequence[ExposedFunction], stubbed: Sequence[Reg
     for region in regions_before:
         old.setdefault(region.key, []).append(region)
     by_line = {_line(function): function for function in before if function.qualname not in have}
+    lines = sorted(by_line)  # looked up by range: a stub stands for hundreds of lines
     kept = []
     for region in stubbed:
         if region.kind != FUNCTION or region.classes or not old.get(region.key):
             continue
         was = old[region.key].pop(0)
-        for line in range(was.line, was.end_line + 1):
-            function = by_line.get(line)
-            if function is not None and function.qualname.rpartition(".")[2] == region.name:
+        for line in lines[bisect_left(lines, was.line):bisect_right(lines, was.end_line)]:
+            function = by_line[line]
+            if function.qualname.rpartition(".")[2] == region.name:
                 kept.append(replace(function, defined_at=f"{path}:{line + region.line - was.line}"))
     return tuple(sorted([*exposed, *kept], key=lambda f: f.qualname))
 
