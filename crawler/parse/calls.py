@@ -43,7 +43,7 @@ from crawler.parse.reading import (
 
 MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
 
-_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
 class FunctionScope(Protocol):
@@ -56,6 +56,7 @@ class FunctionScope(Protocol):
     assigned: set[str]
     returns: list[tuple[cst.BaseExpression | None, flow.Position]]
     generator: bool
+    followable: bool  # False: a stub standing for a function not followed (`skeleton.unfollowable`)
 
 
 @dataclass
@@ -568,9 +569,10 @@ def _context(reader: Reader) -> Context:
 
 def _followable(function: FunctionScope) -> bool:
     node = function.node
-    if not isinstance(node, cst.FunctionDef) or function.generator or node.asynchronous:
+    if not isinstance(node, cst.FunctionDef) or function.generator or node.asynchronous \
+            or not function.followable:
         return False
-    return all(isinstance(d.decorator, cst.Name) and d.decorator.value in _PLAIN_DECORATORS
+    return all(isinstance(d.decorator, cst.Name) and d.decorator.value in PLAIN_DECORATORS
                for d in node.decorators)
 
 

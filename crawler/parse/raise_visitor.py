@@ -41,6 +41,7 @@ class Scope:
     found_class: FoundClass | None = None
     returns: list[tuple[cst.BaseExpression | None, flow.Position]] = field(default_factory=list)
     generator: bool = False  # a `yield` statement in its body
+    followable: bool = True  # False: a skeleton's stub of a function `calls` never follows
 
     @property
     def statements(self) -> class_text.ClassStatements | None:

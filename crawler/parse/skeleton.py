@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.parse.calls import PLAIN_DECORATORS
 from crawler.parse.class_text import MESSAGE_METHODS
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
@@ -239,6 +240,25 @@ def _continued(lines: Sequence[str], last: int, head: str) -> bool:
         if code and not code.startswith("#"):
             return len(line) - len(line.lstrip()) > indent
     return False
+
+
+def unfollowable(region: Region) -> bool:
+    """The function is one `calls` never follows, as its first line shows: a decorator other
+    than a bare `staticmethod` or `classmethod`, or `async def`. Its stub (`def name(): ...`,
+    undecorated) must not be followed either, or the read would differ from a whole read and
+    refuse the stub. False where the line does not tell (a decorator over several lines)."""
+    if region.kind != FUNCTION:
+        return False
+    first = region.head.partition("\n")[0].strip()
+    if first.startswith("async def ") or first.startswith("async\tdef"):
+        return True
+    if not first.startswith("@"):
+        return False
+    try:
+        decorator = ast.parse(first[1:].partition("#")[0].strip() or "@", mode="eval").body
+    except SyntaxError:
+        return False  # it goes on over the next lines, or a `#` sits in a string
+    return not (isinstance(decorator, ast.Name) and decorator.id in PLAIN_DECORATORS)
 
 
 def message_method(region: Region) -> bool:

@@ -186,6 +186,7 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
     visitor.visit_module(module)
     if context_digest(visitor, module) != known.context:
         return None
+    _unfollowable_stubs(visitor, skeletal.stubbed)
     refused = skeleton.misplaced(tree, skeletal)
     refused.update(region for region in skeletal.stubbed if region.kind == skeleton.FUNCTION
                    and any(parts[0] != FOLLOWED and module_lookup(visitor, list(parts)) != answer
@@ -306,6 +307,31 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         and dependencies.changed(region)}
     return FileSites(sites, counts, positions, classes, pending, exports, regions=counted,
                      followed=bool(follower.touched), exposed=exposed, refused=refused)
+
+
+def _unfollowable_stubs(visitor: RaiseVisitor, stubbed: Sequence[skeleton.Region]) -> None:
+    """Mark the stubs of functions `calls` never follows (decorated, `async`) as such, so that a
+    read follows into them no more than a whole read follows into what they stand for."""
+    for region in stubbed:
+        if not skeleton.unfollowable(region):
+            continue
+        scope = visitor.index.methods.get((".".join(region.classes), region.name)) \
+            if region.classes else visitor.index.functions.get(region.name)
+        if scope is not None and _is_stub(scope.node):
+            scope.followable = False
+
+
+def _is_stub(node: cst.CSTNode | None) -> bool:
+    """`def name(): ...` as a skeleton writes it: no decorator, no parameter, `...` its body."""
+    if not isinstance(node, cst.FunctionDef) or node.decorators or node.asynchronous \
+            or not isinstance(node.body, cst.SimpleStatementSuite):
+        return False
+    params = node.params
+    if params.params or params.posonly_params or params.kwonly_params \
+            or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        return False
+    body = node.body.body
+    return len(body) == 1 and isinstance(body[0], cst.Expr) and isinstance(body[0].value, cst.Ellipsis)
 
 
 def _whole_read_has_tree(text: str, lines: list[str]) -> bool:

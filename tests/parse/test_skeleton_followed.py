@@ -325,3 +325,55 @@ def test_helper_names_are_found_as_the_word_pattern_finds_them(seed: int) -> Non
             continue
         pattern = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
         assert _names_in(text, names) == set(re.findall(rf"\b(?:{pattern})\b", text))
+
+
+UNFOLLOWED = HELPED + '''
+
+@functools.cache
+def shown(x):
+    return f"shown {x}"
+
+
+async def later(x):
+    return f"later {x}"
+'''
+
+
+def test_a_stub_of_a_function_calls_never_follows_is_not_followed_and_stays(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """New functions call a decorated and an `async` function. A whole read does not follow
+    into either (`calls._followable`); their undecorated stubs are not followed either, so they
+    stay stubbed and the skeleton is parsed once (jax's `lax.py` was parsed twice a week for
+    four `@export` functions)."""
+    new = UNFOLLOWED + '''
+
+def added(v):
+    raise ValueError(shown(v))
+
+
+def awaited(v):
+    raise ValueError(later(v))
+'''
+    parses = _counted_parses(monkeypatch)
+    whole, part, _ = both(UNFOLLOWED, new)
+    assert_same(whole, part)
+    assert len(parses) == 3  # the old version, the new one whole, its skeleton once
+    stubbed = visit(new, known_of(visit(UNFOLLOWED))).stubbed
+    assert {"shown", "later"} <= {region.name for region in stubbed}
+    (site,) = [s for s in part.sites if s.function == "added"]
+    assert site.message.kind == "dynamic"  # `shown` is not followed: whole or stubbed
+
+
+@pytest.mark.parametrize(("head", "unfollowed"), [
+    ("@export", True), ("@functools.cache", True), ("@partial(jit, static_argnums=0)", True),
+    ("@ property  # a comment", True), ("async def f(x):", True),
+    ("@staticmethod", False), ("@classmethod  # plain", False), ("@(staticmethod)", False),
+    ("@partial(jit,", False), ('@tag("#1")', False), ("def f(x):", False),
+])
+def test_a_function_is_unfollowable_by_its_first_line_only_where_the_line_tells(
+        head: str, unfollowed: bool) -> None:
+    """False where the line does not settle it (a plain decorator, one that goes on): the stub
+    is then followed, and put back, as before."""
+    from crawler.parse.skeleton import FUNCTION, Region, unfollowable
+
+    assert unfollowable(Region(FUNCTION, (), "f", "0", 1, 3, f"{head}\ndef f(x):")) is unfollowed
