@@ -101,8 +101,7 @@ def line_map(repo: PinnedRepo, old_sha: str) -> LineMap:
         pathspecs += [f":(exclude,literal){paths[0]}" for _, old_blob, new_blob, paths
                       in _raw_entries(repo, old, new, [_PY_FILES], "--no-renames")
                       if {old_blob, new_blob} & absent]
-    raw = _raw_entries(repo, old, new, pathspecs)
-    patches = _patches(repo, old, new, pathspecs)
+    raw, patches = _raw_and_patches(repo, old, new, pathspecs)
     if len(patches) != len(raw):  # a type change shows as two patches: map nothing, lose nothing
         raise SourceError(f"[{repo.spec.display}] diff-tree gave {len(raw)} files and "
                           f"{len(patches)} patches between {old[:12]} and {new[:12]}")
@@ -148,11 +147,28 @@ def _raw_entries(repo: PinnedRepo, old: str, new: str, pathspecs: list[str], *op
     return entries
 
 
-def _patches(repo: PinnedRepo, old: str, new: str, pathspecs: list[str]) -> list[bytes]:
-    """Each file's patch (no context lines), in the order of `_raw_entries`: a content line
-    starts with `+`, `-` or a space, so only a header starts with `diff --git `."""
-    out = _diff_tree(repo, old, new, pathspecs, "-p", "-U0")
-    return re.split(rb"(?m)^diff --git ", out)[1:]
+def _raw_and_patches(repo: PinnedRepo, old: str, new: str, pathspecs: list[str]
+                     ) -> tuple[list[tuple[str, str, str, list[str]]], list[bytes]]:
+    """`_raw_entries` and each file's patch (no context lines) in the same order, from one
+    run, so that git detects renames and copies once. With `-z` git writes the raw records'
+    fields each ended by NUL, one NUL more, then the patches: a content line starts with `+`,
+    `-` or a space, so only a header starts with `diff --git `."""
+    out = _diff_tree(repo, old, new, pathspecs, "-z", "--raw", "-p", "-U0")
+    entries = []
+    at = 0
+    while out.startswith(b":", at):
+        end = out.index(b"\0", at)
+        meta = out[at + 1 : end].decode("ascii").split()
+        status = meta[4]
+        paths = []
+        for _ in range(2 if status[0] in "RC" else 1):
+            start, end = end + 1, out.index(b"\0", end + 1)
+            paths.append(out[start:end].decode("utf-8", "surrogateescape"))
+        entries.append((status, meta[2], meta[3], paths))
+        at = end + 1
+    if out.startswith(b"\0", at):
+        at += 1
+    return entries, re.split(rb"(?m)^diff --git ", out[at:])[1:]
 
 
 def _hunks(patch: bytes) -> Iterator[Hunk]:

@@ -60,6 +60,30 @@ def test_a_range_is_touched_only_by_hunks_inside_it(hunks: tuple, expected: int 
     assert FileLines("f.py", hunks).follow(5, 8) == expected
 
 
+def test_one_diff_run_reads_odd_names_and_no_change_at_all(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """The raw records and the patches come from one `diff-tree` run, split at the NUL after
+    the records: names with spaces, quotes, a colon and non-ASCII letters, a rename among them."""
+    repo = make_repo("r")
+    repo.write("a b.py", TEXT)
+    repo.write(':é "q".py', TEXT)
+    repo.write("notes.txt", "text\n")
+    old = repo.commit("first")
+    repo.write("a b.py", "new\n" + TEXT)
+    repo.move(':é "q".py', "dir/:é \"q\" 2.py")
+    repo.write("notes.txt", "more text\n")
+    middle = repo.commit("second")
+    repo.write("notes.txt", "only text changed\n")
+    repo.commit("third")
+    with pin(str(repo.path), middle) as pinned:
+        mapped = line_map(pinned, old)
+    assert mapped.follow("a b.py", 1, 2) == ("a b.py", 2)
+    assert mapped.follow(':é "q".py', 3, 4) == ('dir/:é "q" 2.py', 3)
+    with pin(str(repo.path), repo.head()) as pinned:
+        unchanged = line_map(pinned, middle)
+    assert dict(unchanged.files) == {} and dict(unchanged.copies) == {}
+
+
 def test_a_commit_that_is_not_there_is_a_ref_error(make_repo: Callable[[str], GitRepo]) -> None:
     repo = make_repo("r")
     repo.write("a.py", TEXT)
