@@ -6,7 +6,9 @@ one reached along first parents, not the smallest of all roots: a subtree merge 
 a history but not to its first-parent line, so the identity does not move when one lands.
 
 Walking the first parents takes about 0.35 s on jax-ml/jax (26,000 of its 37,500 commits, no
-commit-graph file); a commit's history never changes, so the answer is cached by its sha.
+commit-graph file); a commit's history never changes, so the answer is cached by its sha. A
+commit not cached yet, as each update's new pin is, takes the root of the nearest commit on its
+first-parent line that is: the line's end is the same from any commit on it.
 """
 
 from __future__ import annotations
@@ -19,13 +21,20 @@ from pathlib import Path
 from crawler.git._cmd import FULL_SHA, GitRepo
 
 ROOTS_DIR = "roots"  # <cache>/roots/<commit sha>: that commit's root, one line
+NEAR = 2000  # the latest commits of a first-parent line looked through for a cached one
 
 
 def root_commit(repo: GitRepo, sha: str, cache_dir: Path) -> str | None:
     """The first commit of `sha`'s first-parent history; None in a shallow clone, whose
     history stops at a cut rather than at its first commit. Raises GitFailed."""
-    cached = _read_cached(cache_dir / ROOTS_DIR / sha)
+    folder = cache_dir / ROOTS_DIR
+    cached = _read_cached(folder / sha)
+    known = cached is not None
+    if not known:
+        cached = _cached_on_the_line(repo, sha, folder)
     if cached is not None and _is_root(repo, cached):
+        if not known:
+            _write_cached(folder, sha, cached)
         return cached
     if repo.run("rev-parse", "--is-shallow-repository").strip() == b"true":
         return None
@@ -33,6 +42,25 @@ def root_commit(repo: GitRepo, sha: str, cache_dir: Path) -> str | None:
     root = out.decode("ascii").split()[0]
     _write_cached(cache_dir / ROOTS_DIR, sha, root)
     return root
+
+
+def _cached_on_the_line(repo: GitRepo, sha: str, folder: Path) -> str | None:
+    """The cached root of one of the `NEAR` latest commits on `sha`'s first-parent line, the
+    nearest first; None when none of them is cached (or git cannot say: the walk decides)."""
+    try:
+        cached = set(os.listdir(folder))
+    except OSError:
+        return None
+    if not cached:
+        return None
+    try:
+        out = repo.run("rev-list", "--first-parent", f"--max-count={NEAR}", "--end-of-options", sha)
+    except Exception:  # noqa: BLE001 - any failure only costs the shortcut: the walk runs
+        return None
+    for commit in out.decode("ascii").split():
+        if commit in cached:
+            return _read_cached(folder / commit)
+    return None
 
 
 def _is_root(repo: GitRepo, sha: str) -> bool:

@@ -23,8 +23,8 @@ def repo(tmp_path: Path) -> GitRepo:
 
 
 def walks(git_calls: list[list[str]]) -> int:
-    """How many history walks for a root (`rev-list --first-parent`) git was asked for."""
-    return sum(1 for call in git_calls if "--first-parent" in call)
+    """How many walks of a whole history for its root git was asked for."""
+    return sum(1 for call in git_calls if "--first-parent" in call and "--max-parents=0" in call)
 
 
 def first_commit(repo: GitRepo) -> str:
@@ -83,3 +83,23 @@ def test_a_subtree_merge_does_not_move_the_root(repo: GitRepo, tmp_path: Path) -
     assert len(roots) == 21 and min(roots) != before.root
     after = pin(str(repo.path)).pin
     assert (after.root, after.owner, after.name) == (before.root, before.owner, before.name)
+
+
+def test_a_new_commit_takes_the_root_cached_for_one_on_its_first_parent_line(
+        repo: GitRepo, git_calls: list[list[str]]) -> None:
+    """Each update pins a commit not seen before: its line's latest cached commit answers,
+    without a walk of the whole history; a commit on another line is walked."""
+    assert pin(str(repo.path)).pin.root == first_commit(repo)
+    for n in range(3):
+        repo.write(f"lib/c{n}.py", f"raise ValueError('c{n}')\n")
+        repo.commit(f"week {n}")
+    assert pin(str(repo.path)).pin.root == first_commit(repo)
+    assert walks(git_calls) == 1
+    assert (default_cache_dir() / ROOTS_DIR / repo.head()).read_text() == f"{first_commit(repo)}\n"
+    root = first_commit(repo)
+    repo.git("checkout", "-q", "--orphan", "other")
+    repo.write("lib/o.py", "raise ValueError('o')\n")
+    repo.commit("another first commit")
+    other = pin(str(repo.path)).pin
+    assert other.root == repo.head() != root
+    assert walks(git_calls) == 2
