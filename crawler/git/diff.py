@@ -131,29 +131,31 @@ def _diff_tree(repo: PinnedRepo, old: str, new: str, pathspecs: list[str], *opti
         raise SourceError(f"[{repo.spec.display}] git diff-tree failed: {exc.reason}") from None
 
 
+Entry = tuple[str, str, str, list[str]]  # (status, old blob, new blob, paths) of a changed file
+
+
 def _raw_entries(repo: PinnedRepo, old: str, new: str, pathspecs: list[str], *options: str
-                 ) -> list[tuple[str, str, str, list[str]]]:
-    """(status, old blob, new blob, paths) of each changed file, in git's order."""
-    fields = _diff_tree(repo, old, new, pathspecs, "-z", "--raw", *options).split(b"\0")
-    entries = []
-    i = 0
-    while i < len(fields) - 1:
-        meta = fields[i].decode("ascii").lstrip(":").split()
-        status = meta[4]
-        count = 2 if status[0] in "RC" else 1
-        paths = [p.decode("utf-8", "surrogateescape") for p in fields[i + 1: i + 1 + count]]
-        entries.append((status, meta[2], meta[3], paths))
-        i += 1 + count
-    return entries
+                 ) -> list[Entry]:
+    """Each changed file's entry, in git's order."""
+    return _read_raw(_diff_tree(repo, old, new, pathspecs, "-z", "--raw", *options))[0]
 
 
 def _raw_and_patches(repo: PinnedRepo, old: str, new: str, pathspecs: list[str]
-                     ) -> tuple[list[tuple[str, str, str, list[str]]], list[bytes]]:
+                     ) -> tuple[list[Entry], list[bytes]]:
     """`_raw_entries` and each file's patch (no context lines) in the same order, from one
-    run, so that git detects renames and copies once. With `-z` git writes the raw records'
-    fields each ended by NUL, one NUL more, then the patches: a content line starts with `+`,
-    `-` or a space, so only a header starts with `diff --git `."""
+    run, so that git detects renames and copies once. After the raw records git writes one
+    NUL more, then the patches: a content line starts with `+`, `-` or a space, so only a
+    header starts with `diff --git `."""
     out = _diff_tree(repo, old, new, pathspecs, "-z", "--raw", "-p", "-U0")
+    entries, at = _read_raw(out)
+    if out.startswith(b"\0", at):
+        at += 1
+    return entries, re.split(rb"(?m)^diff --git ", out[at:])[1:]
+
+
+def _read_raw(out: bytes) -> tuple[list[Entry], int]:
+    """The raw records `-z` writes at the start of `out` (each field ended by NUL), and where
+    they end."""
     entries = []
     at = 0
     while out.startswith(b":", at):
@@ -166,9 +168,7 @@ def _raw_and_patches(repo: PinnedRepo, old: str, new: str, pathspecs: list[str]
             paths.append(out[start:end].decode("utf-8", "surrogateescape"))
         entries.append((status, meta[2], meta[3], paths))
         at = end + 1
-    if out.startswith(b"\0", at):
-        at += 1
-    return entries, re.split(rb"(?m)^diff --git ", out[at:])[1:]
+    return entries, at
 
 
 def _hunks(patch: bytes) -> Iterator[Hunk]:

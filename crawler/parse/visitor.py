@@ -143,11 +143,10 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
         read = _read_skeleton(skeletal, path, module_name, known)
         if read is None:
             return None
-        module, visitor, tree, unread, refused = read
+        module, visitor, tree, unread, refused, skeleton_lines = read
         if refused:
             placed = [region for region in placed if region not in refused]
             continue
-        skeleton_lines = skeleton.line_texts(skeletal.text)
         regions = sorted([*skeletal.stubbed, *skeleton.fresh_regions(tree, skeletal, real_lines)],
                          key=lambda r: r.line)
         functions = [r for r in regions if r.kind == skeleton.FUNCTION]
@@ -172,14 +171,15 @@ def _skeleton_sites(path: str, source: bytes, module_name: str | None, known: sk
 def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | None,
                    known: skeleton.Known
                    ) -> tuple[cst.Module, RaiseVisitor, ast.Module, Unread,
-                              set[skeleton.Region]] | None:
-    """The skeleton parsed and visited, and the stubs it cannot keep; None: read it whole."""
+                              set[skeleton.Region], list[str]] | None:
+    """The skeleton parsed and visited, the stubs it cannot keep, and its lines; None: read
+    it whole."""
     try:
         module = cst.parse_module(skeletal.text.encode("utf-8", "surrogatepass"))
     except Exception:  # noqa: BLE001 - a skeleton LibCST refuses: read the file whole instead
         return None
-    tree, unread = _positions.ast_read(skeletal.text, skeleton.line_texts(skeletal.text), module,
-                                       skeletal.text)
+    skeleton_lines = skeleton.line_texts(skeletal.text)
+    tree, unread = _positions.ast_read(skeletal.text, skeleton_lines, module, skeletal.text)
     if tree is None:
         return None  # nothing to check the stubs against
     visitor = RaiseVisitor(module_name, is_package=path.endswith("__init__.py"))
@@ -191,7 +191,7 @@ def _read_skeleton(skeletal: skeleton.Skeleton, path: str, module_name: str | No
     refused.update(region for region in skeletal.stubbed if region.kind == skeleton.FUNCTION
                    and any(parts[0] != FOLLOWED and module_lookup(visitor, list(parts)) != answer
                            for parts, answer in region.lookups))  # FOLLOWED: checked by `_read`
-    return module, visitor, tree, unread, refused
+    return module, visitor, tree, unread, refused, skeleton_lines
 
 
 def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module | None,
