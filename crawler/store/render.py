@@ -137,7 +137,7 @@ def block_of(parts: tuple[str, str, str] | None) -> str | None:
 def split_at_annotation(text: str) -> tuple[str, str, str] | None:
     """The text before the top-level `annotation:` block, the block's exact lines, and the text
     after it (None: no such block); the three joined are `text`."""
-    if _OTHER_BREAK.search(text) is None:
+    if _only_newlines(text):
         return _split_at_newlines(text)
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.startswith("annotation:")), None)
@@ -166,7 +166,7 @@ def _split_at_newlines(text: str) -> tuple[str, str, str] | None:
 
 def top_level_keys(text: str) -> int:
     """How many lines of `text` start a top-level key (as `annotation_block` tells them)."""
-    if _OTHER_BREAK.search(text) is None:
+    if _only_newlines(text):
         return len(_KEY_LINE.findall(text))
     return sum(map(_starts_top_level_key, text.splitlines()))
 
@@ -178,7 +178,13 @@ def _starts_top_level_key(line: str) -> bool:
 # `_starts_top_level_key` as a search, for texts whose lines end in `\n` alone (`\s` is
 # `str.isspace`); a line break `str.splitlines` knows besides sends a text the long way.
 _KEY_LINE = re.compile(r"^(?!\.\.\.)[^\s#-]", re.MULTILINE)
-_OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what `splitlines` breaks at, but `\n`
+
+
+def _only_newlines(text: str) -> bool:
+    """Whether `\n` is the only line break in `text`: one search of the text per other break,
+    each a scan of its bytes, where a pattern of all of them tried each character in turn."""
+    return not any(map(text.__contains__, _OTHER_BREAKS))
 
 
 def kept_annotation_block(text: str, data: dict[str, Any], where: str) -> str | None:

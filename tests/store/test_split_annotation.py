@@ -12,7 +12,8 @@ from tests.store.test_emit import a_record
 # The pieces of a record's lines that decide where a key starts (or seem to).
 _PIECES = ["annotation:", "annotation: x", "history:", "  note: y", "# c", "- a", "...", "..x",
            ".", "", " ", "\t", "\u00a0k", "\u3000", "\x1f", "id: 1", "é:", "annotation",
-           "  annotation: z", "---", "\x85", "\u2028", "\r", "\x0c"]
+           "  annotation: z", "---", "\x85", "\u2028", "\r", "\x0c",
+           "\x0b", "\x1c", "\x1d", "\x1e", "\u2029"]
 
 
 def _by_lines(text: str) -> tuple[tuple[str, str, str] | None, int]:
@@ -46,3 +47,10 @@ def test_other_line_breaks_are_read_the_long_way() -> None:
     text = "id: 1\rannotation: {}\u2028  x: 1\nhistory: []\n"
     assert render.split_at_annotation(text) == _by_lines(text)[0] == (
         "id: 1\r", "annotation: {}\u2028  x: 1\n", "history: []\n")
+
+
+def test_the_other_breaks_are_every_break_of_splitlines_but_the_newline() -> None:
+    # checked over every code point: a break left out would send its text the short way
+    breaks = {chr(point) for point in range(0x110000) if len(f"a{chr(point)}b".splitlines()) == 2}
+    assert breaks - {"\n"} == set(render._OTHER_BREAKS)
+    assert len(render._OTHER_BREAKS) == len(set(render._OTHER_BREAKS))
