@@ -1,11 +1,14 @@
-"""A file's `FileOutcome` to JSON's plain data and back, for the result cache.
+"""A file's `FileOutcome` to JSON and back, for the result cache.
 
 A function's snippet is stored once for all of its raises, as a number into `snippets`.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
+from operator import attrgetter
 from typing import Any
 
 from crawler.parse.skeleton import Region
@@ -27,29 +30,35 @@ from crawler.records import (
 )
 
 _SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
-_TEMPLATE_FIELDS = tuple(f.name for f in fields(Template))
+_site_values = attrgetter(*_SITE_FIELDS)
 _REGION_FIELDS = tuple(f.name for f in fields(Region))
-_LEAVES = frozenset({str, int, float, bool, type(None)})
-_FIELDS_OF: dict[type, tuple[str, ...]] = {}  # a record type -> its field names, in order
+# a record type -> its field names, in order, and the getter of their values
+_FIELDS_OF: dict[type, tuple[tuple[str, ...], Callable[[Any], Any] | None]] = {}
 
 
 def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
-    """The outcome of a file read in full (nothing `stubbed`), as plain data."""
+    """The entry of a file read in full (nothing `stubbed`), for `ENCODER`: records stay
+    records, which it writes as their fields."""
     snippets: dict[str, int] = {}  # a function's snippet, once for all of its raises
     return {
         "path": outcome.path, "blob": outcome.blob,
         "sites": [_site_data(site, snippets) for site in outcome.sites],
-        "counts": plain(outcome.counts),
-        "failure": plain(outcome.failure),
+        "counts": outcome.counts,
+        "failure": outcome.failure,
         "pending": [_site_data(site, snippets) for site in outcome.pending],
-        "classes": plain(outcome.classes),
+        "classes": outcome.classes,
         "exports": outcome.exports,
         "regions": [{name: getattr(region, name) for name in _REGION_FIELDS}
                     | {"counts": region.counts.as_list()} for region in outcome.regions],
         "context": outcome.context,
         "snippets": list(snippets),
-        "exposed": plain(outcome.exposed),
+        "exposed": outcome.exposed,
     }
+
+
+def outcome_json(outcome: FileOutcome) -> str:
+    """`outcome_data` as the result cache writes it."""
+    return ENCODER.encode(outcome_data(outcome))
 
 
 def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
@@ -72,33 +81,32 @@ def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
 
 
 def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
-    """`plain(site)`, with its snippet as a number in `snippets`."""
-    data = {name: getattr(site, name) for name in _SITE_FIELDS}
-    data["message"] = {name: getattr(site.message, name) for name in _TEMPLATE_FIELDS}
+    """A site's fields, with its snippet as a number in `snippets`."""
+    data = dict(zip(_SITE_FIELDS, _site_values(site)))
     data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
-    data["cross_calls"] = plain(site.cross_calls)
-    data["deferred"] = plain(site.deferred)
-    data["arguments"] = None if site.arguments is None else plain(site.arguments)
     return data
 
 
-def plain(value: Any) -> Any:
-    """What JSON makes of `asdict(value)`: a record as a dict of its fields, tuples as lists,
-    at every depth, without `asdict`'s deep copies of every leaf (JSON writes the data at once,
-    so nothing shares it; `asdict` was most of the cost of storing a file's outcome)."""
+def record_fields(value: Any) -> dict[str, Any]:
+    """JSON's `default`: a record as the dict of its fields, which `asdict` makes of it. The
+    encoder writes the tuples, lists and leaves they hold itself, and calls this again for a
+    record inside: a walk of every value in Python was most of the cost of storing an outcome."""
     kind = type(value)
-    if kind in _LEAVES:
-        return value
-    if kind is tuple or kind is list:
-        return [plain(item) for item in value]
-    if kind is dict:
-        return {key: plain(item) for key, item in value.items()}
-    names = _FIELDS_OF.get(kind)
-    if names is None:
+    fields_of = _FIELDS_OF.get(kind)
+    if fields_of is None:
         if not is_dataclass(kind):
-            return value  # another leaf (an enum, a str subclass): as `asdict` copies it
-        names = _FIELDS_OF[kind] = tuple(f.name for f in fields(kind))
-    return {name: plain(getattr(value, name)) for name in names}
+            raise TypeError(f"{kind.__name__} is not a record JSON can write")
+        names = tuple(f.name for f in fields(kind))
+        fields_of = _FIELDS_OF[kind] = (names, attrgetter(*names) if len(names) > 1 else None)
+    names, values = fields_of
+    if values is not None:
+        return dict(zip(names, values(value)))
+    return {name: getattr(value, name) for name in names}  # attrgetter of one name is no tuple
+
+
+# What the caches write: records as their fields, text as it is (not \u escapes), no spaces.
+ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=(",", ":"),
+                           default=record_fields)
 
 
 def _template(item: dict[str, Any]) -> Template:

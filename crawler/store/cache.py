@@ -155,8 +155,7 @@ class _Cache:
         self.misses += 1
 
     def _put(self, key: str, entry: dict[str, Any], counted: bool = True) -> None:
-        text = json.dumps({"key": key, "version": self.version, **entry}, separators=(",", ":"),
-                          ensure_ascii=False)
+        text = _outcome_json.ENCODER.encode({"key": key, "version": self.version, **entry})
         with self._lock:
             self._waiting[key] = text
             self.stored += counted

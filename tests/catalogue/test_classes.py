@@ -264,8 +264,7 @@ def test_class_text_survives_the_result_cache() -> None:
 
     source = (PACKAGES / "layered" / "base.py").read_bytes()
     outcome = visit_file("layered/base.py", "0" * 40, source)
-    again = _outcome_json.outcome_from_data(
-        json.loads(json.dumps(_outcome_json.outcome_data(outcome))))
+    again = _outcome_json.outcome_from_data(json.loads(_outcome_json.outcome_json(outcome)))
     assert [c.init_args for c in again.classes] == [c.init_args for c in outcome.classes]
     assert [c.class_attributes for c in again.classes] == [c.class_attributes
                                                           for c in outcome.classes]
@@ -281,8 +280,7 @@ def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
 
     source = (PACKAGES.parent / "cases" / "none_defaults.py").read_bytes()
     outcome = visit_file("none_defaults.py", "0" * 40, source)
-    again = _outcome_json.outcome_from_data(
-        json.loads(json.dumps(_outcome_json.outcome_data(outcome))))
+    again = _outcome_json.outcome_from_data(json.loads(_outcome_json.outcome_json(outcome)))
     assert [s.arguments for s in again.sites] == [s.arguments for s in outcome.sites]
     assert again.sites[1].arguments == (CallArgument(None, "opt"), CallArgument(None, "None", True),
                                         CallArgument(None, '["--all"]'))

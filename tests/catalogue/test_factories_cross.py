@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from crawler.catalogue import factories
 from crawler.parse.visitor import find_raise_sites
 from crawler.parse.workers import visit_file
 from crawler.pipeline import extract, update
-from crawler.store._outcome_json import outcome_data, outcome_from_data
+from crawler.store._outcome_json import outcome_from_data, outcome_json
 from tests.catalogue.test_update_classes import templates
 from tests.gitrepo import GitRepo
 from tests.parse.runtime_harness import Visited
@@ -119,4 +120,4 @@ def test_calls_and_exposed_functions_survive_the_result_cache() -> None:
                          b"def g(n):\n    raise make(n)\n\n\n"
                          b"def h(n):\n    return f'{n}!'\n")
     assert outcome.exposed and all(s.cross_calls for s in outcome.sites)
-    assert outcome_from_data(outcome_data(outcome)) == outcome
+    assert outcome_from_data(json.loads(outcome_json(outcome))) == outcome

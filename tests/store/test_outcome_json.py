@@ -1,12 +1,14 @@
-"""A file's outcome as the result cache stores it: `plain` writes what `asdict` did."""
+"""A file's outcome as the result cache stores it: `ENCODER` writes what `asdict` did."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, is_dataclass
+
+import pytest
 
 from crawler.parse.workers import visit_file
-from crawler.store._outcome_json import outcome_data, outcome_from_data, plain
+from crawler.store._outcome_json import ENCODER, outcome_from_data, outcome_json, record_fields
 
 SOURCE = b'''
 import enum
@@ -42,16 +44,41 @@ def check(x):
 '''
 
 
-def test_plain_is_what_json_makes_of_asdict_at_every_depth() -> None:
+def _as_before(value: object) -> str:
+    """What the cache wrote before `ENCODER`: JSON of `asdict`."""
+    return json.dumps(asdict(value) if is_dataclass(value) else value, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def test_the_encoder_writes_what_json_made_of_asdict_at_every_depth() -> None:
     outcome = visit_file("pkg/shapes.py", "a" * 40, SOURCE)
     assert outcome.sites and outcome.classes and outcome.exposed  # every part is exercised
-    for part in (outcome.counts, *outcome.classes, *outcome.exposed, *outcome.sites,
-                 *(call for site in outcome.sites for call in site.cross_calls)):
-        assert json.dumps(plain(part)) == json.dumps(asdict(part))
-    assert plain(None) is None and plain(((1, "a"), [2])) == [[1, "a"], [2]]
+    parts = (outcome.counts, *outcome.classes, *outcome.exposed, *outcome.sites,
+             *(call for site in outcome.sites for call in site.cross_calls),
+             *(region for region in outcome.regions))
+    for part in parts:
+        assert ENCODER.encode(part) == _as_before(part)
+    assert ENCODER.encode(parts) == _as_before([asdict(part) for part in parts])
+    assert ENCODER.encode({"a": ((1, "é"), [2], None)}) == '{"a":[[1,"é"],[2],null]}'
 
 
-def test_an_outcome_comes_back_from_its_plain_data_as_it_was() -> None:
+@dataclass(frozen=True)
+class _One:
+    only: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _Nothing:
+    pass
+
+
+def test_records_of_one_field_or_none_and_what_is_no_record() -> None:
+    assert record_fields(_One((1,))) == {"only": (1,)} and record_fields(_Nothing()) == {}
+    assert ENCODER.encode([_One((1, 2)), _Nothing()]) == '[{"only":[1,2]},{}]'
+    with pytest.raises(TypeError, match="set is not a record"):
+        ENCODER.encode({"a": {1}})
+
+
+def test_an_outcome_comes_back_from_its_json_as_it_was() -> None:
     outcome = visit_file("pkg/shapes.py", "a" * 40, SOURCE)
-    data = json.loads(json.dumps(outcome_data(outcome)))
-    assert outcome_from_data(data) == outcome
+    assert outcome_from_data(json.loads(outcome_json(outcome))) == outcome
