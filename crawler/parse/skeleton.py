@@ -85,17 +85,17 @@ class Skeleton:
     stub_lines: dict[int, Region]  # skeleton line of each stub: what it stands for
 
 
-def split_lines(text: str) -> list[str]:
-    """The lines of `text` with their breaks, split where `ast` and the visitor split them."""
+def split_lines(text: str, texts: list[str] | None = None) -> list[str]:
+    """The lines of `text` with their breaks, split where `ast` and the visitor split them.
+    `texts`: `line_texts(text)`, when the caller has it, so the text is not split twice."""
     if "\r" in text:
         return _LINE.findall(text)
     # without a carriage return, `str.split` gives the same lines at a fraction of the
     # pattern's cost, which steps through every character
-    pieces = text.split("\n")
-    last = pieces.pop()
-    lines = [piece + "\n" for piece in pieces]
-    if last:
-        lines.append(last)
+    pieces = text.split("\n") if texts is None else texts
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
     return lines
 
 

@@ -113,7 +113,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     lines = skeleton.line_texts(text)
     tree, unread = _positions.ast_read(source, lines, module, text)
     plain = _plain_text(source)
-    regions = skeleton.outline(tree, skeleton.split_lines(plain)) \
+    regions = skeleton.outline(tree, skeleton.split_lines(plain, lines if plain == text else None)) \
         if tree is not None and plain is not None else []
     found = _read(path, module, visitor, tree, lines, lines, regions, unread=unread)
     found.context = context

@@ -439,5 +439,9 @@ def test_lines_split_without_the_pattern_are_the_pattern_s(seed: int) -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(["a", " ", "\n", "\n", "\r", "\r\n", "\f", "\x0b", "\u2028"])
                        for _ in range(rng.randint(0, 10)))
-        assert skeleton.split_lines(text) == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+        lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+        assert skeleton.split_lines(text) == lines
         assert skeleton.line_texts(text) == re.split(r"\r\n|\r|\n", text)
+        # made from the line texts a caller already has, and not changing them
+        texts = skeleton.line_texts(text)
+        assert skeleton.split_lines(text, texts) == lines and texts == re.split(r"\r\n|\r|\n", text)
