@@ -14,6 +14,7 @@ the role of the block in its parent statement. `definitions` walks backwards fro
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
@@ -180,20 +181,41 @@ def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        kind = type(current)
-        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
-            stack.extend(current.body)  # type: ignore[attr-defined]
+        _push_blocks(current, stack)
+
+
+def _push_blocks(node: cst.CSTNode, stack: list[cst.CSTNode]) -> None:
+    """Put the statements of the node's own blocks on `stack` (none for a function's or a
+    class's: they bind their own names)."""
+    kind = type(node)
+    if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+        stack.extend(node.body)  # type: ignore[attr-defined]
+        return
+    if kind is cst.FunctionDef or kind is cst.ClassDef or kind in _SMALL_NOT_BINDING:
+        return  # a small statement has no blocks
+    names = _BLOCKS_OF.get(kind)
+    if names is None:
+        names = _BLOCKS_OF[kind] = _block_names(kind)
+    for attribute in names:
+        child = getattr(node, attribute, None)
+        if child is None or isinstance(child, cst.BaseExpression):
             continue
-        if kind is cst.FunctionDef or kind is cst.ClassDef or kind in _SMALL_NOT_BINDING:
-            continue  # their bodies bind their own names; a small statement has no blocks
-        for attribute in ("body", "orelse", "handlers", "finalbody", "cases"):
-            child = getattr(current, attribute, None)
-            if child is None or isinstance(child, cst.BaseExpression):
-                continue
-            if isinstance(child, (list, tuple)):
-                stack.extend(child)
-            elif isinstance(child, cst.CSTNode):
-                stack.append(child)
+        if isinstance(child, (list, tuple)):
+            stack.extend(child)
+        elif isinstance(child, cst.CSTNode):
+            stack.append(child)
+
+
+_BLOCK_NAMES = ("body", "orelse", "handlers", "finalbody", "cases")
+_BLOCKS_OF: dict[type, tuple[str, ...]] = {}  # a node type -> which of `_BLOCK_NAMES` it has
+
+
+def _block_names(kind: type) -> tuple[str, ...]:
+    """Those of `_BLOCK_NAMES` a node of this type may hold: its fields (a field with no
+    default is no class attribute) and its class attributes, in `_BLOCK_NAMES`' order; the
+    others are never there, and asking for them was most of a walk's cost."""
+    held = {f.name for f in dataclasses.fields(kind)} if dataclasses.is_dataclass(kind) else set()
+    return tuple(name for name in _BLOCK_NAMES if name in held or hasattr(kind, name))
 
 
 # Small statements that bind no name and hold no block: nothing to look into.
@@ -266,8 +288,11 @@ def top_bindings(body: Sequence[cst.CSTNode]) -> Counter[str]:
     `if`, `try` and loop blocks included, its functions' and classes' bodies not) or a function's
     body alike; `ANY_NAME` counts those that may bind any."""
     counts: Counter[str] = Counter()
-    for node in body:
-        for statement in _statements(node):
-            if type(statement) in _BINDING:  # spares a generator for each statement
-                counts.update(set(_bound_names(statement)))
+    stack = list(body)  # `_statements` of each, in no order: a count does not depend on it
+    while stack:
+        statement = stack.pop()
+        if type(statement) in _BINDING:  # spares a generator for each statement
+            for name in set(_bound_names(statement)):
+                counts[name] = counts.get(name, 0) + 1
+        _push_blocks(statement, stack)
     return counts

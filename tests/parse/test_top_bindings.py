@@ -3,9 +3,14 @@ body) may bind each name, in one walk."""
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import libcst as cst
 
 from crawler.parse import flow
+
+CASES = Path(__file__).resolve().parent.parent / "cases"
 
 SOURCE = '''
 import os.path, json as j
@@ -81,3 +86,55 @@ def test_a_body_without_a_star_binding_does_not_bind_every_name():
     body = _function_body("def f(a):\n    b = a\n    def g(): c = 1\n")
     assert set(flow.top_bindings(body.body)) == {"b", "g"}
     assert not _binds_per_name("c", body)
+
+
+def _every_block_asked(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`flow._statements` as it was: each of the five block names asked of every node."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        kind = type(current)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            stack.extend(current.body)
+            continue
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind in flow._SMALL_NOT_BINDING:
+            continue
+        for attribute in ("body", "orelse", "handlers", "finalbody", "cases"):
+            child = getattr(current, attribute, None)
+            if child is None or isinstance(child, cst.BaseExpression):
+                continue
+            if isinstance(child, (list, tuple)):
+                stack.extend(child)
+            elif isinstance(child, cst.CSTNode):
+                stack.append(child)
+    return found
+
+
+def test_the_walk_asks_each_type_only_for_its_blocks_and_meets_what_asking_all_met():
+    sources = [SOURCE, *(path.read_text() for path in sorted(CASES.glob("*.py")))]
+    bodies = 0
+    for source in sources:
+        module = cst.parse_module(source)
+        blocks = [module.body, *(f.body.body for f in _functions(module))]
+        for block in blocks:
+            bodies += 1
+            for node in block:
+                assert [id(s) for s in flow._statements(node)] == \
+                    [id(s) for s in _every_block_asked(node)]
+            walked = [s for node in block for s in _every_block_asked(node)]
+            assert flow.top_bindings(block) == Counter(
+                name for s in walked for name in set(flow._bound_names(s)))
+    assert bodies > 200 and flow._BLOCKS_OF[cst.Try] == ("body", "orelse", "handlers", "finalbody")
+    assert flow._BLOCKS_OF[cst.Match] == ("cases",) and flow._BLOCKS_OF[cst.Else] == ("body",)
+
+
+def _functions(module: cst.Module) -> list[cst.FunctionDef]:
+    found: list[cst.FunctionDef] = []
+
+    class Functions(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(node)
+
+    module.visit(Functions())
+    return found
