@@ -29,7 +29,7 @@ from typing import Protocol
 import libcst as cst
 
 from crawler.parse import flow
-from crawler.parse._source import code
+from crawler.parse._source import code, node_code
 from crawler.parse.names import dotted
 from crawler.parse.reading import (
     MAX_ALTERNATIVES,
@@ -543,7 +543,7 @@ def _renamed(text: str, bindings: Mapping[str, Binding]) -> str:
     renamed = expression.visit(rename)
     if rename.binds or not isinstance(renamed, cst.BaseExpression):
         return text
-    return cst.Module([]).code_for_node(renamed)
+    return node_code(cst.Module([]), renamed)
 
 
 def _atom(source: str) -> str:

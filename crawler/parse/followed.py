@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
-from crawler.parse import flow
+from crawler.parse import _source, flow
 from crawler.parse.calls import Follower
 from crawler.parse.site_records import FOLLOWED
 from crawler.parse.skeleton import FUNCTION, Region
@@ -193,7 +193,7 @@ class Dependencies:
         where, node = found
         code = self.text_of(node)
         if code is None:  # LibCST writes it out: a whole function costs as much as its parse
-            code = self.follower.module.code_for_node(node)
+            code = _source.node_code(self.follower.module, node)
         text = hashlib.sha1(code.encode("utf-8", "surrogatepass")).hexdigest()
         return text, self.line_of(where)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _positions, followed, names, skeleton
+from crawler.parse import _positions, _source, followed, names, skeleton
 from crawler.parse._positions import Unread
 from crawler.parse.calls import Follower
 from crawler.parse.class_records import class_record
@@ -290,7 +290,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         span = function_spans.get(id(node))
         if span is None or not isinstance(node, cst.FunctionDef):
             return None
-        written = "".join(module.code_for_node(decorator) for decorator in node.decorators)
+        written = "".join(_source.node_code(module, decorator) for decorator in node.decorators)
         return written + "\n".join(lines[span.line - 1:stub_ends.get(span.line, span.end_line)])
 
     dependencies = followed.Dependencies(follower, line_of, function_text)

@@ -15,7 +15,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from crawler.parse import visitor
+from crawler.parse import _source, visitor
 from tests.parse.test_skeleton import assert_same, both, known_of, visit
 
 CASE = (Path(__file__).parent.parent / "cases" / "flow_helpers.py").read_text()
@@ -108,9 +108,9 @@ def test_a_followed_function_is_digested_from_its_lines_not_written_out(
     """LibCST's codegen of a whole function costs about as much as its parse: the digest of a
     function followed into is taken from its lines in the file (a decorator alone written out)."""
     written: list[str] = []
-    code_for_node = cst.Module.code_for_node
-    monkeypatch.setattr(cst.Module, "code_for_node", lambda self, node: written.append(
-        type(node).__name__) or code_for_node(self, node))  # type: ignore[func-returns-value]
+    node_code = _source.node_code  # every codegen of a read, LibCST's tokens without positions
+    monkeypatch.setattr(_source, "node_code", lambda module, node, indent="": written.append(
+        type(node).__name__) or node_code(module, node, indent))  # type: ignore[func-returns-value]
     new = HELPED.replace("raise ValueError(_msg(v))", "raise TypeError(_msg(v))")
     whole, part, stubbed = both(HELPED, new)
     assert_same(whole, part)

@@ -82,12 +82,15 @@ q = a[ 0 ].b
 '''
 
 
-class _Expressions(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.BaseExpression] = []
+class _Nodes(cst.CSTVisitor):
+    """Every node of a module of one kind (any node, by default)."""
+
+    def __init__(self, kind: type[cst.CSTNode] = cst.CSTNode) -> None:
+        self.kind = kind
+        self.found: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseExpression):
+        if isinstance(node, self.kind):
             self.found.append(node)
         return True
 
@@ -98,7 +101,7 @@ def test_code_is_libcsts_codegen_for_every_expression(source: str) -> None:
     """The shortcut for names, dotted names and literals writes what LibCST's codegen writes,
     parentheses and spaces around dots included (those take the codegen)."""
     module = cst.parse_module(source)
-    expressions = _Expressions()
+    expressions = _Nodes(cst.BaseExpression)
     module.visit(expressions)
     assert len(expressions.found) > 20
     for node in expressions.found:
@@ -112,3 +115,21 @@ def test_only_bare_names_dotted_names_and_literals_skip_the_codegen() -> None:
     assert shortcut == {"name": True, "a.b.c": True, "'text'": True, "0x1F": True,
                         "(name)": False, "a . b": False, "(a).b": False, "a.b(c)": False,
                         "a[0]": False, "a.\\\n b": False}
+
+
+@pytest.mark.parametrize("source", [CORNERS, NESTED, (STDLIB / "argparse.py").read_text(encoding="utf-8")],
+                         ids=["corners", "nested", "argparse"])
+def test_node_code_is_libcsts_codegen_for_every_node_with_or_without_an_indent(source: str) -> None:
+    """`node_code` records no positions (its null context): the tokens are LibCST's own."""
+    from libcst._nodes.internal import CodegenState
+
+    module = cst.parse_module(source)
+    nodes = _Nodes()
+    module.visit(nodes)
+    assert len(nodes.found) > 100
+    for node in nodes.found:
+        assert _source.node_code(module, node) == module.code_for_node(node)
+        state = CodegenState(default_indent=module.default_indent,
+                             default_newline=module.default_newline, indent_tokens=["\t  "])
+        node._codegen(state)
+        assert _source.node_code(module, node, "\t  ") == "".join(state.tokens)
