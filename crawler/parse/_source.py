@@ -24,8 +24,7 @@ def code(module: cst.Module, node: cst.CSTNode) -> str:
 
     Most of the nodes a read writes out are names (`self.x = x`, a placeholder `{path}`), and
     codegen costs tens of microseconds a node where their text is one attribute away."""
-    text = _plain_code(node)
-    return text if text is not None else node_code(module, node)
+    return exact(module, node)
 
 
 class _TextState(CodegenState):

@@ -196,6 +196,11 @@ def _push_blocks(node: cst.CSTNode, stack: list[cst.CSTNode]) -> None:
     names = _BLOCKS_OF.get(kind)
     if names is None:
         names = _BLOCKS_OF[kind] = _block_names(kind)
+    push_named(node, names, stack)
+
+
+def push_named(node: cst.CSTNode, names: Sequence[str], stack: list[cst.CSTNode]) -> None:
+    """Put what the node holds under each of `names` that is a block on `stack`."""
     for attribute in names:
         child = getattr(node, attribute, None)
         if child is None or isinstance(child, cst.BaseExpression):

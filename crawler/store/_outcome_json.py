@@ -29,9 +29,6 @@ from crawler.records import (
     TextSlot,
 )
 
-_SITE_FIELDS = tuple(f.name for f in fields(RaiseSite))
-_site_values = attrgetter(*_SITE_FIELDS)
-_REGION_FIELDS = tuple(f.name for f in fields(Region))
 # a record type -> its field names, in order, and the getter of their values
 _FIELDS_OF: dict[type, tuple[tuple[str, ...], Callable[[Any], Any] | None]] = {}
 
@@ -48,8 +45,8 @@ def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
         "pending": [_site_data(site, snippets) for site in outcome.pending],
         "classes": outcome.classes,
         "exports": outcome.exports,
-        "regions": [{name: getattr(region, name) for name in _REGION_FIELDS}
-                    | {"counts": region.counts.as_list()} for region in outcome.regions],
+        "regions": [record_fields(region) | {"counts": region.counts.as_list()}
+                    for region in outcome.regions],
         "context": outcome.context,
         "snippets": list(snippets),
         "exposed": outcome.exposed,
@@ -82,7 +79,7 @@ def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
 
 def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
     """A site's fields, with its snippet as a number in `snippets`."""
-    data = dict(zip(_SITE_FIELDS, _site_values(site)))
+    data = record_fields(site)
     data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
     return data
 

@@ -100,14 +100,7 @@ def _every_block_asked(node: cst.CSTNode) -> list[cst.CSTNode]:
             continue
         if kind is cst.FunctionDef or kind is cst.ClassDef or kind in flow._SMALL_NOT_BINDING:
             continue
-        for attribute in ("body", "orelse", "handlers", "finalbody", "cases"):
-            child = getattr(current, attribute, None)
-            if child is None or isinstance(child, cst.BaseExpression):
-                continue
-            if isinstance(child, (list, tuple)):
-                stack.extend(child)
-            elif isinstance(child, cst.CSTNode):
-                stack.append(child)
+        flow.push_named(current, ("body", "orelse", "handlers", "finalbody", "cases"), stack)
     return found
 
 
