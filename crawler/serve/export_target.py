@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.errors import OutputError
-from crawler.store.atomic import raise_output_error
+from crawler.store.atomic import raise_output_error, write_whole
 from crawler.store.plain_files import kind_of, lstat_or_none, read_head
 
 REPLACE, STREAM, FOLDER = "replace", "stream", "folder"  # how a target is written
@@ -128,9 +128,7 @@ def stream(target: Target, chunks: Iterable[bytes]) -> None:
             raise OutputError(f"{target.given}: {kind_of(mode)} now, not the device or pipe it "
                               "was; nothing was written; run again")
         for chunk in chunks:
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(fd, view):]
+            write_whole(fd, chunk)
     except OSError as error:
         raise_output_error(error, target.given, "the export written there is incomplete")
     finally:

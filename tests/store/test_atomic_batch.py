@@ -100,3 +100,25 @@ def test_an_update_writes_only_files_whose_bytes_change(tmp_path: Path, renamed:
     assert all(old.get(rel) != new[rel] for rel in written)
     assert {rel for rel in new if old.get(rel) != new[rel]} == set(written)
     assert len([rel for rel in new if rel.startswith("errors/") and rel not in written]) >= 3
+
+
+def test_a_short_write_is_finished_and_the_text_kept_byte_for_byte(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A temp file's bytes go to its descriptor in as many writes as the kernel takes: each
+    file holds its text in UTF-8, its line ends as they are (no translation)."""
+    real = os.write
+    calls: list[int] = []
+
+    def short(fd: int, data: Any) -> int:
+        calls.append(fd)
+        return real(fd, bytes(data[:5]))  # never more than five bytes at once
+
+    monkeypatch.setattr(atomic.os, "write", short)
+    files = [(tmp_path / f"{i:016x}.yaml", f"note: «{i}» ⟶ ok\r\nnext: \u00e9\n" * (i + 1))
+             for i in range(3)]
+    atomic.write_all(files)
+    monkeypatch.undo()
+    for path, text in files:
+        assert path.read_bytes() == text.encode("utf-8")
+    assert len(calls) >= sum(len(text.encode("utf-8")) // 5 for _, text in files)
+    assert _temp_files(tmp_path) == []

@@ -318,7 +318,7 @@ class _Full:
 
 # Every record's temp file is written and fsynced before the first rename, and the manifest is
 # fsynced on its own: so a full disk shows at a temp file, a write, or an fsync.
-@pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("create_temp", "fdopen")
+@pytest.mark.parametrize(("target", "nth"), [*((t, n) for t in ("create_temp", "write")
                                                for n in (1, 2, 4, 7, 8)), ("fsync", 1)])
 def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
                                  monkeypatch: pytest.MonkeyPatch, target: str, nth: int) -> None:
@@ -329,7 +329,7 @@ def test_disk_full_loses_nothing(built: tuple[Path, Path, dict[str, bytes]],
     elif target == "create_temp":  # the temp file's creation (0666 less the umask)
         monkeypatch.setattr(atomic, "create_temp", _Full(atomic.create_temp, nth))
     else:
-        monkeypatch.setattr(atomic.os, "fdopen", _Full(os.fdopen, nth))
+        monkeypatch.setattr(atomic.os, "write", _Full(os.write, nth))  # a temp file's bytes
     with pytest.raises(OutputError) as caught:
         apply(collected(V2, SHA_B), root)
     message = str(caught.value)
