@@ -1,8 +1,11 @@
 """Whole extraction runs of several checkouts, alternated round by round, with the floor.
 
-Each round runs `crawler.bench --phase extract` (1 worker, no evidence: the benchmark's row
-against the floor) once per checkout and `--phase floor` once, in an order that rotates from
-round to round, each in a fresh output and cache folder that is removed afterwards. It prints
+Each round runs `crawler.bench --phase floor` and then `--phase extract` (1 worker, no evidence:
+the benchmark's row against the floor) once per checkout, the checkouts' order rotating from
+round to round, each in a fresh output and cache folder that is removed afterwards. The floor
+stays first: on this kind of machine a run right after another crawler run is faster than one
+right after the floor (the crawler's own imports are still in memory), so each checkout must
+follow the floor and each other checkout equally often. It prints
 every run, then each checkout's median, the floor's median, and the differences of the first
 checkout from each other one, round by round: their median, their mean, and a bootstrap 95 %
 interval of the median, in seconds and as shares of the floor's median.
@@ -70,11 +73,11 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(dir=args.scratch))
     try:
         for number in range(args.rounds):
-            first = number % len(names)
+            first = number % len(codes)
             line = []
-            for which in [*range(first, len(names)), *range(first)]:
-                name = names[which]
-                phase, code = ("floor", codes[0]) if name == "floor" else ("extract", codes[which - 1])
+            for which in [-1, *range(first, len(codes)), *range(first)]:
+                name = names[which + 1]
+                phase, code = ("floor", codes[0]) if which < 0 else ("extract", codes[which])
                 figures = run(code, phase, args.repo, args.ref, scratch)
                 walls[name].append(figures["seconds"])
                 line.append(f"{name} {figures['seconds']:.2f} s ({figures['cpu_seconds']:.2f} CPU)")
