@@ -19,14 +19,6 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 
-def code(module: cst.Module, node: cst.CSTNode) -> str:
-    """`module.code_for_node(node)`, without LibCST's codegen for a bare or dotted name or a literal.
-
-    Most of the nodes a read writes out are names (`self.x = x`, a placeholder `{path}`), and
-    codegen costs tens of microseconds a node where their text is one attribute away."""
-    return exact(module, node)
-
-
 class _TextState(CodegenState):
     """LibCST's codegen state, for the text alone. Most nodes' codegen enters
     `record_syntactic_position`, a generator-based context manager that does nothing here
@@ -78,10 +70,13 @@ def _no_space(whitespace: cst.BaseParenthesizableWhitespace) -> bool:
 
 
 def exact(module: cst.Module, node: cst.CSTNode, indent: str = "") -> str:
-    """The node's source as the file has it, for a node in a block indented by `indent`.
+    """The node's source as the file has it, for a node in a block indented by `indent`
+    (without it: `module.code_for_node(node)`).
 
     One codegen: the block's indentation goes only after a line break, so a node on one line
-    is written the same with it or without."""
+    is written the same with it or without. A bare or dotted name or a literal needs none: most
+    of the nodes a read writes out are names (`self.x = x`, a placeholder `{path}`), and codegen
+    costs tens of microseconds a node where their text is one attribute away."""
     text = _plain_code(node)
     return text if text is not None else node_code(module, node, indent)
 

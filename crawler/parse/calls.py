@@ -29,7 +29,7 @@ from typing import Protocol
 import libcst as cst
 
 from crawler.parse import flow
-from crawler.parse._source import code, node_code
+from crawler.parse._source import exact, node_code
 from crawler.parse.names import dotted
 from crawler.parse.reading import (
     MAX_ALTERNATIVES,
@@ -343,7 +343,7 @@ class Follower:
             and func.value not in _innermost_assigned(scopes)
 
     def _why_not(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]) -> str:
-        source = code(self.module, func)
+        source = exact(self.module, func)
         head = dotted(func)
         if self._is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"

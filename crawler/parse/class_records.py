@@ -11,7 +11,7 @@ from dataclasses import replace
 import libcst as cst
 
 from crawler.parse import class_text, flow, names
-from crawler.parse._source import code
+from crawler.parse._source import exact
 from crawler.parse.messages import Reader, build_template, call_templates
 from crawler.parse.raise_visitor import FoundClass, RaiseVisitor, qualify
 from crawler.records import ClassDef, Template, TextSlot
@@ -26,7 +26,7 @@ def class_record(path: str, module: cst.Module, found: FoundClass,
             continue
         parts = names.dotted(arg.value)
         resolved = qualify(parts, found.scopes, visitor) if parts else None
-        bases.append(resolved or code(module, arg.value))
+        bases.append(resolved or exact(module, arg.value))
     line, init_line, attribute_line = lines
     templates: list[Template] = []
     template_from = None

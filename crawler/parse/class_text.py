@@ -17,7 +17,7 @@ from typing import Protocol, cast
 import libcst as cst
 
 from crawler.parse import flow
-from crawler.parse._source import code
+from crawler.parse._source import exact
 from crawler.parse.messages import build_template
 from crawler.parse.names import dotted
 from crawler.parse.reading import Piece, Reader
@@ -171,7 +171,7 @@ def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
             continue
         expression = definitions[0][0][0]
         if _self_attribute(expression) is not None or _is_class_name(expression):
-            found[piece.text] = code(module, expression)
+            found[piece.text] = exact(module, expression)
     return found
 
 

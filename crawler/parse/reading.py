@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from crawler.parse import flow
-from crawler.parse._source import code, exact
+from crawler.parse._source import exact
 
 if TYPE_CHECKING:
     from crawler.parse.calls import Follower
@@ -86,7 +86,7 @@ class Reader:
     def source_at(self, node: cst.CSTNode, position: flow.Position) -> str:
         """The exact source of a node of the statement at `position`."""
         if not self.indents:
-            return code(self.module, node)
+            return exact(self.module, node)
         return exact(self.module, node, self._indent_at(position))
 
     @property

@@ -148,7 +148,7 @@ def _alias_sites(place: Place, exc: cst.Call, classes: list[cst.BaseExpression],
     the raise named it, so that each record has the class `except` catches and its display."""
     made: list[RaiseSite] = []
     counted = _WITH_MESSAGE
-    named = {_source.code(place.module, cls): cls for cls in classes}
+    named = {_source.exact(place.module, cls): cls for cls in classes}
     for cls in named.values():
         sites, counted = _branch_sites(place, exc.with_changes(func=cls), guards)
         made.extend(sites)
@@ -253,7 +253,7 @@ def _site(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ...],
         class_name=class_qualname(found.scopes),
         function=function.name if function else None,
         qualname=qualname(found.scopes),
-        exception=_source.code(module, func),
+        exception=_source.exact(module, func),
         exception_qualname=exception_qualname,
         message=template,
         cause=_source.exact(module, cause.item, found.indent) if cause is not None else None,
@@ -282,7 +282,7 @@ def call_arguments(module: cst.Module, call: cst.Call) -> tuple[CallArgument, ..
         value = arg.value
         literal = isinstance(value, _CONSTANTS) or (
             isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
-        found.append(CallArgument(keyword, _source.code(module, value), literal))
+        found.append(CallArgument(keyword, _source.exact(module, value), literal))
     return tuple(found)
 
 

@@ -80,19 +80,16 @@ def replace_all(renames: Sequence[tuple[str | Path, str | Path]]) -> None:
     OSError is raised. Each rename is atomic on its own and each temp file was fsynced before
     any of them, so their order does not matter: a crash leaves each target as it was or as it
     should be, whichever renames had run."""
-    failed = next((error for error in _in_threads(_replace, renames, _RENAME_THREADS)
-                   if error is not None), None)
-    if failed is not None:
-        raise failed
+    _each_in_threads(_replace, renames, _RENAME_THREADS)
 
 
 def _replace(rename: tuple[str | Path, str | Path]) -> None:
     os.replace(*rename)
 
 
-def _in_threads(call: Callable[[T], None], items: Sequence[T], threads: int
-                ) -> list[OSError | None]:
-    """`call` on every item, in up to `threads` threads; each item's OSError (or None), in order.
+def _each_in_threads(call: Callable[[T], None], items: Sequence[T], threads: int) -> None:
+    """`call` on every item, in up to `threads` threads; once all were tried, the OSError of the
+    first item (in the order given) that raised one is raised.
 
     Each thread takes every n-th item in one task: a task per item would cost a future, a
     queue handoff and a wait for the GIL each, more than a rename on a fast disk.
@@ -109,11 +106,13 @@ def _in_threads(call: Callable[[T], None], items: Sequence[T], threads: int
 
     if threads == 1:
         stride(0)  # one item (or none): no thread to start
-        return errors
-    with ThreadPoolExecutor(threads) as pool:
-        for done in [pool.submit(stride, first) for first in range(threads)]:
-            done.result()  # anything but an OSError is raised as it is
-    return errors
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            for done in [pool.submit(stride, first) for first in range(threads)]:
+                done.result()  # anything but an OSError is raised as it is
+    failed = next((error for error in errors if error is not None), None)
+    if failed is not None:
+        raise failed
 
 
 def stage_batch(files: Sequence[tuple[Path, str]]) -> list[str]:
@@ -204,10 +203,7 @@ def create_temp(path: Path) -> tuple[int, str]:
 
 def _fsync_each(paths: list[str]) -> None:
     """fsync every file, several at once; the first OSError (in the order given) is raised."""
-    failed = next((error for error in _in_threads(_fsync, paths, _FSYNC_THREADS)
-                   if error is not None), None)
-    if failed is not None:
-        raise failed
+    _each_in_threads(_fsync, paths, _FSYNC_THREADS)
 
 
 def _fsync(path: str) -> None:

@@ -105,7 +105,7 @@ def test_code_is_libcsts_codegen_for_every_expression(source: str) -> None:
     module.visit(expressions)
     assert len(expressions.found) > 20
     for node in expressions.found:
-        assert _source.code(module, node) == module.code_for_node(node)
+        assert _source.exact(module, node) == module.code_for_node(node)
 
 
 def test_only_bare_names_dotted_names_and_literals_skip_the_codegen() -> None:
