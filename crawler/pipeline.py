@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from crawler import __version__, evidence_stage
+from crawler import __version__, cyclic_gc, evidence_stage
 from crawler.catalogue import classes, factories, holdback, releases
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.manifest import build_manifest, check_same_repository, is_other_repository
@@ -507,6 +507,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             manifest = replace(manifest, files=plan.files_with_held(manifest.files))
         manifest = replace(manifest, releases=walked)
         changes = [*(r for r in merged.records if r.id not in unchanged), *others]
+        cyclic_gc.settled()  # the merge's records live to the end; the write makes many more
         if held is not None:  # a walk's step: kept for the next, written at its checkpoints
             written = held.keep(changes, manifest)
             pending = [f"{ERRORS_DIR}/{r.id}.yaml" for r in changes]
@@ -725,6 +726,7 @@ def _set_aside(collected: Collected, previous: Manifest | None) -> SetAside:
                     in_review=frozenset(previous.needs_review if previous is not None else ()))
 
 
+@cyclic_gc.frozen_during_run()
 def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
             options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
             name: str | None = None, jobs: int | None = None, progress: Progress | None = None,
@@ -754,11 +756,13 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
     collected = collect(source, ref=ref, options=options, cache_dir=cache_dir, name=name,
                         jobs=jobs, progress=progress, evidence=evidence, blocks=store.blocks,
                         diff_from=folder_commit, again=only_changes, web_url=web_url)
+    cyclic_gc.settled()  # the outcomes live to the end
     result = apply(collected, output_root, dry_run=dry_run, wait=wait, store=store,
                    progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)
 
 
+@cyclic_gc.frozen_during_run()
 def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"),
            cache_dir: Path | None = None, name: str | None = None, jobs: int | None = None,
            progress: Progress | None = None, dry_run: bool = False, wait: float = 0.0,
@@ -782,6 +786,7 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
         check_same_repository(str(folder), previous, repo.pin)  # before any file is read
         collected = _collect_again(repo, previous, folder, cache_dir, jobs, progress, evidence,
                                    store, release)
+    cyclic_gc.settled()  # the outcomes and the previous manifest live to the end
     result = apply(collected, output_root, dry_run=dry_run, previous=previous, wait=wait,
                    store=store, progress=progress, release=release)
     return replace(result, seconds=time.perf_counter() - started)  # pinning and loading too
