@@ -68,7 +68,10 @@ def main() -> None:
     parser.add_argument("--scratch", type=Path, help="where each run writes (default: a temp folder)")
     args = parser.parse_args()
     codes = [code.resolve() for code in args.code]
-    names = ["floor", *map(str, codes)]
+    # checkouts go by letter in the figures, so a path with a space cannot split a line's fields
+    names = ["floor", *(chr(ord("A") + number) for number in range(len(codes)))]
+    for name, code in zip(names[1:], codes):
+        print(f"checkout {name}: {code}", flush=True)
     walls: dict[str, list[float]] = {name: [] for name in names}
     scratch = Path(tempfile.mkdtemp(dir=args.scratch))
     try:

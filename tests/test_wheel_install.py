@@ -22,7 +22,7 @@ from tests.gitrepo import GitRepo
 from tests.processes import ROOT
 
 # What the wheel is built from: the project's own files, copied so no build folder is left here.
-_SOURCES = ("pyproject.toml", "README.md", "crawler", "schemas")
+_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "crawler", "schemas")
 
 
 def _run(*args: str | Path, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
@@ -71,6 +71,9 @@ def test_the_installed_wheel_runs_every_command(installed: Path, tmp_path: Path)
     crawler, python = installed / "crawler", installed / "python"
     where = _run(python, "-c", "import crawler; print(crawler.__file__)", cwd=work)
     assert where.startswith(str(installed.parent)), where  # the wheel's copy, not this checkout
+    licences = [path for path in installed.parent.glob("lib/python*/site-packages/"
+                                                        "raise_site_crawler-*.dist-info/**/LICENSE")]
+    assert licences and "MIT License" in licences[0].read_text(encoding="utf-8"), licences
     _run(crawler, "extract", repo.path, "-o", "out", "--name", "github.com/acme/lib", "-j", "1",
          "-q", cwd=work)
     _run(crawler, "validate", "out", cwd=work)
