@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler look
     from crawler.batch.driver import BatchResult, RepoResult
     from crawler.history import HistoryResult, TagStep
     from crawler.pipeline import RunResult
-    from crawler.serve.ranking import Match
+    from crawler.serve.ranking import Answer
     from crawler.serve.review import Review
     from crawler.store.adoption import Adoption
 
@@ -61,11 +61,11 @@ def _crashed(result: RunResult) -> int:
 
 def _evidence_trouble(result: RunResult) -> Iterator[str]:
     """What the tests cost the evidence, said only when something was lost."""
-    timed_out = result.evidence.timed_out if result.evidence else 0
+    cut = result.evidence.cut if result.evidence else 0
     crashed = _crashed(result)
-    if timed_out:
-        yield (f"{timed_out} test patterns abandoned at their time limit (no evidence from them): "
-               "a backtracking match= or assertRaisesRegex pattern")
+    if cut:
+        yield (f"{cut} test patterns cut by their step bound (no evidence from them): a match= or "
+               "assertRaisesRegex pattern that can backtrack without end (the manifest counts them)")
     if crashed:
         yield (f"{crashed} test files crashed the parser or ran out of time; their evidence is "
                "missing: the manifest lists them as evidence_crashed")
@@ -89,7 +89,7 @@ class ExtractSummary:
             "files_written": result.files_written,
             "test_assertions": evidence.assertions if evidence else None,
             "records_with_evidence": evidence.records if evidence else None,
-            "test_patterns_timed_out": evidence.timed_out if evidence else None,
+            "test_patterns_cut": evidence.cut if evidence else None,
             "test_files_crashed": _crashed(result),
         }))
 
@@ -125,7 +125,7 @@ class UpdateSummary:
             "paired_by": dict(result.merged.paired_by),  # why each record that moved was paired
             "git_diff": result.merged.diff_used,
             "records_with_evidence": result.evidence.records if result.evidence else None,
-            "test_patterns_timed_out": result.evidence.timed_out if result.evidence else None,
+            "test_patterns_cut": result.evidence.cut if result.evidence else None,
             "test_files_crashed": _crashed(result),
         }))
 
@@ -264,11 +264,16 @@ class CheckSummary:
             "problems": list(review.problems),
         })
 
-    def lines(self) -> Iterator[Line]:
+    def findings(self) -> Iterator[Line]:
+        """One line a finding: what `-q` still prints (problems are findings, as ruff's are)."""
         review = self.review
         yield from (finding.describe() for finding in review.findings)
         yield from (orphan.describe() for orphan in review.orphans)
         yield from (unfinished.describe() for unfinished in review.unfinished)
+
+    def lines(self) -> Iterator[Line]:
+        review = self.review
+        yield from self.findings()
         unfinished = f", {len(review.unfinished)} adoptions unfinished" if review.unfinished else ""
         yield (f"{review.checked} records checked, {len(review.findings)} to review, "
                f"{len(review.orphans)} orphaned annotations{unfinished}, "
@@ -300,10 +305,12 @@ class AdoptSummary:
         what = "the annotation" if a.state != "finished" else "the interrupted move of the annotation"
         yield (f"{verb} {what} of {a.old.id} ({a.old.status}, {a.old.site.path}:{a.old.site.line}) "
                f"into {a.new.id} ({a.new_after.status}, {a.new.site.path}:{a.new.site.line})")
-        written_for = a.new_after.annotation.written_for
-        if written_for != a.new_after.site.message.template:
-            yield (f"it was written for {written_for!r}; the message is now "
-                   f"{a.new_after.site.message.template!r}: check it, then set "
+        template = a.new_after.site.message.template
+        if a.new_after.annotation.written_for != template:
+            history = a.new_after.history
+            was = a.new_after.annotation.written_for or (history and history.previous_template)
+            written = f"it was written for {was!r}" if was else "it names no message it was written for"
+            yield (f"{written}; the message is now {template!r}: check it, then set "
                    "annotation.written_for to the new message")
         if a.replaced is not None:
             yield f"--force replaced the annotation {a.new.id} held:"
@@ -316,29 +323,34 @@ class AdoptSummary:
 
 @dataclass(frozen=True)
 class LookupSummary:
-    """`lookup`: the records found, from an output folder or an SQLite export (`--db`) alike."""
+    """`lookup`: the answer, from an output folder or an SQLite export (`--db`) alike; the JSON
+    shape is `schemas/lookup.schema.json`."""
 
-    matches: tuple[Match, ...]
+    answer: Answer
 
     def to_json(self) -> str:
         from crawler.serve.lookup import describe
 
-        return _dumps(describe(self.matches), ascii_only=False)
+        return _dumps(describe(self.answer), ascii_only=False)
 
     def lines(self) -> Iterator[Line]:
-        if not self.matches:
-            yield "no record matches, and none is close"
+        from crawler.serve.ranking import NO_SITE
+
+        if self.answer.verdict == "none":
+            yield NO_SITE
             return
-        if not self.matches[0].exact:
-            yield "no template matches exactly; the closest (~):"
-        for match in self.matches:
+        if not self.answer.found:
+            yield "no template explains this message; the closest (~):"
+        for match in self.answer.matches:
             wording = match.wording
             removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"
                        if wording.status == "removed" else "")
-            yield from _hit_lines(match.exact, f"{wording.record_id}  {wording.exception}  "
-                                  f"{wording.repo} {wording.path}:{wording.line}  "
-                                  f"({wording.kind}, score {match.score}{removed})",
-                                  wording.template, match.captures)
+            tie = ", tied" if match.tie else ""
+            yield from _hit_lines(match.exact, f"{match.rank}. {wording.record_id}  "
+                                  f"{wording.exception}  {wording.repo} {wording.path}:"
+                                  f"{wording.line}  ({match.kind}, explains {match.explained:.0%}"
+                                  f" of the paste, shows {match.coverage:.0%} of the template"
+                                  f"{tie}{removed})", wording.template, match.captures)
             if wording.past or wording.last_release is not None:
                 yield _wording_line(wording)
 

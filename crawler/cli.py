@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from crawler.pipeline import Progress as RunProgress
 
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
+TERMINATED = 143  # a batch stopped by SIGTERM (128 + SIGTERM)
+WALK_CUT_SHORT = 141  # a history walk whose reader went away: 128 + SIGPIPE, as a shell says
 
 
 class CrawlerGroup(click.Group):
@@ -100,6 +102,12 @@ class Interrupted(click.ClickException):
     exit_code = INTERRUPTED
 
 
+class TerminatedExit(click.ClickException):
+    """SIGTERM to a batch: one line, exit 143 (128 + SIGTERM), its workers stopped."""
+
+    exit_code = TERMINATED
+
+
 def _after_interrupt(unraisable: Any) -> None:
     """Say nothing of what a finalizer raises once Ctrl-C is reported: objects the interrupt cut
     off mid-read (GitPython's `cat-file` streams) raise from `__del__` as they are freed, which
@@ -116,12 +124,14 @@ def _stdout_closed() -> bool:
     return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
-def _quiet_stdout() -> None:
-    """Standard output to nowhere, so that the interpreter's last flush does not fail."""
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        nowhere = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(nowhere, sys.stdout.fileno())
-        os.close(nowhere)
+def _quiet_stdout(*others: Any) -> None:
+    """Standard output (and `others`) to nowhere, so that the interpreter's last flush does
+    not fail."""
+    for stream in (sys.stdout, *others):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            nowhere = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(nowhere, stream.fileno())
+            os.close(nowhere)
 
 
 def one_line(message: str) -> str:
@@ -339,7 +349,7 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
       crawler batch repos.yaml
       crawler batch repos.yaml --scheduler tcp://10.0.0.5:8786 --json
     """
-    from crawler.batch.driver import run_batch, scheduler_address
+    from crawler.batch.driver import Terminated, run_batch, scheduler_address
     from crawler.batch.reposfile import load_batch
 
     given = click.get_current_context().get_parameter_source("output_root")
@@ -347,10 +357,13 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
                          output_given=given is click.core.ParameterSource.COMMANDLINE,
                          split_files=split_files)
     address = scheduler_address(scheduler)
-    with batch_progress(quiet or as_json, len(entries)) as progress:
-        result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
-                           force=force, dry_run=dry_run, progress=progress,
-                           wait_workers=wait_workers)
+    try:
+        with batch_progress(quiet or as_json, len(entries)) as progress:
+            result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
+                               force=force, dry_run=dry_run, progress=progress,
+                               wait_workers=wait_workers)
+    except Terminated:
+        raise TerminatedExit("terminated") from None
     for failed in result.failed:
         _stderr().print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
                    soft_wrap=True)
@@ -387,7 +400,7 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
 @existing_folder_argument("output", checked=False)  # not read with --db
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
               help="Most records to print, of the matches and of the closest alike.")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--db", type=click.Path(dir_okay=False, readable=False, path_type=Path), default=None,
               help="Search a database written by `crawler export --format sqlite` instead.")
 @json_option("records")
 @quiet_option
@@ -414,7 +427,7 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
 
     problems: tuple[str, ...] = ()
     if db is not None:
-        if not db.is_file():
+        if not db.exists() and not db.is_symlink():  # anything else: lookup_database says what
             raise MissingFolder(f"{db}: no such database; write one with "
                                 "`crawler export --format sqlite -o FILE`")
         answer = lookup_database(db, message, limit)
@@ -423,7 +436,7 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
         found = lookup_output(output, message, limit)
         answer, problems = found.answer, found.problems
     _echo_skipped(problems)  # on stderr, with --json and -q too: the output is incomplete
-    _show(LookupSummary(answer.matches), as_json, quiet)
+    _show(LookupSummary(answer), as_json, quiet)
     if answer.timed_out and not quiet:
         click.echo(f"note: {len(answer.timed_out)} records' regexes ran out of time and were not "
                    f"tried in full ({' '.join(answer.timed_out[:4])}); `crawler validate` the "
@@ -532,14 +545,21 @@ def history(source: str, tags: str, since: str | None, checkpoint_steps: int | N
     warm_up()  # the workers' imports overlap ours and the pin
     from crawler.history import CHECKPOINT_STEPS, TagStep, walk_releases
 
-    def report(step: TagStep) -> None:
+    def report(step: TagStep) -> bool:
         if not quiet:  # on stderr: --json keeps stdout for the summary
-            click.echo(HistorySummary.step_line(step), err=True)
+            try:
+                click.echo(HistorySummary.step_line(step), err=True)
+            except BrokenPipeError:
+                return False  # the reader went away: the walk stops at a checkpoint
+        return True
 
     result = walk_releases(source, tags=tags, ref=ref, output_root=output_root,
                            cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence,
                            since=since, on_step=report,
                            checkpoint_steps=checkpoint_steps or CHECKPOINT_STEPS)
+    if result.stopped:  # not done, unlike a lookup cut short (exit 0 in CrawlerGroup.invoke)
+        _quiet_stdout(sys.stderr)
+        raise click.exceptions.Exit(WALK_CUT_SHORT)
     _show(HistorySummary(result), as_json, quiet)
     if result.steps:
         _echo_notes(result.steps[-1].result.notes, quiet)
@@ -576,6 +596,8 @@ def check(output: Path, cache_dir: Path | None, as_json: bool, quiet: bool) -> N
     if not as_json:
         for problem in review.problems:
             click.echo(problem, err=True)
+    if quiet and not as_json:
+        _echo_lines(summary.findings())  # -q leaves out the count, never what needs a look
     _show(summary, as_json, quiet)
     if review.checked == 0:
         raise click.ClickException(f"{output}: no records found; run `crawler extract` first")
@@ -630,8 +652,8 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
               help="jsonl: one record a line; json: errors/<id>.json, index.json and one "
                    "listing a repository; sqlite: a database datasette serves as it is, with "
                    "<db>.metadata.json beside it.")
-@click.option("-o", "--output", "--to", "target", type=click.Path(path_type=Path), default=None,
-              help=OUTPUT_HELP)
+@click.option("-o", "--output", "--to", "target", type=click.Path(readable=False, path_type=Path),
+              default=None, help=OUTPUT_HELP)
 @force_option
 @summary_options
 def export_command(output: Path, fmt: str, target: Path | None, force: bool, as_json: bool,

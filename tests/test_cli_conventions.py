@@ -22,6 +22,7 @@ from crawler.cli import INTERRUPTED, main
 from tests import killprocs
 from tests.gitrepo import GitRepo
 from tests.killlib import library
+from tests.outputkit import annotate
 from tests.processes import ROOT, child_env
 
 WRITERS = {"extract", "update", "batch", "export"}  # adopt writes the records it reads, in place
@@ -272,3 +273,18 @@ def test_an_interrupt_prints_one_line_even_when_a_finalizer_raises(tmp_path: Pat
                           cwd=tmp_path, env=child_env(), timeout=60)
     assert done.returncode == INTERRUPTED, done.stderr
     assert done.stderr.splitlines() == ["Error: interrupted"], done.stderr
+
+
+def test_check_quiet_still_prints_each_finding(extracted: Path) -> None:
+    """`crawler check -q` in a site's CI: the job fails, and its log says why (as ruff's -q)."""
+    [record] = sorted(extracted.rglob("errors/*.yaml"))
+    annotate(record, "an annotation written before the message was reworded")
+    loud = subprocess.run(crawler("check", str(extracted)), cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True, timeout=120)
+    quiet = subprocess.run(crawler("check", str(extracted), "-q"), cwd=ROOT, env=child_env(),
+                           capture_output=True, text=True, timeout=120)
+    assert loud.returncode == quiet.returncode == 1, (loud.stderr, quiet.stderr)
+    findings = quiet.stdout.splitlines()
+    assert len(findings) == 1 and record.stem in findings[0], quiet.stdout
+    assert loud.stdout.splitlines()[:-1] == findings  # all but the count line
+    assert "records checked" in loud.stdout.splitlines()[-1]
