@@ -10,11 +10,14 @@ workers with `subprocess` there (`crawler.parse._launch`), so any cluster will d
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.context import SpawnContext, SpawnProcess
@@ -25,6 +28,8 @@ from crawler.errors import CrawlerError
 
 WORKERS_WAIT = 10.0  # default seconds to wait for a cluster's first worker, or for one to come back
 WORKERS_EVERY = 2.0  # seconds between two looks at how many workers a cluster has
+LOST_SCHEDULER = "scheduler-connection-lost"  # why Dask cancels a client's futures when it goes
+CLOSE_SECONDS = 2.0  # how long a batch that stops early waits for its Dask client to close
 
 
 @dataclass
@@ -84,10 +89,11 @@ class LocalPool:
         self.executor = self._start(jobs)
         self.losses = Losses()
         self.started: dict[Future[Outcome], float] = {}  # when a task's process took it
+        self.alone_executors: set[ProcessPoolExecutor] = set()  # `alone`'s, until their task ends
 
     def _start(self, jobs: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(jobs, mp_context=self.context,
-                                   initializer=init_local_worker, initargs=(self.counter,))
+        return ProcessPoolExecutor(jobs, mp_context=self.context, initializer=init_local_worker,
+                                   initargs=(self.counter, os.getpid()))
 
     @property
     def workers(self) -> int:
@@ -106,8 +112,14 @@ class LocalPool:
     def alone(self, task: Task) -> Future[Outcome]:
         """Run one task in a process of its own, gone when the task is done."""
         executor = self._start(1)
+        self.alone_executors.add(executor)
         future = executor.submit(run_task, task)
-        future.add_done_callback(lambda _: executor.shutdown(wait=False))
+
+        def done(_: Future[Outcome]) -> None:
+            self.alone_executors.discard(executor)
+            executor.shutdown(wait=False)
+
+        future.add_done_callback(done)
         return future
 
     def note_running(self, futures: Iterator[Future[Outcome]]) -> None:
@@ -128,6 +140,19 @@ class LocalPool:
     def shutdown(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
 
+    def kill(self) -> None:
+        """Stop every worker process now, whatever it runs (a batch that stops early: Ctrl-C,
+        SIGTERM, a bug). A worker only collects, or walks releases whose every write is atomic,
+        so nothing is left half written; waiting for its task would keep the user waiting for
+        the largest repository under way. Its parsers and fork server end with it
+        (`crawler.parse._launch.exit_with_parent`)."""
+        for executor in (self.executor, *self.alone_executors):
+            # concurrent.futures has no public way to stop a pool's processes before 3.14.
+            for process in list((getattr(executor, "_processes", None) or {}).values()):
+                with contextlib.suppress(OSError, ValueError):
+                    process.kill()
+            executor.shutdown(wait=False, cancel_futures=True)
+
 
 class DaskRunner:
     """A Dask client seen as a runner of keyed tasks, that watches its workers come and die.
@@ -140,6 +165,7 @@ class DaskRunner:
 
     def __init__(self, client: Any, wait: float) -> None:
         self.client = client
+        self.address = str(client.scheduler.address)
         self.wait = wait
         self.losses = Losses()
         self.began: dict[str, tuple[str, float]] = {}  # task key -> (worker, start) of its last attempt
@@ -159,10 +185,14 @@ class DaskRunner:
         remote = self.client.submit(run_task, task, key=task.key, pure=False)
 
         def settle(done: Any) -> None:
+            if future.done():  # the driver cancelled it: it stopped early
+                return
             try:
-                future.set_result(done.result())
+                outcome = done.result()
             except BaseException as error:  # noqa: BLE001 - handed to the driver as the outcome's
-                future.set_exception(error)
+                _settle_once(future.set_exception, error)
+            else:
+                _settle_once(future.set_result, outcome)
 
         remote.add_done_callback(settle)
         future.remote = remote  # type: ignore[attr-defined]  # kept alive while it runs
@@ -177,6 +207,8 @@ class DaskRunner:
         if now - self.looked_at < WORKERS_EVERY:
             return
         self.looked_at = now
+        if self.client.status != "running":  # reconnecting: its futures were cancelled
+            raise self._lost()
         if self.client.nthreads():
             self.no_workers_since = None
             return
@@ -185,6 +217,17 @@ class DaskRunner:
             raise CrawlerError(f"{self.client.scheduler.address}: the cluster has had no workers "
                                f"for {self.wait:.0f} s; start some with `dask worker "
                                f"{self.client.scheduler.address}`, then run the batch again")
+
+    def stop_if_lost(self, error: BaseException) -> None:
+        """Raise when a task's failure says the scheduler went away: Dask cancelled every task,
+        so the batch stops with one line instead of failing each repository."""
+        if getattr(error, "reason", None) == LOST_SCHEDULER:
+            raise self._lost()
+
+    def _lost(self) -> CrawlerError:
+        return CrawlerError(f"{self.address}: the batch lost its connection to the scheduler; "
+                            "check that it runs (`dask scheduler`), then run the batch again "
+                            "(what it wrote is kept)")
 
     def _files(self, event: tuple[float, Any]) -> None:
         self.parsed += int(event[1])
@@ -205,6 +248,13 @@ class DaskRunner:
                 self.losses.died(str(key), stamp - began)
 
 
+def _settle_once(setter: Callable[[Any], None], value: Any) -> None:
+    """Set a future's outcome unless the driver cancelled it meanwhile (it runs in Dask's
+    thread, while the driver, stopping, cancels in its own)."""
+    with contextlib.suppress(InvalidStateError):
+        setter(value)
+
+
 @contextmanager
 def dask_runner(address: str, wait: float = WORKERS_WAIT) -> Iterator[DaskRunner]:
     """A runner on the Dask scheduler at `address`, once it has a worker (`wait` seconds at most)."""
@@ -218,11 +268,37 @@ def dask_runner(address: str, wait: float = WORKERS_WAIT) -> Iterator[DaskRunner
     except (OSError, TimeoutError) as error:
         raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
                            "start one with `dask scheduler`") from error
-    with client:
+    try:
         try:
             client.wait_for_workers(1, timeout=wait)
         except TimeoutError:
             raise CrawlerError(f"--scheduler {address}: no worker joined the cluster within "
                                f"{wait:g} s; start some with `dask worker {address}` (or wait "
                                "longer with --wait-workers)") from None
-        yield DaskRunner(client, wait)
+        with _dask_muted():
+            yield DaskRunner(client, wait)
+    except BaseException:
+        with _dask_muted(), contextlib.suppress(Exception):
+            # the scheduler forgets the tasks no client wants any more
+            client.close(timeout=CLOSE_SECONDS)
+        raise
+    client.close()
+
+
+@contextmanager
+def _dask_muted() -> Iterator[None]:
+    """Mute Dask's own logging while the batch runs and stops: it would print tracebacks of a
+    lost connection, of its reconnection, and of tasks cancelled under it. The batch tells what
+    it meets (a worker lost, a task killed, the scheduler gone) in its own lines."""
+    # Each of Dask's modules has its logger, some with a level of their own: a level set on
+    # "distributed" alone would not reach them.
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+               if name.split(".", 1)[0] == "distributed"]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, disabled in zip(loggers, before):
+            logger.disabled = disabled

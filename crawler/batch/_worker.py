@@ -23,6 +23,7 @@ from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.pin import pin
 from crawler.parse._forkserver import warm_up
+from crawler.parse._launch import exit_with_parent
 from crawler.parse.workers import FileOutcome
 from crawler.pipeline import PARSING, Collected, collect, read_tests, result_cache, visit_files
 from crawler.records import Pin, Skipped, SourceFile, TestAssertion
@@ -101,10 +102,13 @@ Outcome = RepoOutcome | ShardOutcome
 _files_parsed: Any = None  # a shared counter in local worker processes, for live progress
 
 
-def init_local_worker(counter: Any) -> None:
+def init_local_worker(counter: Any, driver: int) -> None:
     global _files_parsed
     _files_parsed = counter
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a parser that segfaults writes no core
+    # A driver that dies without stopping us (SIGKILL, a SIGTERM before its handler is set)
+    # would leave this process blocked on its task pipe for good, with its fork server.
+    exit_with_parent(driver)
     # Started with Ctrl-C blocked (`_executors`), so that none lands in its imports: from here
     # on the system's default ends the worker at once, with no traceback. It only collects, so
     # nothing is left half written; the driver, which writes, reports the interruption.

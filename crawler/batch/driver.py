@@ -14,12 +14,15 @@ counted against its repository. Nothing here prints: progress goes to the callba
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,8 +40,8 @@ from crawler.records import Pin, is_network_address
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext
 
-__all__ = ["DONE", "FAILED", "UP_TO_DATE", "BatchResult", "Known", "RepoResult", "run_batch",
-           "scan_outputs", "scheduler_address"]
+__all__ = ["DONE", "FAILED", "UP_TO_DATE", "BatchResult", "Known", "RepoResult", "Terminated",
+           "run_batch", "scan_outputs", "scheduler_address"]
 
 DONE, UP_TO_DATE, FAILED = "done", "up to date", "failed"
 LOCAL = "local"  # --scheduler local: worker processes on this machine, whatever Dask's config says
@@ -64,6 +67,28 @@ def scheduler_address(option: str | None) -> str | None:
         return None
     address = dask.config.get("scheduler-address", None)
     return str(address) if address else None
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the driver: raised where it waits, so that the batch stops its workers
+    and ends as Ctrl-C does (a BaseException, so that no handler of task failures takes it)."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises `Terminated` while the batch runs (only the main thread may set that)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 # ---------------------------------------------------------------- the driver
@@ -133,15 +158,18 @@ def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: i
     known = [] if force else scan_outputs({entry.output_root for entry in entries})
     driver = _Driver(entries, known, dry_run, progress, load_cache(cache_dir))
     tasks = driver.plan(None if cache_dir is None else str(cache_dir))
-    if scheduler is None:
-        pool = LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
-        try:
-            driver.run(tasks, pool)
-        finally:
+    with _sigterm_raises():
+        if scheduler is None:
+            pool = LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
+            try:
+                driver.run(tasks, pool)
+            except BaseException:
+                pool.kill()  # stopped early: no task under way is waited for
+                raise
             pool.shutdown()
-    else:
-        with dask_runner(scheduler, wait_workers) as runner:
-            driver.run(tasks, runner)
+        else:
+            with dask_runner(scheduler, wait_workers) as runner:
+                driver.run(tasks, runner)
     results = tuple(driver.finish(entry) for entry in entries)
     return BatchResult(results, time.perf_counter() - started, scheduler or LOCAL)
 
@@ -251,8 +279,9 @@ class _Driver:
                     for follow in self._take(task, outcome, writer, writing):
                         queue.appendleft(follow)  # a split repository's shares go out first
         finally:
-            for pending in remote:
-                pending.cancel()
+            if local is None:  # a local pool's are cancelled by its own thread (`LocalPool.kill`):
+                for pending in remote:  # from here, they raced its marking them broken
+                    pending.cancel()
             writer.shutdown(wait=True, cancel_futures=True)  # a write under way is finished
         self._report(0, workers, runner.files_parsed)
 
@@ -272,6 +301,8 @@ class _Driver:
             return _failed(task, "its worker process died, twice "
                                  "(a crash in the parser, or out of memory)"), True
         except Exception as error:  # noqa: BLE001 - a lost Dask worker, a cancellation
+            if isinstance(runner, DaskRunner):
+                runner.stop_if_lost(error)  # the scheduler went away: the batch stops
             return _failed(task, self._remote_error(task, error, runner)), True
 
     def _count_losses(self, task: Task, runner: LocalPool | DaskRunner, gave_up: bool) -> None:
