@@ -23,7 +23,9 @@ A held walk keeps what each step would start again (`_Shared`): one pool of work
 (a fresh pool's workers each cost a start and a first parse), and the visit results it
 decoded (`held_folder.HeldResults`). A step then costs what changed since the tag before.
 
-Nothing here prints: each step is handed to `on_step` as it ends.
+Nothing here prints: each step is handed to `on_step` as it ends, which may stop the walk
+there (the command line does when the reader of its output went away): what the walk made is
+written as at its end, and a re-run goes on from that step.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pathlib import Path
 from crawler.catalogue.releases import Walk, order_tags, plan_walk
 from crawler.errors import RefError
 from crawler.git.pin import default_cache_dir, pin
-from crawler.git.tags import list_tags
+from crawler.git.tags import TagListing, list_tags
 from crawler.parse._forkserver import warm_up
 from crawler.parse.workers import WorkerPool, default_jobs
 from crawler.pipeline import (
@@ -78,25 +80,29 @@ class HistoryResult:
     steps: tuple[TagStep, ...]
     seconds: float
     checkpoints: int = 0  # checkpoints that wrote files, the end's included
+    stopped: bool = False  # `on_step` stopped it before its last step: a re-run goes on
 
 
 def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Path = Path("output"),
                   options: ExtractOptions = ExtractOptions(), cache_dir: Path | None = None,
                   name: str | None = None, jobs: int | None = None, evidence: bool = True,
                   since: str | None = None,
-                  on_step: Callable[[TagStep], None] | None = None,
+                  on_step: Callable[[TagStep], bool | None] | None = None,
                   checkpoint_steps: int = CHECKPOINT_STEPS,
                   checkpoint_seconds: float = CHECKPOINT_SECONDS) -> HistoryResult:
     """Walk the tags matching `tags` (from `since`, one of them) after those walked before, then
     `ref` (unless `ref` is one of the tags: the walk ends there). Plain arguments: a batch
-    worker or a Dask task can run it whole, where the output folder is."""
+    worker or a Dask task can run it whole, where the output folder is. An `on_step` that
+    returns False stops the walk there, at a checkpoint (`HistoryResult.stopped`)."""
     started = time.perf_counter()
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
-        found = list_tags(repo, tags)
+        listing = list_tags(repo, tags)
         folder = output_folder(output_root, repo.pin)
+    found = listing.tags
     if not found:
-        raise RefError(f"[{repo.pin.source}] no tag matches {tags!r}; list them with "
-                       "`git tag -l` and give --tags a glob that matches the releases")
+        raise RefError(f"[{repo.pin.source}] no tag {_that_names_a_commit(listing)}matches "
+                       f"{tags!r}{_why_not(listing)}; list them with `git tag -l` and give "
+                       "--tags a glob that matches the releases")
     walk = order_tags(found)
     if since is not None and since not in {tag.name for tag in walk.tags}:
         raise RefError(f"[{repo.pin.source}] --since {since!r} is not one of the release tags "
@@ -106,10 +112,12 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     previous = store.held.manifest if store.held is not None else load_manifest(folder)
     walk = plan_walk(found, previous.releases if previous is not None else None,
                      stop_at=ref if ref in {tag.name for tag in found} else None, since=since)
+    walk = replace(walk, ignored=(*listing.not_commits, *walk.ignored))
     targets: list[str | None] = [tag.name for tag in walk.tags]
     if ref not in {tag.name for tag in found}:
         targets.append(None)  # the end commit, which is no release
     steps: list[TagStep] = []
+    stopped = False
     checkpoints = _Checkpoints(folder, checkpoint_steps, checkpoint_seconds)
     with WorkerPool(jobs or default_jobs()) as pool:  # its workers start at the first parse
         shared = _Shared(pool, HeldResults(cache_dir if cache_dir is not None
@@ -136,12 +144,23 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
             # a held step goes on from the manifest as read back, as one on disk loads it
             previous = store.held.manifest if store.held is not None else result.manifest
             steps.append(TagStep(tag, number, len(targets), result))
-            if on_step is not None:
-                on_step(steps[-1])
+            if on_step is not None and on_step(steps[-1]) is False and number < len(targets):
+                stopped = True  # what the walk made so far is written below, as at its end
+                break
     if steps:
         steps[-1] = replace(steps[-1], result=checkpoints.final(store, steps[-1].result))
     return HistoryResult(folder, walk, tuple(steps), time.perf_counter() - started,
-                         checkpoints.written)
+                         checkpoints.written, stopped)
+
+
+def _that_names_a_commit(listing: TagListing) -> str:
+    """Where every tag the glob selects names a tree or a blob, the message says so."""
+    return "that names a commit " if listing.not_commits else ""
+
+
+def _why_not(listing: TagListing) -> str:
+    reasons = "; ".join(f"{tag} {why}" for tag, why in listing.not_commits)
+    return f" ({reasons})" if reasons else ""
 
 
 @dataclass(frozen=True)

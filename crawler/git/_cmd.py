@@ -291,7 +291,7 @@ def resolve_commit(repo: GitRepo, ref: str, where: str) -> str:
         raise unknown_ref(where, ref)
     sha = peel(repo, ref)
     if sha is None:
-        raise unknown_ref(where, ref)
+        raise not_a_commit(where, ref, peeled_kind(repo, ref)) or unknown_ref(where, ref)
     if not FULL_SHA.fullmatch(sha):
         raise SourceError(f"[{where}] {sha} is not a 40-hex sha: sha256 repositories are not "
                           "supported")
@@ -299,6 +299,24 @@ def resolve_commit(repo: GitRepo, ref: str, where: str) -> str:
         raise SourceError(f"[{where}] the trees of commit {sha} are not in the repository (a "
                           "partial or shallow clone?): fetch them, or give the repository's URL")
     return sha
+
+
+def peeled_kind(repo: GitRepo, rev: str) -> str | None:
+    """What `rev` names once its tags are peeled (commit, tree, blob), or None: nothing here."""
+    try:
+        sha = repo.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{}}")
+        return repo.run("cat-file", "-t", sha.decode("ascii").strip()).decode("ascii").strip()
+    except (GitFailed, UnicodeDecodeError):
+        return None
+
+
+def not_a_commit(where: str, ref: str, kind: str | None) -> RefError | None:
+    """The one message for a ref (a tag, typically) that names a tree or a blob; None for a
+    commit or nothing at all."""
+    if kind is None or kind == "commit":
+        return None
+    return RefError(f"[{where}] {ref!r} names a {kind}, not a commit: give a branch, a tag or "
+                    "a sha that names a commit")
 
 
 def unknown_ref(where: str, ref: str) -> RefError:

@@ -30,10 +30,12 @@ from crawler.git._cmd import (
     UnsafeOptionError,
     UnsafeProtocolError,
     complete,
+    not_a_commit,
     peel,
+    peeled_kind,
     unknown_ref,
 )
-from crawler.git.source import SourceSpec
+from crawler.git.source import SourceSpec, refused_as_unsafe
 
 ALL_REFS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 # A snapshot fetch must bring the commit's trees even when refs here name the commit (from a
@@ -53,6 +55,7 @@ class Store:
         folder = cache_dir.absolute() / "repos" / spec.host / Path(*spec.owner.split("/"))
         self.git_dir = folder / f"{spec.name}.git"
         self.lock_path = folder / f"{spec.name}.git.crawler-lock"
+        self.spec = spec
         self.url = spec.location
         self.where = spec.display
         self.blob_limit = blob_limit
@@ -89,7 +92,8 @@ class Store:
         try:
             yield
         except GitFailed as exc:
-            raise SourceError(f"[{self.where}] git failed in the cache {self.git_dir}: "
+            raise SourceError(refused_as_unsafe(self.spec, exc.lines)
+                              or f"[{self.where}] git failed in the cache {self.git_dir}: "
                               f"{exc.reason}") from None
         except (UnsafeOptionError, UnsafeProtocolError) as exc:
             raise SourceError(f"[{self.where}] refused before git ran: {exc}") from None
@@ -139,7 +143,8 @@ class Store:
                 raise unknown_ref(self.where, ref)
         sha = peel(self.repo, target)
         if sha is None:
-            raise RefError(f"[{self.where}] {ref!r} names {target}, which is not a commit")
+            raise (not_a_commit(self.where, ref, peeled_kind(self.repo, target))
+                   or RefError(f"[{self.where}] {ref!r} names {target}, which is not a commit"))
         return sha
 
     def _reachable(self, sha: str) -> bool:
@@ -174,8 +179,9 @@ class Store:
             out = self.repo.run("ls-remote", *options, "--end-of-options", "origin",
                                 *([pattern] if pattern else []), network=True)
         except GitFailed as exc:
-            raise SourceError(f"[{self.where}] cannot fetch: {exc.reason}; check the URL and "
-                              "your network") from None
+            raise SourceError(refused_as_unsafe(self.spec, exc.lines)
+                              or f"[{self.where}] cannot fetch: {exc.reason}; check the URL "
+                              "and your network") from None
         pairs = [line.partition("\t") for line in out.decode("utf-8", "replace").splitlines()]
         return [(sha.lower(), refname) for sha, _, refname in pairs]
 

@@ -338,21 +338,50 @@ def _discover(folder: Path, where: str) -> tuple[str, str]:
         top = _text(run_git(None, "rev-parse", "--show-toplevel", cwd=folder,
                             env=ceiling)).strip() if out[1] == "true" else str(folder)
     except GitFailed as exc:
-        raise SourceError(_refused_as_unsafe(where, exc.lines)
-                          or _not_a_repository(folder, where, exc.reason)) from None
+        refused = _refused_as_unsafe(where, exc.lines)
+        if refused is not None:
+            raise _Refused(refused, exc.lines) from None
+        raise SourceError(_not_a_repository(folder, where, exc.reason)) from None
     if Path(top) != folder:
         raise SourceError(_not_a_repository(folder, where, ""))
     return out[0], top
 
 
+class _Refused(SourceError):
+    """git's safe.directory check refused a repository; `git_says` holds git's advice."""
+
+    def __init__(self, message: str, git_says: list[str]) -> None:
+        super().__init__(message)
+        self.git_says = git_says
+
+
 def _refused_as_unsafe(where: str, git_says: list[str]) -> str | None:
-    """git's safe.directory refusal (the repository is another user's), with git's advice."""
+    """git's safe.directory refusal (the repository is another user's), with git's advice:
+    every command git gave, in order (a `file://` fetch and a path's discovery name two)."""
     if not any("dubious ownership" in line for line in git_says):
         return None
-    advice = next((line for line in git_says if line.startswith("git config ")),
-                  "git config --global --add safe.directory <path>")
+    advice = list(dict.fromkeys(line for line in git_says if line.startswith("git config ")))
+    commands = " and ".join(f"`{line}`" for line in advice) or (
+        "`git config --global --add safe.directory <path>`")
     return (f"[{where}] git refuses to read this repository: it is owned by another user "
-            f"(git's safe.directory check); if you trust it, run `{advice}`")
+            f"(git's safe.directory check); if you trust it, run {commands}")
+
+
+def refused_as_unsafe(spec: SourceSpec, git_says: list[str]) -> str | None:
+    """The message of `_refused_as_unsafe` for a fetch git refused: for a `file://` source,
+    with the advice that reading its history here needs too (its work tree's folder), so that
+    one round of commands is enough."""
+    if not any("dubious ownership" in line for line in git_says):
+        return None
+    also: list[str] = []
+    if spec.file_url:
+        try:
+            file_url_git_dir(spec)
+        except _Refused as refused:
+            also = refused.git_says
+        except SourceError:
+            pass  # not a repository there: the fetch's own words say enough
+    return _refused_as_unsafe(spec.display, [*also, *git_says])
 
 
 def _not_a_repository(folder: Path, where: str, reason: str) -> str:

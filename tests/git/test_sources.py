@@ -7,7 +7,9 @@ repository git refuses as another user's must say so with git's advice.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from crawler.errors import SourceError
 from crawler.git.pin import pin
 from crawler.git.source import parse_source
 from tests.gitrepo import GitRepo
+from tests.processes import ROOT, child_env
 
 
 @pytest.fixture
@@ -154,3 +157,49 @@ def test_bare_owner_name_end_to_end_says_which_url_it_used(tmp_path: Path,
     quiet = CliRunner().invoke(main, ["extract", "github:acme/widgets", "-o", "out",
                                       "--cache-dir", "cache", "-j", "1", "--no-evidence"])
     assert quiet.exit_code == 0 and "note:" not in quiet.output
+
+
+def _give_away(folder: Path, uid: int) -> None:
+    """Every file of `folder` to `uid` (and back with the test's own)."""
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, uid, uid, follow_symlinks=False)
+
+
+_TRUST = "git config --global --add safe.directory "
+
+
+def test_a_file_url_to_another_users_repository_gets_the_advice_its_path_gets(
+        tmp_path: Path) -> None:
+    """Issue 32, item 10: `file://` gave a garbled fragment of git's message. Both forms give
+    one line with git's advice, every command needed at once, and the advice works."""
+    repo = GitRepo(tmp_path / "their repo é")
+    repo.write("a.py", "raise ValueError('theirs')\n")
+    repo.commit("one")
+    try:
+        _give_away(repo.path, 12345)
+    except PermissionError:
+        pytest.skip("this user cannot give a folder to another user")
+    try:
+        by_path, by_url = (_extract(tmp_path, source)
+                           for source in (str(repo.path), repo.path.as_uri()))
+        said = ("git refuses to read this repository: it is owned by another user (git's "
+                "safe.directory check); if you trust it, run ")
+        top, git_dir = shlex.quote(str(repo.path)), shlex.quote(str(repo.path / ".git"))
+        assert (by_path.returncode, by_path.stderr) == (
+            1, f"Error: [{repo.path}] {said}`{_TRUST}{top}`\n")
+        assert (by_url.returncode, by_url.stderr) == (
+            1, f"Error: [{repo.path.as_uri()}] {said}`{_TRUST}{top}` and `{_TRUST}{git_dir}`\n")
+        for command in by_url.stderr.split("`")[1::2]:  # as the user would run them
+            subprocess.run(shlex.split(command), check=True)
+        trusted = _extract(tmp_path, repo.path.as_uri())
+        assert trusted.returncode == 0, trusted.stderr
+    finally:
+        _give_away(repo.path, os.getuid())
+
+
+def _extract(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """`crawler extract SOURCE` as a user types it, in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "crawler", "extract", source, "-o", str(tmp_path / "out"),
+         "--cache-dir", str(tmp_path / "cache"), "-j", "1", "--no-evidence", "-q"],
+        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120)
