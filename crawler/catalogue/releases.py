@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from packaging.version import InvalidVersion, Version
+
 from crawler.parse.messages import build_template, pieces_of
 from crawler.records import (
     REMOVED,
@@ -38,49 +40,23 @@ from crawler.records import (
 
 # ---------------------------------------------------------------- the order of tags
 
-# The common forms of PEP 440 versions in tags: `v1.2.3`, `1.2.3rc1`, `jax-v0.4.33-rc`,
-# `1.0.post2`, `2.0.0.dev3`, `1.0+local`. A prefix of words ending in `-` or `_`, and a `v`,
-# may come first. Epochs (`1!2.0`) are not read: such a tag is not a version here.
-_VERSION = re.compile(
-    r"(?:[a-z][a-z0-9]*[-_])*v?"
-    r"(?P<release>\d+(?:\.\d+)*)"
-    r"(?:[-_.]?(?P<pre>alpha|beta|preview|pre|a|b|c|rc)[-_.]?(?P<pre_n>\d+)?)?"
-    r"(?:-(?P<post_implicit>\d+)|[-_.]?(?P<post>post|rev|r)[-_.]?(?P<post_n>\d+)?)?"
-    r"(?:[-_.]?(?P<dev>dev)[-_.]?(?P<dev_n>\d+)?)?"
-    r"(?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?",
-    re.IGNORECASE)
-_PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
-_BEFORE, _AT, _AFTER = 0, 1, 2  # -infinity, a value, +infinity: PEP 440's missing parts
-
-VersionKey = tuple[object, ...]
+# A tag is a PEP 440 version, as `packaging` reads one (`v1.2.3`, `1.2.3rc1`, `1.0.post2`,
+# `2.0.0.dev3`, `1.0+local`, `1!2.0`), after a prefix of words ending in `-` or `_`
+# (`jax-v0.4.33-rc`, `release-1.0`, `py_lib-v2.1`).
+_PREFIX_WORD = re.compile(r"[a-z][a-z0-9]*[-_]", re.IGNORECASE)
 
 
-def version_key(tag: str) -> VersionKey | None:
-    """A sort key in PEP 440 order for a tag that names a version; None for any other tag.
-
-    The order is `packaging.version.Version`'s (tested against it) without the dependency:
-    trailing zeros do not count, `.devN` < `aN` < `bN` < `rcN` < final < `.postN`.
-    """
-    found = _VERSION.fullmatch(tag)
-    if found is None:
-        return None
-    release = [int(part) for part in found["release"].split(".")]
-    while len(release) > 1 and release[-1] == 0:
-        release.pop()
-    pre_letter, dev = found["pre"], found["dev"]
-    post_number = found["post_implicit"] or (found["post_n"] or "0" if found["post"] else None)
-    if pre_letter is not None:
-        pre: tuple[int, ...] = (_AT, _PRE_RANK[pre_letter.lower()], int(found["pre_n"] or 0))
-    elif dev is not None and post_number is None:
-        pre = (_BEFORE,)  # 1.0.dev1 comes before 1.0a1
-    else:
-        pre = (_AFTER,)
-    post = (_AT, int(post_number)) if post_number is not None else (_BEFORE,)
-    dev_key = (_AT, int(found["dev_n"] or 0)) if dev is not None else (_AFTER,)
-    local = (_BEFORE,) if found["local"] is None else (_AT, *(
-        (1, int(part), "") if part.isdigit() else (0, 0, part.lower())
-        for part in re.split(r"[-_.]", found["local"])))
-    return (tuple(release), pre, post, dev_key, local)
+def version_key(tag: str) -> Version | None:
+    """The version a tag names, which sorts in PEP 440 order; None for any other tag."""
+    rest = tag
+    while True:
+        try:
+            return Version(rest)
+        except InvalidVersion:
+            word = _PREFIX_WORD.match(rest)
+            if word is None:
+                return None
+            rest = rest[word.end():]
 
 
 @dataclass(frozen=True)
@@ -125,8 +101,9 @@ def plan_walk(tags: Iterable[ReleaseTag], walked: Releases | None, stop_at: str 
             after = names.index(last) + 1
         else:  # the last tag walked is gone or no longer matches: place it by its version
             last_key = version_key(last)
-            after = sum(1 for tag in todo if last_key is not None and (version_key(tag.name) or ())
-                        <= last_key)
+            keys = [version_key(tag.name) for tag in todo]
+            # a tag that names no version sorts first, as it did in the walk that ordered it
+            after = 0 if last_key is None else sum(1 for key in keys if key is None or key <= last_key)
         ignored += [(tag.name, f"not after {last}, the last release walked")
                     for tag in todo[:after] if tag.name not in done]
         todo = todo[after:]

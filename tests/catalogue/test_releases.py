@@ -29,14 +29,11 @@ VERSIONS = ["1.0", "1.0.0", "1.0.dev1", "1.0a1", "1.0a1.dev1", "1.0b2", "1.0rc1"
 
 @pytest.mark.parametrize("prefix", ["", "v", "jax-v", "release-", "py_lib-v"])
 def test_versions_sort_as_packaging_sorts_them(prefix: str) -> None:
-    readable = [v for v in VERSIONS if "!" not in v]  # epochs are not read: no version here
-    ours = sorted(readable, key=lambda v: version_key(prefix + v) or ())
-    theirs = sorted(readable, key=Version)
-    assert [Version(v) for v in ours] == [Version(v) for v in theirs]
-    assert all(version_key(prefix + v) is not None for v in readable)
+    keys = {v: version_key(prefix + v) for v in VERSIONS}
+    assert keys == {v: Version(v) for v in VERSIONS}  # epochs (`3!1.0`) included
 
 
-@pytest.mark.parametrize("tag", ["nightly", "latest", "v", "1.0-", "1..0", "3!1.0", "v1.0 x",
+@pytest.mark.parametrize("tag", ["nightly", "latest", "v", "1.0-", "1..0", "v1.0 x",
                                  "1.0rc1rc2", "2024-05-01"])
 def test_tags_that_are_not_versions_have_no_key(tag: str) -> None:
     assert version_key(tag) is None
