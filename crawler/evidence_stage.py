@@ -10,6 +10,8 @@ What the assertions were is kept in the manifest as a digest (`evidence_digest`)
 tests gave the same assertions and whose sources did not change leaves every record's evidence
 as it is; any other update matches the assertions against every live record (the rule counts a
 pattern's fits over the whole repository), and rewrites the records whose evidence changed.
+The manifest counts the test patterns the fit rule cut by their step bound
+(`counts.test_patterns_cut`): a run that matched nothing keeps the previous count.
 """
 
 from __future__ import annotations
@@ -88,26 +90,40 @@ def evidence_digest(assertions: Iterable[TestAssertion]) -> str:
 
 
 def _fit_rule_digest() -> str:
+    """Of the fit rule's code: the rule, and the bounded runs that decide which patterns it cuts."""
+    from crawler import regexes
     from crawler.catalogue import evidence
 
-    with open(evidence.__file__, "rb") as source:
-        return hashlib.sha256(source.read()).hexdigest()
+    digest = hashlib.sha256()
+    for module in (evidence, regexes):
+        with open(module.__file__ or "", "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
 
 
-def with_test_files(manifest: Manifest, crashed: Sequence[Skipped], digest: str | None) -> Manifest:
+def with_test_files(manifest: Manifest, crashed: Sequence[Skipped], digest: str | None,
+                    cut: int = 0) -> Manifest:
     """The manifest with each crashed test file listed as EVIDENCE_CRASHED (in place of its
-    `test_file` entry) and the digest of the assertions its records' evidence came from."""
+    `test_file` entry), the digest of the assertions its records' evidence came from, and the
+    number of test patterns the fit rule cut."""
     crashed_paths = {entry.path for entry in crashed}
     kept = [s for s in manifest.skipped if not (s.path in crashed_paths and s.reason == TEST_FILE)
             and s.reason != EVIDENCE_CRASHED]
     skipped = tuple(sorted([*kept, *crashed], key=lambda s: (s.path, s.reason)))
-    counts = replace(manifest.counts, skipped=len(skipped))
+    counts = replace(manifest.counts, skipped=len(skipped), test_patterns_cut=cut)
     return replace(manifest, skipped=skipped, counts=counts, evidence_digest=digest)
 
 
 def previous_crashed(previous: Manifest | None) -> tuple[Skipped, ...]:
     """The test files a previous run could not read: kept while the tests are not read."""
     return tuple(s for s in previous.skipped if s.reason == EVIDENCE_CRASHED) if previous else ()
+
+
+def patterns_cut(stats: EvidenceStats | None, previous: Manifest | None) -> int:
+    """The test patterns cut by this run's matching, or by the last one when it matched none."""
+    if stats is not None:
+        return stats.cut
+    return previous.counts.test_patterns_cut if previous is not None else 0
 
 
 def needs_refresh(previous: Manifest | None, digest: str, sources_read: bool) -> bool:

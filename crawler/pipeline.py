@@ -686,13 +686,14 @@ def _with_test_files(manifest: Manifest, collected: Collected, previous: Manifes
                      merged: MergeResult) -> Manifest:
     """The manifest with the test files that crashed and the digest of the evidence; a run that
     did not read the tests keeps the previous ones (the digest only while no record changed)."""
+    cut = evidence_stage.patterns_cut(merged.evidence, previous)
     if collected.tests_read:
         return evidence_stage.with_test_files(manifest, collected.tests_crashed,
-                                              collected.evidence_digest)
+                                              collected.evidence_digest, cut)
     changed = merged.added or merged.moved or merged.changed or merged.removed or merged.revived
     digest = previous.evidence_digest if previous is not None and not changed else None
     return evidence_stage.with_test_files(manifest, evidence_stage.previous_crashed(previous),
-                                          digest)
+                                          digest, cut)
 
 
 def _pending_writes(folder: Path, records: Sequence[ErrorRecord], manifest: str,

@@ -431,6 +431,7 @@ class Counts:
     records: int = 0  # active and needs_review records
     removed: int = 0
     raises: RaiseCounts = RaiseCounts()
+    test_patterns_cut: int = 0  # test patterns the evidence rule cut by their step bound
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,16 @@ here runs a pattern that way:
   `([\\s\\S]*?)` groups, anchored by `^` and `$`) is matched as literal runs found in order with
   `str.find`: linear, no backtracking, and the same groups `re.fullmatch` gives (each lazy group
   is as short as the rest allows, which is the first place its next run occurs).
-- A pattern whose shape bounds `re`'s backtracking (at most one repeat, of a body that
-  consumes text one way only, and few alternatives: `_Cost`) runs in `re` itself when that
-  bound, for this text, is under FAST_STEPS: most tests' `match=` patterns, at `re`'s speed.
+- A pattern whose shape bounds `re`'s backtracking (repeats, none nested, each of a body that
+  consumes text one way only, and no repeated alternation: `_Cost`) runs in `re` itself when
+  that bound, for this text, is under FAST_STEPS: most tests' `match=` patterns, at `re`'s speed.
 - Any other pattern runs in the `regex` module (`re`'s syntax, version 0) with a timeout; its
   few constructs that `re` reads otherwise (`{e<=1}` fuzzy matching, `[[:alpha:]]` classes) are
   escaped first, so both read the same pattern. A timeout raises `RegexTimeout`, never blocks.
   (The timeout costs about 15 microseconds a call, ten times a small `re` search: hence the
-  paths above.)
+  paths above.) A timeout depends on the machine's load, so only what is never written may use
+  it (a lookup's answer); what decides output runs under a `StepBudget`: counted in `re` steps
+  as the pattern's shape bounds them, the same on any machine (`OverBound` when it would pass).
 
 What `re` refuses to compile is refused here too.
 """
@@ -39,8 +41,6 @@ except ImportError:  # pragma: no cover
 
 PER_CALL_SECONDS = 0.05  # one match of one backtracking pattern
 FAST_STEPS = 2_000_000  # a bound on `re`'s steps under which it runs itself (a few ms)
-MAX_FAST_REPEATS = 1
-MAX_FAST_PATHS = 1000
 _GROUP = re.compile(r"\((?:\?P<([^>]*)>)?\[\\s\\S\]\*\?\)")  # a placeholder group
 _SPECIAL = frozenset("\\.^$*+?()[]{}|")
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")  # what `re` reads as a repeat after `{`
@@ -52,6 +52,12 @@ _REPEATS = frozenset({_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIV
 
 class RegexTimeout(Exception):
     """A pattern ran past its time bound: its answer is unknown, not "no match"."""
+
+
+class OverBound(Exception):
+    """A pattern not run: its shape bounds no number of steps (nested repeats, a repeated
+    alternation, a back reference), or its bound on this text passed the steps left. Its answer
+    is unknown, not "no match"; the same pattern and texts give it on any machine."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,7 @@ class BoundedRegex:
         self.pattern = pattern
         self.shape = shape
         self._re = compiled
+        self._cost = cost
         # the longest texts `re` may run on by itself: its steps proved under FAST_STEPS
         self._full_upto = cost.longest(len(pattern), search=False) if cost else -1
         self._search_upto = cost.longest(len(pattern), search=True) if cost else -1
@@ -210,6 +217,22 @@ class BoundedRegex:
             return self._re.search(text) is not None
         return self._run("search", text, timeout) is not None
 
+    def search_steps(self, text: str) -> int | None:
+        """A bound on the steps a search of `text` takes, read off the pattern's shape and the
+        text's length alone (never measured); None where the shape bounds nothing."""
+        if self.shape is not None:
+            return len(text) + 1  # linear: the runs found in order
+        if self._cost is None:
+            return None
+        return self._cost.steps(len(text), len(self.pattern), search=True)
+
+    def search_within_bound(self, text: str) -> bool:
+        """What `re.search(pattern, text)` finds, with no time bound: only for a caller that has
+        bounded the steps (`search_steps`, `StepBudget`)."""
+        if self._re is None:
+            return self.search(text)  # the linear shape
+        return self._re.search(text) is not None
+
     def _run(self, how: str, text: str, timeout: float) -> re.Match[str] | regex.Match[str] | None:
         if timeout <= 0:
             raise RegexTimeout(self.pattern)
@@ -229,8 +252,8 @@ class BoundedRegex:
 class _Cost:
     """What bounds `re`'s backtracking on a pattern: its choices. A repeat of a body that
     consumes text one way only (no repeat or alternation inside) chooses among at most n + 1
-    counts; alternatives multiply the paths. With at most MAX_FAST_REPEATS such repeats, one
-    attempt takes at most (n + 1) ** repeats * paths paths of at most n + m steps each."""
+    counts; alternatives multiply the paths. With r such repeats one attempt takes at most
+    (n + 1) ** r * paths paths of at most n + m steps each: polynomial in n, whatever r."""
 
     repeats: int
     paths: int
@@ -238,7 +261,7 @@ class _Cost:
     @classmethod
     def of(cls, items: Iterable[tuple[Any, Any]]) -> _Cost | None:
         """The cost of a parsed pattern; None when its shape bounds nothing (back references,
-        nested or too many repeats, a repeated alternation)."""
+        nested repeats, a repeated alternation: exponential in the text's length)."""
         repeats, paths = 0, 1
         for op, arg in items:
             if op in _STEP:
@@ -263,8 +286,6 @@ class _Cost:
             if inner is None:
                 return None
             repeats, paths = repeats + inner.repeats, paths * inner.paths
-        if repeats > MAX_FAST_REPEATS or paths > MAX_FAST_PATHS:
-            return None
         return cls(repeats, paths)
 
     def steps(self, n: int, m: int, search: bool) -> int:
@@ -292,9 +313,27 @@ def _found(match: re.Match[str] | regex.Match[str] | None) -> Found | None:
     return Found(spans, captures)
 
 
+class StepBudget:
+    """What one pattern may spend over many texts, in steps: each search is charged its shape's
+    bound on that text (`BoundedRegex.search_steps`) before it runs, and refused (`OverBound`)
+    when the bound passes what is left. Counted, never timed: whether a pattern is cut depends
+    on the pattern and the texts only, never on the machine or its load."""
+
+    def __init__(self, steps: int) -> None:
+        self.left = steps
+
+    def search(self, pattern: BoundedRegex, text: str) -> bool:
+        bound = pattern.search_steps(text)
+        if bound is None or bound > self.left:
+            raise OverBound(pattern.pattern)
+        self.left -= bound
+        return pattern.search_within_bound(text)
+
+
 class Budget:
-    """A time bound shared by many matches (one lookup, one test pattern): each call gets what
-    is left, at most PER_CALL_SECONDS, and the patterns that ran out are counted."""
+    """A time bound shared by many matches (one lookup): each call gets what is left, at most
+    PER_CALL_SECONDS, and the patterns that ran out are counted. Only for answers never written
+    to disk: a timeout depends on the machine's load (output uses `StepBudget`)."""
 
     def __init__(self, seconds: float) -> None:
         self.deadline = time.monotonic() + seconds

@@ -117,12 +117,12 @@ def test_an_option_shared_by_commands_is_described_once() -> None:
 
 EXTRACT_KEYS = ["repo", "ref", "commit", "folder", "files", "parsed", "skipped", "records",
                 "added", "moved", "changed", "removed", "revived", "files_written",
-                "test_assertions", "records_with_evidence", "test_patterns_timed_out",
+                "test_assertions", "records_with_evidence", "test_patterns_cut",
                 "test_files_crashed", "seconds", "dry_run", "problems", "notes"]
 UPDATE_KEYS = ["repo", "ref", "commit", "folder", "files", "files_read_again", "records",
                "added", "moved", "changed", "removed", "revived", "cleared", "stale_annotations",
                "files_to_write", "files_written", "paired_by", "git_diff", "records_with_evidence",
-               "test_patterns_timed_out", "test_files_crashed", "seconds", "dry_run", "problems",
+               "test_patterns_cut", "test_files_crashed", "seconds", "dry_run", "problems",
                "notes"]
 
 

@@ -3,6 +3,9 @@ from the tests bounded, and every stage reported."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -173,7 +176,7 @@ def test_a_test_file_over_the_time_limit_is_listed_as_evidence_crashed(
     assert by_exception(result.folder)["ValueError"].evidence
 
 
-def test_a_backtracking_match_pattern_is_abandoned_counted_and_the_lock_released(
+def test_a_backtracking_match_pattern_is_cut_counted_and_the_lock_released(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
     repo = make_repo("lib")
     repo.write("lib.py", "def f():\n    raise ValueError('bad value " + "a" * 60 + "b')\n")
@@ -188,9 +191,14 @@ def test_a_backtracking_match_pattern_is_abandoned_counted_and_the_lock_released
     shown = CliRunner().invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out")])
     assert time.monotonic() - started < 30  # `re` alone would run for years on 60 a's
     assert shown.exit_code == 0, shown.output
-    assert "1 test patterns abandoned at their time limit" in shown.stdout
+    assert "1 test patterns cut by their step bound" in shown.stdout
     result = extract(str(repo.path), output_root=tmp_path / "fresh")
-    assert result.evidence is not None and result.evidence.timed_out == 1
+    assert result.evidence is not None and result.evidence.cut == 1
+    assert result.manifest.counts.test_patterns_cut == 1
+    written = (result.folder / "manifest.yaml").read_text(encoding="utf-8")
+    assert "test_patterns_cut: 1\n" in written
+    kept = update(str(repo.path), output_root=tmp_path / "fresh", evidence=False)
+    assert kept.manifest.counts.test_patterns_cut == 1  # nothing matched: the count is kept
     assert by_exception(result.folder)["ValueError"].evidence == ()
     # the folder's lock was released: a run that does not wait gets in at once
     update(str(repo.path), output_root=tmp_path / "out", wait=0.0)
@@ -263,3 +271,77 @@ def test_extract_again_at_the_same_commit_reads_only_what_changed(
     other = extract(str(repo.path), output_root=tmp_path / "out",
                     options=pipeline.ExtractOptions(exclude=("tests/test_plain.py",)))
     assert other.parsed == 1
+
+
+HOSTILE_LIB = """\
+def parse(x):
+    if x:
+        raise ValueError("bad value aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab")
+    raise ValueError(f"x must be positive, got {x} of {x!r}")
+
+
+def other(key):
+    raise KeyError(f"no such key: {key}, tried aaaa then aaaaa then aaaaaab")
+"""
+
+HOSTILE_TESTS = """\
+import pytest
+import unittest
+from lib import other, parse
+
+
+def test_bad():
+    with pytest.raises(ValueError, match=r"bad value (a+)+$"):
+        parse(1)
+    with pytest.raises(ValueError, match=r"bad value (a|aa)+b"):
+        parse(1)
+    with pytest.raises(ValueError, match=r"x must be .*, got .* of .*"):
+        parse(0)
+    with pytest.raises(KeyError, match=r"no such key: .*tried (a*)*b"):
+        other(1)
+
+
+class T(unittest.TestCase):
+    def test_key(self):
+        with self.assertRaisesRegex(KeyError, r"no such key: .*then a.*a.*b"):
+            other(2)
+"""
+BUSY_LOOP = "while True:\n    pass\n"
+
+
+def folder_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_the_default_extract_gives_the_same_bytes_with_every_core_busy(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """Test patterns are bounded in steps, never in seconds: a run beside a busy loop on every
+    core writes the same folder, byte for byte, with the catastrophic patterns cut and counted."""
+    repo = make_repo("lib")
+    repo.write("lib.py", HOSTILE_LIB)
+    repo.write("tests/test_lib.py", HOSTILE_TESTS)
+    repo.commit("a library whose tests hold catastrophic patterns and ordinary ones")
+
+    def run(name: str) -> dict[str, bytes]:
+        out = tmp_path / name
+        done = subprocess.run(["crawler", "extract", str(repo.path), "-o", str(out), "-q",
+                               "--cache-dir", str(tmp_path / f"cache-{name}")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return folder_bytes(out)
+
+    quiet = run("quiet")
+    hogs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(os.cpu_count() or 1)]
+    try:
+        busy = run("busy")
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert busy == quiet
+    manifest = next(text for path, text in quiet.items() if path.endswith("manifest.yaml"))
+    assert b"test_patterns_cut: 3\n" in manifest  # (a+)+$, (a|aa)+b and (a*)*b
+    records = by_exception(next(tmp_path.joinpath("quiet").rglob("errors")).parent)
+    assert [e.pattern for e in records["KeyError"].evidence] == [r"no such key: .*then a.*a.*b"]
+    assert [e.pattern for e in records["ValueError"].evidence] == [r"x must be .*, got .* of .*"]

@@ -6,9 +6,11 @@ The rule, for a test's pattern P (a regex the test searches in the message) and 
    of the record's exception as written or of its qualname. P has MIN_LITERAL literal characters.
 1. STRONG fit: P, run as `re` runs it, finds the template's example text (every placeholder
    empty). Every literal character P needs is then the template's own text. P comes from the
-   repository, so it runs bounded (`crawler.regexes`): a P that runs out of time on any
-   record, or spends PATTERN_SECONDS over all the records it is tried on, is abandoned:
-   evidence for none, and counted (`EvidenceStats.timed_out`).
+   repository, so it runs bounded in steps, never in seconds (`crawler.regexes.StepBudget`):
+   a P whose shape bounds no number of steps (nested repeats, a repeated alternation, a back
+   reference), or whose bounds over all the records it is tried on pass PATTERN_STEPS, is cut
+   before it runs: evidence for none, counted (`EvidenceStats.cut`, the manifest's
+   `test_patterns_cut`), and cut the same way on any machine under any load.
 2. WEAK fit (only for an assertion with no STRONG fit anywhere): reading each placeholder and
    each non-literal part of P as "any text", some message the template can give is found by P,
    with at least half of P's literal characters (and MIN_LITERAL) on the template's literal text,
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import heapq
 import re
-import time
+import time  # the stats' seconds only: no fit depends on time
 import warnings
 from bisect import bisect_right
 from collections import defaultdict
@@ -36,7 +38,7 @@ from functools import partial
 from itertools import accumulate
 
 from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
-from crawler.regexes import PER_CALL_SECONDS, BoundedRegex, RegexTimeout
+from crawler.regexes import BoundedRegex, OverBound, StepBudget
 
 try:  # the regex parser behind `re`; `sre_parse` before Python 3.11
     import re._parser as _sre  # type: ignore[import-not-found]
@@ -50,7 +52,10 @@ MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') i
 MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
 MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
 PROGRESS_EVERY = 200  # assertions between two progress reports
-PATTERN_SECONDS = 1.0  # what one test pattern may spend on all the records it is tried on
+# the steps one test pattern may take over all the records it is tried on, as its shape bounds
+# them: the slowest forms tried ran 10**9 bound steps in 20 ms; the stdlib's costliest pattern
+# is bounded at 4 * 10**7 over its records
+PATTERN_STEPS = 10**10
 SEPARATOR = "\x00"  # between two examples in a group's haystack (a needle holding it is not used)
 
 WILD = None  # a glob symbol: any text
@@ -255,32 +260,12 @@ def _nested_items(arg: Sequence[object]) -> Iterable[Iterable[tuple[object, obje
             yield from _nested_items(part)
 
 
-def strong(pattern: Pattern, target: Target, budget: PatternBudget | None = None) -> bool:
-    """Rule 1; `RegexTimeout` when the pattern runs past its bound (with `budget`, the time
-    left of what the pattern may spend over all the records it is tried on)."""
+def strong(pattern: Pattern, target: Target, budget: StepBudget | None = None) -> bool:
+    """Rule 1; `OverBound` when the pattern's steps are not bounded within `budget` (what the
+    pattern may still take over all the records it is tried on; alone: PATTERN_STEPS)."""
     if pattern.literal < MIN_LITERAL:
         return False
-    if budget is None:
-        return pattern.compiled.search(target.example)
-    return budget.search(pattern.compiled, target.example)
-
-
-class PatternBudget:
-    """What one test pattern may still spend over all the records it is tried on: the time its
-    own searches took counts, not the clock since it was first tried (so a fit does not depend
-    on the machine's load, nor on how long other patterns ran in between)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.left = seconds
-
-    def search(self, compiled: BoundedRegex, text: str) -> bool:
-        if self.left <= 0:  # even a pattern that runs fast on each record stops here
-            raise RegexTimeout(compiled.pattern)
-        started = time.process_time()
-        try:
-            return compiled.search(text, min(PER_CALL_SECONDS, self.left))
-        finally:
-            self.left -= time.process_time() - started
+    return (budget or StepBudget(PATTERN_STEPS)).search(pattern.compiled, target.example)
 
 
 def weak(pattern: Pattern, target: Target) -> bool:
@@ -317,7 +302,7 @@ def fits(pattern: str, template: str, placeholders: Sequence[str]) -> bool:
     target = Target.of(template, placeholders)
     try:
         return strong(compiled, target) or weak(compiled, target)
-    except RegexTimeout:
+    except OverBound:
         return False
 
 
@@ -332,7 +317,7 @@ class EvidenceStats:
     fitted: int = 0  # assertions that fit at least one record
     weak: int = 0  # of those, the ones that fit through placeholder values only
     too_vague: int = 0  # of those, the ones that fit more than MAX_FITS records: not listed
-    timed_out: int = 0  # patterns that ran past their time bound: evidence for none
+    cut: int = 0  # patterns whose steps are not bounded within PATTERN_STEPS: evidence for none
     records: int = 0  # records that gained evidence
     seconds: float = 0.0
 
@@ -433,7 +418,7 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         for name in sorted(_names(record)):
             groups[name].records.append((record, targets[key]))
     patterns: dict[str, Pattern | None] = {}
-    budgets: dict[str, PatternBudget] = {}  # each pattern's time over its assertions and records
+    budgets: dict[str, StepBudget] = {}  # each pattern's steps over its assertions and records
     found: dict[str, list[Evidence]] = defaultdict(list)
     # what a pattern fits depends only on it and the exceptions the test names: the same check
     # asserted by several tests is fitted once (on jax, most of an update's matching)
@@ -449,14 +434,13 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
             continue
         key = (assertion.pattern, tuple(assertion.exceptions))
         if key not in fitted:
-            budget = budgets.get(assertion.pattern) or budgets.setdefault(
-                assertion.pattern, PatternBudget(PATTERN_SECONDS))
+            budget = budgets.setdefault(assertion.pattern, StepBudget(PATTERN_STEPS))
             try:
                 fitted[key] = _fit(pattern, assertion, groups, budget)
-            except RegexTimeout:  # tried once: the pattern's other assertions skip it at once
+            except OverBound:  # cut once: the pattern's other assertions skip it at once
                 patterns[assertion.pattern] = None
                 if stats is not None:
-                    stats.timed_out += 1
+                    stats.cut += 1
                 continue
         hits, is_weak = fitted[key]
         if stats is not None:
@@ -473,7 +457,11 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
     if progress is not None and ordered:
         progress(len(ordered), len(ordered))
     result: dict[str, tuple[Evidence, ...]] = {}
+    cut = {text for text, pattern in patterns.items() if pattern is None}
     for record_id, items in found.items():
+        items = [e for e in items if e.pattern not in cut]  # fitted with other exceptions first
+        if not items:
+            continue
         kept = sorted(items, key=lambda e: (e.fits, e.path, e.line, e.pattern))[:MAX_EVIDENCE]
         result[record_id] = tuple(sorted(kept, key=lambda e: (e.path, e.line, e.pattern, e.check)))
     if stats is not None:
@@ -483,7 +471,7 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
 
 
 def _fit(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group],
-         budget: PatternBudget) -> tuple[dict[str, str], bool]:
+         budget: StepBudget) -> tuple[dict[str, str], bool]:
     """The records an assertion fits (id -> the exception as written), and whether only weakly:
     by rule 1 where any record fits so, else by rule 2 among the likeliest candidates."""
     hits = _hits(pattern, assertion, groups, partial(strong, budget=budget))

@@ -245,7 +245,7 @@ def _releases_from_data(data: Any) -> Releases | None:
 
 # The manifest's `counts` is one flat mapping: the raise counts sit among the others, in this order.
 _COUNTS_ORDER = ("files", "parsed", "skipped", "raise_statements", "records", "removed",
-                 "bare_raise", "reraise", "without_message")
+                 "bare_raise", "reraise", "without_message", "test_patterns_cut")
 _RAISE_COUNTS = frozenset(f.name for f in fields(RaiseCounts))
 
 
