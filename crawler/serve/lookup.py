@@ -18,23 +18,23 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, closing
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.errors import OutputError
 from crawler.serve import lookup_index
+from crawler.serve.paste import read_paste
 from crawler.serve.ranking import (
+    NO_SITE,
     REMOVED,
     Answer,
     Match,
-    Query,
     Wording,
     literal_runs,
     rank,
-    read_query,
     shared_words,
     wordings,
 )
@@ -42,16 +42,18 @@ from crawler.serve.ranking import (
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
 
-__all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "Query", "describe", "literal_runs",
-           "load_records", "lookup", "lookup_database", "lookup_output", "parse_message",
-           "repository_folders"]
+__all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "class_bases", "describe",
+           "literal_runs", "load_records", "lookup", "lookup_database", "lookup_output",
+           "parse_message", "repository_folders"]
 
 
 class LookupIndex:
     """Wordings held in memory, made ready for many lookups: a `ranking.Source`."""
 
     def __init__(self, records: Iterable[ErrorRecord] = (), *,
-                 of: Iterable[Wording] = ()) -> None:
+                 of: Iterable[Wording] = (), bases: Mapping[str, Sequence[str]] | None = None
+                 ) -> None:
+        self.bases = dict(bases or {})
         self.wordings: list[Wording] = [w for record in records for w in wordings(record)]
         self.wordings.extend(of)
         self._words: dict[str, list[int]] = {}
@@ -74,7 +76,7 @@ class LookupIndex:
 
     def answer(self, message: str, limit: int = 10) -> Answer:
         """The records for what a user pasted (see `ranking.rank`)."""
-        return rank(message, self, limit)
+        return rank(message, self, limit, self.bases)
 
     def lookup(self, message: str, limit: int = 10) -> list[Match]:
         """`answer`'s matches: exact ones best first; else the closest, marked."""
@@ -124,7 +126,10 @@ def lookup_output(folder: Path, message: str, limit: int = 10) -> FolderAnswer:
         problems = tuple(problem for index in indexes for problem in index.problems())
         if not problems and not any(index.count() for index in indexes):
             raise OutputError(f"{folder}: no records found; run `crawler extract` first")
-        answer = rank(message, _Sources(indexes), limit)
+        bases: dict[str, tuple[str, ...]] = {}
+        for where, index in zip(folders, indexes, strict=True):
+            bases.update(class_bases(where, index.connection))
+        answer = rank(message, _Sources(indexes), limit, bases)
     return FolderAnswer(answer, problems)
 
 
@@ -205,10 +210,57 @@ def _database_spans(connection: sqlite3.Connection) -> dict[str, list[TemplateSp
 
 
 def parse_message(message: str) -> tuple[str | None, list[str]]:
-    """The exception a pasted message names (builtin ones only, without records) and the texts
-    to try, the message first."""
-    query = read_query(message, frozenset())
-    return query.exception, list(query.texts)
+    """The exception a pasted message names (its last one) and the texts to try, best first."""
+    reported = read_paste(message).reported[0]
+    return reported.exception, list(reported.texts)
+
+
+_CLASSES_KEY = "classes"
+
+
+def class_bases(folder: Path, connection: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """The exception classes the folder's manifest lists, each (by qualified and short name) to
+    its bases, for kinship; kept in the index's meta table while the manifest is unchanged."""
+    manifest = folder / lookup_index.MANIFEST
+    try:
+        found = manifest.stat()
+    except OSError:
+        return {}
+    sign = json.dumps([found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns])
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (_CLASSES_KEY,)).fetchone()
+    if row is not None:
+        held = json.loads(row[0])
+        if held.get("signature") == sign:
+            return {name: tuple(bases) for name, bases in held["bases"].items()}
+    bases = _manifest_bases(manifest)
+    with suppress(sqlite3.Error), connection:  # a cache: a read-only index is asked again later
+        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                           (_CLASSES_KEY, json.dumps({"signature": sign, "bases": bases})))
+    return {name: tuple(found) for name, found in bases.items()}
+
+
+def _manifest_bases(manifest: Path) -> dict[str, list[str]]:
+    """The manifest's `exception_classes` section alone, read with the safe loader."""
+    import yaml
+
+    lines = manifest.read_text(encoding="utf-8", errors="replace").splitlines()
+    start = next((n for n, line in enumerate(lines) if line == "exception_classes:"), None)
+    if start is None:
+        return {}
+    end = next((n for n in range(start + 1, len(lines))
+                if lines[n] and not lines[n].startswith((" ", "-"))), len(lines))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        classes = yaml.load("\n".join(lines[start:end]), Loader=loader) or {}
+    except yaml.YAMLError:
+        return {}
+    bases: dict[str, list[str]] = {}
+    for item in classes.get("exception_classes") or ():
+        if isinstance(item, dict) and isinstance(item.get("bases"), list):
+            names = [str(base) for base in item["bases"]]
+            bases[str(item.get("qualname"))] = names
+            bases.setdefault(str(item.get("name")), names)
+    return bases
 
 
 def load_records(folder: Path) -> tuple[list[ErrorRecord], list[str]]:
@@ -225,29 +277,71 @@ def load_records(folder: Path) -> tuple[list[ErrorRecord], list[str]]:
     return records, problems
 
 
-def describe(matches: Sequence[Match]) -> list[dict[str, object]]:
-    """Matches as plain data, for `--json`: the same keys from a folder and from a database."""
-    return [
-        {
-            "id": m.wording.record_id,
-            "repo": m.wording.repo,
-            "status": m.wording.status,
-            "removed_in": m.wording.removed_in,
-            "exact": m.exact,
-            "score": m.score,
-            "same_exception": m.same_exception,
-            "exception": m.wording.exception,
-            "exception_qualname": m.wording.exception_qualname,
-            "path": m.wording.path,
-            "line": m.wording.line,
-            "qualname": m.wording.qualname,
-            "kind": m.wording.kind,
-            "template": m.wording.template,
-            "captures": m.captures,
-            "url": m.wording.url,
-            # a wording of past releases matched (`crawler history`): which, and what it reads now
-            **({"past_wording": {"first": m.wording.first_release, "last": m.wording.last_release,
-                                 "today": m.wording.today}} if m.wording.past else {}),
-        }
-        for m in matches
-    ]
+def describe(answer: Answer) -> dict[str, object]:
+    """An answer as plain data, for `--json` (`schemas/lookup.schema.json`): the same keys from
+    a folder and from a database."""
+    paste = answer.paste
+    return {
+        "verdict": answer.verdict,
+        "exit": 0 if answer.found else 1,
+        "says": _says(answer),
+        "paste": {
+            "forms": list(paste.forms) if paste else [],
+            "exceptions": [{"exception": r.exception, "prefixes": list(r.prefixes),
+                            "text": r.text, "cut": r.cut, "texts": list(r.texts),
+                            "frames": [{"path": f.path, "line": f.line, "function": f.function}
+                                       for f in r.frames]}
+                           for r in (paste.reported if paste else ())],
+        },
+        "matches": [_described(m) for m in answer.matches],
+        "timed_out": list(answer.timed_out),
+    }
+
+
+def _says(answer: Answer) -> str:
+    """The answer in one plain line."""
+    if answer.verdict == "none":
+        return NO_SITE
+    first = answer.matches[0]
+    if answer.found:
+        return (f"{first.kind} match: {first.wording.exception} at {first.wording.path}:"
+                f"{first.wording.line}" + (" (tied)" if first.tie else ""))
+    return "no template explains this message; the closest are listed"
+
+
+def _described(m: Match) -> dict[str, object]:
+    w = m.wording
+    return {
+        "rank": m.rank,
+        "tie": m.tie,
+        "id": w.record_id,
+        "repo": w.repo,
+        "status": w.status,
+        "removed_in": w.removed_in,
+        "match": m.kind,
+        "exact": m.exact,
+        "confident": m.confident,
+        "explained": m.explained,
+        "coverage": m.coverage,
+        "score": m.score,
+        "kinship": m.kinship,
+        "same_exception": m.same_exception,
+        "exception": w.exception,
+        "exception_qualname": w.exception_qualname,
+        "path": w.path,
+        "line": w.line,
+        "qualname": w.qualname,
+        "kind": w.kind,
+        "template": w.template,
+        "matched_text": m.text,
+        "captures": m.captures,
+        "url": w.url,
+        # the releases that printed the wording matched (`crawler history`); for an old
+        # wording, today's (`today`, null: the site is gone), for a removed site its last release
+        "releases": ({"first": w.first_release, "last": w.last_release}
+                     if w.past or w.first_release or w.last_release else None),
+        "past_wording": ({"first": w.first_release, "last": w.last_release, "today": w.today,
+                          "successor": w.record_id if w.today is not None else None}
+                         if w.past else None),
+        "last_release": w.last_release if w.status == REMOVED else None,
+    }

@@ -1,55 +1,70 @@
-"""How lookup answers a message: what a user pasted, each record's wording tried on it, the order.
+"""How lookup answers a paste: each record's wording tried on it, scored, ordered, trusted or not.
 
 A `Wording` is one template of one record with what lookup shows of the record: the same type
 whether it was read from record files, from the stored index (`lookup_index`) or from an SQLite
-export, so the three rank alike and print the same keys. A `Query` is what the user pasted, read
-once (`read_query`): a traceback's last exception, its name, and the texts to try. `rank` asks a
-`Source` for its candidates (the wordings whose longest literal run is in a text; when none
-matches exactly, those sharing the most words with it) and orders them:
+export, so the three rank alike and print the same keys. What the user pasted is read once
+(`paste.read_paste`): every exception it reports, the last raised first, with its class and
+the texts to try. `rank` asks a `Source` for candidates (the wordings whose longest literal run
+is in a text, and those sharing the most words with it) and fits each (`matching`):
 
-- exact matches first (the record's regex matches the whole text), then, only when there is none,
-  the closest templates (marked `exact=False`); `limit` bounds each list;
-- one score for both, the share of the message the template's literal text accounts for, in
-  [0, 1]: for an exact match the characters its placeholders did not capture, over the message's
-  length; for a close one difflib's ratio of the two literal texts;
-- a record raising the exception the traceback line names comes before one raising another, at
-  any score; then the higher score, a live record before a removed one, fewer placeholders.
+- `exact`: the record's regex takes the whole text, or the template does loosely (line breaks
+  and spaces left out, URLs alike); `exact prefix`: the paste stops inside the template (cut
+  short, the class's `See ...` line missing); `closest`: only its literal words, in order;
+- `explained`: the share of the paste's characters the template's literal text accounts for;
+  `coverage`: the share of the template's literal text the paste shows; `score`: the two's
+  harmonic mean, plus 0.1 when the record raises the pasted class (0.05 a subclass or a base of
+  it), less 0.05 for each exception reported after the last one;
+- a match is *confident* when it is exact or an exact prefix, explains at least half of the
+  paste (CONFIDENT_EXPLAINED) and finds at least 12 literal characters (or the whole template):
+  a template that is mostly placeholders never is on a long paste;
+- order: confident first (exact before exact prefix), then the score, the more specific
+  template (more literal characters), a live record before a removed one, today's wording
+  before a past one. Equal in the first four: a tie, with the same rank.
 
-A prefix like `ValueError: ` is the exception's name when it is a builtin exception or one a
-record raises: then only the text after it is tried (`KeyError: 'k'` is never the template
-`{state}: {value}` with `state = 'KeyError'`). Any other `word: text` is tried both ways.
-
-Every regex runs bounded (`crawler.regexes`): the queries' backtracking patterns share
-LOOKUP_SECONDS, and one that runs out is counted (`Answer.timed_out`), never waited for.
+The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
+CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
+repositories prints this message. Every regex runs bounded (`crawler.regexes`): the queries'
+backtracking patterns share LOOKUP_SECONDS, and one that runs out is counted
+(`Answer.timed_out`), never waited for.
 """
 
 from __future__ import annotations
 
-import builtins
-import difflib
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+from crawler.serve.matching import (
+    CLOSEST,
+    EXACT,
+    PREFIX,
+    SAME,
+    Fit,
+    kinship,
+    loose_match,
+    squash,
+    template_pieces,
+    word_overlap,
+    words,
+)
+from crawler.serve.paste import Paste, Reported, read_paste
 
 if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer: not loaded
     from crawler.records import ErrorRecord
 
-# `ValueError: text`, `pkg.errors.BadThing: text`: the first line of an exception's report.
-_EXCEPTION_LINE = re.compile(r"(?P<exception>[A-Za-z_][\w.]*)(?:: (?P<message>.*))?\Z", re.DOTALL)
-_TRACEBACK_HEAD = re.compile(r"^\s*(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):\s*$")
 _WORD = re.compile(r"\w+")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
-BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
-                               if isinstance(value, type) and issubclass(value, BaseException))
-CLOSEST_CANDIDATES = 50
-# Characters of a message and a template compared for closeness: difflib's cost grows with
-# the cube of repetitive text (50 candidates of 200 characters "a a a ...": 0.67 s; of 100: 0.14 s).
-CLOSEST_TEXT = 100
+CLOSEST_CANDIDATES = 100  # per repository: the wordings sharing most words with a paste
+MAX_REPORTS = 6  # exceptions of one paste tried (a chain, a group's members)
 LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
 REMOVED = "removed"  # `records.REMOVED`
+CONFIDENT_EXPLAINED = 0.5
+MIN_LITERAL = 12
+NEAR_SCORE = 0.3
+REPORT_PENALTY = 0.05
+_KIN_BONUS = {SAME: 0.1, "subclass": 0.05, "superclass": 0.05}
 
 
 @dataclass(frozen=True)
@@ -112,34 +127,49 @@ def wordings(record: ErrorRecord) -> list[Wording]:
 
 @dataclass(frozen=True)
 class Match:
-    """One record for a message: exact (its regex matched the whole text) or only close."""
+    """One record's wording for a paste: how it fits, how much it explains, its place."""
 
     wording: Wording
-    score: float  # the share of the message the template's literal text accounts for, in [0, 1]
-    exact: bool
-    same_exception: bool  # the record raises what the traceback line names
+    kind: str  # matching.EXACT, PREFIX or CLOSEST
+    explained: float  # the share of the paste the template's literal text accounts for
+    coverage: float  # the share of the template's literal text the paste shows
+    score: float  # what the order reads: explained and coverage together, the class's kinship
+    kinship: str | None  # how the record's class stands to the pasted one (None: none pasted)
+    confident: bool  # the template's own words explain the paste: it may be the answer
+    text: str  # the pasted text it was matched on
     captures: dict[str, str] = field(default_factory=dict)
+    rank: int = 0  # 1 for the best; equal for ties
+    tie: bool = False  # another match has the same place
+
+    @property
+    def exact(self) -> bool:
+        """The template fits the paste (whole or as its beginning) and explains it."""
+        return self.kind != CLOSEST
+
+    @property
+    def same_exception(self) -> bool:
+        return self.kinship == SAME
 
 
 @dataclass(frozen=True)
 class Answer:
-    """The records for a message, and those whose regex ran out of time (by id)."""
+    """The records for a paste, what the paste was read as, and whether one is the answer:
+    `verdict` is FOUND (a confident match first), CLOSEST (only close ones) or NONE."""
 
     matches: tuple[Match, ...]
     timed_out: tuple[str, ...] = ()
+    paste: Paste | None = None
+    verdict: str = "none"
 
     @property
     def found(self) -> bool:
-        """Some template matches the message exactly."""
-        return any(match.exact for match in self.matches)
+        """A template explains the paste: the lookup's exit 0."""
+        return self.verdict == FOUND
 
 
-@dataclass(frozen=True)
-class Query:
-    """What a user pasted, read: the exception a traceback line names and the texts to try."""
-
-    exception: str | None  # the last part of the name: `BadThing` for `pkg.errors.BadThing`
-    texts: tuple[str, ...]  # the message first; the whole line too when the name may be text
+FOUND, NEAR, NONE = "found", "closest", "none"
+NO_SITE = ("no raise site of the catalogued repositories prints this message (it may come from "
+           "compiled code or another library)")
 
 
 class Source(Protocol):
@@ -156,56 +186,106 @@ class Source(Protocol):
         ...
 
 
-def last_exception(pasted: str) -> str:
-    """The report of the last exception in a pasted traceback; any other text as it is."""
-    text = pasted.strip("\r\n")
-    lines = text.splitlines()
-    heads = [number for number, line in enumerate(lines) if _TRACEBACK_HEAD.match(line)]
-    if not heads:
-        return text
-    after = lines[heads[-1] + 1:]
-    # Frames are indented (`  File ...`, the source line, `^^^` marks); the report is not.
-    report = next((number for number, line in enumerate(after) if line and not line[0].isspace()),
-                  None)
-    return "\n".join(after[report:]) if report is not None else text
-
-
-def read_query(pasted: str, known: frozenset[str]) -> Query:
-    """The exception and the texts to try for what a user pasted: a message, a line
-    `ValueError: message` or a whole traceback (its last exception). `known`: the exception
-    names records raise; with the builtin ones, a prefix naming one is never message text."""
-    text = last_exception(pasted)
-    found = _EXCEPTION_LINE.match(text)
-    if found is None:
-        return Query(None, (text,))
-    name = found["exception"].rpartition(".")[2]
-    is_exception = name in known or name in BUILTIN_EXCEPTIONS
-    if found["message"] is None:  # a bare name: an exception raised without a message
-        return Query(name if is_exception else None, (text,))
-    if is_exception:
-        return Query(name, (found["message"],))
-    return Query(name, (found["message"], text))
-
-
-def rank(pasted: str, source: Source, limit: int = 10) -> Answer:
-    """The records matching what a user pasted, best first, at most `limit`; when none matches,
-    the `limit` closest, marked `exact=False`."""
-    query = read_query(pasted, source.exception_names())
+def rank(pasted: str, source: Source, limit: int = 10,
+         bases: Mapping[str, Sequence[str]] | None = None) -> Answer:
+    """The records for what a user pasted, best first, at most `limit`, each exception the
+    paste reports tried (the last raised first). `bases`: the repositories' classes to their
+    bases, for kinship. See the module's docstring for the order and the thresholds."""
+    paste = read_paste(pasted)
     best: dict[str, Match] = {}
     timed_out: dict[str, None] = {}
     budget = Budget(LOOKUP_SECONDS)
-    for wording in source.containing(query.texts):
-        for number, text in enumerate(query.texts):
-            try:
-                match = _exact(wording, text, query, budget, whole_line=number > 0)
-            except RegexTimeout:
-                timed_out[wording.record_id] = None
-                continue
-            if match is not None and _better(match, best.get(wording.record_id)):
-                best[wording.record_id] = match
-    if best:
-        return Answer(tuple(sorted(best.values(), key=order)[:limit]), tuple(timed_out))
-    return Answer(tuple(_closest(query, source, limit)), tuple(timed_out))
+    for order_of_report, reported in enumerate(paste.reported[:MAX_REPORTS]):
+        for wording in _candidates(reported, source):
+            for text in reported.texts:
+                try:
+                    match = _fit(wording, reported, text, budget, bases or {}, order_of_report)
+                except RegexTimeout:
+                    timed_out[wording.record_id] = None
+                    continue
+                key = wording.record_id
+                if match is not None and (key not in best or order(match) < order(best[key])):
+                    best[key] = match
+    ranked = _placed(sorted(best.values(), key=order))
+    if ranked and ranked[0].confident:
+        verdict = FOUND
+    elif ranked and ranked[0].score >= NEAR_SCORE:
+        verdict = NEAR
+    else:
+        verdict, ranked = NONE, []
+    return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict)
+
+
+def _candidates(reported: Reported, source: Source) -> list[Wording]:
+    """The wordings whose longest literal run the paste holds (any line break read as a space
+    or as nothing), and those sharing the most words with it."""
+    texts = [variant for text in reported.texts
+             for variant in (text, text.replace("\n", " "), text.replace("\n", ""))]
+    found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
+    shared = frozenset(w for text in reported.texts for w in words(text))
+    for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
+        found.setdefault(_key(wording), wording)
+    return list(found.values())
+
+
+def _key(wording: Wording) -> tuple[str, str, str]:
+    return (wording.repo, wording.record_id, wording.template)
+
+
+def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
+         bases: Mapping[str, Sequence[str]], order_of_report: int) -> Match | None:
+    """The wording against one pasted text: its regex, else loosely, else by its words."""
+    kin = kinship(reported.exception, wording.exception_qualname or wording.exception, bases)
+    squashed = squash(text)
+    captures: dict[str, str] = {}
+    fit = _regex_fit(wording, text, squashed, budget, captures)
+    if fit is None:
+        fit = loose_match(_pieces(wording.template), squashed)
+    if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
+        fit = Fit(PREFIX, fit.literal, fit.paste, fit.template)
+    if fit is None or fit.explained < CONFIDENT_EXPLAINED:
+        fit = word_overlap(_template_words(wording.template), words(text))
+        captures = {}
+    if fit.literal == 0:
+        return None
+    confident = (fit.kind != CLOSEST and fit.explained >= CONFIDENT_EXPLAINED
+                 and fit.literal >= min(MIN_LITERAL, fit.template))
+    both = 2 * fit.explained * fit.coverage / (fit.explained + fit.coverage)
+    score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
+    return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
+                 round(score, 3), kin, confident, text, captures)
+
+
+def _regex_fit(wording: Wording, text: str, squashed: str, budget: Budget,
+               captures: dict[str, str]) -> Fit | None:
+    """The record's own regex on the whole text: exact, its captures kept."""
+    if wording.required not in text:
+        return None
+    pattern = _compiled(wording.regex)
+    found = pattern.fullmatch(text, budget.left()) if pattern is not None else None
+    if found is None:
+        return None
+    captured = "".join(text[start:end] for start, end in found.spans if start >= 0)
+    literal = len(squashed) - len(squash(captured))
+    captures.update(found.captures)
+    template = sum(len(p) for p in _pieces(wording.template) if p is not None)
+    return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
+
+
+_PIECES: dict[str, list[str | None]] = {}
+_WORDS: dict[str, list[str]] = {}
+
+
+def _pieces(template: str) -> list[str | None]:
+    if template not in _PIECES:
+        _PIECES[template] = template_pieces(template)
+    return _PIECES[template]
+
+
+def _template_words(template: str) -> list[str]:
+    if template not in _WORDS:
+        _WORDS[template] = words(_PLACEHOLDER.sub(" ", template))
+    return _WORDS[template]
 
 
 _COMPILED: dict[str, BoundedRegex | None] = {}
@@ -218,45 +298,31 @@ def _compiled(regex: str) -> BoundedRegex | None:
     return _COMPILED[regex]
 
 
-def _exact(wording: Wording, text: str, query: Query, budget: Budget,
-           whole_line: bool) -> Match | None:
-    """The wording's match on `text`, if its regex takes all of it and some literal text."""
-    if wording.required not in text:
-        return None
-    pattern = _compiled(wording.regex)
-    found = pattern.fullmatch(text, budget.left()) if pattern is not None else None
-    if found is None:
-        return None
-    literal = len(text) - sum(end - start for start, end in found.spans if start >= 0)
-    if literal <= 0:  # `{message}` fits every text and says nothing
-        return None
-    # Read as a whole line, the name before `: ` was message text, not the exception raised.
-    same = not whole_line and query.exception == wording.exception_name
-    return Match(wording, round(literal / len(text), 3), True, same, dict(found.captures))
+_KIND_ORDER = {EXACT: 0, PREFIX: 1, CLOSEST: 2}
 
 
-def _better(match: Match, held: Match | None) -> bool:
-    return held is None or order(match) < order(held)
+def _place(match: Match) -> tuple[bool, int, float, int]:
+    """What makes two matches a tie: confidence, kind, score, the template's literal size."""
+    literal = -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
+    kind = _KIND_ORDER[match.kind] if match.confident else 0
+    return (not match.confident, kind, -match.score, literal)
 
 
-def _closest(query: Query, source: Source, limit: int) -> list[Match]:
-    text = query.texts[0][:CLOSEST_TEXT]
-    words = frozenset(word.lower() for word in _WORD.findall(text))
-    best: dict[str, Match] = {}
-    for wording in source.sharing_words(words, CLOSEST_CANDIDATES):
-        ratio = difflib.SequenceMatcher(None, wording.literal_text[:CLOSEST_TEXT], text,
-                                        autojunk=False).ratio()
-        match = Match(wording, round(ratio, 3), False, query.exception == wording.exception_name)
-        if _better(match, best.get(wording.record_id)):
-            best[wording.record_id] = match
-    return sorted(best.values(), key=order)[:limit]
-
-
-def order(match: Match) -> tuple[bool, bool, float, bool, int, str, str, int]:
-    """Exact first; the named exception's records, then the higher score; live before removed."""
+def order(match: Match) -> tuple[object, ...]:
+    """Confident first (exact before exact prefix), then the score (with the class's kinship),
+    the more specific template, live before removed, today's wording before a past one."""
     wording = match.wording
-    return (not match.exact, not match.same_exception, -match.score, wording.status == REMOVED,
-            len(wording.placeholders), wording.repo, wording.path, wording.line)
+    return (*_place(match), wording.status == REMOVED, wording.past, wording.repo,
+            wording.path, wording.line)
+
+
+def _placed(matches: list[Match]) -> list[Match]:
+    """Each match with its rank; matches in the same place share it and are marked ties."""
+    placed: list[Match] = []
+    places = [_place(match) for match in matches]
+    for match, place in zip(matches, places, strict=True):
+        placed.append(replace(match, rank=places.index(place) + 1, tie=places.count(place) > 1))
+    return placed
 
 
 def shared_words(text: str) -> frozenset[str]:

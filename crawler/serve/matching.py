@@ -1,0 +1,186 @@
+"""How much of a pasted message a template explains: loose matching, word scores, class kinship.
+
+A record's regex says exactly what its raise prints; a paste is often less exact: hard-wrapped
+(a line break where the template has a space, or inside a word), cut short (the tail, the
+class's `See ...` line), or printed by a release whose class suffix carried another URL. So a
+template is also matched *loosely* (`loose_match`): its literal pieces and placeholders against
+the paste with all whitespace left out on both sides and every URL read as the same token. A
+paste that runs to the template's end is `exact`; one that stops inside it is an `exact prefix`.
+A template that matches neither way is scored by its literal words (`word_overlap`): the words
+it shares with the paste, in order (difflib over word lists), so a clause deep in a long message
+counts as much as its first line.
+
+Every measure counts characters of literal text, whitespace left out:
+- `explained`: the share of the paste the template's literal text accounts for;
+- `coverage`: the share of the template's literal text the paste shows.
+"""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+EXACT = "exact"
+PREFIX = "exact prefix"
+CLOSEST = "closest"
+_SPACE = re.compile(r"\s+")
+_URL = re.compile(r"https?://[^\s'\"<>()\[\]]+")
+_URL_TOKEN = "\x00"
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How a template fits a paste: the kind, and the literal characters on each side."""
+
+    kind: str  # EXACT, PREFIX or CLOSEST
+    literal: int  # the template's literal characters found in the paste
+    paste: int  # the paste's characters (whitespace left out)
+    template: int  # the template's literal characters (whitespace left out)
+
+    @property
+    def explained(self) -> float:
+        return self.literal / self.paste if self.paste else 0.0
+
+    @property
+    def coverage(self) -> float:
+        return self.literal / self.template if self.template else 0.0
+
+
+def squash(text: str) -> str:
+    """`text` as loose matching compares it: URLs one token, no whitespace."""
+    return _SPACE.sub("", _URL.sub(_URL_TOKEN, text))
+
+
+def template_pieces(template: str) -> list[str | None]:
+    """A template's literal pieces (squashed) and placeholders (None), in order."""
+    pieces: list[str | None] = []
+    literal: list[str] = []
+    index = 0
+    while index < len(template):
+        char = template[index]
+        if char in "{}" and template[index + 1:index + 2] == char:
+            literal.append(char)
+            index += 2
+            continue
+        if char == "{":
+            end = _closing_brace(template, index)
+            pieces.extend([squash("".join(literal)), None])
+            literal = []
+            index = end + 1
+            continue
+        literal.append(char)
+        index += 1
+    pieces.append(squash("".join(literal)))
+    return [piece for piece in pieces if piece != ""]
+
+
+def _closing_brace(template: str, start: int) -> int:
+    depth = 0
+    for index in range(start, len(template)):
+        depth += {"{": 1, "}": -1}.get(template[index], 0)
+        if depth == 0:
+            return index
+    return len(template) - 1
+
+
+def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:
+    """`text` (squashed) against a template's pieces: EXACT when it runs to the template's end,
+    PREFIX when it stops inside it, None when it goes another way. Literal pieces are found
+    leftmost (right for placeholders that take any text); the last one is held to the end."""
+    total = sum(len(piece) for piece in pieces if piece is not None)
+    position = found = 0
+    gap = False
+    for number, piece in enumerate(pieces):
+        if piece is None:
+            gap = True
+            continue
+        rest = text[position:]
+        last = number == len(pieces) - 1
+        if not gap:
+            if not rest.startswith(piece):
+                if piece.startswith(rest):  # the paste stops inside this piece
+                    return Fit(PREFIX, found + len(rest), len(text), total)
+                return None
+            at = position
+        elif last and text.endswith(piece) and len(text) - len(piece) >= position:
+            at = len(text) - len(piece)
+        else:
+            at = text.find(piece, position)
+            if at < 0:  # the paste stops in a placeholder, or inside this piece
+                return Fit(PREFIX, found + _overlap(rest, piece), len(text), total)
+        position = at + len(piece)
+        found += len(piece)
+        gap = False
+    if gap or position == len(text):
+        return Fit(EXACT, found, len(text), total)
+    return None
+
+
+def _overlap(rest: str, piece: str) -> int:
+    """The longest end of `rest` that begins `piece` (a paste cut inside a literal piece)."""
+    for size in range(min(len(rest), len(piece)), 0, -1):
+        if piece.startswith(rest[-size:]):
+            return size
+    return 0
+
+
+def words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(_URL.sub(" ", text))]
+
+
+def word_overlap(template_words: Sequence[str], paste_words: Sequence[str]) -> Fit:
+    """The template's literal words found in the paste in the same order, in characters."""
+    matcher = difflib.SequenceMatcher(None, template_words, paste_words, autojunk=False)
+    found = sum(len(word) for block in matcher.get_matching_blocks()
+                for word in template_words[block.a:block.a + block.size])
+    return Fit(CLOSEST, found, sum(map(len, paste_words)), sum(map(len, template_words)))
+
+
+# ------------------------------------------------------------------ exception classes' kinship
+
+SAME = "same"
+SUBCLASS = "subclass"  # the record raises a subclass of the class pasted
+SUPERCLASS = "superclass"  # the record raises a base of the class pasted
+OTHER = "other"
+
+
+def kinship(pasted: str | None, raised: str, bases: Mapping[str, Sequence[str]]) -> str | None:
+    """How the class a record raises stands to the class a paste names (None: none named).
+    `bases`: each class the repositories define (by qualified and by short name) to its bases;
+    builtins' hierarchy comes from Python itself."""
+    if pasted is None:
+        return None
+    wanted = pasted.rpartition(".")[2]
+    name = raised.rpartition(".")[2]
+    if wanted == name:
+        return SAME
+    if wanted in _ancestors(raised, bases):
+        return SUBCLASS
+    if name in _ancestors(pasted, bases):
+        return SUPERCLASS
+    return OTHER
+
+
+def _ancestors(name: str, bases: Mapping[str, Sequence[str]]) -> set[str]:
+    """Every base of `name`, by short name, through the repositories' classes and builtins."""
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        short = current.rpartition(".")[2]
+        found = bases.get(current) or bases.get(short)
+        if found is None:
+            value = getattr(builtins, short, None)
+            if isinstance(value, type):
+                seen.update(base.__name__ for base in value.__mro__[1:])
+            continue
+        for base in found:
+            base_short = base.rpartition(".")[2]
+            if base_short not in seen:
+                seen.add(base_short)
+                pending.append(base)
+    return seen

@@ -1,0 +1,220 @@
+"""What a user pasted, read into the exceptions it reports: class, message text and frames.
+
+People paste a message alone or a whole traceback, in the forms their tools print: Python's own
+traceback (chained: "During handling ...", "The above exception ..."), an exception group's
+`+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
+line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
+boxed traceback, logging's prefixes, and lines a terminal hard-wrapped. `read_paste` turns each
+into `Reported` exceptions, the last raised first (the one a user asks about), and for each the
+texts to try: the message after every `Name: ` prefix it carries (`FilteredStackTrace:
+ValueError: ...`), and the whole line where a prefix may be message text. Wrapping is left in the
+text: the ranking matches line breaks loosely (`matching`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_HEAD = re.compile(r"^\s*(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):?\s*$"
+                   r"|^╭.*Traceback")
+_IPYTHON_HEAD = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
+_CHAIN = re.compile(r"^\s*(?:During\s+handling\s+of\s+the\s+above\s+exception,\s+another\s+exception"
+                    r"\s+occurred:|The\s+above\s+exception\s+was\s+the\s+direct\s+cause\s+of\s+the"
+                    r"\s+following\s+exception:)\s*$", re.MULTILINE)
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+_IPYTHON_FRAME = re.compile(r"^(?:File (?P<path>\S+?):(?P<line>\d+)(?:, in (?P<function>[^(\s]+))?"
+                            r"|Cell In\[\d+\], line (?P<cell>\d+))")
+_RICH_FRAME = re.compile(r"^│ (?P<path>\S+?):(?P<line>\d+) in (?P<function>\S+)")
+_FRAME_START = re.compile(r'^\s*File "|^File \S+:\d+|^Cell In\[|^-*> ?\d+ |^│|^[╭╰]')
+_EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?: (?P<text>.*)|$)|$)", re.DOTALL)
+_LOOKS_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:: |:$)|^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|"
+                           r"Warning|Exit|Interrupt|Group|Failure|Trace)$")
+_GROUP_LINE = re.compile(r"^\s*(?:\+-[-+]*(?: \d+ -+| \.\.\.)?-*|\+-+|\+-+ \.\.\..*)\s*$")
+_GROUP_MARGIN = re.compile(r"^\s*[|+] ?")
+_SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)$")
+_PYTEST_E = re.compile(r"^E(?: {1,}|$)")
+_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+?(?: - (?P<text>.+))?$")
+_LOGGING = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+)?\[?(?:CRITICAL|"
+                      r"ERROR|WARNING|WARN|INFO|DEBUG|FATAL|EXCEPTION)\]?(?::[\w.<>-]*:|\s+[\w.<>-]+"
+                      r"\s*:\s|\s*:\s|\s+)")
+_CUT = re.compile(r"(?:\.\.\.|…)$")
+# The name of a prefix that is the exception's, not message text: dotted, or a class's name.
+_CLASS_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|^_?[A-Z][A-Za-z0-9]*(?:Error|Exception|"
+                         r"Warning|Exit|Interrupt|Group|Trace|Failure|Fault)$")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a pasted traceback."""
+
+    path: str
+    line: int
+    function: str | None
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One exception a paste reports: its class as written (`pkg.errors.BadThing`; None when
+    the paste names none) and its message; `texts` are what lookup tries, best reading first."""
+
+    exception: str | None
+    text: str
+    frames: tuple[Frame, ...]
+    prefixes: tuple[str, ...]  # the names removed before the message (`FilteredStackTrace`)
+    cut: bool  # the paste ends in `...`: the message went on
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Paste:
+    """What a user pasted: its forms (`traceback`, `pytest`, `ipython`, `rich`, `logging`,
+    `group`, `chained`, `message`) and the exceptions it reports, the last raised first."""
+
+    forms: tuple[str, ...]
+    reported: tuple[Reported, ...]
+
+
+def read_paste(pasted: str) -> Paste:
+    """The exceptions `pasted` reports, the last raised first (see the module's docstring)."""
+    forms: list[str] = []
+    text = _clean(pasted, forms)
+    sections = _sections(text, forms)
+    reported = [found for section in reversed(sections)
+                for found in _reports(section, forms)]
+    if not reported:
+        reported = [_reported(text.strip("\n"), ())]
+    if not forms:
+        forms.append("message")
+    return Paste(tuple(dict.fromkeys(forms)), tuple(_unique(reported)))
+
+
+def _clean(pasted: str, forms: list[str]) -> str:
+    text = pasted.replace("\r\n", "\n").replace("\r", "\n")
+    if _ANSI.search(text):
+        forms.append("ansi")
+        text = _ANSI.sub("", text)
+    lines = [line.rstrip() for line in text.split("\n")]
+    if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
+        forms.append("group")
+        # a group's sub-exceptions become chained sections; its margins are dropped
+        lines = ["During handling of the above exception, another exception occurred:"
+                 if _GROUP_LINE.match(line) else _GROUP_MARGIN.sub("", line, count=1)
+                 for line in lines]
+    if any(line.startswith(("╭", "╰")) for line in lines):
+        forms.append("rich")
+    return "\n".join(lines)
+
+
+def _sections(text: str, forms: list[str]) -> list[str]:
+    """A chained traceback cut into one section per exception, in the order printed."""
+    parts = _CHAIN.split(text)
+    if len(parts) > 1 and "group" not in forms:
+        forms.append("chained")
+    return [part.strip("\n") for part in parts if part.strip()]
+
+
+def _reports(section: str, forms: list[str]) -> list[Reported]:
+    lines = section.split("\n")
+    pytest_lines = [line for line in lines if _PYTEST_E.match(line)]
+    if pytest_lines:
+        forms.append("pytest")
+        return _pytest_reports(lines)
+    summary = [m["text"] for line in lines if (m := _PYTEST_SUMMARY.match(line)) and m["text"]]
+    if summary:
+        forms.append("pytest")
+        return [_reported(text, ()) for text in reversed(summary)]
+    frames = _frames(lines, forms)
+    start = _report_start(lines, forms)
+    if start is None:
+        return []
+    return [_reported("\n".join(lines[start:]).strip("\n"), tuple(frames))]
+
+
+def _pytest_reports(lines: list[str]) -> list[Reported]:
+    """pytest's `E   ` lines, one block per exception (a blank `E` line inside one is kept)."""
+    blocks: list[list[str]] = []
+    previous = False
+    for line in lines:
+        is_e = bool(_PYTEST_E.match(line))
+        if is_e and not previous:
+            blocks.append([])
+        if is_e:
+            blocks[-1].append(line[1:])
+        previous = is_e
+    found = []
+    for block in reversed(blocks):
+        indent = min((len(line) - len(line.lstrip()) for line in block if line.strip()), default=0)
+        found.append(_reported("\n".join(line[indent:] for line in block).strip("\n"), ()))
+    return found
+
+
+def _frames(lines: list[str], forms: list[str]) -> list[Frame]:
+    frames = []
+    for line in lines:
+        found = _FRAME.match(line) or _RICH_FRAME.match(line)
+        ipython = _IPYTHON_FRAME.match(line)
+        if ipython is not None and "ipython" not in forms:
+            forms.append("ipython")
+        if found is not None:
+            frames.append(Frame(found["path"], int(found["line"]), found["function"]))
+        elif ipython is not None:
+            frames.append(Frame(ipython["path"] or "<cell>",
+                                int(ipython["line"] or ipython["cell"]), ipython["function"]))
+    return frames
+
+
+def _report_start(lines: list[str], forms: list[str]) -> int | None:
+    """Where the exception's report begins: after the traceback's head and its last frame,
+    the first line that reads as `Name: text` (a wrapped frame or source line does not)."""
+    heads = [n for n, line in enumerate(lines) if _HEAD.match(line) or _IPYTHON_HEAD.match(line)]
+    if not heads:
+        logged = [n for n, line in enumerate(lines) if _LOGGING.match(line)]
+        if logged and "logging" not in forms:
+            forms.append("logging")
+        return 0
+    forms.append("traceback")
+    if heads[0] > 0 and _LOGGING.match(lines[0]):
+        forms.append("logging")
+    last_frame = max((n for n, line in enumerate(lines) if _FRAME_START.match(line)),
+                     default=heads[-1])
+    after = max(last_frame, heads[-1])
+    for number in range(after + 1, len(lines)):
+        line = lines[number]
+        if line and not line[0].isspace() and _LOOKS_RAISED.match(line):
+            return number
+    return None
+
+
+def _reported(report: str, frames: tuple[Frame, ...]) -> Reported:
+    """A report's class, text and the texts to try: each `Name: ` prefix removed in turn."""
+    report = _LOGGING.sub("", report, count=1) if _LOGGING.match(report) else report
+    cut = bool(_CUT.search(report))
+    if cut:
+        report = _CUT.sub("", report).rstrip()
+    prefixes: list[str] = []
+    rest = report
+    while (found := _EXCEPTION_LINE.match(rest)) is not None and _CLASS_NAME.match(found["name"]):
+        prefixes.append(found["name"])
+        rest = _SUB_EXCEPTIONS.sub("", found["text"] or "")
+        if found["text"] is None:
+            break
+    texts = [rest]
+    # `word: text`, the word no class's name: message text, or a class named unusually
+    found = _EXCEPTION_LINE.match(rest)
+    if found is not None and found["text"]:
+        texts.append(found["text"])
+    return Reported(prefixes[-1] if prefixes else None, rest, frames, tuple(prefixes), cut,
+                    tuple(dict.fromkeys(t for t in texts if t)) or ("",))
+
+
+def _unique(reported: list[Reported]) -> list[Reported]:
+    seen: set[tuple[str | None, str]] = set()
+    kept = []
+    for found in reported:
+        key = (found.exception, found.text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(found)
+    return kept
