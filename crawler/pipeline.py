@@ -557,7 +557,7 @@ def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[
         return []
     try:
         lookup_index.refresh(folder, {record.id: record for record in records})
-    except (sqlite3.Error, OSError) as error:
+    except (sqlite3.Error, OSError, OutputError) as error:  # OutputError: not the crawler's file
         return [f"{folder / lookup_index.INDEX_FILE}: the lookup index was not refreshed "
                 f"({error}); `crawler lookup` rebuilds it"]
     return []

@@ -27,15 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.errors import OutputError
+from crawler.serve import sqlite_guard
 from crawler.store.atomic import raise_output_error, write_whole
 from crawler.store.plain_files import kind_of, lstat_or_none, read_head
 
 REPLACE, STREAM, FOLDER = "replace", "stream", "folder"  # how a target is written
 APPLICATION_ID = int.from_bytes(b"RSCx", "big")  # PRAGMA application_id of a SQLite export
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 _JSONL_START = re.compile(rb'\{"schema_version":\d+,"id":"[0-9a-f]{16}","status":"')
 _INDEX_START = re.compile(rb'\{\n  "schema_version": \d+,\n  "record_schema_version": \d+,')
 INDEX = "index.json"
+_ANOTHER = "give another --to"
 
 
 @dataclass(frozen=True)
@@ -93,21 +94,24 @@ def written_by_crawler(path: Path) -> bool:
         return True
     if _JSONL_START.match(head) or _INDEX_START.match(head):
         return True
-    if not head.startswith(_SQLITE_MAGIC) or len(head) < 72:
+    if not head.startswith(sqlite_guard.SQLITE_MAGIC) or len(head) < 72:
         return False
     return int.from_bytes(head[68:72], "big") == APPLICATION_ID or _names_crawler(path)
 
 
 def _names_crawler(path: Path) -> bool:
-    """A SQLite export written before it carried `APPLICATION_ID`: its `meta` table says so."""
+    """A SQLite export written before it carried `APPLICATION_ID`: its `meta` table says so.
+    The file may be anyone's: only a plain `meta` table is read, within a bound in steps."""
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
-            row = connection.execute("SELECT value FROM meta WHERE key = 'crawler_version'"
-                                     ).fetchone()
+            with sqlite_guard.bounded(connection, path, sqlite_guard.budget_for(path), _ANOTHER):
+                sqlite_guard.require_tables(connection, path, {"meta": ("key", "value")}, _ANOTHER)
+                row = connection.execute("SELECT value FROM meta WHERE key = 'crawler_version'"
+                                         ).fetchone()
         finally:
             connection.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, OutputError):  # not a database, or not one the crawler wrote
         return False
     return row is not None
 

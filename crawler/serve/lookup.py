@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, closing, suppress
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.errors import OutputError
-from crawler.serve import lookup_index
+from crawler.serve import lookup_index, sqlite_guard
 from crawler.serve.paste import read_paste
 from crawler.serve.ranking import (
     NO_SITE,
@@ -121,8 +122,7 @@ def lookup_output(folder: Path, message: str, limit: int = 10) -> FolderAnswer:
     if not folders:
         raise OutputError(f"{folder}: no records found; run `crawler extract` first")
     with ExitStack() as stack:
-        indexes = [lookup_index.StoredIndex(stack.enter_context(closing(
-            lookup_index.open_index(where)))) for where in folders]
+        indexes = [stack.enter_context(closing(lookup_index.open_index(where))) for where in folders]
         problems = tuple(problem for index in indexes for problem in index.problems())
         if not problems and not any(index.count() for index in indexes):
             raise OutputError(f"{folder}: no records found; run `crawler extract` first")
@@ -156,16 +156,31 @@ _DATABASE_COLUMNS = ("id", "repo", "status", "removed_in", "exception", "excepti
                      "path", "line", "qualname", "kind", "template", "placeholders", "regex", "url")
 
 
+# what lookup reads of an export, each a plain table with these columns (`sqlite_guard`)
+_DATABASE_TABLES = {
+    "meta": ("key", "value"),
+    "records": ("id", "repo", "status", "exception", "exception_class", "path", "line",
+                "qualname", "kind", "template", "placeholders", "regex"),
+    "exception_classes": ("repo", "name", "qualname"),
+    "wordings": ("record_id", "position", "template", "first_release", "last_release",
+                 "exception", "path"),
+}
+_EXPORT_AGAIN = "export it again with `crawler export --format sqlite -o FILE`"
+
+
 def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
     """What a user pasted, looked up in an SQLite export: the same ranking, the same answer as
-    from the output folder it was exported from."""
+    from the output folder it was exported from. The database is the user's, not the
+    crawler's: only its plain tables are read, within a bound in SQLite steps (`sqlite_guard`)."""
     # the export's modules read records and YAML, which a lookup from a folder never needs
     from crawler.serve.export_data import check_version
 
-    if not db.is_file():
-        raise OutputError(f"{db}: no such database; write one with `crawler export --format sqlite`")
+    _require_sqlite_file(db)
+    budget = sqlite_guard.budget_for(db)
     try:
-        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection, \
+                sqlite_guard.bounded(connection, db, budget, _EXPORT_AGAIN):
+            sqlite_guard.require_tables(connection, db, _DATABASE_TABLES, _EXPORT_AGAIN)
             check_version(connection, db)
             connection.row_factory = sqlite3.Row
             # the qualified name is the exception class's (null where it is not known)
@@ -175,10 +190,37 @@ def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
                 " ORDER BY r.repo, r.id").fetchall()
             spans = _database_spans(connection)
     except sqlite3.Error as error:
-        raise OutputError(f"{db}: cannot read the records of the database ({error}); export it "
-                          "again with `crawler export --format sqlite`") from error
+        raise OutputError(f"{db}: cannot read the records of the database ({error}); "
+                          f"{_EXPORT_AGAIN}") from error
     found = (w for row in rows for w in _database_wordings(row, spans.get(row["id"], ())))
     return rank(message, LookupIndex(of=found), limit)
+
+
+def _require_sqlite_file(db: Path) -> None:
+    """`--db` must lead to a plain file that starts as an SQLite database does: a pipe or a
+    device would leave SQLite waiting on its open, and a text file is no database."""
+    from crawler.store.plain_files import kind_of
+
+    try:
+        mode = os.stat(db).st_mode
+    except FileNotFoundError:
+        raise OutputError(f"{db}: no such database; write one with "
+                          "`crawler export --format sqlite -o FILE`") from None
+    except OSError as error:
+        raise OutputError(f"{db}: cannot look at the database ({error.strerror}); "
+                          "give another --db") from error
+    if not stat.S_ISREG(mode):
+        raise OutputError(f"{db}: {kind_of(mode)}, not an SQLite database file; it was left as it "
+                          "is; give the file `crawler export --format sqlite -o FILE` wrote")
+    try:
+        with open(db, "rb") as handle:
+            head = handle.read(len(sqlite_guard.SQLITE_MAGIC))
+    except OSError as error:
+        raise OutputError(f"{db}: cannot read the database ({error.strerror}); give a file "
+                          "you may read") from error
+    if head != sqlite_guard.SQLITE_MAGIC:
+        raise OutputError(f"{db}: a plain file, not an SQLite database; give the file "
+                          "`crawler export --format sqlite -o FILE` wrote")
 
 
 def _database_wordings(row: sqlite3.Row, spans: Sequence[TemplateSpan]) -> list[Wording]:

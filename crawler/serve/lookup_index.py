@@ -3,17 +3,24 @@
 Reading jax's 5,447 YAML records costs 10 s of CPU; a lookup needs, per record, a dozen short fields and
 its regex's longest literal run. The index holds those rows (`entries`), the words of each
 template (`words`, for the closest templates) and, for every file of errors/, the signature it
-had when it was read (`files`: inode, size, mtime and ctime, which any write or rename changes)
-with the problem it had, if it was no record.
+had when it was read (`files`: inode, size, mtime and ctime) with the problem it had, if it was
+no record.
 
 SQLite rather than a JSON file: a query reads only the rows whose literal run is in the message
 (`instr` in SQL) and the word rows it shares, so a cold lookup does not parse the whole index;
 one record changed is one row rewritten in a transaction, not a whole file; and the standard
-library reads it. It is a cache: never the truth, rebuilt when missing, of another version or
-unreadable, and brought up to date before every use (`refresh`): the files whose signature
-changed are read again (or taken from the records a run has in memory), the rows of files gone
-are dropped; an unchanged listing of errors/ (`_listing_signature`) spares the stat of each
-file. A folder that cannot be written is served from an index built in memory.
+library reads it. It is a cache: never the truth, rebuilt when missing, empty, of another
+version or damaged, and brought up to date before every use (`refresh`): every file of errors/
+is looked at (an edit in place, as nano or VS Code save, changes no listing of the folder), the
+files whose signature changed are read again (or taken from the records a run has in memory),
+the rows of files gone are dropped. A file changed within RACY_NS of its reading could change
+again within the same clock tick and keep its signature (git's "racy" files): its digest is
+kept too, and compared at every use until it is old enough to trust its signature.
+
+The crawler replaces only an index it wrote: a plain file carrying `APPLICATION_ID` (or, written
+before it had one, the index's own tables). A link, a pipe, a device, a folder or anyone else's
+file named lookup.sqlite is left as it is and named in one line; the lookup is then answered
+from an index built in memory, as it is in a folder that cannot be written.
 
 The first lookup in a folder builds it; extract and update then keep it (`refresh` with the
 records they hold) but never create it: a folder without one stays exactly what its records and
@@ -22,6 +29,7 @@ manifest make it, byte for byte, while the index's bytes depend on the machine (
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -35,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawler.errors import OutputError, RecordError
+from crawler.serve import sqlite_guard
 from crawler.serve.ranking import Wording, shared_words, wordings
 
 if TYPE_CHECKING:
@@ -45,14 +54,16 @@ INDEX_FILE = "lookup.sqlite"
 # store loads the parser, a second of imports a lookup that reads no record does without.
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
-INDEX_VERSION = "2"  # 2: past releases' wordings
-RACY_NS = 2_000_000_000  # a listing changed this recently is checked file by file
+INDEX_VERSION = "3"  # 2: past releases' wordings; 3: digests of racy files
+APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
+RACY_NS = 2_000_000_000  # a file changed this recently when read keeps its digest too
+_MOVE_IT = "move it away, and the next lookup builds its index there"
 _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception_qualname", "path",
             "line", "qualname", "kind", "template", "placeholders", "regex", "url", "past",
             "first_release", "last_release", "today")
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (name TEXT PRIMARY KEY, signature TEXT NOT NULL, problem TEXT);
+CREATE TABLE files (name TEXT PRIMARY KEY, signature TEXT NOT NULL, digest TEXT, problem TEXT);
 CREATE TABLE entries (
   file TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
   position INTEGER NOT NULL,  -- 0: the current template; past wordings may follow
@@ -70,58 +81,91 @@ CREATE TABLE words (
 ) WITHOUT ROWID;
 CREATE INDEX words_file ON words(file);
 """
+# what a lookup reads of the index: plain tables only, with these columns (`sqlite_guard`)
+_TABLES = {"meta": ("key", "value"), "files": ("name", "signature", "digest", "problem"),
+           "entries": ("file", "position", *_COLUMNS), "words": ("word", "file", "position")}
 
 
 @dataclass(frozen=True)
 class FileState:
-    """One file of errors/ as it is now: its signature, and its record or what is wrong."""
+    """One file of errors/ as it is now: its signature, its digest where the signature cannot
+    be trusted yet (racy), and its record or what is wrong."""
 
     name: str
     signature: str
     wordings: tuple[Wording, ...] = ()
     problem: str | None = None
+    digest: str | None = None
 
 
-def errors_signatures(folder: Path) -> dict[str, str]:
-    """Every file of `folder`/errors/ but temp files, with its signature now."""
-    from crawler.store.plain_files import signature
-
+def errors_listing(folder: Path) -> dict[str, os.stat_result]:
+    """Every file of `folder`/errors/ but temp files, with its own status now (never followed)."""
     errors = folder / ERRORS_DIR
     if not errors.is_dir() or errors.is_symlink():
         return {}
-    return {entry.name: json.dumps(signature(entry.stat(follow_symlinks=False)))
+    return {entry.name: entry.stat(follow_symlinks=False)
             for entry in os.scandir(errors) if not entry.name.startswith(".")}
 
 
-def read_file_state(folder: Path, name: str, sign: str,
-                    known: Mapping[str, ErrorRecord]) -> FileState:
+def signature_text(found: os.stat_result) -> str:
+    """A file's signature as the index stores it: inode, size, mtime and ctime."""
+    return f"[{found.st_ino}, {found.st_size}, {found.st_mtime_ns}, {found.st_ctime_ns}]"
+
+
+def is_racy(found: os.stat_result, now_ns: int) -> bool:
+    """Whether a file changed so recently that a change within the same clock tick would leave
+    its signature as it is (or its times are in the future): only its bytes can say."""
+    return now_ns - max(found.st_mtime_ns, found.st_ctime_ns) < RACY_NS
+
+
+def file_digest(path: Path, found: os.stat_result) -> str | None:
+    """The digest of a plain file's bytes; None for anything else, whose type is in its status."""
+    from crawler.store.plain_files import read_plain
+
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    try:
+        return hashlib.blake2b(read_plain(path), digest_size=16).hexdigest()
+    except RecordError:  # unreadable or too large: read_file_state names it
+        return "unreadable"
+
+
+def read_file_state(folder: Path, name: str, found: os.stat_result,
+                    known: Mapping[str, ErrorRecord], now_ns: int) -> FileState:
     """A file of errors/ as lookup sees it: the record a run has in memory, or its file read;
-    what is no record is named as every reader of the folder names it (`repo_output`)."""
+    what is no record is named as every reader of the folder names it (`repo_output`). A racy
+    file's digest is taken before it is read: a change after it is seen at the next use."""
     from crawler.store.plain_files import kind_of
     from crawler.store.record_files import broken_record, is_record_id, other_file, read_record
 
     where = folder / ERRORS_DIR / name
+    sign = signature_text(found)
+    digest = file_digest(where, found) if is_racy(found, now_ns) else None
     stem = name[:-len(".yaml")] if name.endswith(".yaml") else None
     claimed = stem if is_record_id(stem) else None
     if claimed is not None and claimed in known:
-        return FileState(name, sign, tuple(wordings(known[claimed])))
-    found = os.lstat(where)
+        return FileState(name, sign, tuple(wordings(known[claimed])), digest=digest)
     if not stat.S_ISREG(found.st_mode):
         return FileState(name, sign, problem=f"{where}: {kind_of(found.st_mode)}; records are "
                          "plain files, never followed or opened; it was left as it is")
     if claimed is None:  # a renamed record, a stray file
-        return FileState(name, sign, problem=other_file(where).problem)
+        return FileState(name, sign, problem=other_file(where).problem, digest=digest)
     try:
-        return FileState(name, sign, tuple(wordings(read_record(where))))
+        return FileState(name, sign, tuple(wordings(read_record(where))), digest=digest)
     except (RecordError, OutputError) as error:
-        return FileState(name, sign, problem=broken_record(str(where), claimed, error).problem)
+        return FileState(name, sign, problem=broken_record(str(where), claimed, error).problem,
+                         digest=digest)
 
 
 class StoredIndex:
     """The index of one repository folder, open: a lookup `Source` (see `ranking`)."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, note: str | None = None) -> None:
         self.connection = connection
+        self.note = note  # why the index at its place was not used (built in memory instead)
+
+    def close(self) -> None:
+        self.connection.close()
 
     def exception_names(self) -> frozenset[str]:
         rows = self.connection.execute("SELECT DISTINCT exception_name FROM entries")
@@ -148,10 +192,11 @@ class StoredIndex:
         return int(self.connection.execute("SELECT count(*) FROM entries").fetchone()[0])
 
     def problems(self) -> list[str]:
-        """One line for each file of errors/ that is no record, in name order."""
+        """One line for an index file the crawler did not write, then one for each file of
+        errors/ that is no record, in name order."""
         rows = self.connection.execute(
             "SELECT problem FROM files WHERE problem IS NOT NULL ORDER BY name")
-        return [row[0] for row in rows]
+        return [*([self.note] if self.note else []), *(row[0] for row in rows)]
 
     def _wordings(self, where: str, args: tuple[object, ...]) -> Iterator[Wording]:
         rows = self.connection.execute(f"SELECT {', '.join(_COLUMNS)} FROM entries {where} "
@@ -164,59 +209,125 @@ class StoredIndex:
 
 def refresh(folder: Path, known: Mapping[str, ErrorRecord] | None = None) -> int:
     """Bring `folder`'s stored index up to date with its errors/ files, building it if it is
-    missing or unreadable; `known`: records a run holds in memory, as their files now are.
-    Returns how many files were read again (or taken from `known`)."""
+    missing or damaged; `known`: records a run holds in memory, as their files now are.
+    Returns how many files were read again (or taken from `known`). An index file the crawler
+    did not write is an `OutputError`, and left as it is."""
     path = folder / INDEX_FILE
     with closing(_connect_or_build(path)) as connection:
         return _bring_up_to_date(connection, folder, known or {})
 
 
-def open_index(folder: Path) -> sqlite3.Connection:
-    """`folder`'s index, up to date: the stored one (refreshed in place), or, where it cannot
-    be written, one built in memory from the files."""
+def open_index(folder: Path) -> StoredIndex:
+    """`folder`'s index, up to date: the stored one (refreshed in place), or one built in memory
+    from the files where it cannot be written or is not the crawler's (then named in `note`)."""
     connection = None
+    note = None
     try:
         connection = _connect_or_build(folder / INDEX_FILE)
         _bring_up_to_date(connection, folder, {})
-        return connection
+        return StoredIndex(connection)
+    except OutputError as error:  # not the crawler's file: left as it is, and said
+        note = str(error)
     except (sqlite3.Error, OSError):
-        if connection is not None:
-            connection.close()
-        connection = sqlite3.connect(":memory:")
-        connection.executescript(_SCHEMA)
-        _bring_up_to_date(connection, folder, {})
-        return connection
+        pass
+    if connection is not None:
+        connection.close()
+    connection = sqlite3.connect(":memory:")
+    connection.executescript(_SCHEMA)
+    _bring_up_to_date(connection, folder, {})
+    return StoredIndex(connection, note)
 
 
 def _connect_or_build(path: Path) -> sqlite3.Connection:
-    """The index at `path` if it is one of this version, else a new empty one put in its place."""
-    if path.is_file() and not path.is_symlink():
-        connection = sqlite3.connect(path)
-        try:
+    """The index at `path` if it is one of this version; else, where the crawler wrote what is
+    there (or nothing is), a new empty one put in its place, looked at again before use."""
+    from crawler.store.plain_files import lstat_or_none
+
+    for _ in range(3):
+        found = lstat_or_none(path)
+        if found is not None:
+            connection = _open_own(path, found)
+            if connection is not None:
+                return connection
+        _put_empty(path, found)
+    raise OutputError(f"{path}: replaced again and again while the lookup index was built there; "
+                      "it was left as it is; run again")
+
+
+def _open_own(path: Path, found: os.stat_result) -> sqlite3.Connection | None:
+    """The index at `path`, open, if it is of this version; None where it is the crawler's but
+    empty, damaged or of another version (to be built again); an `OutputError` for anything
+    the crawler did not write."""
+    from crawler.store.plain_files import kind_of, read_head
+
+    if not stat.S_ISREG(found.st_mode):
+        raise OutputError(f"{path}: {kind_of(found.st_mode)}, not the lookup index the crawler "
+                          f"writes; it was left as it is; {_MOVE_IT}")
+    if found.st_size == 0:
+        return None  # an empty file holds nothing to lose
+    head = read_head(path, 100) or b""
+    if not head.startswith(sqlite_guard.SQLITE_MAGIC):
+        raise OutputError(f"{path}: a plain file that is no SQLite database, not the lookup index "
+                          f"the crawler writes; it was left as it is; {_MOVE_IT}")
+    marked = head[68:72] == APPLICATION_ID.to_bytes(4, "big")
+    connection = sqlite3.connect(path)
+    try:
+        version = _version(connection, path, marked)
+    except BaseException:
+        connection.close()
+        raise
+    if version == INDEX_VERSION:
+        return connection
+    connection.close()
+    return None
+
+
+def _version(connection: sqlite3.Connection, path: Path, marked: bool) -> str | None:
+    """The index version of a database at the index's place, read within a bound in steps;
+    None where it bears the crawler's mark but is damaged. One written before the mark is told
+    by its own tables; any other database is an `OutputError`."""
+    try:
+        with sqlite_guard.bounded(connection, path, sqlite_guard.budget_for(path), _MOVE_IT):
+            sqlite_guard.require_tables(connection, path, {"meta": ("key", "value"),
+                                                           "files": (), "entries": ()}, _MOVE_IT)
             row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if row is not None and row[0] == INDEX_VERSION:
-                return connection
-        except sqlite3.DatabaseError:
-            pass  # not a database, or another shape: built again below
-        connection.close()
-    _build_empty(path)
-    return sqlite3.connect(path)
+                sqlite_guard.require_tables(connection, path, _TABLES, _MOVE_IT)
+    except sqlite3.DatabaseError:
+        row = None
+    if row is None and not marked:
+        raise OutputError(f"{path}: an SQLite database the crawler did not write, not its lookup "
+                          f"index; it was left as it is; {_MOVE_IT}")
+    return None if row is None else str(row[0])
 
 
-def _build_empty(path: Path) -> None:
-    """A new empty index put at `path` whole (written aside, then renamed over it)."""
+def _put_empty(path: Path, found: os.stat_result | None) -> None:
+    """A new empty index put at `path` whole (written aside, then moved into place): where
+    nothing was, never over what appeared since; where the crawler's was, only over that file."""
+    from crawler.store.plain_files import lstat_or_none
+
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     try:
         with closing(sqlite3.connect(temp)) as connection:
+            connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             connection.executescript(_SCHEMA)
             connection.execute("INSERT INTO meta VALUES ('version', ?)", (INDEX_VERSION,))
             connection.commit()
         os.chmod(temp, 0o666 & ~_umask())
-        os.replace(temp, path)
+        now = lstat_or_none(path)
+        if found is None and now is None:
+            with suppress(FileExistsError):
+                os.link(temp, path)  # fails, replacing nothing, where a file appeared meanwhile
+        elif found is not None and now is not None and _same_file(found, now):
+            os.replace(temp, path)
     finally:
         with suppress(FileNotFoundError):
             os.unlink(temp)
+
+
+def _same_file(one: os.stat_result, other: os.stat_result) -> bool:
+    return (one.st_dev, one.st_ino, one.st_mode) == (other.st_dev, other.st_ino, other.st_mode)
 
 
 def _umask() -> int:
@@ -227,48 +338,47 @@ def _umask() -> int:
 
 def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
                       known: Mapping[str, ErrorRecord]) -> int:
-    listing = _listing_signature(folder)
-    row = connection.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
-    if not known and listing and row is not None and row[0] == listing:
-        return 0  # no file of errors/ was added, removed or replaced since the index was
-    now = errors_signatures(folder)
-    stored = dict(connection.execute("SELECT name, signature FROM files").fetchall())
-    gone = [name for name in stored if name not in now]
-    changed = sorted(name for name, sign in now.items() if stored.get(name) != sign)
-    states = [read_file_state(folder, name, now[name], known) for name in changed]
+    """Read again the files of errors/ whose signature changed, or whose bytes did where the
+    signature could not be trusted yet; drop the rows of files gone. Nothing changed: no write."""
+    now_ns = time.time_ns()
+    listing = errors_listing(folder)
+    stored = {name: (sign, digest) for name, sign, digest in
+              connection.execute("SELECT name, signature, digest FROM files")}
+    gone = [name for name in stored if name not in listing]
+    changed: list[str] = []
+    settled: list[tuple[str]] = []  # racy when read, unchanged since, old enough now
+    for name, found in sorted(listing.items()):
+        sign, digest = stored.get(name, (None, None))
+        if sign != signature_text(found):
+            changed.append(name)
+        elif digest is not None:
+            if file_digest(folder / ERRORS_DIR / name, found) != digest:
+                changed.append(name)
+            elif not is_racy(found, now_ns):
+                settled.append((name,))
+    if not (gone or changed or settled):
+        return 0
+    states = [read_file_state(folder, name, listing[name], known, now_ns) for name in changed]
     with connection:  # one transaction: a reader sees the index before or after, never between
         connection.execute("PRAGMA foreign_keys = ON")
         connection.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone + changed])
         _insert(connection, states)
-        connection.execute("INSERT OR REPLACE INTO meta VALUES ('listing', ?)", (listing,))
+        connection.executemany("UPDATE files SET digest = NULL WHERE name = ?", settled)
     return len(changed)
 
 
-def _listing_signature(folder: Path) -> str:
-    """errors/'s own signature, which every create, rename or removal in it changes (each write
-    of the crawler renames a file into place); "" when missing, or too recent to trust: a change
-    in the same clock tick as the last one would leave it as it is (git's "racy" files)."""
-    try:
-        found = os.lstat(folder / ERRORS_DIR)
-    except OSError:
-        return ""
-    if time.time_ns() - max(found.st_mtime_ns, found.st_ctime_ns) < RACY_NS:
-        return ""
-    return json.dumps([found.st_ino, found.st_mtime_ns, found.st_ctime_ns])
-
-
 def _insert(connection: sqlite3.Connection, states: Iterable[FileState]) -> None:
-    files: list[tuple[str, str, str | None]] = []
+    files: list[tuple[str, str, str | None, str | None]] = []
     entries: list[tuple[object, ...]] = []
     words: list[tuple[str, str, int]] = []
     for state in states:
-        files.append((state.name, state.signature, state.problem))
+        files.append((state.name, state.signature, state.digest, state.problem))
         for position, wording in enumerate(state.wordings):
             row = [getattr(wording, column) for column in _COLUMNS]
             row[_COLUMNS.index("placeholders")] = json.dumps(list(wording.placeholders))
             entries.append((state.name, position, *row, wording.exception_name, wording.required))
             words.extend((word, state.name, position) for word in shared_words(wording.literal_text))
-    connection.executemany("INSERT INTO files VALUES (?, ?, ?)", files)
+    connection.executemany("INSERT INTO files VALUES (?, ?, ?, ?)", files)
     marks = ",".join("?" * (len(_COLUMNS) + 4))
     connection.executemany(f"INSERT INTO entries VALUES ({marks})", entries)
     connection.executemany("INSERT INTO words VALUES (?, ?, ?)", words)

@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -23,6 +22,7 @@ from crawler.records import REMOVED
 from crawler.serve import lookup_index, ranking
 from crawler.serve.export import export
 from crawler.serve.lookup import (
+    FolderAnswer,
     LookupIndex,
     describe,
     load_records,
@@ -110,20 +110,44 @@ def test_update_refreshes_the_changed_record_only(small: GitRepo, tmp_path: Path
     assert match.exact and match.wording.status == "needs_review"
 
 
-def test_a_missing_or_broken_index_is_built_again(out: Path, tmp_path: Path) -> None:
+def test_a_missing_empty_damaged_or_old_index_is_built_again(out: Path, tmp_path: Path) -> None:
+    """Only what the crawler wrote is replaced: its index of another version (or of the version
+    before the mark), an index it marked that is damaged, an empty file, nothing at all."""
     (folder,) = repository_folders(out)
     index = folder / lookup_index.INDEX_FILE
-    expected = describe(lookup_output(folder, "bad shape 3").answer.matches)
-    for spoil in (index.unlink, lambda: index.write_bytes(b"not a database" * 100),
-                  lambda: _set_version(index, "0")):
+    expected = _found(lookup_output(folder, "bad shape 3"))
+    for spoil in (index.unlink, lambda: index.write_bytes(b""), lambda: _set_version(index, "0"),
+                  lambda: _truncate(index, 100), lambda: _unmarked_version_2(index)):
         spoil()
-        assert describe(lookup_output(folder, "bad shape 3").answer.matches) == expected
-        assert index.is_file() and rows(folder)
+        found = lookup_output(folder, "bad shape 3")
+        assert _found(found) == expected and expected and found.problems == ()
+        assert index.is_file() and rows(folder) and _mark(index) == lookup_index.APPLICATION_ID
+
+
+def _found(found: FolderAnswer) -> list[tuple[str, bool, str]]:
+    return [(m.wording.record_id, m.exact, m.wording.template) for m in found.answer.matches]
 
 
 def _set_version(index: Path, version: str) -> None:
     with closing(sqlite3.connect(index)) as connection, connection:
         connection.execute("UPDATE meta SET value = ? WHERE key = 'version'", (version,))
+
+
+def _truncate(index: Path, size: int) -> None:
+    with index.open("r+b") as handle:
+        handle.truncate(size)
+
+
+def _unmarked_version_2(index: Path) -> None:
+    """An index as version 2 wrote it: no application_id, its files table without digests."""
+    with closing(sqlite3.connect(index)) as connection, connection:
+        connection.execute("PRAGMA application_id = 0")
+        connection.execute("ALTER TABLE files DROP COLUMN digest")
+        connection.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+
+
+def _mark(index: Path) -> int:
+    return int.from_bytes(index.read_bytes()[68:72], "big")
 
 
 def test_a_record_file_replaced_by_a_person_is_seen(out: Path, tmp_path: Path) -> None:
@@ -136,24 +160,42 @@ def test_a_record_file_replaced_by_a_person_is_seen(out: Path, tmp_path: Path) -
     assert match.wording.status == REMOVED
 
 
-def test_an_unchanged_listing_is_trusted_without_a_stat_per_file(
-        out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every crawler write renames a file into errors/, which changes the folder's own
-    signature: while that stays, no file is looked at. A listing changed within the last
-    RACY_NS is checked file by file (a change in the same clock tick would not show)."""
+def test_an_unchanged_folder_reads_no_file_and_writes_nothing(out: Path) -> None:
     (folder,) = repository_folders(out)
+    lookup_index.refresh(folder)
+    index = folder / lookup_index.INDEX_FILE
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    assert lookup_index.refresh(folder) == 0
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
+def test_a_racy_file_is_told_by_its_bytes_until_old_enough(
+        out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file read within RACY_NS of its last change keeps a digest: a change in the same clock
+    tick (its signature unchanged, set here in the index as such a change leaves it) is read
+    again; once the file is old enough, its digest is dropped and its signature trusted."""
+    (folder,) = repository_folders(out)
+    (path,) = [p for p in (folder / "errors").iterdir() if "bad shape" in p.read_text()]
+    os.utime(path)  # just changed: racy when the index reads it
+    lookup_index.refresh(folder)
+    assert _digests(folder)[path.name] is not None
+    text = path.read_text()
+    with path.open("r+") as handle:  # in place, the same length
+        handle.truncate(0)
+        handle.write(text.replace("bad shape", "bad shope"))
+    with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection, connection:
+        connection.execute("UPDATE files SET signature = ? WHERE name = ?",
+                           (lookup_index.signature_text(os.lstat(path)), path.name))
+    assert lookup_index.refresh(folder) == 1
+    assert [m.exact for m in lookup_output(folder, "bad shope 3").answer.matches][:1] == [True]
     monkeypatch.setattr(lookup_index, "RACY_NS", 0)
-    lookup_index.refresh(folder)  # the listing's signature is stored now
-    calls: list[Path] = []
-    real = lookup_index.errors_signatures
-    monkeypatch.setattr(lookup_index, "errors_signatures", lambda f: calls.append(f) or real(f))
-    assert lookup_index.refresh(folder) == 0 and calls == []
-    time.sleep(0.05)  # past the file system's clock tick
-    (path,) = [p for p in (folder / "errors").iterdir() if "missing column" in p.read_text()]
-    replacement = path.with_name(".edit.tmp")
-    replacement.write_text(path.read_text().replace("status: active", "status: removed", 1))
-    os.replace(replacement, path)
-    assert lookup_index.refresh(folder) == 1 and calls == [folder]
+    assert lookup_index.refresh(folder) == 0
+    assert set(_digests(folder).values()) == {None}
+
+
+def _digests(folder: Path) -> dict[str, str | None]:
+    with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection:
+        return dict(connection.execute("SELECT name, digest FROM files").fetchall())
 
 
 def test_a_broken_record_file_is_named_and_the_others_served(out: Path, tmp_path: Path) -> None:
