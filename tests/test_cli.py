@@ -97,7 +97,7 @@ def test_lookup_over_the_folder_and_over_the_database(small_repo: GitRepo, tmp_p
     for where in ([str(out)], ["--db", str(db)]):
         result = runner.invoke(main, ["lookup", "ValueError: bad 42", *where, "--json"])
         assert result.exit_code == 0, result.output
-        (hit,) = [h for h in json.loads(result.output) if h["exact"]]
+        (hit,) = [h for h in json.loads(result.output)["matches"] if h["exact"]]
         assert hit["template"] == "bad {x}" and hit["path"] == "m.py"
 
 

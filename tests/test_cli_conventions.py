@@ -97,7 +97,7 @@ def test_lookup_exit_codes_and_quiet(extracted: Path) -> None:
     runner = CliRunner()
     found = runner.invoke(main, ["lookup", "ValueError: worse 3", str(extracted)])
     assert found.exit_code == 0 and found.output.startswith("= ")
-    close = runner.invoke(main, ["lookup", "ValueError: worse", str(extracted)])
+    close = runner.invoke(main, ["lookup", "ValueError: worse than ever before", str(extracted)])
     assert close.exit_code == 1 and "the closest" in close.output
     quiet = runner.invoke(main, ["lookup", "ValueError: worse 3", str(extracted), "-q"])
     assert (quiet.exit_code, quiet.output) == (0, "")

@@ -316,7 +316,7 @@ def test_lookup_in_the_sqlite_export_tries_past_wordings_as_the_folder_does(
     from_folder = CliRunner().invoke(main, ["lookup", message, str(walked.root), "--json"])
     assert from_db.exit_code == from_folder.exit_code == 0, from_db.output
     assert from_db.output == from_folder.output
-    found = json.loads(from_db.output)
+    found = json.loads(from_db.output)["matches"]
     assert found and found[0]["exact"]
     if "negative size" in message or "non-negative" in message:
         first = found[0]

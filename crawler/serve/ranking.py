@@ -17,9 +17,10 @@ is in a text, and those sharing the most words with it) and fits each (`matching
 - a match is *confident* when it is exact or an exact prefix, explains at least half of the
   paste (CONFIDENT_EXPLAINED) and finds at least 12 literal characters (or the whole template):
   a template that is mostly placeholders never is on a long paste;
-- order: confident first (exact before exact prefix), then the score, the more specific
-  template (more literal characters), a live record before a removed one, today's wording
-  before a past one. Equal in the first four: a tie, with the same rank.
+- order: confident first (the paste's last exception first, exact before exact prefix, the
+  record's own regex before a loose fit), then
+  the score, the more specific template (more literal characters), a live record before a
+  removed one, today's wording before a past one. Equal in all but the last two: a tie.
 
 The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
 CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
@@ -138,6 +139,8 @@ class Match:
     confident: bool  # the template's own words explain the paste: it may be the answer
     text: str  # the pasted text it was matched on
     captures: dict[str, str] = field(default_factory=dict)
+    loose: bool = False  # fitted with whitespace and URLs left out, not by the record's regex
+    report: int = 0  # which exception of the paste: 0 the last raised, 1 the one before...
     rank: int = 0  # 1 for the best; equal for ties
     tie: bool = False  # another match has the same place
 
@@ -239,6 +242,7 @@ def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
     squashed = squash(text)
     captures: dict[str, str] = {}
     fit = _regex_fit(wording, text, squashed, budget, captures)
+    loose = fit is None
     if fit is None:
         fit = loose_match(_pieces(wording.template), squashed)
     if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
@@ -253,7 +257,7 @@ def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
     both = 2 * fit.explained * fit.coverage / (fit.explained + fit.coverage)
     score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
-                 round(score, 3), kin, confident, text, captures)
+                 round(score, 3), kin, confident, text, captures, loose, order_of_report)
 
 
 def _regex_fit(wording: Wording, text: str, squashed: str, budget: Budget,
@@ -301,16 +305,20 @@ def _compiled(regex: str) -> BoundedRegex | None:
 _KIND_ORDER = {EXACT: 0, PREFIX: 1, CLOSEST: 2}
 
 
-def _place(match: Match) -> tuple[bool, int, float, int]:
-    """What makes two matches a tie: confidence, kind, score, the template's literal size."""
+def _place(match: Match) -> tuple[bool, int, int, bool, float, int]:
+    """What makes two matches a tie: confidence, the exception of the paste (the last raised
+    first), the kind and the record's own regex before a loose fit when confident, the score,
+    the template's literal size."""
     literal = -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
-    kind = _KIND_ORDER[match.kind] if match.confident else 0
-    return (not match.confident, kind, -match.score, literal)
+    if match.confident:
+        return (False, match.report, _KIND_ORDER[match.kind], match.loose, -match.score, literal)
+    return (True, 0, 0, False, -match.score, literal)
 
 
 def order(match: Match) -> tuple[object, ...]:
-    """Confident first (exact before exact prefix), then the score (with the class's kinship),
-    the more specific template, live before removed, today's wording before a past one."""
+    """Confident first (the last exception raised first, exact before exact prefix), then the
+    score (with the class's kinship), the more specific template, live before removed, today's
+    wording before a past one."""
     wording = match.wording
     return (*_place(match), wording.status == REMOVED, wording.past, wording.repo,
             wording.path, wording.line)

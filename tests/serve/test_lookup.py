@@ -44,17 +44,18 @@ def templates(matches: list) -> list[str]:
 
 def test_best_first_by_literal_characters(records: list[ErrorRecord]) -> None:
     matches = lookup("bad shape (3, 4) for x", records)
-    assert templates(matches) == ["bad shape {shape} for {name}", "bad shape {shape}"]
-    assert all(m.exact for m in matches)
+    assert templates(matches)[:2] == ["bad shape {shape} for {name}", "bad shape {shape}"]
+    # "{shape}" takes more than half of the paste: close, not an answer
+    assert [(m.kind, m.confident) for m in matches[:2]] == [("exact", True), ("closest", False)]
     assert matches[0].captures == {"shape": "(3, 4)", "name": "x"}
 
 
 def test_traceback_line_and_key_error_repr(records: list[ErrorRecord]) -> None:
-    (match,) = lookup("KeyError: 'missing column x'", records)
+    match = lookup("KeyError: 'missing column x'", records)[0]
     assert match.wording.exception == "KeyError"
     assert match.captures == {"key": "x"}
     traceback = "Traceback (most recent call last):\n  File \"m.py\", line 3\nValueError: bad shape\n"
-    assert templates(lookup(traceback, records)) == ["bad shape"]
+    assert templates(lookup(traceback, records))[0] == "bad shape"
 
 
 def test_a_dynamic_template_is_not_a_match(records: list[ErrorRecord]) -> None:
@@ -68,8 +69,9 @@ def test_closest_when_nothing_matches(records: list[ErrorRecord]) -> None:
 
 
 def test_parse_message() -> None:
-    assert parse_message("ValueError: x: y") == ("ValueError", ["x: y"])
-    assert parse_message("note: x: y") == ("note", ["x: y", "note: x: y"])
+    assert parse_message("ValueError: x: y") == ("ValueError", ["x: y", "y"])
+    assert parse_message("note: x: y") == (None, ["note: x: y", "x: y"])
+    assert parse_message("FilteredStackTrace: pkg.BadThing: x") == ("pkg.BadThing", ["x"])
     assert parse_message("plain text") == (None, ["plain text"])
 
 
@@ -99,7 +101,7 @@ def test_ten_thousand_records_answer_well_under_a_second(records: list[ErrorReco
     for message in ["failure number 1999 in x of kind y", "'key 5 missing: z'",
                     "literal message number 77", "nothing like any of them at all"] * 5:
         started = time.process_time()
-        assert index.lookup(message)
+        assert index.answer(message).verdict in ("found", "none")
         timings.append(time.process_time() - started)
     median = statistics.median(timings)
     assert median < 0.1 and cold < 1.0, (median, cold)
@@ -115,7 +117,9 @@ def test_cli_lookup(tmp_path: Path, records: list[ErrorRecord]) -> None:
     assert "bad shape {shape}" in result.output and result.output.startswith("= ")
     result = runner.invoke(main, ["lookup", "bad shape 3", str(tmp_path), "--json"])
     data = json.loads(result.output)
-    assert data[0]["template"] == "bad shape {shape}" and data[0]["exact"] is True
+    first = data["matches"][0]
+    assert first["template"] == "bad shape {shape}" and first["match"] == "exact"
+    assert (data["verdict"], data["exit"], first["rank"]) == ("found", 0, 1)
     result = runner.invoke(main, ["lookup", "completely different words", str(tmp_path)])
     assert result.exit_code == 1  # nothing matches: exit 1, the closest still printed
 
@@ -144,25 +148,21 @@ def ranked() -> list[ErrorRecord]:
 
 def test_the_exception_of_a_traceback_line_is_no_message_text(ranked: list[ErrorRecord]) -> None:
     """`KeyError: 'k'` is a KeyError saying 'k', never `{self._state}: {self}` with
-    `_state = 'KeyError'`: nothing matches exactly."""
+    `_state = 'KeyError'`; and a template that is all placeholders explains no paste."""
     answer = LookupIndex(ranked).answer("KeyError: 'k'")
     assert not answer.found
-    assert "{self._state}: {self}" not in [m.wording.template for m in answer.matches if m.exact]
-    # An unknown word before `: ` may be message text: the whole line is tried too.
-    (match,) = LookupIndex(ranked).lookup("Idle: <Machine 3>", limit=1)
-    assert match.exact and match.wording.template == "{self._state}: {self}"
-    assert match.captures["self"] == "<Machine 3>" and match.same_exception is False
+    assert "{self._state}: {self}" not in [m.wording.template for m in answer.matches]
+    assert LookupIndex(ranked).answer("Idle: <Machine 3>").verdict == "none"
 
 
-def test_the_named_exception_ranks_first_at_any_score(ranked: list[ErrorRecord]) -> None:
+def test_the_named_exception_breaks_the_tie_of_equal_texts(ranked: list[ErrorRecord]) -> None:
+    # "bad {x}" of the named TypeError explains too little of the text to win over "bad value {x}"
     matches = lookup("TypeError: bad value 3", ranked)
-    assert [(m.wording.exception, m.same_exception) for m in matches] == [
-        ("TypeError", True), ("ValueError", False)]
-    assert matches[0].score < matches[1].score  # "bad {x}" explains less text, yet comes first
-    # Without a name, the template explaining more of the message comes first.
-    assert templates(lookup("bad value 3", ranked)) == ["bad value {x}", "bad {x}"]
-    assert [m.wording.exception for m in lookup("IndexError: value 9 is out of range", ranked)] \
-        == ["IndexError", "ValueError"]
+    assert [(m.wording.exception, m.kinship, m.confident) for m in matches[:2]] == [
+        ("ValueError", "other", True), ("TypeError", "same", False)]
+    assert templates(lookup("bad value 3", ranked))[:2] == ["bad value {x}", "bad {x}"]
+    assert [m.wording.exception for m in lookup("IndexError: value 9 is out of range", ranked)
+            ][:2] == ["IndexError", "ValueError"]
 
 
 def test_a_whole_traceback_finds_its_last_exception(records: list[ErrorRecord]) -> None:
@@ -190,9 +190,10 @@ def test_removed_records_are_found_and_marked(records: list[ErrorRecord]) -> Non
     gone = "b" * 40
     removed = [replace(r, status=REMOVED, history=replace(r.history, removed_in=gone))
                if r.site.message.template == "bad shape {shape}" else r for r in records]
-    (match,) = [m for m in lookup("bad shape (3, 4)", removed) if m.exact]
+    answer = LookupIndex(removed).answer("bad shape (3, 4)")
+    (match,) = [m for m in answer.matches if m.wording.template == "bad shape {shape}"]
     assert (match.wording.status, match.wording.removed_in) == (REMOVED, gone)
-    (data,) = describe([match])
+    (data,) = [d for d in describe(answer)["matches"] if d["id"] == match.wording.record_id]
     assert (data["status"], data["removed_in"], data["repo"]) == (REMOVED, gone, "local/o/n")
 
 
@@ -213,11 +214,13 @@ def test_limit_bounds_the_matches_and_the_closest(ranked: list[ErrorRecord],
     assert len(everything.lookup("value shape bad items column range", limit=2)) == 2
 
 
-def test_one_score_scale(ranked: list[ErrorRecord], records: list[ErrorRecord]) -> None:
-    """Exact and close alike: the share of the message the template's literal text explains."""
+def test_one_scale_for_every_kind(ranked: list[ErrorRecord], records: list[ErrorRecord]) -> None:
+    """Exact and close alike: the share of the paste the template's literal text explains
+    (whitespace left out), and the share of the template the paste shows."""
     everything = LookupIndex([*ranked, *records])
     exact = everything.lookup("bad shape (3, 4) for x")
     close = everything.lookup("the shape was wrong")
     assert exact[0].exact and not close[0].exact
-    assert all(0 < m.score <= 1 for m in exact + close)
-    assert exact[0].score == round(len("bad shape  for ") / len("bad shape (3, 4) for x"), 3)
+    assert all(0 < m.explained <= 1 and 0 < m.coverage <= 1 for m in exact + close)
+    assert exact[0].explained == round(len("badshapefor") / len("badshape(3,4)forx"), 3)
+    assert exact[0].coverage == 1.0

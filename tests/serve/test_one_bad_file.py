@@ -88,7 +88,7 @@ def test_lookup_serves_every_other_record_and_names_the_bad_files(root: Path) ->
                            ("door 3 is already closed", "closed")):
         code, out, err = run("lookup", message, str(root), "--json")
         assert code == 1
-        (found,) = json.loads(out)
+        found = json.loads(out)["matches"][0]
         assert words in found["template"] and found["exact"]
         lines = err.splitlines()
         assert len(lines) == 2 and lines[0].startswith(f"skipped: {broken}:")
@@ -105,7 +105,7 @@ def test_export_and_lookup_db_serve_every_other_record(root: Path, tmp_path: Pat
         assert sorted(r[0] for r in db.execute("SELECT template FROM records")) == [
             "cannot fly at {height} metres", "door {door} is already closed"]
     code, out, err = run("lookup", "cannot fly at 3 metres", "--db", str(database), "--json")
-    assert code == 0 and json.loads(out)[0]["exact"]
+    assert code == 0 and json.loads(out)["matches"][0]["exact"]
     code, out, err = run("export", str(root), "--format", "jsonl", "--to", "-")
     assert code == 1 and len(out.splitlines()) == 2 and f"skipped: {broken}:" in err
 
@@ -164,9 +164,9 @@ def test_an_edited_catastrophic_regex_is_counted_not_waited_for(eight: Path) -> 
     code, out, err = run("lookup", "a" * 60 + "b", str(eight))
     # nothing matches: exit 1 since issue 18 (it was 0)
     assert code == 1 and "1 records' regexes ran out of time" in err
-    assert out.startswith("no record matches")
+    assert out.startswith("no raise site of the catalogued repositories prints this message")
     code, out, _ = run("lookup", FITS, str(eight), "--json")
-    assert code == 0 and len(json.loads(out)) == 10  # 199 fit: the first ten come back
+    assert code == 0 and len(json.loads(out)["matches"]) == 10  # 199 fit: the first ten come back
 
 
 def test_lookup_db_is_bounded_too(eight: Path, tmp_path: Path) -> None:
