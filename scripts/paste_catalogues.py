@@ -1,0 +1,155 @@
+"""Build the catalogues the pasted-error corpus (tests/serve/pastes/) is measured against.
+
+The tests must not touch the network, so each catalogue is made beforehand by the installed
+`crawler` itself, from a local git directory (a clone or a bare mirror: this script fetches
+nothing), and stored as test data: tests/serve/pastes/catalogues/<library>.tar.xz holds its
+output folder (manifest.yaml and errors/), with every record's `snippet` emptied (the source
+of the enclosing function is no part of a lookup, and it is most of the bytes).
+
+Libraries with release tags are walked with `crawler history` (so old wordings and removed
+sites are known), a bounded run of their last releases up to the pinned one; the standard
+library of this interpreter is extracted once, from a git repository made of a copy of its .py
+files (the test suites left out).
+
+    python scripts/paste_catalogues.py --git click=CLICK_GIT --git requests=REQUESTS_GIT \\
+        --git attrs=ATTRS_GIT --git jax=JAX_GIT --stdlib
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent / "tests" / "serve" / "pastes" / "catalogues"
+
+
+@dataclass(frozen=True)
+class Walk:
+    """How one library's catalogue is made: its identity, release tags and pinned release."""
+
+    name: str  # the output identity, HOST/OWNER/NAME
+    tags: str  # the glob of its release tags
+    since: str  # the first release walked
+    commit: str  # the pinned release, the walk's last step
+    evidence: bool = True
+
+
+WALKS = {
+    "click": Walk("github.com/pallets/click", "*", "7.0", "8.5.0"),
+    "requests": Walk("github.com/psf/requests", "v2.*", "v2.20.0", "v2.34.2"),
+    "attrs": Walk("github.com/python-attrs/attrs", "*", "19.1.0", "26.1.0"),
+    "jax": Walk("github.com/jax-ml/jax", "jax-v*", "jax-v0.8.0", "jax-v0.10.2", evidence=False),
+}
+STDLIB_NAME = "github.com/python/cpython-3.11.7"
+TEST_FOLDERS = ("test", "tests", "idle_test", "idlelib", "lib2to3")
+
+
+def walk_history(library: str, git_dir: Path, work: Path) -> Path:
+    """`crawler history` of one library into a folder of `work`; its repository folder."""
+    walk = WALKS[library]
+    output = work / library
+    command = ["crawler", "history", str(git_dir), "--tags", walk.tags, "--since", walk.since,
+               "--commit", walk.commit, "--name", walk.name, "-o", str(output), "-q",
+               "--cache-dir", str(work / "cache")]
+    if not walk.evidence:
+        command.append("--no-evidence")
+    subprocess.run(command, check=True)
+    return output / walk.name
+
+
+def stdlib_repository(work: Path) -> Path:
+    """A git repository of this interpreter's standard library .py files, tests left out."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    repo = work / "stdlib-src"
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("site-packages", "dist-packages") or \
+                any(part in TEST_FOLDERS for part in relative.parts[:-1]):
+            continue
+        target = repo / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    git = ["git", "-C", str(repo), "-c", "user.name=paste corpus", "-c",
+           "user.email=paste@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "the standard library"], check=True)
+    return repo
+
+
+def extract_stdlib(work: Path) -> Path:
+    """`crawler extract` of the standard library copy; its repository folder."""
+    output = work / "stdlib"
+    subprocess.run(["crawler", "extract", str(stdlib_repository(work)), "--name", STDLIB_NAME,
+                    "-o", str(output), "-q", "--cache-dir", str(work / "cache")], check=True)
+    return output / STDLIB_NAME
+
+
+# a record's snippet: the key and its block scalar, whose lines are indented deeper or blank
+_SNIPPET = re.compile(r"^  snippet: [|>][-+0-9]*\n(?:(?:    .*)?\n)*", re.MULTILINE)
+
+
+def without_snippet(text: str) -> str:
+    """A record file's text with its snippet emptied (one line, the same key)."""
+    return _SNIPPET.sub("  snippet: ''\n", text, count=1)
+
+
+def pack(library: str, folder: Path, name: str) -> Path:
+    """The repository folder's manifest and records, snippets emptied, as <library>.tar.xz
+    holding NAME/manifest.yaml and NAME/errors/*.yaml (no lookup index: it is a cache)."""
+    HERE.mkdir(parents=True, exist_ok=True)
+    target = HERE / f"{library}.tar.xz"
+    with tempfile.TemporaryDirectory() as staging:
+        copy = Path(staging) / name
+        (copy / "errors").mkdir(parents=True)
+        shutil.copyfile(folder / "manifest.yaml", copy / "manifest.yaml")
+        for record in sorted((folder / "errors").glob("*.yaml")):
+            text = record.read_text(encoding="utf-8")
+            (copy / "errors" / record.name).write_text(without_snippet(text), encoding="utf-8")
+        with tarfile.open(target, "w:xz", preset=9) as archive:
+            archive.add(copy, arcname=name, filter=_reproducible)
+    return target
+
+
+def _reproducible(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Members without this machine's owner or times: the same records pack the same."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--git", action="append", default=[], metavar="LIBRARY=GIT_DIR",
+                        help=f"a local git directory of one of {', '.join(WALKS)}")
+    parser.add_argument("--stdlib", action="store_true", help="extract this Python's stdlib too")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="paste-catalogues-") as scratch:
+        work = Path(scratch)
+        for item in args.git:
+            library, _, git_dir = item.partition("=")
+            if library not in WALKS:
+                parser.error(f"--git {item}: the library is one of {', '.join(WALKS)}")
+            started = time.monotonic()
+            folder = walk_history(library, Path(git_dir), work)
+            target = pack(library, folder, WALKS[library].name)
+            print(f"{library}: {time.monotonic() - started:.0f} s, {target.stat().st_size:,} bytes")
+        if args.stdlib:
+            started = time.monotonic()
+            target = pack("stdlib", extract_stdlib(work), STDLIB_NAME)
+            print(f"stdlib: {time.monotonic() - started:.0f} s, {target.stat().st_size:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
