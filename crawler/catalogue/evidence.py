@@ -52,10 +52,8 @@ MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') i
 MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
 MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
 PROGRESS_EVERY = 200  # assertions between two progress reports
-# the steps one test pattern may take over all the records it is tried on, as its shape bounds
-# them: the slowest forms tried ran 10**9 bound steps in 20 ms; the stdlib's costliest pattern
-# is bounded at 4 * 10**7 over its records
-PATTERN_STEPS = 10**10
+PATTERN_STEPS = 10**10  # bound steps a pattern may take over its records: 10**9 ran in 20 ms at
+# most on the slowest forms tried; the stdlib's costliest pattern is bounded at 4 * 10**7
 SEPARATOR = "\x00"  # between two examples in a group's haystack (a needle holding it is not used)
 
 WILD = None  # a glob symbol: any text
@@ -460,10 +458,9 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
     cut = {text for text, pattern in patterns.items() if pattern is None}
     for record_id, items in found.items():
         items = [e for e in items if e.pattern not in cut]  # fitted with other exceptions first
-        if not items:
-            continue
         kept = sorted(items, key=lambda e: (e.fits, e.path, e.line, e.pattern))[:MAX_EVIDENCE]
-        result[record_id] = tuple(sorted(kept, key=lambda e: (e.path, e.line, e.pattern, e.check)))
+        if kept:
+            result[record_id] = tuple(sorted(kept, key=lambda e: (e.path, e.line, e.pattern, e.check)))
     if stats is not None:
         stats.records = len(result)
         stats.seconds = time.perf_counter() - started
