@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import libcst as cst
@@ -39,6 +39,7 @@ from crawler.parse.reading import (
     Unreadable,
     _merge_text,
     _products,
+    in_group_of,
 )
 
 MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
@@ -113,11 +114,12 @@ def class_alias(name: str, position: flow.Position) -> list[cst.BaseExpression] 
     `errors.Bad`, capitalised by convention) or a conditional choice of classes. None for anything
     else (a call, a parameter, a loop): not guessed at."""
     found = flow.definitions(name, position)
-    if not found or any(len(definition) != 1 for definition in found):
-        return None
+    if not found or any(len(definition) != 1 or not definition[0][1] for definition in found):
+        return None  # several parts, or an opaque binding (unpacking): not one class
     classes: list[cst.BaseExpression] = []
     for definition in found:
-        choices = _class_choices(definition[0][0])
+        value = definition[0][0]
+        choices = _class_choices(value) if isinstance(value, cst.BaseExpression) else None
         if choices is None:
             return None
         classes.extend(choices)
@@ -280,8 +282,12 @@ class Follower:
                 else None
             if not found or any(len(definition) != 1 for definition in found):
                 raise Unreadable
-            return [b for definition in found for b in self.returned(callee, function,
-                                                                      *definition[0])]
+            built: list[Built] = []
+            for (returned, at), in found:
+                if not isinstance(returned, cst.BaseExpression):
+                    raise Unreadable
+                built.extend(self.returned(callee, function, returned, at))
+            return built
         if not isinstance(value, cst.Call):
             raise Unreadable
         scopes = _context(callee).scopes
@@ -473,12 +479,11 @@ def substitute(pieces: list[Piece], kind: str, bindings: Mapping[str, Binding]
     for piece in pieces:
         binding = bindings.get(piece.text) if piece.is_placeholder else None
         if binding is not None and binding.alternatives is not None and piece.plain:
-            readings.append(list(binding.alternatives))
+            readings.append([(k, in_group_of(piece, list(p))) for k, p in binding.alternatives])
         elif binding is not None:
-            readings.append([("dynamic", [Piece(binding.source, True, piece.plain)])])
+            readings.append([("dynamic", [replace(piece, text=binding.source)])])
         elif piece.is_placeholder:
-            readings.append([("dynamic", [Piece(_renamed(piece.text, bindings), True,
-                                                piece.plain)])])
+            readings.append([("dynamic", [replace(piece, text=_renamed(piece.text, bindings))])])
         else:
             readings.append([(kind, [piece])])
     alternatives = []

@@ -170,6 +170,8 @@ def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
         if definitions is None or len(definitions) != 1 or len(definitions[0]) != 1:
             continue
         expression = definitions[0][0][0]
+        if not isinstance(expression, cst.BaseExpression):
+            continue
         if _self_attribute(expression) is not None or _is_class_name(expression):
             found[piece.text] = exact(module, expression)
     return found
@@ -239,7 +241,7 @@ def none_guarded(name: str, position: flow.Position) -> bool:
     definitions = flow.definitions(name, position) if position else None
     if not definitions or len(definitions) < 2:
         return False
-    given = [d for d in definitions if len(d) == 1 and _falls_through(d[0][1], name)]
+    given = [d for d in definitions if len(d) == 1 and d[0][1] and _falls_through(d[0][1], name)]
     if len(given) != 1 or not isinstance(given[0][0][0], cst.Name):
         return False
     guard = _statement_at(given[0][0][1])

@@ -233,12 +233,16 @@ def cross_call(follower: Follower, reader: Reader, call: cst.Call, position: flo
 
 
 def argument_text(keyword: str | None, binding: Binding) -> ArgumentText:
-    readings = None if binding.alternatives is None else tuple(map(reading, binding.alternatives))
+    readings = None if binding.alternatives is None or any(
+        p.group for _, pieces in binding.alternatives for p in pieces) else tuple(
+        map(reading, binding.alternatives))
     return ArgumentText(keyword, binding.source, readings)
 
 
 def reading(alternative: Alternative) -> TextReading:
     kind, pieces = alternative
+    if any(p.group for p in pieces):
+        raise Unreadable("what a loop adds repeats: not handed to other modules")
     return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain) for p in pieces))
 
 

@@ -6,10 +6,20 @@ the role of the block in its parent statement. `definitions` walks backwards fro
 
 - `name = value` (or `name: T = value`) ends the walk with one definition;
 - `name += value` is the definitions reaching it, each followed by `value`;
-- an `if` whose branches assign gives one definition per branch (and the fall-through);
+- an `if` whose branches assign gives one definition per branch (and the fall-through), and so
+  does a `try` whose body does not bind the name: each handler and its `else` is a branch;
 - a `with` body is read as straight-line code;
-- a loop, `try`, `match`, `del`, `global`, unpacking or import that may bind the name makes the
-  answer unknown (None): the message then keeps a clear `{name}` placeholder, never a wrong guess.
+- a `for` or `while` loop whose body only adds to the name (`+=`, under `if`s too) is the
+  definitions reaching it followed by one `Repeated` part: the passes' alternatives, any number of
+  times (a `break`, `continue` or loop `else` in it makes the answer unknown);
+- unpacking and `with ... as`: the value bound there is opaque, so the definition is the name
+  itself (a `{name}` placeholder), to which `+=` may add text;
+- a `match`, `del`, `global`, or a loop that assigns the name anew makes the answer unknown
+  (None): the message then keeps a clear `{name}` placeholder, never a wrong guess.
+
+With `items=True` the name is a list whose text is joined: `name.append(value)` adds one
+`Element`, `name += value` and `name.extend(value)` add a sequence, and any other mention of the
+name (a call that could change the list) makes the answer unknown.
 """
 
 from __future__ import annotations
@@ -17,12 +27,30 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
 Level = tuple[Sequence[cst.CSTNode], int, str]  # (block statements, index on the path, role)
 Position = tuple[Level, ...]
-Part = tuple[cst.BaseExpression, Position]  # an expression and where it is evaluated
+
+
+@dataclass(frozen=True)
+class Element:
+    """One item a list gets: `name.append(value)`."""
+
+    value: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """What one pass of a loop adds, any number of times: the pass's alternatives."""
+
+    passes: tuple[tuple[Part, ...], ...]
+
+
+# An expression (or what a list or a loop adds) and where it is evaluated
+Part = tuple["cst.BaseExpression | Element | Repeated", Position]
 Definition = tuple[Part, ...]  # the text is the concatenation of its parts
 
 MAX_DEFINITIONS = 8
@@ -37,10 +65,11 @@ _NotFound = None
 _Result = list[Definition] | None
 
 
-def definitions(name: str, position: Position) -> list[Definition] | None:
-    """The definitions of `name` that reach `position`; None when unknown or unbound here."""
+def definitions(name: str, position: Position, items: bool = False) -> list[Definition] | None:
+    """The definitions of `name` that reach `position`; None when unknown or unbound here.
+    `items`: the name is a list of text pieces (see the module's docstring)."""
     try:
-        found = _Search(name).reaching(position)
+        found = _Search(name, items).reaching(position)
     except _GiveUp:
         return None
     if found is None or len(found) > MAX_DEFINITIONS:
@@ -48,12 +77,17 @@ def definitions(name: str, position: Position) -> list[Definition] | None:
     return found
 
 
+_SEED: Part = (cst.Name("_"), ())  # where a loop's pass starts: what the name held before it
+
+
 class _Search:
     """One search for the definitions of one name, with its own budget of steps."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, items: bool = False) -> None:
         self.name = name
+        self.items = items
         self.steps_left = MAX_STEPS
+        self.floor = 0  # inside a loop's pass: the levels below which the pass starts
 
     def step(self) -> None:
         """One statement looked at; past the budget, the answer is unknown."""
@@ -69,6 +103,8 @@ class _Search:
             if found is not _NotFound:
                 return found
             levels.pop()
+            if self.floor and len(levels) < self.floor:
+                return [(_SEED,)]  # the start of the pass: what came before the loop
             if not levels:
                 return _NotFound
             parent_statements, parent_index, _ = levels[-1]
@@ -100,9 +136,9 @@ class _Search:
             assign: cst.Assign = node  # type: ignore[assignment]
             hits = [t.target for t in assign.targets if _binds(name, t.target)]
             if not hits:
-                return _NotFound
+                return self._mentions(assign, here)
             if any(type(t) is not cst.Name for t in hits):
-                raise _GiveUp  # unpacking
+                return self._opaque(here)  # unpacking
             return [((assign.value, here),)]
         if kind is cst.AnnAssign:
             annotated: cst.AnnAssign = node  # type: ignore[assignment]
@@ -117,20 +153,108 @@ class _Search:
                 return _NotFound
             if type(augmented.operator) is not cst.AddAssign:
                 raise _GiveUp
-            before = self.reaching(here)
-            if before is _NotFound:
-                before = [((cst.Name(name), here),)]
-            return [(*definition, (augmented.value, here)) for definition in before]
+            return self._added(augmented.value, here)
+        if kind is cst.Expr and self.items:
+            return self._list_call(node.value, here)  # type: ignore[attr-defined]
         if kind is cst.If:
             return self._if(node, here)  # type: ignore[arg-type]
         if kind is cst.With:
-            return self._suite(node.body, here, "with")  # type: ignore[attr-defined]
+            found = self._suite(node.body, here, "with")  # type: ignore[attr-defined]
+            if found is _NotFound and self._assigns(node):
+                return self._opaque(here)  # `with ... as name`
+            return found
+        if kind is cst.Try:
+            return self._try(node, here)  # type: ignore[arg-type]
+        if kind is cst.For or kind is cst.While:
+            return self._loop(node, here)  # type: ignore[arg-type]
         if kind in _SMALL_NOT_BINDING:
             self.step()  # as `_assigns` would count it: the budget gives up at the same place
-            return _NotFound  # a call, a return: no block, binds nothing
+            return self._mentions(node, here) if self.items else _NotFound
         if self._assigns(node):
             raise _GiveUp
+        return self._mentions(node, here) if self.items else _NotFound
+
+    def _added(self, value: cst.BaseExpression | Element, here: Position) -> _Result:
+        """`name += value` (or an appended item): what reached it, followed by `value`."""
+        before = self.reaching(here)
+        if before is _NotFound:
+            if self.items:
+                raise _GiveUp  # a list from elsewhere: its items are not known
+            before = [((cst.Name(self.name), here),)]
+        return [(*definition, (value, here)) for definition in before]
+
+    def _opaque(self, here: Position) -> _Result:
+        """A binding whose value is not read: the name's own value, where it is bound."""
+        if self.items:
+            raise _GiveUp
+        return [((cst.Name(self.name), ()),)]  # no position: read as a `{name}` placeholder
+
+    def _list_call(self, call: cst.BaseExpression, here: Position) -> _Result:
+        """`name.append(v)`, `name.extend(v)`; any other mention of a list makes it unknown."""
+        if type(call) is cst.Call:
+            func = call.func  # type: ignore[attr-defined]
+            args = call.args  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and type(func.value) is cst.Name \
+                    and func.value.value == self.name and len(args) == 1 \
+                    and args[0].keyword is None and not args[0].star:
+                if func.attr.value == "append":
+                    return self._added(Element(args[0].value), here)
+                if func.attr.value == "extend":
+                    return self._added(args[0].value, here)
+                raise _GiveUp
+        return self._mentions(call, here)
+
+    def _mentions(self, node: cst.CSTNode, here: Position) -> _Result:
+        """For a list: a statement that names it may change it (a call it is passed to)."""
+        if self.items and _names(node, self.name):
+            raise _GiveUp
         return _NotFound
+
+    def _try(self, node: cst.Try, here: Position) -> _Result:
+        """A body that does not bind the name, then one branch: a handler or the `else`."""
+        if self._assigns_block(node.body) or self._mentions_block(node.body):
+            raise _GiveUp  # the body may stop anywhere: not followed
+        if node.finalbody is not None and (self._assigns_block(node.finalbody.body)
+                                          or self._mentions_block(node.finalbody.body)):
+            raise _GiveUp
+        branches: list[cst.BaseSuite] = [handler.body for handler in node.handlers]
+        if node.orelse is not None:
+            branches.append(node.orelse.body)
+        if any(h.name is not None and _binds(self.name, h.name.name) for h in node.handlers):
+            raise _GiveUp
+        return self._branches(branches, here, "if", falls_through=node.orelse is None)
+
+    def _loop(self, node: cst.For | cst.While, here: Position) -> _Result:
+        """A loop whose passes only add to the name: what reached it, then `Repeated` passes."""
+        target_binds = type(node) is cst.For and _binds(self.name, node.target)  # type: ignore[union-attr]
+        if not target_binds and not self._assigns(node) and not (
+                self.items and self._mentions_block(node.body)):
+            return _NotFound
+        if target_binds or node.orelse is not None or _jumps(node.body):
+            raise _GiveUp
+        body: Sequence[cst.CSTNode] = node.body.body
+        outer_floor, self.floor = self.floor, len(here) + 1
+        try:
+            passes = self._scan(body, len(body), here, "loop")
+        finally:
+            self.floor = outer_floor
+        if passes is _NotFound or any(not p or p[0] is not _SEED for p in passes):
+            raise _GiveUp  # a pass that assigns the name anew
+        added = tuple(tuple(p[1:]) for p in passes if len(p) > 1)
+        before = self.reaching(here)
+        if before is _NotFound:
+            if self.items:
+                raise _GiveUp
+            before = [((cst.Name(self.name), here),)]
+        if not added:
+            return before
+        return [(*definition, (Repeated(added), here)) for definition in before]
+
+    def _assigns_block(self, suite: cst.BaseSuite) -> bool:
+        return any(self._assigns(statement) for statement in suite.body)
+
+    def _mentions_block(self, suite: cst.BaseSuite) -> bool:
+        return self.items and any(_names(statement, self.name) for statement in suite.body)
 
     def _suite(self, suite: cst.BaseSuite, here: Position, role: str) -> _Result:
         body: Sequence[cst.CSTNode] = suite.body
@@ -138,21 +262,31 @@ class _Search:
 
     def _if(self, node: cst.If, here: Position) -> _Result:
         """One definition per branch that assigns; a branch that does not falls through."""
-        found: list[Definition] = []
+        if self.items and _names(node.test, self.name):
+            raise _GiveUp
+        suites: list[cst.BaseSuite] = []
         falls_through = False
         branch: cst.If | cst.Else | None = node
         while branch is not None:
-            result = self._suite(branch.body, here, "if")
-            if result is _NotFound:
-                falls_through = True
-            else:
-                found.extend(result)
+            suites.append(branch.body)
             if isinstance(branch, cst.If):
                 branch = branch.orelse
                 if branch is None:
                     falls_through = True
             else:
                 branch = None
+        return self._branches(suites, here, "if", falls_through)
+
+    def _branches(self, suites: Sequence[cst.BaseSuite], here: Position, role: str,
+                  falls_through: bool) -> _Result:
+        """One definition per branch that binds; one that does not (or none taken) falls through."""
+        found: list[Definition] = []
+        for suite in suites:
+            result = self._suite(suite, here, role)
+            if result is _NotFound:
+                falls_through = True
+            else:
+                found.extend(result)
         if not found:
             return _NotFound
         if falls_through:
@@ -169,6 +303,34 @@ class _Search:
             if _binds_directly(self.name, statement):
                 return True
         return False
+
+
+def _names(node: cst.CSTNode, name: str) -> bool:
+    """Whether `name` appears as a name anywhere in the node (a use or a binding)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name and current.value == name:  # type: ignore[attr-defined]
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _jumps(suite: cst.BaseSuite) -> bool:
+    """A `break` or `continue` of this loop: a pass may stop short of what it adds."""
+    stack: list[cst.CSTNode] = list(suite.body)
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Break or kind is cst.Continue:
+            return True
+        if kind in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef):
+            continue  # an inner loop's jumps are its own
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            stack.extend(current.body)  # type: ignore[attr-defined]
+        else:
+            push_named(current, _block_names(kind), stack)
+    return False
 
 
 def _binds(name: str, target: cst.CSTNode) -> bool:

@@ -16,12 +16,13 @@ argument, its repr for a `KeyError`, the repr of the args tuple for several argu
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import libcst as cst
 
 from crawler.parse import flow
+from crawler.parse.built import why_dynamic
 from crawler.parse.reading import (  # noqa: F401 - Piece, Reader and Unreadable are used from here too
     MAX_ALTERNATIVES,
     Alternative,
@@ -100,8 +101,11 @@ def call_templates(call: cst.Call, module: cst.Module, position: flow.Position =
         seen: list[str] = []
         pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred,
                                    written=exception_qualname == "builtins.BlockingIOError")
-        templates.append(build_template(kind, pieces, argument=str(chosen), display=display,
-                                        regex="^" + pattern + "$"))
+        template = build_template(kind, pieces, argument=str(chosen), display=display,
+                                  regex="^" + pattern + "$")
+        if kind == "dynamic" and len(plain) == 1:
+            template = replace(template, reason=why_dynamic(reader, plain[0], position))
+        templates.append(template)
     return _unique(templates)
 
 
@@ -160,8 +164,11 @@ def substitute(template: Template, name: str, given: Template) -> Template | Non
 
 
 def pieces_of(template: Template) -> list[Piece] | None:
-    """A template's pieces read back from its text and placeholder list; None if they disagree."""
+    """A template's pieces read back from its text and placeholder list; None if they disagree,
+    or when the regex repeats what a loop adds (the text shows it once)."""
     text = template.template
+    if REPEATED_GROUP.search(template.regex):
+        return None
     pieces: list[Piece] = []
     literal: list[str] = []
     queue = list(template.placeholders)
@@ -289,16 +296,43 @@ def escape_regex(text: str) -> str:
 
 
 def _pattern(pieces: Sequence[Piece], seen: list[str]) -> str:
-    return "".join(_group(p.text, seen) if p.is_placeholder else escape_regex(p.text)
-                   for p in pieces)
+    return _runs(pieces, seen, escape_regex)
 
 
 def _repr_pattern(pieces: Sequence[Piece], seen: list[str]) -> str:
     """The repr of a str built from pieces: exact for pure text, else either quote style."""
-    if not any(p.is_placeholder for p in pieces):
+    if not any(p.is_placeholder or p.group for p in pieces):
         return escape_regex(repr("".join(p.text for p in pieces)))
-    body = "".join(_group(p.text, seen) if p.is_placeholder else _repr_body(p.text) for p in pieces)
-    return f"['\"]{body}['\"]"
+    return f"['\"]{_runs(pieces, seen, _repr_body)}['\"]"
+
+
+def _runs(pieces: Sequence[Piece], seen: list[str], literal: Callable[[str], str]) -> str:
+    """The pieces as a regex: a loop's group as `(?:one pass|another)*`."""
+    parts: list[str] = []
+    index = 0
+    while index < len(pieces):
+        piece = pieces[index]
+        if not piece.group:
+            parts.append(_group(piece.text, seen) if piece.is_placeholder else literal(piece.text))
+            index += 1
+            continue
+        choices: dict[int, list[str]] = {}
+        while index < len(pieces) and pieces[index].group == piece.group:
+            member = pieces[index]
+            choices.setdefault(member.choice, []).append(
+                _group(member.text, seen) if member.is_placeholder else literal(member.text))
+            index += 1
+        alternatives = ["".join(c) for c in choices.values()]
+        if all(a == f"({ANY})" or a.startswith("(?P<") and a.endswith(f">{ANY})")
+               for a in alternatives):
+            parts.append(alternatives[0])  # placeholders alone: any text, whatever the passes
+        else:
+            parts.append("(?:" + "|".join(alternatives) + ")*")
+    return "".join(parts)
+
+
+# A loop's repeated group in a regex (`_runs`): never made otherwise, where `*` is escaped or lazy.
+REPEATED_GROUP = re.compile(r"(?<!\\)\)\*(?!\?)")
 
 
 def _repr_body(text: str) -> str:

@@ -15,13 +15,25 @@ import re
 import string
 import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from crawler.parse import flow
+from crawler.parse import built, flow
 from crawler.parse._source import exact
+from crawler.parse.pieces import (  # noqa: F401 - the pieces' names are used from here too
+    MAX_ALTERNATIVES,
+    Alternative,
+    Piece,
+    Unreadable,
+    _merge_text,
+    _product,
+    _products,
+    _transform,
+    in_group_of,
+    repeated,
+    trim_end,
+)
 
 if TYPE_CHECKING:
     from crawler.parse.calls import Follower
@@ -38,28 +50,10 @@ TEXT_METHODS: dict[str, Callable[[str], str]] = {
     "strip": str.strip, "lstrip": str.lstrip, "rstrip": str.rstrip,
 }
 
-MAX_ALTERNATIVES = 8
-
 _PERCENT = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?[#0\- +]*(?P<width>\*|\d+)?(?:\.(?P<precision>\*|\d*))?[hlL]?"
     r"(?P<conversion>[diouxXeEfFgGcrsa%])"
 )
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One run of a message: literal text, or a placeholder named by its expression's source."""
-
-    text: str
-    is_placeholder: bool = False
-    plain: bool = True  # a placeholder shown as str() of its value: no conversion, no spec
-
-
-Alternative = tuple[str, list[Piece]]  # (kind, pieces)
-
-
-class Unreadable(Exception):
-    """The expression is not text that can be read off the source."""
 
 
 # ---------------------------------------------------------------- expressions to pieces
@@ -159,6 +153,8 @@ class Reader:
             return self.read(node.body, position) + self.read(node.orelse, position)
         if node_type is cst.Call and isinstance(node, cst.Call):
             return self._call(node, position)
+        if node_type is cst.Subscript and isinstance(node, cst.Subscript):
+            return built.sliced(self, node, position)
         raise Unreadable
 
     # ------------------------------------------------ names
@@ -173,7 +169,7 @@ class Reader:
         for definition in found:
             readings: list[list[Alternative]] = []
             for expression, where in definition:
-                readings.append(self._read_or_placeholder(expression, where))
+                readings.append(built.part_reading(self, expression, where))
             for combination in _products(readings):
                 pieces = [piece for _, part in combination for piece in part]
                 kinds = {kind for kind, _ in combination}
@@ -329,6 +325,17 @@ class Reader:
         pieces.append(Piece(text[end:]))
         return _merge_text(pieces)
 
+    def _text_value(self, value: cst.BaseExpression) -> list[Piece]:
+        """A value shown by str(): an f-string's own pieces when it reads one way."""
+        if isinstance(value, (cst.FormattedString, cst.ConcatenatedString)):
+            try:
+                found = self.read(value, self._position)
+            except Unreadable:
+                found = []
+            if len(found) == 1:
+                return found[0][1]
+        return [self._value_piece(value, True)]
+
     def _value_piece(self, value: cst.BaseExpression, plain: bool) -> Piece:
         """A formatted value: its text when it is a plain string literal shown as is."""
         if plain and isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
@@ -345,6 +352,10 @@ class Reader:
         if isinstance(func, cst.Attribute) and name == "format":
             return [("format", self._format(text, node))
                     for text in self._plain_texts(func.value, position)]
+        bound_format = built.bound_format(self, func, position)
+        if bound_format is not None:  # `msg = "... {}".format` then `msg(x)`
+            return [("format", self._format(text, node))
+                    for text in self._plain_texts(bound_format, position)]
         if isinstance(func, cst.Attribute) and name == "join" and len(node.args) == 1:
             return self._join(func.value, node.args[0].value, position)
         if isinstance(func, cst.Attribute) and name in TEXT_METHODS and not node.args:
@@ -414,7 +425,7 @@ class Reader:
             if value is None:
                 pieces.append(Piece(head + rest, True, not spec and conversion in (None, "s")))
             elif not rest and not spec and conversion in (None, "s"):
-                pieces.append(self._value_piece(value, True))
+                pieces.extend(self._text_value(value))
             else:
                 pieces.append(Piece(self.source(value) + rest, True,
                                     not spec and conversion in (None, "s")))
@@ -423,7 +434,10 @@ class Reader:
     def _join(self, separator: cst.BaseExpression, items: cst.BaseExpression,
               position: flow.Position) -> list[Alternative]:
         if not isinstance(items, (cst.List, cst.Tuple)):
-            raise Unreadable
+            texts = self._plain_texts(separator, position)
+            if len(texts) != 1:
+                raise Unreadable
+            return built.joined(self, texts[0], items, position)
         (sep,) = self._plain_texts(separator, position) or [""]
         readings = []
         for element in items.elements:
@@ -456,39 +470,6 @@ def _str_or_repr_argument(node: cst.BaseExpression) -> cst.BaseExpression | None
     return None
 
 
-def _product(left: list[Alternative], right: list[Alternative]
-             ) -> list[tuple[Alternative, Alternative]]:
-    pairs = [(a, b) for a in left for b in right]
-    if len(pairs) > MAX_ALTERNATIVES:
-        raise Unreadable
-    return pairs
-
-
-def _products(readings: list[list[Alternative]]) -> list[list[Alternative]]:
-    combos: list[list[Alternative]] = [[]]
-    for reading in readings:
-        combos = [combo + [alt] for combo in combos for alt in reading]
-        if len(combos) > MAX_ALTERNATIVES:
-            raise Unreadable
-    return combos
-
-
-def _transform(pieces: list[Piece], function: Callable[[str], str]) -> list[Piece]:
-    """Apply a text function (dedent, strip) with placeholders standing in as private characters."""
-    marks = {chr(0xE000 + i): p for i, p in enumerate(pieces) if p.is_placeholder}
-    if len(marks) > 0x1000:
-        raise Unreadable
-    joined = "".join(
-        chr(0xE000 + i) if p.is_placeholder else p.text for i, p in enumerate(pieces))
-    if any(p.text and any(0xE000 <= ord(c) < 0xF000 for c in p.text)
-           for p in pieces if not p.is_placeholder):
-        raise Unreadable
-    result: list[Piece] = []
-    for char in function(joined):
-        result.append(marks[char] if char in marks else Piece(char))
-    return _merge_text(result)
-
-
 def _string_value(node: cst.SimpleString) -> str:
     value = node.evaluated_value
     if isinstance(value, bytes):
@@ -515,14 +496,3 @@ def _quote_for_eval(text: str) -> str:
         if quote not in text and not text.endswith(quote[0]):
             return quote + text + quote
     raise Unreadable
-
-
-def _merge_text(pieces: list[Piece]) -> list[Piece]:
-    """Join adjacent literal runs so that equal templates have equal pieces."""
-    merged: list[Piece] = []
-    for piece in pieces:
-        if merged and not piece.is_placeholder and not merged[-1].is_placeholder:
-            merged[-1] = Piece(merged[-1].text + piece.text)
-        elif piece.is_placeholder or piece.text:
-            merged.append(piece)
-    return merged

@@ -1,0 +1,229 @@
+"""Text built across statements, read for `reading.Reader`: what a loop adds, lists joined, cuts.
+
+- a loop's passes (`flow.Repeated`) read as one group of pieces, repeated any number of times;
+- `sep.join(items)` where `items` is a list or tuple display, a list built by `append`,
+  `extend` and `+=` (over branches and loops: `flow.definitions(..., items=True)`), or such
+  lists added together: the items' text with `sep` between them; a list added whose items are
+  not known (a parameter, a call) is one placeholder for its text and the separator before it;
+- `text[:-n]` with `n` a literal: the last `n` characters cut, when they are literal text the
+  same on every path (`pieces.trim_end`).
+
+Anything else is `Unreadable`: the message keeps a placeholder, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from crawler.parse import flow
+from crawler.parse.pieces import (
+    MAX_ALTERNATIVES,
+    Alternative,
+    Piece,
+    Unreadable,
+    _merge_text,
+    _products,
+    repeated,
+    trim_end,
+)
+
+if TYPE_CHECKING:
+    from crawler.parse.reading import Reader
+
+
+@dataclass(frozen=True)
+class _Loop:
+    """Items a loop's passes add to a list: each pass's items, one list per alternative."""
+
+    passes: tuple[tuple[tuple[cst.BaseExpression, flow.Position], ...], ...]
+
+
+@dataclass(frozen=True)
+class _Opaque:
+    """A list whose items are not known (a parameter, a call): its joined text, with the
+    separator before it, is one placeholder."""
+
+    value: cst.BaseExpression
+    position: flow.Position
+
+
+_Entry = tuple[cst.BaseExpression, flow.Position] | _Loop | _Opaque
+
+
+def loop_pieces(reader: Reader, loop: flow.Repeated) -> list[Alternative]:
+    """What a loop adds to a text: every pass's alternatives in one repeated group."""
+    passes: list[list[Piece]] = []
+    for passed in loop.passes:
+        readings = [part_reading(reader, value, where) for value, where in passed]
+        for combination in _products(readings):
+            passes.append(_merge_text([p for _, part in combination for p in part]))
+    if len(passes) > MAX_ALTERNATIVES:
+        raise Unreadable
+    return [("variable", repeated(passes))]
+
+
+def part_reading(reader: Reader, value: object, where: flow.Position) -> list[Alternative]:
+    """One part of a definition: an expression (a placeholder when it is not text) or a loop."""
+    if isinstance(value, flow.Repeated):
+        return loop_pieces(reader, value)
+    if not isinstance(value, cst.BaseExpression):
+        raise Unreadable  # an appended item outside a list
+    return reader._read_or_placeholder(value, where)
+
+
+def joined(reader: Reader, separator: str, items: cst.BaseExpression,
+           position: flow.Position) -> list[Alternative]:
+    """`separator.join(items)`: one alternative per way the list is built."""
+    alternatives: list[Alternative] = []
+    for entries in _entry_lists(items, position, 0):
+        alternatives.extend(_joined_entries(reader, separator, entries))
+        if len(alternatives) > MAX_ALTERNATIVES:
+            raise Unreadable
+    return alternatives
+
+
+def _entry_lists(items: cst.BaseExpression, position: flow.Position, depth: int
+                 ) -> list[list[_Entry]]:
+    """The items of a list expression, one list per way it is built."""
+    if depth > 4:
+        raise Unreadable
+    if isinstance(items, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in items.elements):
+            raise Unreadable
+        return [[(e.value, position) for e in items.elements]]
+    if isinstance(items, cst.BinaryOperation) and isinstance(items.operator, cst.Add):
+        return [left + right for left in _entry_lists(items.left, position, depth + 1)
+                for right in _entry_lists(items.right, position, depth + 1)]
+    found = flow.definitions(items.value, position, items=True) \
+        if isinstance(items, cst.Name) and position else None
+    if not found:
+        return [[_Opaque(items, position)]]
+    ways: list[list[_Entry]] = []
+    for definition in found:
+        ways.extend(_definition_entries(definition, depth))
+    return ways
+
+
+def _definition_entries(definition: flow.Definition, depth: int) -> list[list[_Entry]]:
+    ways: list[list[_Entry]] = [[]]
+    for value, where in definition:
+        if isinstance(value, flow.Element):
+            added: list[list[_Entry]] = [[(value.value, where)]]
+        elif isinstance(value, flow.Repeated):
+            passes = [items for passed in value.passes for items in _pass_items(passed, depth)]
+            added = [[_Loop(tuple(passes))]]
+        else:
+            added = _entry_lists(value, where, depth + 1)
+        ways = [way + more for way in ways for more in added]
+        if len(ways) > MAX_ALTERNATIVES:
+            raise Unreadable
+    return ways
+
+
+def _pass_items(passed: tuple[flow.Part, ...], depth: int
+                ) -> list[tuple[tuple[cst.BaseExpression, flow.Position], ...]]:
+    """The items one pass of a loop adds, one tuple per way the pass runs."""
+    ways = []
+    for items in _definition_entries(passed, depth + 1):
+        plain = tuple(item for item in items if isinstance(item, tuple))
+        if len(plain) < len(items):
+            raise Unreadable  # a loop in a loop, or items not known
+        ways.append(plain)
+    return ways
+
+
+def _joined_entries(reader: Reader, separator: str, entries: list[_Entry]) -> list[Alternative]:
+    readings: list[list[Alternative]] = []
+    for index, entry in enumerate(entries):
+        if isinstance(entry, _Opaque):
+            if index == 0:
+                raise Unreadable  # whether a separator follows it is not known
+            source = reader.source_at(entry.value, entry.position)
+            readings.append([("dynamic", [Piece(source, True)])])
+            continue
+        if isinstance(entry, _Loop):
+            if index == 0 and separator:
+                raise Unreadable  # the first pass would have no separator before it
+            readings.append(_loop_items(reader, separator, entry))
+            continue
+        if index:
+            readings.append([("literal", [Piece(separator)])])
+        readings.append(reader._read_or_placeholder(*entry))
+    if not any(kind != "dynamic" for reading in readings for kind, _ in reading):
+        raise Unreadable
+    alternatives = []
+    for combination in _products(readings):
+        kinds = {kind for kind, _ in combination} - {"dynamic", "literal"}
+        kind = "literal" if not kinds else (kinds.pop() if len(kinds) == 1 else "concat")
+        alternatives.append((kind, _merge_text([p for _, part in combination for p in part])))
+    return alternatives
+
+
+def _loop_items(reader: Reader, separator: str, loop: _Loop) -> list[Alternative]:
+    """A loop's items, each with the separator before it, as one repeated group."""
+    passes: list[list[Piece]] = []
+    for items in loop.passes:
+        readings: list[list[Alternative]] = []
+        for item in items:
+            readings.append([("literal", [Piece(separator)])])
+            readings.append(reader._read_or_placeholder(*item))
+        for combination in _products(readings):
+            passes.append(_merge_text([p for _, part in combination for p in part]))
+    if not passes or len(passes) > MAX_ALTERNATIVES:
+        raise Unreadable
+    return [("variable", repeated(passes))]
+
+
+def bound_format(reader: Reader, func: cst.BaseExpression, position: flow.Position
+                 ) -> cst.BaseExpression | None:
+    """`text` when the name called is a local bound to `text.format` alone (then `msg(x)` is
+    `text.format(x)`)."""
+    if not isinstance(func, cst.Name) or not position or (
+            reader.assigned is not None and func.value not in reader.assigned):
+        return None
+    found = flow.definitions(func.value, position)
+    if not found or len(found) != 1 or len(found[0]) != 1:
+        return None
+    value = found[0][0][0]
+    if isinstance(value, cst.Attribute) and value.attr.value == "format" \
+            and isinstance(value.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return value.value
+    return None
+
+
+def sliced(reader: Reader, node: cst.Subscript, position: flow.Position) -> list[Alternative]:
+    """`text[:-n]`, `n` a literal integer: each alternative with its last `n` characters cut."""
+    count = _cut_from_end(node)
+    if count is None:
+        raise Unreadable
+    return [(kind, trim_end(pieces, count)) for kind, pieces in reader.read(node.value, position)]
+
+
+def _cut_from_end(node: cst.Subscript) -> int | None:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return None
+    cut = node.slice[0].slice
+    upper = cut.upper
+    if cut.lower is not None or cut.step is not None or not isinstance(upper, cst.UnaryOperation) \
+            or not isinstance(upper.operator, cst.Minus) \
+            or not isinstance(upper.expression, cst.Integer):
+        return None
+    return int(upper.expression.value)
+
+
+def why_dynamic(reader: Reader, node: cst.BaseExpression, position: flow.Position) -> str:
+    """Why a message expression was not read as text, in one line."""
+    source = " ".join(reader.source_at(node, position).split())
+    if isinstance(node, cst.Name):
+        if reader.assigned is not None and node.value not in reader.assigned:
+            return f"`{source}` is not built in this function (a parameter or a global)"
+        if position and flow.definitions(node.value, position) is None:
+            return (f"`{source}` is built in a way not followed (a loop that assigns it anew "
+                    "or may `break`, a list passed to a call, a `try` body, `match`)")
+        return f"`{source}` holds no text read off the source"
+    if isinstance(node, cst.Call):
+        return f"`{source}` is a call whose text is not read off the source"
+    return f"`{source}` is a value computed at run time, not text in the source"
