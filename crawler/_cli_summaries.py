@@ -346,11 +346,12 @@ class LookupSummary:
             removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"
                        if wording.status == "removed" else "")
             tie = ", tied" if match.tie else ""
-            yield from _hit_lines(match.exact, f"{match.rank}. {wording.record_id}  "
+            yield from _hit_lines(match.exact, f"{wording.record_id}  "
                                   f"{wording.exception}  {wording.repo} {wording.path}:"
-                                  f"{wording.line}  ({match.kind}, explains {match.explained:.0%}"
-                                  f" of the paste, shows {match.coverage:.0%} of the template"
-                                  f"{tie}{removed})", wording.template, match.captures)
+                                  f"{wording.line}  (#{match.rank} {match.kind}, explains "
+                                  f"{match.explained:.0%} of the paste, shows "
+                                  f"{match.coverage:.0%} of the template{tie}{removed})",
+                                  wording.template, match.captures)
             if wording.past or wording.last_release is not None:
                 yield _wording_line(wording)
 

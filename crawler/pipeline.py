@@ -549,12 +549,10 @@ def _write(folder: Path, changes: Sequence[ErrorRecord], manifest: Manifest,
 
 
 def _refresh_lookup_index(folder: Path, records: Iterable[ErrorRecord]) -> list[str]:
-    """The folder's lookup index, where a lookup made one, brought up to date with what was
-    written (the records in memory stand for their files): a note, never a failure, when it
-    cannot be, since `lookup` builds it again. A folder without one stays as the records and
-    the manifest make it, byte for byte."""
-    if not (folder / lookup_index.INDEX_FILE).is_file():
-        return []
+    """The folder's lookup index, made or brought up to date with what was written (the
+    records in memory stand for their files), so the first lookup reads no record: a note,
+    never a failure, when it cannot be, since `lookup` builds it again. It is a cache whose
+    bytes depend on the machine (file signatures): left out of git and of folder comparisons."""
     try:
         lookup_index.refresh(folder, {record.id: record for record in records})
     except (sqlite3.Error, OSError, OutputError) as error:  # OutputError: not the crawler's file

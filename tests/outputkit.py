@@ -83,6 +83,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         for name in names:
             path = Path(dirpath, name)
             rel = path.relative_to(folder).as_posix()
-            if rel != ".crawler.lock":
+            if rel not in (".crawler.lock", "lookup.sqlite"):  # the lock; lookup's cache
                 files[rel] = path.read_bytes()
     return files

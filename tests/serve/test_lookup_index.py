@@ -91,8 +91,8 @@ def test_update_refreshes_the_changed_record_only(small: GitRepo, tmp_path: Path
     out = tmp_path / "out"
     folder = extract(small, out)
     index = folder / lookup_index.INDEX_FILE
-    assert not index.exists()  # an extract leaves the folder as records and manifest make it
-    assert lookup_output(out, "bad shape 3").answer.found  # the first lookup builds the index
+    assert index.exists()  # an extract leaves the index ready for the first lookup
+    assert lookup_output(out, "bad shape 3").answer.found
     before, inode = rows(folder), index.stat().st_ino
     assert sorted(t for _, t in before.values()) == [
         "bad shape {shape}", "expected {n} items", "missing column {key}"]
@@ -219,7 +219,7 @@ def test_the_same_answer_from_a_folder_an_export_and_records(out: Path, tmp_path
                     "expected 2 items", "nothing like it at all", "shape items column"):
         answers = [lookup_output(out, message, 2).answer,
                    lookup_database(db, message, 2), LookupIndex(records).answer(message, 2)]
-        first, *others = (describe(a.matches) for a in answers)
+        first, *others = (describe(a) for a in answers)
         assert all(other == first for other in others), message
 
 
@@ -237,7 +237,7 @@ def test_every_hit_names_its_repository(small: GitRepo, make_repo: Callable[[str
     matches = lookup_output(out, "ValueError: bad shape 3!").answer.matches
     assert [(m.wording.repo, m.exact) for m in matches] == [(other_repo, True), (small_repo, True)]
     result = CliRunner().invoke(main, ["lookup", "bad shape 3!", str(out), "--json"])
-    assert [hit["repo"] for hit in json.loads(result.output)] == [other_repo, small_repo]
+    assert [hit["repo"] for hit in json.loads(result.output)["matches"]] == [other_repo, small_repo]
     result = CliRunner().invoke(main, ["lookup", "bad shape 3!", str(out)])
     for repo in (other_repo, small_repo):
         assert f"{repo} a.py:2" in result.output
