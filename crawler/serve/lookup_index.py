@@ -63,7 +63,12 @@ _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception
             "first_release", "last_release", "today")
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (name TEXT PRIMARY KEY, signature TEXT NOT NULL, digest TEXT, problem TEXT);
+CREATE TABLE files (
+  name TEXT PRIMARY KEY,
+  ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+  digest TEXT,  -- of the bytes, for a file read within RACY_NS of its last change
+  problem TEXT
+);
 CREATE TABLE entries (
   file TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
   position INTEGER NOT NULL,  -- 0: the current template; past wordings may follow
@@ -81,8 +86,11 @@ CREATE TABLE words (
 ) WITHOUT ROWID;
 CREATE INDEX words_file ON words(file);
 """
+Signature = tuple[int, int, int, int]  # a file's inode, size, mtime and ctime (ns)
+_SIGNATURE = ("ino", "size", "mtime_ns", "ctime_ns")
+_UNKNOWN: tuple[None, None] = (None, None)
 # what a lookup reads of the index: plain tables only, with these columns (`sqlite_guard`)
-_TABLES = {"meta": ("key", "value"), "files": ("name", "signature", "digest", "problem"),
+_TABLES = {"meta": ("key", "value"), "files": ("name", *_SIGNATURE, "digest", "problem"),
            "entries": ("file", "position", *_COLUMNS), "words": ("word", "file", "position")}
 
 
@@ -92,7 +100,7 @@ class FileState:
     be trusted yet (racy), and its record or what is wrong."""
 
     name: str
-    signature: str
+    signature: Signature
     wordings: tuple[Wording, ...] = ()
     problem: str | None = None
     digest: str | None = None
@@ -107,9 +115,9 @@ def errors_listing(folder: Path) -> dict[str, os.stat_result]:
             for entry in os.scandir(errors) if not entry.name.startswith(".")}
 
 
-def signature_text(found: os.stat_result) -> str:
+def signature_of(found: os.stat_result) -> Signature:
     """A file's signature as the index stores it: inode, size, mtime and ctime."""
-    return f"[{found.st_ino}, {found.st_size}, {found.st_mtime_ns}, {found.st_ctime_ns}]"
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
 
 
 def is_racy(found: os.stat_result, now_ns: int) -> bool:
@@ -139,7 +147,7 @@ def read_file_state(folder: Path, name: str, found: os.stat_result,
     from crawler.store.record_files import broken_record, is_record_id, other_file, read_record
 
     where = folder / ERRORS_DIR / name
-    sign = signature_text(found)
+    sign = signature_of(found)
     digest = file_digest(where, found) if is_racy(found, now_ns) else None
     stem = name[:-len(".yaml")] if name.endswith(".yaml") else None
     claimed = stem if is_record_id(stem) else None
@@ -342,14 +350,14 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
     signature could not be trusted yet; drop the rows of files gone. Nothing changed: no write."""
     now_ns = time.time_ns()
     listing = errors_listing(folder)
-    stored = {name: (sign, digest) for name, sign, digest in
-              connection.execute("SELECT name, signature, digest FROM files")}
+    stored = {name: (sign, digest) for name, *sign, digest in connection.execute(
+        f"SELECT name, {', '.join(_SIGNATURE)}, digest FROM files")}
     gone = [name for name in stored if name not in listing]
     changed: list[str] = []
     settled: list[tuple[str]] = []  # racy when read, unchanged since, old enough now
-    for name, found in sorted(listing.items()):
-        sign, digest = stored.get(name, (None, None))
-        if sign != signature_text(found):
+    for name, found in listing.items():
+        sign, digest = stored.get(name, _UNKNOWN)
+        if sign != [found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]:
             changed.append(name)
         elif digest is not None:
             if file_digest(folder / ERRORS_DIR / name, found) != digest:
@@ -358,7 +366,7 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
                 settled.append((name,))
     if not (gone or changed or settled):
         return 0
-    states = [read_file_state(folder, name, listing[name], known, now_ns) for name in changed]
+    states = [read_file_state(folder, name, listing[name], known, now_ns) for name in sorted(changed)]
     with connection:  # one transaction: a reader sees the index before or after, never between
         connection.execute("PRAGMA foreign_keys = ON")
         connection.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone + changed])
@@ -368,17 +376,17 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
 
 
 def _insert(connection: sqlite3.Connection, states: Iterable[FileState]) -> None:
-    files: list[tuple[str, str, str | None, str | None]] = []
+    files: list[tuple[object, ...]] = []
     entries: list[tuple[object, ...]] = []
     words: list[tuple[str, str, int]] = []
     for state in states:
-        files.append((state.name, state.signature, state.digest, state.problem))
+        files.append((state.name, *state.signature, state.digest, state.problem))
         for position, wording in enumerate(state.wordings):
             row = [getattr(wording, column) for column in _COLUMNS]
             row[_COLUMNS.index("placeholders")] = json.dumps(list(wording.placeholders))
             entries.append((state.name, position, *row, wording.exception_name, wording.required))
             words.extend((word, state.name, position) for word in shared_words(wording.literal_text))
-    connection.executemany("INSERT INTO files VALUES (?, ?, ?, ?)", files)
+    connection.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", files)
     marks = ",".join("?" * (len(_COLUMNS) + 4))
     connection.executemany(f"INSERT INTO entries VALUES ({marks})", entries)
     connection.executemany("INSERT INTO words VALUES (?, ?, ?)", words)

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -322,3 +323,33 @@ def test_as_a_user_the_same_rules_hold_and_permissions_are_one_line(
     line = one_line(crawler("export", root, "--format", "jsonl", "--to", closed / "r.jsonl",
                             user=user))
     assert "Permission denied" in line and list(closed.iterdir()) == []
+
+
+def test_as_a_user_a_node_that_cannot_be_opened_says_it_cannot_be_written(
+        output_root: Path, shared_folder: Path, tmp_path: Path) -> None:  # noqa: F811
+    """A device the user may not open is a write refused, said as one: never 'not readable'."""
+    user = demoted(output_root, tmp_path)
+    root = shared_folder / "output"
+    shutil.copytree(output_root, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    node = shared_folder / "null"
+    os.mknod(node, 0o600 | stat.S_IFCHR, NULL)
+    node.chmod(0o600)  # root's alone
+    for fmt in ("jsonl", "sqlite"):
+        line = one_line(crawler("export", root, "--format", fmt, "--to", node, user=user))
+        assert f"{node}: cannot write (Permission denied); nothing was written" in line, line
+        assert stat.S_ISCHR(os.lstat(node).st_mode)
+
+
+def test_a_database_with_a_recursive_view_at_the_target_is_refused_at_once(
+        output_root: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Telling an old export by its `meta` table reads a plain table only: a recursive view
+    there is not followed (it would run forever), and the file is not the crawler's."""
+    target = tmp_path / "theirs.db"
+    with closing(sqlite3.connect(target)) as connection, connection:
+        connection.execute("CREATE VIEW meta(key, value) AS WITH RECURSIVE n(i) AS (SELECT 1 "
+                           "UNION ALL SELECT i + 1 FROM n) SELECT 'crawler_version', i FROM n")
+    before = target.read_bytes()
+    assert "a file the crawler did not write" in one_line(export_to(output_root, "sqlite", target))
+    assert target.read_bytes() == before

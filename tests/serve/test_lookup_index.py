@@ -184,8 +184,8 @@ def test_a_racy_file_is_told_by_its_bytes_until_old_enough(
         handle.truncate(0)
         handle.write(text.replace("bad shape", "bad shope"))
     with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection, connection:
-        connection.execute("UPDATE files SET signature = ? WHERE name = ?",
-                           (lookup_index.signature_text(os.lstat(path)), path.name))
+        connection.execute("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ? "
+                           "WHERE name = ?", (*lookup_index.signature_of(os.lstat(path)), path.name))
     assert lookup_index.refresh(folder) == 1
     assert [m.exact for m in lookup_output(folder, "bad shope 3").answer.matches][:1] == [True]
     monkeypatch.setattr(lookup_index, "RACY_NS", 0)
