@@ -7,7 +7,8 @@ processes in small batches and yields each file's `FileOutcome` as soon as it ar
 - each worker answers file by file, so the file in flight when a worker dies is known exactly;
   it is run once more, alone, in a fresh worker, and only a second death makes it
   `parser_crashed` (a fault left behind by an earlier file cannot be blamed on the wrong one);
-- a file that runs over `Limits.seconds` has its worker killed and becomes `timed_out`;
+- a file that runs over `Limits.seconds` of its worker's CPU time (not wall time: the same file
+  is cut on a busy machine as on a quiet one) has its worker killed and becomes `timed_out`;
 - a worker's address space is capped (`RLIMIT_AS`), so a file that needs too much memory fails
   in that worker (`parse_failed`, or `parser_crashed` when the allocator aborts);
 - a worker is replaced after `Limits.files_per_worker` files, so a leak cannot grow for long;
@@ -72,7 +73,7 @@ class WorkerError(CrawlerError):
 class Limits:
     """What one worker process may spend: per file, and over its life."""
 
-    seconds: float = 120.0  # wall clock per file; jax's largest file parses in about 3 s
+    seconds: float = 120.0  # CPU per file; jax's largest file parses in about 3 s
     memory_bytes: int = 4 << 30  # RLIMIT_AS of a worker: address space, not resident memory
     files_per_worker: int = 500  # a worker is replaced after this many files
     batch_files: int = 8  # files sent to a worker at once
@@ -200,12 +201,29 @@ class _Worker:
     batch: list[tuple[int, Job]] = field(default_factory=list)
     answered: int = 0
     since: float = 0.0  # when the file in flight started (the last answer or the send)
+    cpu_since: float | None = None  # the worker's CPU seconds then; None: not readable here
+    check_at: float = 0.0  # when to look at its CPU time again
     files: int = 0  # files sent over its life
     alone: bool = False  # running one suspect file on its own
 
     @property
     def busy(self) -> bool:
         return self.answered < len(self.batch)
+
+
+_STALLED = 10  # a worker using no CPU (blocked) is stopped after this many limits of wall time
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU seconds of a live process, from Linux's /proc; None elsewhere."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def default_jobs() -> int:
@@ -323,7 +341,7 @@ class WorkerPool:
     def _send(self, worker: _Worker, batch: list[tuple[int, Job]], task: str, alone: bool) -> None:
         worker.batch, worker.answered, worker.alone = batch, 0, alone
         worker.files += len(batch)
-        worker.since = time.monotonic()
+        self._started_file(worker)
         try:
             worker.conn.send((task, [job for _, job in batch]))
         except (BrokenPipeError, ConnectionError, OSError):
@@ -334,7 +352,7 @@ class WorkerPool:
     def _wait(self, busy: list[_Worker], retry: deque[tuple[int, Job]],
               suspects: deque[tuple[int, Job]]) -> Iterator[tuple[int, Answer]]:
         now = time.monotonic()
-        deadline = min(w.since for w in busy) + self.limits.seconds
+        deadline = min(w.check_at for w in busy)
         handles: dict[Any, _Worker] = {}
         for worker in busy:
             handles[worker.conn] = worker
@@ -352,10 +370,29 @@ class WorkerPool:
                 yield from self._died(worker, retry, suspects)
         now = time.monotonic()
         for worker in busy:
-            if worker.busy and worker in self._workers and now - worker.since >= self.limits.seconds:
+            if worker.busy and worker in self._workers and now >= worker.check_at:
                 yield from self._drain(worker)
-                if worker.busy and now - worker.since >= self.limits.seconds:
+                if worker.busy and self._over_time(worker, time.monotonic()):
                     yield from self._timed_out(worker, retry)
+
+    def _started_file(self, worker: _Worker) -> None:
+        worker.since = time.monotonic()
+        worker.cpu_since = _cpu_seconds(worker.process.pid)
+        worker.check_at = worker.since + self.limits.seconds  # CPU time never runs ahead of wall
+
+    def _over_time(self, worker: _Worker, now: float) -> bool:
+        """Whether the file in flight has had `Limits.seconds` of the worker's CPU; if not yet,
+        when to look again."""
+        limit = self.limits.seconds
+        wall = now - worker.since
+        cpu = _cpu_seconds(worker.process.pid)
+        if worker.cpu_since is None or cpu is None:
+            return wall >= limit  # no CPU clock of the worker here: the wall clock decides
+        used = cpu - worker.cpu_since
+        if used >= limit or wall >= limit * _STALLED:
+            return True
+        worker.check_at = now + max(limit - used, 0.05)
+        return False
 
     def _drain(self, worker: _Worker) -> Iterator[tuple[int, Answer]]:
         """Every answer the worker has sent so far."""
@@ -364,7 +401,7 @@ class WorkerPool:
                 outcome = worker.conn.recv()
                 index, _ = worker.batch[worker.answered]
                 worker.answered += 1
-                worker.since = time.monotonic()
+                self._started_file(worker)
                 self._broken_starts = 0
                 yield index, outcome
         except (EOFError, OSError):
@@ -401,7 +438,7 @@ class WorkerPool:
         worker.batch, worker.answered = [], 0
         self._stop(worker, force=True)
         yield index, failed(path, blob, TIMED_OUT,
-                            f"parse took over {self.limits.seconds:g} s; the worker was stopped")
+                            f"parse took over {self.limits.seconds:g} s of CPU; the worker was stopped")
 
     # ---------------------------------------------------------------- processes
 

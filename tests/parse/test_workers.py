@@ -6,7 +6,10 @@ Every test here runs LibCST in real worker processes, as a run does; nothing is 
 from __future__ import annotations
 
 import ast
+import os
+import signal
 import sysconfig
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,8 +85,29 @@ def test_a_file_over_the_time_limit_is_timed_out() -> None:
     outcomes, _ = run([good("a"), ("slow.py", "s", slow), good("b")], 1, Limits(seconds=0.5))
     failure = outcomes[1].failure
     assert failure is not None and failure.reason == TIMED_OUT
-    assert failure.detail == "parse took over 0.5 s; the worker was stopped"
+    assert failure.detail == "parse took over 0.5 s of CPU; the worker was stopped"
     assert messages(outcomes[0]) == ["a failed"] and messages(outcomes[2]) == ["b failed"]
+
+
+def test_the_time_limit_counts_the_workers_cpu_not_the_wall_clock() -> None:
+    """A worker kept off the CPU (here: stopped with SIGSTOP for twice the limit) is not cut:
+    on a busy machine a file is cut exactly where it is cut on a quiet one."""
+    files = [good("a"), good("b")]
+    with WorkerPool(1, Limits(seconds=1.0)) as pool:
+        assert [o.failure for _, o in pool.run([good("warm")])] == [None]  # one idle worker
+        [worker] = pool._workers
+        pid = worker.process.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        resume = threading.Timer(2.5, os.kill, (pid, signal.SIGCONT))
+        resume.start()
+        try:
+            outcomes = [outcome for _, outcome in sorted(pool.run(files), key=lambda p: p[0])]
+        finally:
+            resume.cancel()
+            os.kill(pid, signal.SIGCONT)
+    assert all(outcome.failure is None for outcome in outcomes)
+    assert [messages(outcome) for outcome in outcomes] == [["a failed"], ["b failed"]]
 
 
 def test_a_50_megabyte_module_is_stopped_by_a_limit() -> None:
