@@ -357,6 +357,11 @@ def assertions_from_data(data: dict[str, Any]) -> FileAssertions:
     return FileAssertions(path, found, int(data["unread"]), str(data["positions"]), failure)
 
 
+# The checks a load runs beyond the schema; changed with them, so bytes that passed older checks
+# are checked again (2: a key written twice, and an annotation block that cannot be kept, refused).
+_LOAD_CHECKS = "2"
+
+
 class LoadCache(_Cache):
     """Checked loads of record and manifest files by their bytes."""
 
@@ -368,7 +373,7 @@ class LoadCache(_Cache):
         self._names_lock = threading.Lock()
 
     def key(self, raw: bytes, kind: str = RECORD) -> str:
-        return self._key(kind, str(SCHEMA_VERSION), schemas.digest(kind), data=raw)
+        return self._key(kind, str(SCHEMA_VERSION), schemas.digest(kind), _LOAD_CHECKS, data=raw)
 
     def get(self, raw: bytes, kind: str = RECORD) -> Checked | None:
         """What a checked load of these bytes, as a file of this kind, found before, or None."""

@@ -158,12 +158,13 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
 
 
 def read_record(path: Path) -> ErrorRecord:
-    """A record file read quickly: safe YAML and the id against the name, not the schema
-    (half the time of a load). For lookup, which only reads; a file that does not make a
-    record is a `RecordError`, like any broken one."""
-    data, _ = load_yaml_file(path)
+    """A record file read quickly: safe YAML, the kept annotation block and the id against the
+    name, not the schema (half the time of a load). For lookup, which only reads; a file that
+    does not make a record is a `RecordError`, like any broken one."""
+    data, text = load_yaml_file(path)
     try:
-        record = record_from_data(data, None)
+        block = kept_annotation_block(text, data, str(path)) if isinstance(data, dict) else None
+        record = record_from_data(data, block)
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise RecordError(f"not a record ({error!r} missing or wrong); run `crawler validate`",
                           path=str(path)) from error

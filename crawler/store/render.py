@@ -26,7 +26,13 @@ from crawler.records import (
     empty_annotation,
 )
 from crawler.store.documents import history_data, manifest_data, site_data, versions_data
-from crawler.store.safe_yaml import block_text, dump_yaml, indented, safe_load_text
+from crawler.store.safe_yaml import (
+    block_text,
+    dump_yaml,
+    indented,
+    line_of_field,
+    safe_load_text,
+)
 
 
 class SiteBlocks:
@@ -136,22 +142,12 @@ def block_of(parts: tuple[str, str, str] | None) -> str | None:
 
 def split_at_annotation(text: str) -> tuple[str, str, str] | None:
     """The text before the top-level `annotation:` block, the block's exact lines, and the text
-    after it (None: no such block); the three joined are `text`."""
-    if _only_newlines(text):
-        return _split_at_newlines(text)
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.startswith("annotation:")), None)
-    if start is None:
-        return None
-    end = start + 1
-    while end < len(lines) and not _starts_top_level_key(lines[end]):
-        end += 1
-    return "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
+    after it (None: no such block); the three joined are `text`.
 
-
-def _split_at_newlines(text: str) -> tuple[str, str, str] | None:
-    """`split_at_annotation` of a text whose only line break is `\n`, found by searching the
-    text rather than splitting it: every record written calls this."""
+    Lines end at `\n` alone: a U+2028, U+0085 or `\r` inside a person's quoted value stays
+    inside the block's bytes. YAML breaks lines there too, so a block is kept only where it,
+    loaded alone, is the annotation the whole file holds (`kept_annotation_block`).
+    """
     if text.startswith("annotation:"):
         start = 0
     else:
@@ -165,39 +161,41 @@ def _split_at_newlines(text: str) -> tuple[str, str, str] | None:
 
 
 def top_level_keys(text: str) -> int:
-    """How many lines of `text` start a top-level key (as `annotation_block` tells them)."""
-    if _only_newlines(text):
-        return len(_KEY_LINE.findall(text))
-    return sum(map(_starts_top_level_key, text.splitlines()))
+    """How many lines of `text` (ended by `\n` alone) start a top-level key, as
+    `split_at_annotation` tells them."""
+    return len(_KEY_LINE.findall(text))
 
 
-def _starts_top_level_key(line: str) -> bool:
-    return bool(line) and not line[0].isspace() and not line.startswith(("#", "-", "..."))
-
-
-# `_starts_top_level_key` as a search, for texts whose lines end in `\n` alone (`\s` is
-# `str.isspace`); a line break `str.splitlines` knows besides sends a text the long way.
+# A line that starts a top-level key: not indented (`\s` is `str.isspace`), no comment, no
+# sequence item, no document end. `^` of a multi-line pattern follows `\n` alone.
 _KEY_LINE = re.compile(r"^(?!\.\.\.)[^\s#-]", re.MULTILINE)
-_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # what `splitlines` breaks at, but `\n`
-
-
-def _only_newlines(text: str) -> bool:
-    """Whether `\n` is the only line break in `text`: one search of the text per other break,
-    each a scan of its bytes, where a pattern of all of them tried each character in turn."""
-    return not any(map(text.__contains__, _OTHER_BREAKS))
 
 
 def kept_annotation_block(text: str, data: dict[str, Any], where: str) -> str | None:
-    """The annotation block to write back as it stands, or None where its layout is unusual."""
-    block = annotation_block(text)
-    if block is None or (block == empty_annotation_text()
-                         and data.get("annotation") == empty_annotation().data):
+    """The annotation block to write back byte for byte (None: the file has no annotation).
+
+    A person's block is never written again from its loaded data, which would drop their
+    comments and layout: a block that cannot be kept as it stands (its key quoted or spaced,
+    a line at the margin or a line break YAML ends it at inside it) is a `RecordError` naming
+    its line, and the file is left as it is.
+    """
+    if "annotation" not in data:
+        return None
+    parts = split_at_annotation(text)
+    if parts is None:
+        raise RecordError("the annotation key is not written `annotation:` at the start of a "
+                          "line; write it so (no quotes, no space before the colon), it was left "
+                          "as it is", path=where, line=line_of_field(text, ["annotation"]))
+    block = block_of(parts) or ""
+    if block == empty_annotation_text() and data["annotation"] == empty_annotation().data:
         return block
     try:
-        reparsed = safe_load_text(block, where)
+        alone = safe_load_text(block, where)
     except RecordError:
-        reparsed = None
-    if not isinstance(reparsed, dict) or reparsed.get("annotation") != data.get("annotation"):
-        return None  # an unusual layout: fall back to writing the data itself
+        alone = None
+    if alone != {"annotation": data["annotation"]}:
+        raise RecordError("the annotation block reads otherwise on its own than in the file (a "
+                          "line at the margin inside it, or a U+2028, U+2029 or U+0085 outside "
+                          "quotes); indent every line of the block, it was left as it is",
+                          path=where, line=parts[0].count("\n") + 1)
     return block
-

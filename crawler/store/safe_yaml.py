@@ -3,7 +3,8 @@
 Dumps keep keys in the order given and write multi-line strings as literal blocks, for readable
 diffs; `block_text` writes the common one-line scalars without PyYAML, byte for byte as it
 would. Loads scan the document's events first, refusing aliases, tags and deep nesting, then
-construct plain data with the C safe loader.
+construct plain data with the C safe loader, refusing a key written twice in one mapping
+(PyYAML would keep the last alone, and a person's first block would be lost without a word).
 """
 
 from __future__ import annotations
@@ -26,6 +27,28 @@ MAX_YAML_DEPTH = 64  # records nest 4 deep; libyaml's composer recurses and cras
 
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _UniqueKeysLoader(_Loader):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing a mapping that holds one key twice, at the second's line."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+        if len(mapping) != len(node.value):
+            _refuse_repeated_key(self, node)
+        return mapping
+
+
+def _refuse_repeated_key(loader: Any, node: yaml.MappingNode) -> None:
+    first: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)  # a scalar's is cached: no second build
+        if key in first:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} written twice in one mapping (first at line "
+                f"{first[key].start_mark.line + 1}; a load would keep the last alone)",
+                key_node.start_mark)
+        first[key] = key_node
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -201,7 +224,7 @@ def safe_load_text(text: str, where: str) -> Any:
     if text.startswith("\ufeff"):
         text = text[1:]
     _scan_events(text, where)
-    loader = _Loader(text)
+    loader = _UniqueKeysLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
