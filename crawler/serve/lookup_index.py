@@ -13,9 +13,9 @@ library reads it. It is a cache: never the truth, rebuilt when missing, empty, o
 version or damaged, and brought up to date before every use (`refresh`): every file of errors/
 is looked at (an edit in place, as nano or VS Code save, changes no listing of the folder), the
 files whose signature changed are read again (or taken from the records a run has in memory),
-the rows of files gone are dropped. A file changed within RACY_NS of its reading could change
-again within the same clock tick and keep its signature (git's "racy" files): its digest is
-kept too, and compared at every use until it is old enough to trust its signature.
+the rows of files gone are dropped. A file changed just before its reading (RACY_NS) could
+change again within the same clock tick and keep its signature (git's "racy" files): its
+digest is kept too, and compared at every use until it is old enough to trust its signature.
 
 The crawler replaces only an index it wrote: a plain file carrying `APPLICATION_ID` (or, written
 before it had one, the index's own tables). A link, a pipe, a device, a folder or anyone else's
@@ -56,7 +56,11 @@ ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
 INDEX_VERSION = "3"  # 2: past releases' wordings; 3: digests of racy files
 APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
-RACY_NS = 2_000_000_000  # a file changed this recently when read keeps its digest too
+# A file changed this recently when read keeps its digest too: 2 s where timestamps are whole
+# seconds (FAT, some network file systems), 50 ms where they have nanoseconds (the kernel's
+# clock for them moves at every tick, 10 ms at most)
+RACY_NS = 2_000_000_000
+FINE_RACY_NS = 50_000_000
 _MOVE_IT = "move it away, and the next lookup builds its index there"
 _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception_qualname", "path",
             "line", "qualname", "kind", "template", "placeholders", "regex", "url", "past",
@@ -123,7 +127,8 @@ def signature_of(found: os.stat_result) -> Signature:
 def is_racy(found: os.stat_result, now_ns: int) -> bool:
     """Whether a file changed so recently that a change within the same clock tick would leave
     its signature as it is (or its times are in the future): only its bytes can say."""
-    return now_ns - max(found.st_mtime_ns, found.st_ctime_ns) < RACY_NS
+    whole = found.st_mtime_ns % 1_000_000_000 == 0 and found.st_ctime_ns % 1_000_000_000 == 0
+    return now_ns - max(found.st_mtime_ns, found.st_ctime_ns) < (RACY_NS if whole else FINE_RACY_NS)
 
 
 def file_digest(path: Path, found: os.stat_result) -> str | None:

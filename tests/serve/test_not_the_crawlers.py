@@ -153,6 +153,7 @@ def test_what_the_crawler_did_not_write_as_the_index_is_named_and_left(
     index = folder / lookup_index.INDEX_FILE
     elsewhere = out.parent / "elsewhere.sqlite"
     _another_database(elsewhere)
+    index.unlink(missing_ok=True)  # the one extract made
     PLACED[kind](index)
     before, target = _state(index), elsewhere.read_bytes()
     done = crawler("lookup", "bad shape 3", out)
