@@ -22,7 +22,7 @@ from crawler.batch.history_task import HistoryOutcome, history_task, run_history
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.pin import pin
-from crawler.parse._forkserver import warm_up
+from crawler.parse._forkserver import die_with_parent, warm_up
 from crawler.parse._launch import exit_with_parent
 from crawler.parse.workers import FileOutcome
 from crawler.pipeline import PARSING, Collected, collect, read_tests, result_cache, visit_files
@@ -109,6 +109,7 @@ def init_local_worker(counter: Any, driver: int) -> None:
     # A driver that dies without stopping us (SIGKILL, a SIGTERM before its handler is set)
     # would leave this process blocked on its task pipe for good, with its fork server.
     exit_with_parent(driver)
+    die_with_parent()  # and the fork server of our parsers with us
     # Started with Ctrl-C blocked (`_executors`), so that none lands in its imports: from here
     # on the system's default ends the worker at once, with no traceback. It only collects, so
     # nothing is left half written; the driver, which writes, reports the interruption.

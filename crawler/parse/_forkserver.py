@@ -9,6 +9,7 @@ of after. This module imports nothing heavy, so the command line can start it fi
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -16,13 +17,27 @@ from contextlib import contextmanager
 from typing import Any
 
 WORKER_MODULE = "crawler.parse.workers"
+ORPHAN_MODULE = "crawler.parse._orphan"  # imported first, it has the kernel kill the server
+PARENT_VARIABLE = "CRAWLER_FORK_SERVER_PARENT"  # the pid the fork server must not outlive
+_preload = [WORKER_MODULE]
+
+
+def die_with_parent() -> None:
+    """Have the fork server this process starts killed by the kernel when this process ends (a
+    batch's worker process: the driver kills it on Ctrl-C or SIGTERM). Otherwise a fork server
+    still importing LibCST, which takes seconds on a busy machine, outlives it until the import
+    is done. Only for a process that starts it from its main thread: the kernel's signal follows
+    the thread that started it."""
+    global _preload
+    _preload = [ORPHAN_MODULE, WORKER_MODULE]
+    os.environ[PARENT_VARIABLE] = str(os.getpid())  # the server inherits it
 
 
 def context() -> Any:
     """forkserver where there is one (Linux), preloaded with the workers' module; else spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         forks = multiprocessing.get_context("forkserver")
-        forks.set_forkserver_preload([WORKER_MODULE])
+        forks.set_forkserver_preload(list(_preload))
         return forks
     return multiprocessing.get_context("spawn")
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +66,12 @@ def group_alive(pgid: int) -> list[int]:
     return alive
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
-    """A scheduler and two single-threaded workers, shared by this module's tests; the
-    scheduler's address and the workers. None of their processes outlives the module."""
-    folder = tmp_path_factory.mktemp("cluster")
+@contextmanager
+def started_cluster(folder: Path, workers: int
+                    ) -> Iterator[tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]]:
+    """`dask scheduler` and `workers` single-threaded `dask worker`s on loopback, each in its own
+    process group: the scheduler's address, its process and the workers'. None of their processes
+    outlives the block."""
     scheduler_file = folder / "scheduler.json"
     scheduler = dask_command("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                              "--scheduler-file", str(scheduler_file), cwd=folder)
@@ -80,14 +81,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         address = json.loads(scheduler_file.read_text())["address"]
-        for _ in range(2):
+        for _ in range(workers):
             started.append(dask_command("worker", address, "--host", "127.0.0.1", "--nthreads", "1",
                                         "--no-dashboard", cwd=folder))
         from distributed import Client
 
         with Client(address, timeout=30) as client:
-            client.wait_for_workers(2, timeout=90)
-        yield address, started[1:]
+            client.wait_for_workers(workers, timeout=90)
+        yield address, scheduler, started[1:]
     finally:
         for process in reversed(started):
             stop(process)
@@ -95,6 +96,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory
     while any(group_alive(process.pid) for process in started) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [pid for process in started for pid in group_alive(process.pid)] == []
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
+    """A scheduler and two single-threaded workers, shared by this module's tests; the
+    scheduler's address and the workers. None of their processes outlives the module."""
+    with started_cluster(tmp_path_factory.mktemp("cluster"), 2) as (address, _, workers):
+        yield address, workers
 
 
 def test_a_batch_on_dask_worker_processes_with_default_settings(
