@@ -1,7 +1,9 @@
 """Where a batch's tasks run: local worker processes that survive a crash, or a Dask cluster.
 
 Both count, per task, the workers that died under it and the time those attempts had run
-(`Losses`), so the summary can say what a repository cost beyond its last attempt.
+(`Losses`), so the summary can say what a repository cost beyond its last attempt. Local worker
+processes end with the driver (the kernel kills them, and their fork servers with them), and
+`LocalPool.kill` stops them at once when the batch stops early.
 
 Dask is imported only when a scheduler is given, so a local batch runs without it installed.
 Dask workers started with their defaults are daemonic processes; the parser pool starts its

@@ -8,7 +8,9 @@ keeps several workers busy. A worker only pins and visits; the driver alone merg
 (`pipeline.apply`), so what crosses the network is small (a batch entry out, a `Collected` back)
 and the output folder needs no locks. A repository already up to date at its pinned commit is
 skipped, so an interrupted batch picks up where it stopped. Workers that die under a task are
-counted against its repository. Nothing here prints: progress goes to the callback given.
+counted against its repository. A batch stopped early (Ctrl-C, SIGTERM as `Terminated`, a lost
+cluster) waits for no task: it kills its local workers, or closes its Dask client within
+seconds, and lets the exception through. Nothing here prints: progress goes to the callback given.
 """
 
 from __future__ import annotations
