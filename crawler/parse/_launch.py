@@ -193,3 +193,15 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # someone's process, so it exists
     return True
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU seconds of a live process, from Linux's /proc; None elsewhere."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (OSError, IndexError, ValueError):
+        return None

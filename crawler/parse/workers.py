@@ -29,7 +29,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from crawler.errors import CrawlerError
-from crawler.parse._launch import WorkerProcess, exit_with_parent, start_worker
+from crawler.parse._launch import WorkerProcess, cpu_seconds, exit_with_parent, start_worker
 from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
@@ -214,18 +214,6 @@ class _Worker:
 _STALLED = 10  # a worker using no CPU (blocked) is stopped after this many limits of wall time
 
 
-def _cpu_seconds(pid: int | None) -> float | None:
-    """User and system CPU seconds of a live process, from Linux's /proc; None elsewhere."""
-    if pid is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def default_jobs() -> int:
     """The cores this process may run on."""
     try:
@@ -377,7 +365,7 @@ class WorkerPool:
 
     def _started_file(self, worker: _Worker) -> None:
         worker.since = time.monotonic()
-        worker.cpu_since = _cpu_seconds(worker.process.pid)
+        worker.cpu_since = cpu_seconds(worker.process.pid)
         worker.check_at = worker.since + self.limits.seconds  # CPU time never runs ahead of wall
 
     def _over_time(self, worker: _Worker, now: float) -> bool:
@@ -385,7 +373,7 @@ class WorkerPool:
         when to look again."""
         limit = self.limits.seconds
         wall = now - worker.since
-        cpu = _cpu_seconds(worker.process.pid)
+        cpu = cpu_seconds(worker.process.pid)
         if worker.cpu_since is None or cpu is None:
             return wall >= limit  # no CPU clock of the worker here: the wall clock decides
         used = cpu - worker.cpu_since
