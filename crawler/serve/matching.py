@@ -30,6 +30,8 @@ _SPACE = re.compile(r"\s+")
 _URL = re.compile(r"https?://[^\s'\"<>()\[\]]+")
 _URL_TOKEN = "\x00"
 _WORD = re.compile(r"\w+")
+# `{{`, `}}`, or a placeholder with one level of braces inside (`{d['k']}`, `{x:{width}}`)
+_TEMPLATE_TOKEN = re.compile(r"(\{\{|\}\}|\{(?:[^{}]|\{[^{}]*\})*\})")
 
 
 @dataclass(frozen=True)
@@ -59,32 +61,16 @@ def template_pieces(template: str) -> list[str | None]:
     """A template's literal pieces (squashed) and placeholders (None), in order."""
     pieces: list[str | None] = []
     literal: list[str] = []
-    index = 0
-    while index < len(template):
-        char = template[index]
-        if char in "{}" and template[index + 1:index + 2] == char:
-            literal.append(char)
-            index += 2
-            continue
-        if char == "{":
-            end = _closing_brace(template, index)
+    for token in _TEMPLATE_TOKEN.split(template):
+        if token in ("{{", "}}"):
+            literal.append(token[0])
+        elif token.startswith("{") and token.endswith("}") and len(token) > 1:
             pieces.extend([squash("".join(literal)), None])
             literal = []
-            index = end + 1
-            continue
-        literal.append(char)
-        index += 1
+        else:
+            literal.append(token)
     pieces.append(squash("".join(literal)))
     return [piece for piece in pieces if piece != ""]
-
-
-def _closing_brace(template: str, start: int) -> int:
-    depth = 0
-    for index in range(start, len(template)):
-        depth += {"{": 1, "}": -1}.get(template[index], 0)
-        if depth == 0:
-            return index
-    return len(template) - 1
 
 
 def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
@@ -57,7 +58,7 @@ if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer:
 
 _WORD = re.compile(r"\w+")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
-CLOSEST_CANDIDATES = 100  # per repository: the wordings sharing most words with a paste
+CLOSEST_CANDIDATES = 50  # per repository: the wordings sharing most words with a paste
 MAX_REPORTS = 6  # exceptions of one paste tried (a chain, a group's members)
 LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
 REMOVED = "removed"  # `records.REMOVED`
@@ -92,23 +93,22 @@ class Wording:
     last_release: str | None = None  # the last; None: still printed (never for a removed record)
     today: str | None = None  # what a live record's message reads now
 
-    exception_name: str = field(init=False, compare=False)
-    required: str = field(init=False, compare=False)
-    literal_text: str = field(init=False, compare=False)
+    # Worked out when first asked (a lookup asks a few hundred of thousands of wordings):
+    @cached_property
+    def exception_name(self) -> str:
+        """The class's own name, which a traceback line shows (`KeyError`, `BadThing`)."""
+        return (self.exception_qualname or self.exception).rpartition(".")[2]
 
-    def __post_init__(self) -> None:
-        # Worked out once: every query tests `required` against each candidate.
+    @cached_property
+    def required(self) -> str:
+        """The longest literal run of the regex: in every message it matches ("" if unknown)."""
         runs = literal_runs(self.regex)
-        derived = {
-            # the class's own name, which a traceback line shows (`KeyError`, `BadThing`)
-            "exception_name": (self.exception_qualname or self.exception).rpartition(".")[2],
-            # the longest literal run of the regex: in every message it matches ("" if unknown)
-            "required": max(runs, key=len) if runs else "",
-            # the template without its placeholders, for closeness
-            "literal_text": _PLACEHOLDER.sub(" ", self.template).replace("{{", "{").replace("}}", "}"),
-        }
-        for name, value in derived.items():
-            object.__setattr__(self, name, value)
+        return max(runs, key=len) if runs else ""
+
+    @cached_property
+    def literal_text(self) -> str:
+        """The template without its placeholders, for closeness."""
+        return _PLACEHOLDER.sub(" ", self.template).replace("{{", "{").replace("}}", "}")
 
 
 def wordings(record: ErrorRecord) -> list[Wording]:

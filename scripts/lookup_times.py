@@ -1,0 +1,72 @@
+"""Time the installed `crawler lookup` as a user runs it, on pastes of every form.
+
+    python scripts/lookup_times.py OUTPUT_FOLDER [--rounds 5]
+
+The first call is timed right after the folder was written (run it just after `crawler extract`:
+the index extract made must serve it without reading a record); then every paste is looked up
+`--rounds` times. Prints the first call's wall seconds and each paste form's median, with the
+verdict and the first record's path:line, and the median over all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+# Pastes of jax's own errors in the forms users paste them (texts as jax prints them at cec06d1).
+TRACER = ("Abstract tracer value encountered where concrete value is expected: traced array "
+          "with shape int32[]")
+PASTES = {
+    "first line": f"jax.errors.ConcretizationTypeError: {TRACER}",
+    "prefix chain": f"FilteredStackTrace: jax._src.errors.ConcretizationTypeError: {TRACER}",
+    "traceback": ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+                  "    f(1)\n  File \"t.py\", line 2, in f\n    return int(x)\n"
+                  f"jax.errors.ConcretizationTypeError: {TRACER}\nThe problem arose with the "
+                  "`int` function."),
+    "pytest E lines": f"E   jax.errors.ConcretizationTypeError: {TRACER}\nE   The problem arose",
+    "pytest summary": "FAILED t.py::test_f - jax.errors.ConcretizationTypeError: Abstract tra...",
+    "wrapped at 40": "\n".join(TRACER[i:i + 40] for i in range(0, len(TRACER), 40)),
+    "logging": f"2024-01-01 12:00:00,123 ERROR root: TypeError: {TRACER}",
+    "not from jax": "ValueError: operands could not be broadcast together with shapes (3,) (4,)",
+}
+
+
+def timed(crawler: str, paste: str, folder: Path) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    done = subprocess.run([crawler, "lookup", paste, str(folder), "--json", "-n", "3"],
+                          capture_output=True, text=True, check=False)
+    return time.perf_counter() - started, json.loads(done.stdout or "{}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    crawler = shutil.which("crawler") or "crawler"
+    first, _ = timed(crawler, PASTES["first line"], args.folder)
+    print(f"first call after the folder was written: {first:.3f} s")
+    medians = []
+    every = []
+    for form, paste in PASTES.items():
+        times = []
+        answer: dict[str, object] = {}
+        for _ in range(args.rounds):
+            seconds, answer = timed(crawler, paste, args.folder)
+            times.append(seconds)
+        medians.append(statistics.median(times))
+        every.extend(times)
+        matches = answer.get("matches") or [{}]
+        top = matches[0] if isinstance(matches, list) and matches else {}
+        print(f"{form:>15}: median {statistics.median(times):.3f} s  {answer.get('verdict')}  "
+              f"{top.get('path')}:{top.get('line')}")
+    print(f"median over every call: {statistics.median(every):.3f} s")
+
+
+if __name__ == "__main__":
+    main()
