@@ -13,6 +13,7 @@ import subprocess
 from contextlib import closing
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from crawler.catalogue.merge import merge
@@ -26,6 +27,8 @@ from tests.gitrepo import GitRepo
 FORMS = Path(__file__).parent / "paste_forms"
 CRAWLER = shutil.which("crawler") or "crawler"
 PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)
+SCHEMA = json.loads((Path(__file__).parents[2] / "schemas" / "lookup.schema.json").read_text(
+    encoding="utf-8"))
 # each sample: the raise that printed its last exception (widgets.py's line), and a form it has
 SAMPLES = {
     "plain": (21, "traceback"), "first_line": (21, "message"), "chained": (29, "chained"),
@@ -65,6 +68,7 @@ def test_every_paste_form_finds_its_raise_first(widgets: Path, sample: str) -> N
                                                                           False)
     assert first["confident"] and first["match"] in ("exact", "exact prefix")
     assert form in answer["paste"]["forms"]
+    jsonschema.validate(answer, SCHEMA)
 
 
 def test_a_cut_summary_line_is_an_exact_prefix_with_its_coverage(widgets: Path) -> None:
