@@ -406,16 +406,14 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
 @quiet_option
 def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_json: bool,
                    quiet: bool) -> None:
-    """Find the records whose template matches MESSAGE, a message a user saw at runtime.
+    """Find the raise sites that print MESSAGE, whatever a user pasted of it.
 
-    MESSAGE may be the text alone, a line `ValueError: ...` or a whole traceback (its last
-    exception is looked up). OUTPUT is the output root or one repository's folder in it; each
-    repository's lookup index (lookup.sqlite, kept by extract and update) answers, brought up
-    to date first. Records come best first: those raising the exception the traceback names,
-    then by score, the share of the message their template's literal text accounts for. When
-    none matches, the closest templates are printed instead, marked `~`. Removed records are
-    found too, marked with the commit they left in. Exits 0 when a template matches, 1 when
-    none does or a record file cannot be read (it is skipped with one line on stderr).
+    MESSAGE may be the text alone, a first line, or a whole traceback as Python, pytest,
+    IPython, Rich or a logger printed it, chained, wrapped or cut short. OUTPUT is the output
+    root or one repository's folder in it (each repository's lookup.sqlite answers). Matches are
+    exact, an exact prefix of a template, or only close (~), ranked with ties shown. Exits 0
+    when a template's own text explains most of the paste, 1 when none does (the closest are
+    listed, or the plain line that no raise site prints it) or a record file cannot be read.
 
     \b
     Example:
