@@ -2,9 +2,12 @@
 
 Owns the LibCST visitor (`visitor`: raise statements, the scope stack) over one statement walk
 shared with the assertions' (`_walk`), exact lines from `ast` held to LibCST's (`_positions`), message
-expressions to templates (`messages`, `reading`), what a class statement does to its message
-(`class_text`), the assignments that reach a raise (`flow`),
-the module's own helpers, factories and constants a message is built through (`calls`), nodes'
+expressions to templates (`messages`, `reading`, over the runs of `pieces`), text built across
+statements (`built`: what loops add, lists joined, cut tails), what a class statement does to its
+message (`class_text`), the assignments that reach a raise (`flow`),
+the module's own helpers, factories and constants a message is built through (`calls`, with a
+callee's text put in its caller's terms by `substitution` and what it reads of function
+statements in `function_facts`), nodes'
 exact source text and the `if` tests a raise runs under (`_source`),
 imports and qualified names (`names`), skeleton reads of changed files (`skeleton`, with
 what a stub's records take from the functions and constants they follow: `followed`), the

@@ -22,14 +22,25 @@ not guessed at: the reader gives up (a `dynamic` template), and a factory says w
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import libcst as cst
 
 from crawler.parse import flow
-from crawler.parse._source import exact, node_code
+from crawler.parse._source import exact
+from crawler.parse.function_facts import (  # noqa: F401 - these are used from here too
+    PLAIN_DECORATORS,
+    _declares,
+    _enclosing_class,
+    _first_parameter,
+    _followable,
+    _innermost_assigned,
+    _is_parameter,
+    _is_static,
+    _parameters,
+)
 from crawler.parse.names import dotted
 from crawler.parse.reading import (
     MAX_ALTERNATIVES,
@@ -37,14 +48,16 @@ from crawler.parse.reading import (
     Piece,
     Reader,
     Unreadable,
-    _merge_text,
-    _products,
-    in_group_of,
+)
+from crawler.parse.substitution import (  # noqa: F401 - Binding and substitute are used from here too
+    Binding,
+    _reads_none,
+    _renamed,
+    substitute,
 )
 
 MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
 
-PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
 class FunctionScope(Protocol):
@@ -72,14 +85,6 @@ class ModuleIndex:
     declared_global: set[str] = field(default_factory=set)
     indents: dict[int, str] = field(default_factory=dict)  # block statements (by id): indentation
     body: Sequence[cst.CSTNode] = ()  # the module's statements
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A callee's parameter, bound to the caller's argument: its source, and its text if any."""
-
-    source: str
-    alternatives: tuple[Alternative, ...] | None  # None: not text
 
 
 @dataclass(frozen=True)
@@ -469,100 +474,6 @@ class Follower:
         return self._qualname(function.name)
 
 
-# ---------------------------------------------------------------- substitution
-
-
-def substitute(pieces: list[Piece], kind: str, bindings: Mapping[str, Binding]
-               ) -> list[Alternative]:
-    """A callee's pieces in the caller's terms: each parameter replaced by its argument."""
-    readings: list[list[Alternative]] = []
-    for piece in pieces:
-        binding = bindings.get(piece.text) if piece.is_placeholder else None
-        if binding is not None and binding.alternatives is not None and piece.plain:
-            readings.append([(k, in_group_of(piece, list(p))) for k, p in binding.alternatives])
-        elif binding is not None:
-            readings.append([("dynamic", [replace(piece, text=binding.source)])])
-        elif piece.is_placeholder:
-            readings.append([("dynamic", [replace(piece, text=_renamed(piece.text, bindings))])])
-        else:
-            readings.append([(kind, [piece])])
-    alternatives = []
-    for combination in _products(readings):
-        joined = _merge_text([p for _, part in combination for p in part])
-        whole = len(pieces) == 1 and pieces[0].is_placeholder
-        alternatives.append((combination[0][0] if whole and combination else kind, joined))
-    return alternatives
-
-
-def _reads_none(pieces: list[Piece]) -> bool:
-    """A placeholder that reads an attribute or item of `None`, or calls it: it always raises."""
-    return any(p.is_placeholder and p.text.startswith(("None.", "None[", "None(")) for p in pieces)
-
-
-class _Rename(cst.CSTTransformer):
-    """Parameter names in an expression to the caller's argument sources."""
-
-    def __init__(self, bindings: Mapping[str, Binding]) -> None:
-        super().__init__()
-        self.bindings = bindings
-        self.binds = False  # the expression binds names of its own (lambda, comprehension)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        self.binds = True
-        return False
-
-    def visit_CompFor(self, node: cst.CompFor) -> bool:
-        self.binds = True
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `x.shape`: `shape` is an attribute, never a parameter
-        return False
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute
-                        ) -> cst.BaseExpression:
-        return updated.with_changes(value=original.value.visit(self))
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        return True
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)  # `f(shape=...)`: a keyword
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        binding = self.bindings.get(original.value)
-        if binding is None:
-            return updated
-        return cst.parse_expression(_atom(binding.source))
-
-
-def _renamed(text: str, bindings: Mapping[str, Binding]) -> str:
-    """A callee's placeholder expression with its parameters renamed; as it was when unsafe."""
-    if not any(name in text for name in bindings):
-        return text
-    try:
-        expression = cst.parse_expression(text)
-    except cst.ParserSyntaxError:
-        return text
-    rename = _Rename(bindings)
-    renamed = expression.visit(rename)
-    if rename.binds or not isinstance(renamed, cst.BaseExpression):
-        return text
-    return node_code(cst.Module([]), renamed)
-
-
-def _atom(source: str) -> str:
-    """An argument's source, parenthesised unless it is a name, attribute, call or literal."""
-    try:
-        expression = cst.parse_expression(source)
-    except cst.ParserSyntaxError:
-        return f"({source})"
-    if isinstance(expression, (cst.Name, cst.Attribute, cst.Call, cst.Subscript,
-                               cst.SimpleString, cst.Integer, cst.Float)) or expression.lpar:
-        return source
-    return f"({source})"
-
-
 # ---------------------------------------------------------------- helpers
 
 
@@ -570,68 +481,3 @@ def _context(reader: Reader) -> Context:
     context = reader.context
     assert isinstance(context, Context)
     return context
-
-
-def _followable(function: FunctionScope) -> bool:
-    node = function.node
-    if not isinstance(node, cst.FunctionDef) or function.generator or node.asynchronous \
-            or not function.followable:
-        return False
-    return all(isinstance(d.decorator, cst.Name) and d.decorator.value in PLAIN_DECORATORS
-               for d in node.decorators)
-
-
-def _is_static(function: FunctionScope) -> bool:
-    node = function.node
-    assert isinstance(node, cst.FunctionDef)
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-               for d in node.decorators)
-
-
-def _enclosing_class(scopes: Sequence[FunctionScope]) -> str | None:
-    """The `__qualname__` of the class whose method is the innermost scope, if it is one."""
-    if len(scopes) < 2 or not scopes[-2].is_class or scopes[-1].is_class:
-        return None
-    parts: list[str] = []
-    for scope in scopes[:-1]:
-        parts.append(scope.name)
-        if not scope.is_class:
-            parts.append("<locals>")
-    return ".".join(parts)
-
-
-def _first_parameter(scope: FunctionScope) -> str | None:
-    node = scope.node
-    if not isinstance(node, cst.FunctionDef):
-        return None
-    params = [*node.params.posonly_params, *node.params.params]
-    return params[0].name.value if params else None
-
-
-def _innermost_assigned(scopes: Sequence[FunctionScope]) -> set[str]:
-    scope = next((s for s in reversed(scopes) if not s.is_class), None)
-    return scope.assigned if scope is not None else set()
-
-
-def _is_parameter(name: str, scopes: Sequence[FunctionScope]) -> bool:
-    scope = next((s for s in reversed(scopes) if not s.is_class), None)
-    if scope is None or not isinstance(scope.node, cst.FunctionDef):
-        return False
-    return any(p.name.value == name for p in _parameters(scope.node))
-
-
-def _parameters(node: cst.FunctionDef) -> list[cst.Param]:
-    params = node.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return every
-
-
-def _declares(name: str, scope: FunctionScope) -> bool:
-    """Bound by what the visitor has met of the function so far, or one of its parameters."""
-    node = scope.node
-    assert isinstance(node, cst.FunctionDef)
-    if name in scope.assigned or name in scope.names:
-        return True
-    return any(p.name.value == name for p in _parameters(node))
-
