@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from crawler import __version__, cyclic_gc, evidence_stage
+from crawler import __version__, cyclic_gc, entry_stage, evidence_stage
 from crawler.catalogue import classes, factories, holdback, releases
 from crawler.catalogue.evidence import EvidenceStats
 from crawler.catalogue.manifest import build_manifest, check_same_repository, is_other_repository
@@ -28,6 +28,7 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
 from crawler.parse import exposed, skeleton
 from crawler.parse._forkserver import warm_up
+from crawler.parse.call_edges import CallFacts
 from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
 from crawler.records import (
     REMOVED,
@@ -253,6 +254,7 @@ class Collected:
     notes: tuple[str, ...] = ()  # how the source was read, where the user did not say
     lines: LineMap | None = None  # git's diff from the previous pin, when it could be made
     no_diff: str | None = None  # why there is no diff from the previous pin, when there is none
+    previous_calls: tuple[CallFacts, ...] | None = None  # an update's: edges before (`entry_stage`)
 
 
 def result_cache(cache_dir: Path | None) -> ResultCache:
@@ -400,9 +402,12 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
             renames, _ = repo.changed_paths(previous.pin.sha)
         except CrawlerError:
             renames = {}  # the old commit is not at hand: identical blobs still find moved files
+    before_calls = entry_stage.previous_calls(cache.get, previous, kept_paths) \
+        if todo and cache is not None else None
     return Collected(repo.pin, previous.options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())),
-                     context, notes=_source_notes(repo), lines=lines, no_diff=no_diff)
+                     context, notes=_source_notes(repo), lines=lines, no_diff=no_diff,
+                     previous_calls=before_calls)
 
 
 def _source_notes(repo: PinnedRepo) -> tuple[str, ...]:
@@ -499,6 +504,12 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         # a record the merge left as it was whose evidence changed is written all the same
         unchanged -= {new.id for old, new in zip(merged.records, matched.records) if new is not old}
         merged = matched
+        records, others = entry_stage.refresh(
+            collected.outcomes, collected.context, collected.previous_calls, full, previous,
+            merged.records, others, lambda ids: (held.loaded(ids) if held else repo_output.load_folder(
+                folder, ids=ids, manifest=previous, loads=loads)).records)
+        unchanged -= {new.id for old, new in zip(merged.records, records) if new is not old}
+        merged = replace(merged, records=tuple(records))
         manifest = build_manifest(collected, previous, [*merged.records, *plan.kept], resolved,
                                   loaded={r.id for r in loaded.records},
                                   extra_skipped=plan.skipped())

@@ -362,6 +362,22 @@ class Related:
 
 
 @dataclass(frozen=True)
+class EntryPoint:
+    """A public call that reaches a raise: the name users import, one shortest call chain."""
+
+    name: str  # "click.Context.invoke"
+    chain: tuple[str, ...]  # qualified names, from the entry point's definition to the raise's function
+    stops: str | None = None  # the call a static reader cannot follow that the chain crosses
+    caught_by: str | None = None  # the library's function that catches it on this chain
+
+
+@dataclass(frozen=True)
+class EntryPoints:
+    items: tuple[EntryPoint, ...] = ()  # at most `entry_points.MAX_ENTRIES`, shortest first
+    left_out: int = 0
+
+
+@dataclass(frozen=True)
 class ErrorRecord:
     """One raise site's record: crawler-owned `site` and `history`, people-owned `annotation`."""
 
@@ -376,6 +392,7 @@ class ErrorRecord:
     evidence: tuple[Evidence, ...] = ()  # derived from the tests at each run; crawler-owned
     related: tuple[Related, ...] = ()  # derived from the other records at each run; crawler-owned
     versions: Versions | None = None  # None: the folder was not built by `crawler history`
+    entry_points: EntryPoints | None = None  # None: not computed (written only when it was)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import Any
 from crawler.errors import CrawlerError
 from crawler.parse._launch import WorkerProcess, cpu_seconds, exit_with_parent, start_worker
 from crawler.parse.assertions import FileAssertions, read_assertions
+from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
 from crawler.parse.visitor import find_raise_sites
@@ -63,6 +64,7 @@ class FileOutcome:
     context: str = ""  # what its functions take from the module (`visitor.context_digest`)
     stubbed: tuple[Region, ...] = ()  # read as a skeleton: functions to fill from the previous
     exposed: tuple[ExposedFunction, ...] = ()  # functions other modules' raises may follow
+    calls: CallFacts | None = None  # its definitions and call edges, for the entry-point pass
 
 
 class WorkerError(CrawlerError):
@@ -100,7 +102,8 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
     return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
                        classes=tuple(found.classes), exports=found.exports,
                        regions=tuple(found.regions), context=found.context,
-                       stubbed=found.stubbed, exposed=found.exposed)
+                       stubbed=found.stubbed, exposed=found.exposed,
+                       calls=read_calls(data, module_name(path), path.endswith("__init__.py")))
 
 
 Answer = FileOutcome | FileAssertions  # a FileOutcome with a failure for any file a worker lost

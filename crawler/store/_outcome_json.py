@@ -11,6 +11,7 @@ from dataclasses import fields, is_dataclass
 from operator import attrgetter
 from typing import Any
 
+from crawler.parse.call_edges import facts_from_data
 from crawler.parse.skeleton import Region
 from crawler.parse.workers import FileOutcome
 from crawler.records import (
@@ -50,6 +51,7 @@ def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
         "context": outcome.context,
         "snippets": list(snippets),
         "exposed": outcome.exposed,
+        "calls": outcome.calls,
     }
 
 
@@ -74,7 +76,8 @@ def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
         pending=tuple(_site(item, snippets) for item in data["pending"]),
         classes=tuple(_class(item) for item in data["classes"]), exports=exports,
         regions=tuple(_region(item) for item in data["regions"]), context=context,
-        exposed=tuple(_exposed(item) for item in data["exposed"]))
+        exposed=tuple(_exposed(item) for item in data["exposed"]),
+        calls=facts_from_data(data["calls"]) if data.get("calls") is not None else None)
 
 
 def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from crawler.records import (
     SCHEMA_VERSION,
     Annotation,
     Counts,
+    EntryPoint,
+    EntryPoints,
     ErrorRecord,
     Evidence,
     ExtractOptions,
@@ -89,7 +91,28 @@ def site_data(site: RaiseSite) -> dict[str, Any]:
 
 def _derived_data(record: ErrorRecord) -> dict[str, Any]:
     return {"related": [{"id": r.id, "reason": r.reason} for r in record.related],
-            "evidence": [asdict(e) for e in record.evidence]}
+            "evidence": [asdict(e) for e in record.evidence], **entry_points_data(record)}
+
+
+def entry_points_data(record: ErrorRecord) -> dict[str, Any]:
+    """`entry_points` and `entry_points_left_out`, written only once computed (older records
+    keep their bytes); an item's `stops` and `caught_by` only when set."""
+    found = record.entry_points
+    if found is None:
+        return {}
+    items = [{"name": e.name, "chain": list(e.chain),
+              **({"stops": e.stops} if e.stops is not None else {}),
+              **({"caught_by": e.caught_by} if e.caught_by is not None else {})}
+             for e in found.items]
+    return {"entry_points": items, "entry_points_left_out": found.left_out}
+
+
+def _entry_points_from(ex: dict[str, Any]) -> EntryPoints | None:
+    if "entry_points" not in ex:
+        return None
+    return EntryPoints(tuple(EntryPoint(e["name"], tuple(e["chain"]), e.get("stops"),
+                                        e.get("caught_by")) for e in ex["entry_points"]),
+                       ex.get("entry_points_left_out", 0))
 
 
 # History keys written only when set, so that every other record keeps its bytes: those
@@ -188,6 +211,7 @@ def record_from_data(data: dict[str, Any], annotation_text: str | None) -> Error
         evidence=evidence,
         related=related,
         versions=_versions_from_data(data.get("versions")),
+        entry_points=_entry_points_from(ex),
     )
 
 

@@ -25,7 +25,13 @@ from crawler.records import (
     Related,
     empty_annotation,
 )
-from crawler.store.documents import history_data, manifest_data, site_data, versions_data
+from crawler.store.documents import (
+    entry_points_data,
+    history_data,
+    manifest_data,
+    site_data,
+    versions_data,
+)
 from crawler.store.safe_yaml import (
     block_text,
     dump_yaml,
@@ -103,7 +109,8 @@ def _derived_text(record: ErrorRecord) -> str:
         related = "related: []\n"
     else:
         related = "related:\n" + "".join(_related_item(r) for r in record.related)
-    return indented(related + block_text({"evidence": [asdict(e) for e in record.evidence]}))
+    return indented(related + block_text({"evidence": [asdict(e) for e in record.evidence],
+                                          **entry_points_data(record)}))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -1,0 +1,319 @@
+"""The public calls that reach each raise: a repository-wide call graph over every file's edges.
+
+Each file's `CallFacts` (`crawler.parse.call_edges`) say what its functions call as a static
+reader sees it; `Graph` resolves those calls once every file is read: names through imports,
+aliases and re-exports, methods through the class hierarchy (inherited, overridden in a
+subclass, `super()`), a class called to its `__init__`, `__post_init__` and `__new__`, a class held
+in an attribute, properties and dunders where the receiver's type is known, functions handed to
+another call (`functools.partial`, `map`). A method on a receiver no reader can type is followed
+only where one class family defines that name. What only a run can tell (`getattr` with a
+computed name, a registry's item) is never an edge: a chain may cross one such call, and says so
+in `stops`.
+
+`entry_points(node, exception)` walks the callers back from a raise's function, shortest first
+(breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
+MAX_ENTRIES, with the number left out. A chain on which the library catches the exception
+itself (a `try` around a call, or around the raise, whose handler takes that class or a base)
+names the function that catches it (`caught_by`): that is not what a user meets.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from functools import cache
+
+from crawler.catalogue.public_names import public_names
+from crawler.parse.call_edges import (
+    CALL,
+    PASSED,
+    PROPERTY,
+    STOP,
+    SUPER,
+    CallFacts,
+    ClassFacts,
+    Function,
+)
+from crawler.records import EntryPoint, EntryPoints
+
+MAX_ENTRIES = 10
+MAX_DEPTH = 12
+CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
+_BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
+                           for name in dir(kind))
+Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
+
+
+class Graph:
+    """Every file's definitions and calls, resolved into callers of each function and class."""
+
+    def __init__(self, files: Iterable[CallFacts]) -> None:
+        self.modules: dict[str, CallFacts] = {}
+        self.functions: dict[str, Function] = {}
+        self.classes: dict[str, ClassFacts] = {}
+        for facts in files:
+            self.modules[facts.module] = facts
+            self.functions.update((f.qualname, f) for f in facts.functions)
+            self.classes.update((c.qualname, c) for c in facts.classes)
+        self.bindings = {m: dict(f.bindings) for m, f in self.modules.items()}
+        self._mros: dict[str, list[str]] = {}
+        self.attributes = {q: dict(c.attributes) for q, c in self.classes.items()}
+        self.subclasses: dict[str, set[str]] = defaultdict(set)
+        for qualname in self.classes:
+            for base in self.mro(qualname)[1:]:
+                self.subclasses[base].add(qualname)
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        for qualname in self.functions:
+            owner, _, name = qualname.rpartition(".")
+            if owner in self.classes:
+                self.by_name[name].append(qualname)
+        self.registered: dict[str, list[str]] = defaultdict(list)
+        for facts in self.modules.values():
+            for value, where in facts.registered:
+                self.registered[_container(where)].append(value)
+        self.callers: dict[str, list[Edge]] = defaultdict(list)
+        for function in self.functions.values():
+            for decorator in function.decorators:  # its wrapper runs where the function is called
+                target = self.definition(decorator)
+                if target in self.functions:
+                    self.callers[target].append((function.qualname, function.line, None))
+            for call in function.calls:
+                for callee, stop in self.resolve(call.kind, call.target, call.name, function):
+                    self.callers[callee].append((function.qualname, call.line, stop))
+        for qualname in self.classes:
+            for name in CONSTRUCTORS:
+                found = self.lookup(qualname, name)
+                if found in self.functions:
+                    self.callers[found].append((qualname, 0, None))
+        self.public = public_names(self)
+        self._cache: dict[tuple[str, str], EntryPoints] = {}
+
+    # ------------------------------------------------------------ names and classes
+
+    def definition(self, name: str, depth: int = 0) -> str | None:
+        """The function or class a qualified name is, through re-exports; None if not ours."""
+        if name in self.functions or name in self.classes:
+            return name
+        if depth > 10 or not name:
+            return None
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if module not in self.modules:
+                continue
+            head, rest = parts[cut], parts[cut + 1:]
+            bound = self.bindings[module].get(head)
+            if bound is not None and bound != f"{module}.{head}":
+                return self.definition(".".join([bound, *rest]), depth + 1)
+            for star in self.modules[module].star:
+                found = self.definition(".".join([star, head, *rest]), depth + 1)
+                if found is not None:
+                    return found
+            break
+        owner, _, last = name.rpartition(".")
+        cls = self.definition(owner, depth + 1) if owner else None
+        if cls in self.classes:
+            found = self.lookup(cls, last)
+            return found if found in self.functions else None
+        return None
+
+    def mro(self, qualname: str) -> list[str]:
+        """The class and its bases, nearest first (a depth-first order, not C3)."""
+        if qualname not in self._mros:
+            self._mros[qualname] = _mro(self, qualname)
+        return self._mros[qualname]
+
+    def lookup(self, cls: str, name: str) -> str | None:
+        """The method `name` of `cls` through its bases, or the TypeRef of such an attribute."""
+        for klass in self.mro(cls):
+            method = f"{klass}.{name}"
+            if method in self.functions:
+                return method
+            held = self.attributes.get(klass, {}).get(name)
+            if held:
+                return held
+        return None
+
+    def classes_of(self, ref: str, depth: int = 0) -> list[str]:
+        """The classes a TypeRef's value is an instance of (or is, for "V")."""
+        if not ref or depth > 6:
+            return []
+        kind, _, text = ref.partition(" ")
+        if kind in ("N", "V", "R"):
+            found = self.definition(text)
+            if found in self.classes:
+                return [found]
+            if kind == "R" and found in self.functions:
+                return self.classes_of(self.functions[found].returns, depth + 1)
+            return []
+        if kind == "S":
+            return [text] if text in self.classes else []
+        owner, _, name = text.partition(" ")
+        held = self.lookup(owner, name) if owner in self.classes else None
+        if kind == "A" and held and " " in held:
+            return self.classes_of(held, depth + 1)
+        if kind == "M" and held and held.startswith("V "):  # a class held in an attribute, called
+            return self.classes_of("N " + held[2:], depth + 1)
+        if kind == "M" and held in self.functions:
+            return self.classes_of(self.functions[held].returns, depth + 1)
+        return []
+
+    # ------------------------------------------------------------ calls to callees
+
+    def resolve(self, kind: str, target: str, name: str, caller: Function
+                ) -> list[tuple[str, str | None]]:
+        """The functions and classes one call reaches, each with the dynamic call it crosses."""
+        if kind == CALL:
+            found = self.definition(target)
+            return [(found, None)] if found is not None else []
+        if kind == PASSED:
+            one = next(iter(self._methods(target, name)), None) if name else self.definition(target)
+            return [(one, None)] if one in self.functions else []
+        if kind == SUPER:
+            for klass in self.mro(target)[1:]:
+                if f"{klass}.{name}" in self.functions:
+                    return [(f"{klass}.{name}", None)]
+            return []
+        if kind == STOP:
+            return self._dynamic(target, name)
+        methods = self._methods(target, name) if target else self._by_name(name)
+        if kind == PROPERTY:
+            return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
+        return [(f, None) for f in methods]
+
+    def _methods(self, ref: str, name: str) -> list[str]:
+        """A method of a typed receiver, and its overrides in the receiver's subclasses."""
+        found: list[str] = []
+        for cls in self.classes_of(ref):
+            held = self.lookup(cls, name)
+            if held and " " in held:  # a class held in an attribute, called
+                made = self.classes_of(held)
+                found.extend(m for m in made if ref.startswith(("S", "A", "N", "M", "R")))
+                continue
+            if held:
+                found.append(held)
+            found.extend(f"{sub}.{name}" for sub in sorted(self.subclasses.get(cls, ()))
+                         if f"{sub}.{name}" in self.functions)
+        return list(dict.fromkeys(found))
+
+    def _by_name(self, name: str) -> list[str]:
+        """A method on an untyped receiver: only where a single class family defines the name."""
+        if name.startswith("__") or name in _BUILTIN_NAMES:
+            return []
+        found = self.by_name.get(name, [])
+        roots = {self._root(f.rpartition(".")[0], name) for f in found}
+        return list(found) if len(roots) == 1 else []
+
+    def _root(self, cls: str, name: str) -> str:
+        return next(k for k in reversed(self.mro(cls)) if f"{k}.{name}" in self.functions)
+
+    def _dynamic(self, target: str, prefix: str) -> list[tuple[str, str | None]]:
+        """Candidates of a call a static reader cannot follow, each marked with its source."""
+        ref, _, text = target.partition("\0")
+        if not text:  # `REGISTRY[key](...)`: what is stored in that registry
+            return [(f, f"{ref}(...)") for f in self.registered.get(_container(ref), ())
+                    if f in self.functions]
+        if not prefix:
+            return []
+        found: list[str] = []
+        for cls in self.classes_of(ref):
+            for klass in [*self.mro(cls), *sorted(self.subclasses.get(cls, ()))]:
+                found.extend(f for f in self.functions
+                             if f.startswith(f"{klass}.{prefix}") and f.count(".") == klass.count(".") + 1)
+        return [(f, text) for f in dict.fromkeys(found)]
+
+    # ------------------------------------------------------------ entry points
+
+    def entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
+        """The public callers of `node` whose calls reach the raise at `line`, shortest first."""
+        key = (node, f"{exception}:{line}")
+        if key not in self._cache:
+            self._cache[key] = self._entry_points(node, exception, line)
+        return self._cache[key]
+
+    def _entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
+        # parent[(n, crossed)] = (the node it calls on the way, that call's line, stop text)
+        parent: dict[tuple[str, bool], tuple[str, int, str | None] | None] = {(node, False): None}
+        depth = {(node, False): 0}
+        queue = deque([(node, False)])
+        while queue:
+            state = queue.popleft()
+            current, crossed = state
+            if depth[state] >= MAX_DEPTH:
+                continue
+            for caller, at, stop in self.callers.get(current, ()):
+                if stop is not None and crossed:
+                    continue
+                following = (caller, crossed or stop is not None)
+                if following in parent or (caller, False) in parent:
+                    continue
+                parent[following] = (current, at, stop)
+                depth[following] = depth[state] + 1
+                queue.append(following)
+        found = [(state[1], depth[state], self.public[state[0]], state) for state in parent
+                 if state[0] in self.public]
+        found.sort(key=lambda item: (item[0], item[1], item[2]))
+        items = tuple(self._item(name, state, parent, exception, line)
+                      for _, _, name, state in found[:MAX_ENTRIES])
+        return EntryPoints(items, max(0, len(found) - MAX_ENTRIES))
+
+    def _item(self, name: str, state: tuple[str, bool],
+              parent: dict[tuple[str, bool], tuple[str, int, str | None] | None],
+              exception: str, line: int) -> EntryPoint:
+        chain, lines, stops = [state[0]], [], None
+        while parent[state] is not None:
+            callee, at, stop = parent[state]  # type: ignore[misc]
+            lines.append(at)
+            stops = stop or stops
+            state = (callee, state[1] and stop is None)
+            chain.append(callee)
+        lines.append(line)  # the raise itself, in the last function
+        caught = None
+        for qualname, at in reversed(list(zip(chain, lines))):  # the innermost catch first
+            function = self.functions.get(qualname)
+            if function is not None and at and self._catches(function, at, exception):
+                caught = qualname
+                break
+        return EntryPoint(name, tuple(chain), stops, caught)
+
+    def _catches(self, function: Function, line: int, exception: str) -> bool:
+        return any(start <= line <= end and any(self.is_a(exception, c) for c in names)
+                   for start, end, names in function.catches)
+
+    def is_a(self, exception: str, caught: str) -> bool:
+        """Whether a handler of `caught` takes `exception` (qualified names, builtins bare)."""
+        if caught in ("", "Exception", "BaseException", "builtins.Exception"):
+            return True
+        target = _builtin(caught)
+        for klass in [exception, *self.mro(self.definition(exception) or exception)]:
+            if klass == caught or self.definition(klass) == self.definition(caught) is not None:
+                return True
+            mine, theirs = _builtin(klass), target
+            if isinstance(mine, type) and isinstance(theirs, type) and issubclass(mine, theirs):
+                return True
+        return False
+
+
+@cache
+def _builtin(name: str) -> object:
+    return getattr(builtins, name.removeprefix("builtins."), None)
+
+
+def _mro(graph: Graph, qualname: str, seen: frozenset[str] = frozenset()) -> list[str]:
+    order = [qualname]
+    cls = graph.classes.get(qualname)
+    if cls is None or qualname in seen:
+        return order
+    for base in cls.bases:
+        resolved = graph.definition(base) or base
+        for klass in _mro(graph, resolved, seen | {qualname}):
+            if klass not in order:
+                order.append(klass)
+    return order
+
+
+def _container(where: str) -> str:
+    """`HANDLERS[...]`, `self._handlers[key]`, `register(...)` -> the registry's last name."""
+    head = where.split("[", 1)[0].split("(", 1)[0]
+    return head.rpartition(".")[2]

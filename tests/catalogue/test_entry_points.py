@@ -1,0 +1,300 @@
+"""The entry-point pass, one construct at a time, on packages the tests write into a git
+repository: each asserts the exact public names and chains, and each construct a static
+reader cannot follow asserts the note that says where the chain stops."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from crawler.catalogue.entry_points import MAX_DEPTH, MAX_ENTRIES, Graph
+from crawler.parse.call_edges import read_calls
+from crawler.parse.names import module_name
+from tests.gitrepo import GitRepo
+
+Found = list[tuple[str, tuple[str, ...], str | None, str | None]]
+
+
+def graph_of(repo: GitRepo, files: dict[str, str]) -> Graph:
+    """The graph of the files as committed: read back from git's object store."""
+    for path, text in files.items():
+        repo.write(path, textwrap.dedent(text))
+    repo.commit()
+    facts = []
+    for path in repo.git("ls-files").splitlines():
+        data = repo.git("show", f"HEAD:{path}").encode()
+        read = read_calls(data, module_name(path), path.endswith("__init__.py"))
+        assert read is not None
+        facts.append(read)
+    return Graph(facts)
+
+
+def entries(graph: Graph, node: str, exception: str = "ValueError", line: int = 0) -> Found:
+    found = graph.entry_points(node, exception, line)
+    return [(e.name, e.chain, e.stops, e.caught_by) for e in found.items]
+
+
+def test_module_functions_through_imports_aliases_and_all(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.api import load as load_file\n__all__ = ['load_file']\n",
+        "pkg/api.py": """\
+            from pkg import _impl as impl
+            from pkg._impl import check as verify
+            def load(path):
+                return impl.read(path)
+            def _private(path):
+                return verify(path)
+            """,
+        "pkg/_impl.py": """\
+            def read(path):
+                return check(path)
+            def check(path):
+                raise ValueError(path)
+            """})
+    assert entries(graph, "pkg._impl.check") == [
+        ("pkg.load_file", ("pkg.api.load", "pkg._impl.read", "pkg._impl.check"), None, None)]
+
+
+def test_methods_through_self_inherited_and_overridden(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Base:
+            def run(self):
+                return self.step()
+            def step(self):
+                return 1
+        class Child(Base):
+            def step(self):
+                raise ValueError('no step')
+        class Grandchild(Child):
+            pass
+        """})
+    assert entries(graph, "pkg.Child.step") == [
+        ("pkg.Child.step", ("pkg.Child.step",), None, None),
+        ("pkg.Base.run", ("pkg.Base.run", "pkg.Child.step"), None, None)]
+
+
+def test_super_call(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Base:
+            def _validate(self):
+                raise ValueError('invalid')
+        class Child(Base):
+            def save(self):
+                return super()._validate()
+        """})
+    assert entries(graph, "pkg.Base._validate") == [
+        ("pkg.Child.save", ("pkg.Child.save", "pkg.Base._validate"), None, None)]
+
+
+def test_constructors_init_and_post_init(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        from dataclasses import dataclass
+        from pkg._shapes import Shape
+        @dataclass
+        class Point:
+            x: int
+            def __post_init__(self):
+                if self.x < 0:
+                    raise ValueError('negative')
+        def make():
+            return Shape(3)
+        """, "pkg/_shapes.py": """\
+        class Shape:
+            def __init__(self, sides):
+                raise ValueError('sides')
+        """})
+    assert entries(graph, "pkg.Point.__post_init__") == [
+        ("pkg.Point", ("pkg.Point", "pkg.Point.__post_init__"), None, None)]
+    assert entries(graph, "pkg._shapes.Shape.__init__") == [
+        ("pkg.Shape", ("pkg._shapes.Shape", "pkg._shapes.Shape.__init__"), None, None),
+        ("pkg.make", ("pkg.make", "pkg._shapes.Shape", "pkg._shapes.Shape.__init__"), None, None)]
+
+
+def test_property_and_dunder_by_syntax_on_typed_values(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Table:
+            def __getitem__(self, key):
+                raise ValueError(key)
+            @property
+            def size(self):
+                raise ValueError('size')
+        def first(table: Table):
+            return table[0]
+        def measure(table: 'Table | None'):
+            return table.size
+        """})
+    assert entries(graph, "pkg.Table.__getitem__") == [
+        ("pkg.Table.__getitem__", ("pkg.Table.__getitem__",), None, None),
+        ("pkg.first", ("pkg.first", "pkg.Table.__getitem__"), None, None)]
+    assert entries(graph, "pkg.Table.size") == [
+        ("pkg.Table.size", ("pkg.Table.size",), None, None),
+        ("pkg.measure", ("pkg.measure", "pkg.Table.size"), None, None)]
+
+
+def test_decorator_partial_and_higher_order_calls(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        import functools
+        from functools import partial
+        def _checked(func):
+            @functools.wraps(func)
+            def wrapper(*args):
+                _guard(args)
+                return func(*args)
+            return wrapper
+        def _guard(args):
+            raise ValueError('guard')
+        @_checked
+        def api(x):
+            return x
+        def _one(x):
+            raise ValueError(x)
+        def each(xs):
+            return list(map(_one, xs))
+        def bound():
+            call = partial(_one, 1)
+            return call()
+        """})
+    assert entries(graph, "pkg._guard") == [("pkg.api", ("pkg.api", "pkg._checked", "pkg._guard"), None, None)]
+    assert entries(graph, "pkg._one") == [("pkg.bound", ("pkg.bound", "pkg._one"), None, None),
+                                          ("pkg.each", ("pkg.each", "pkg._one"), None, None)]
+
+
+def test_receivers_typed_by_attribute_parameter_and_held_class(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Loader:
+            def load(self, name):
+                raise ValueError(name)
+        class FileLoader(Loader):
+            def load(self, name):
+                raise ValueError('file ' + name)
+        class Generator:
+            def __init__(self, env):
+                raise ValueError('generator')
+        class Environment:
+            generator_class = Generator
+            def __init__(self, loader: Loader):
+                self.loader = loader
+            def get(self, name):
+                return self.loader.load(name)
+            def compile(self):
+                return self.generator_class(self)
+        """})
+    assert entries(graph, "pkg.FileLoader.load") == [
+        ("pkg.FileLoader.load", ("pkg.FileLoader.load",), None, None),
+        ("pkg.Environment.get", ("pkg.Environment.get", "pkg.FileLoader.load"), None, None)]
+    assert entries(graph, "pkg.Generator.__init__") == [
+        ("pkg.Generator", ("pkg.Generator", "pkg.Generator.__init__"), None, None),
+        ("pkg.Environment.compile",
+         ("pkg.Environment.compile", "pkg.Generator", "pkg.Generator.__init__"), None, None)]
+
+
+def test_getattr_and_registry_stop_the_chain_with_a_note(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Visitor:
+            def visit(self, node):
+                return getattr(self, f'visit_{node}')()
+            def _visit_never(self):
+                return 0
+            def _leave(self):
+                raise ValueError('leave')
+        def _to_json(x):
+            raise ValueError('json')
+        _ENCODERS = {'json': _to_json}
+        def encode(kind, x):
+            return _ENCODERS[kind](x)
+        """})
+    assert entries(graph, "pkg.Visitor._leave") == []  # no static caller, no dynamic one fits
+    graph = graph_of(make_repo("repo2"), {"pkg/__init__.py": """\
+        class Visitor:
+            def visit(self, node):
+                return getattr(self, f'visit_{node}')()
+            def visit_bad(self):
+                raise ValueError('bad')
+        def _to_json(x):
+            raise ValueError('json')
+        _ENCODERS = {'json': _to_json}
+        def encode(kind, x):
+            return _ENCODERS[kind](x)
+        """})
+    assert entries(graph, "pkg.Visitor.visit_bad") == [
+        ("pkg.Visitor.visit_bad", ("pkg.Visitor.visit_bad",), None, None),
+        ("pkg.Visitor.visit", ("pkg.Visitor.visit", "pkg.Visitor.visit_bad"),
+         "getattr(self, f'visit_{node}')", None)]
+    assert entries(graph, "pkg._to_json") == [
+        ("pkg.encode", ("pkg.encode", "pkg._to_json"), "_ENCODERS[kind](...)", None)]
+
+
+def test_caught_by_the_library_itself(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Error(ValueError):
+            pass
+        def parse(text):
+            try:
+                return _parse(text)
+            except ValueError:
+                return None
+        def strict(text):
+            try:
+                return _parse(text)
+            except KeyError:
+                return None
+        def _parse(text):
+            raise Error(text)
+        """})
+    assert entries(graph, "pkg._parse", "pkg.Error") == [
+        ("pkg.parse", ("pkg.parse", "pkg._parse"), None, "pkg.parse"),
+        ("pkg.strict", ("pkg.strict", "pkg._parse"), None, None)]
+
+
+def test_untyped_receiver_only_where_one_class_family_has_the_name(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class A:
+            def render(self):
+                raise ValueError('a')
+        class B:
+            def render(self):
+                raise ValueError('b')
+        class C:
+            def finish(self):
+                raise ValueError('c')
+        def show(thing):
+            return thing.render()
+        def done(thing):
+            return thing.finish()
+        """})
+    assert entries(graph, "pkg.A.render") == [("pkg.A.render", ("pkg.A.render",), None, None)]
+    assert entries(graph, "pkg.C.finish") == [("pkg.C.finish", ("pkg.C.finish",), None, None),
+                                             ("pkg.done", ("pkg.done", "pkg.C.finish"), None, None)]
+
+
+def test_bounds_on_entries_and_chain_length(make_repo: Callable[[str], GitRepo]) -> None:
+    callers = "".join(f"def api{i:02}():\n    return _fail()\n" for i in range(MAX_ENTRIES + 2))
+    steps = "".join(f"def _step{i}():\n    return _step{i + 1}()\n" for i in range(MAX_DEPTH))
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": f"""\
+def _fail():
+    raise ValueError('fail')
+{callers}
+def deep():
+    return _step0()
+{steps}
+def _step{MAX_DEPTH}():
+    raise ValueError('deep')
+"""})
+    found = graph.entry_points("pkg._fail", "ValueError", 0)
+    assert [e.name for e in found.items] == [f"pkg.api{i:02}" for i in range(MAX_ENTRIES)]
+    assert found.left_out == 2
+    assert entries(graph, f"pkg._step{MAX_DEPTH}") == []  # deep is MAX_DEPTH + 1 calls away
+    assert entries(graph, f"pkg._step{MAX_DEPTH - 1}")[0][1][0] == "pkg.deep"
+
+
+def test_facts_survive_the_result_cache_json(tmp_path: Path) -> None:
+    import json
+
+    from crawler.parse.call_edges import facts_from_data
+    from crawler.store._outcome_json import ENCODER
+    text = "class A(B):\n    x: 'C'\n    def m(self):\n        try:\n            self.x.go()\n" \
+           "        except KeyError:\n            pass\n"
+    facts = read_calls(text, "pkg.mod")
+    assert facts is not None and facts.functions[0].catches == ((5, 5, ("KeyError",)),)
+    assert facts_from_data(json.loads(ENCODER.encode(facts))) == facts
