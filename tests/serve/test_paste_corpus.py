@@ -87,10 +87,12 @@ def is_site(match: dict[str, Any], expect: dict[str, Any]) -> bool:
     """Whether a match is the raise site an item names (its path, function and exception), or
     one of the `also` sites it names (a walk may keep one site as two records)."""
     exception = str(match.get("exception") or "").rsplit(".", 1)[-1]
+    qualname = str(match.get("qualname") or "")
     sites = [expect, *expect.get("also", ())]
+    # a jax item's function is its traceback frame's name: the last part of a qualname
     return exception == expect["exception"] and any(
-        match.get("path") == site["path"] and match.get("qualname") == site["function"]
-        for site in sites)
+        match.get("path") == site["path"] and site["function"] in
+        (qualname, qualname.rsplit(".", 1)[-1]) for site in sites)
 
 
 def shows_old_wording(match: dict[str, Any]) -> bool:
@@ -248,13 +250,13 @@ def _share(outcomes: Iterable[Outcome], test: str) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="today's engine: 30 of 45 first on the wild items")
+@pytest.mark.xfail(strict=True, reason="today's engine: 66 of 102 first (wild 30 of 45, jax 36 of 57)")
 def test_same_wording_is_first_at_least_95_percent(outcomes: dict[str, Outcome]) -> None:
     assert _share((o for o in outcomes.values() if o.item["class"] == "same"), "first") >= 0.95
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="today's engine: 6 of 8 as expected on the wild items")
+@pytest.mark.xfail(strict=True, reason="today's engine: 5 of the 8 walked items as expected")
 def test_changed_wording_with_history_is_first_at_least_85_percent(
         outcomes: dict[str, Outcome]) -> None:
     walked = (o for o in outcomes.values() if o.item["class"] == "changed"
