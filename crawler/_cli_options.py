@@ -86,6 +86,12 @@ def summary_options(command: F) -> F:
     return json_option()(quiet_option(command))
 
 
+class UsageLine(click.ClickException):
+    """A usage error said in one line (no usage block): the usage exit code."""
+
+    exit_code = 2
+
+
 class MissingFolder(click.ClickException):
     """A folder the command reads is not there: one line, and the usage exit code on every
     command (a path on the command line that names nothing)."""

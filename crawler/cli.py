@@ -24,6 +24,7 @@ from crawler import __version__
 from crawler._cli_options import (
     OUTPUT_HELP,
     MissingFolder,
+    UsageLine,
     cache_dir_option,
     commit_option,
     dry_run_option,
@@ -52,7 +53,7 @@ from crawler._cli_summaries import (
     UpdateSummary,
     ValidateSummary,
 )
-from crawler.errors import CrawlerError
+from crawler.errors import CrawlerError, MissingSourceError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 TERMINATED = 143  # a batch stopped by SIGTERM (128 + SIGTERM)
+UNWRAPPED_WIDTH = 100_000  # a table's width off a terminal: as wide as its longest row
 WALK_CUT_SHORT = 141  # a history walk whose reader went away: 128 + SIGPIPE, as a shell says
 
 
@@ -74,6 +76,8 @@ class CrawlerGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except MissingSourceError as error:  # a folder named that is not there: usage
+            raise MissingFolder(one_line(str(error))) from None
         except CrawlerError as error:
             raise click.ClickException(one_line(str(error))) from None
         except KeyboardInterrupt:
@@ -163,7 +167,10 @@ def _echo_lines(lines: Iterable[Line]) -> None:
         else:
             from rich.console import Console
 
-            Console(highlight=False).print(line)
+            console = Console(highlight=False)
+            if not console.is_terminal:  # a log or a pipe: one line a row, never cut at 80 columns
+                console.width = UNWRAPPED_WIDTH
+            console.print(line)
 
 
 def _stderr() -> Console:
@@ -646,15 +653,16 @@ _DEFAULT_TARGETS = {"jsonl": Path("records.jsonl"), "json": Path("export"), "sql
 
 @main.command("export")
 @existing_folder_argument("output")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "sqlite"]), required=True,
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "sqlite"]), default=None,
               help="jsonl: one record a line; json: errors/<id>.json, index.json and one "
                    "listing a repository; sqlite: a database datasette serves as it is, with "
-                   "<db>.metadata.json beside it.")
+                   "<db>.metadata.json beside it. [default: what --output's name says: .jsonl, "
+                   ".json or a folder, .sqlite or .db; '-' or a pipe: jsonl]")
 @click.option("-o", "--output", "--to", "target", type=click.Path(readable=False, path_type=Path),
               default=None, help=OUTPUT_HELP)
 @force_option
 @summary_options
-def export_command(output: Path, fmt: str, target: Path | None, force: bool, as_json: bool,
+def export_command(output: Path, fmt: str | None, target: Path | None, force: bool, as_json: bool,
                    quiet: bool) -> None:
     """Export every repository's records under OUTPUT for the site and API projects.
 
@@ -672,8 +680,13 @@ def export_command(output: Path, fmt: str, target: Path | None, force: bool, as_
       datasette serve errors.db -m errors.db.metadata.json   # written beside it
       crawler export output/ --format jsonl -o - | head -1
     """
-    from crawler.serve import export
+    from crawler.serve import export, export_target
 
+    fmt = fmt or (export_target.format_of(target) if target is not None else None)
+    if fmt is None:
+        where = f"{target}: its name says no format" if target else "no -o/--output to say a format"
+        raise UsageLine(one_line(f"{where}; give --format jsonl, json or sqlite, or a name "
+                                 "ending .jsonl, .json, .sqlite or .db"))
     target = target or _DEFAULT_TARGETS[fmt]
     to_stdout = str(target) == "-"
     if to_stdout and fmt != "jsonl":

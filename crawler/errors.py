@@ -14,6 +14,10 @@ class SourceError(CrawlerError):
     """The source is not a repository we can read, or is refused as unsafe."""
 
 
+class MissingSourceError(SourceError):
+    """A source folder named on the command line is not there: a usage error (exit 2)."""
+
+
 class RefError(CrawlerError):
     """The commit, branch or tag does not exist in the source."""
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
-from crawler.errors import RefError, SourceError
+from crawler.errors import MissingSourceError, RefError, SourceError
 from crawler.git._cmd import HEX_SHA, GitFailed, run_git
 from crawler.git.permalink import GITLAB, forge_of
 
@@ -192,8 +192,8 @@ def _parse(source: str, where: str) -> SourceSpec:
         spec = _from_github(source, where)
         return replace(spec, note=(f"[{where}] no such folder here, so it is read as GitHub's "
                                    f"{spec.web_url} (write github:{source} to say so)"))
-    raise SourceError(f"[{where}] no such folder: give a repository's path, its URL, or "
-                      "github:OWNER/NAME for a repository on GitHub")
+    raise MissingSourceError(f"[{where}] no such folder: give a repository's path, its URL, "
+                             "or github:OWNER/NAME for a repository on GitHub")
 
 
 def _from_github(shorthand: str, where: str) -> SourceSpec:
@@ -255,6 +255,9 @@ def _from_scp(source: str, match: re.Match[str], where: str) -> SourceSpec:
 
 def _from_file_url(url: str, parts: SplitResult, where: str) -> SourceSpec:
     name = unquote(_path_parts(parts.path, where)[-1])
+    if not parts.netloc and not os.path.lexists(unquote(parts.path)):  # git's answer says less
+        raise MissingSourceError(f"[{where}] no such folder: give the URL of a repository on "
+                                 "this machine")
     return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None,
                       by_root=True)
 

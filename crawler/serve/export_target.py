@@ -39,6 +39,26 @@ INDEX = "index.json"
 _ANOTHER = "give another --to"
 
 
+FORMAT_OF_SUFFIX = {".jsonl": "jsonl", ".json": "json", ".sqlite": "sqlite", ".db": "sqlite"}
+
+
+def format_of(given: Path) -> str | None:
+    """The export format a target's name says (`--format` left out): `-` and a named pipe are
+    JSON Lines (a reader of one line at a time), a folder is JSON documents, else the suffix
+    (`.jsonl`, `.json`, `.sqlite` or `.db`); None when the name says nothing."""
+    if str(given) == "-":
+        return "jsonl"
+    try:
+        found: os.stat_result | None = os.stat(given)  # a link: what it leads to
+    except OSError:
+        found = None
+    if found is not None and stat.S_ISDIR(found.st_mode):
+        return "json"
+    if found is not None and stat.S_ISFIFO(found.st_mode):
+        return "jsonl"
+    return FORMAT_OF_SUFFIX.get(given.suffix.lower())
+
+
 @dataclass(frozen=True)
 class Target:
     """Where one export goes: the path given, the one it leads to, and how it is written."""
