@@ -68,6 +68,11 @@ class Graph:
             owner, _, name = qualname.rpartition(".")
             if owner in self.classes:
                 self.by_name[name].append(qualname)
+        self.held_by_name: dict[str, list[str]] = defaultdict(list)
+        for attributes in self.attributes.values():
+            for name, held in attributes.items():
+                if held[:2] in ("V ", "R "):
+                    self.held_by_name[name].append(held)
         self.registered: dict[str, list[str]] = defaultdict(list)
         for facts in self.modules.values():
             for value, where in facts.registered:
@@ -187,9 +192,8 @@ class Graph:
         found: list[str] = []
         for cls in self.classes_of(ref):
             held = self.lookup(cls, name)
-            if held and " " in held:  # a class held in an attribute, called
-                made = self.classes_of(held)
-                found.extend(m for m in made if ref.startswith(("S", "A", "N", "M", "R")))
+            if held and " " in held:  # a class or function held in an attribute, called
+                found.extend(self._held(held))
                 continue
             if held:
                 found.append(held)
@@ -197,13 +201,27 @@ class Graph:
                          if f"{sub}.{name}" in self.functions)
         return list(dict.fromkeys(found))
 
+    def _held(self, held: str) -> list[str]:
+        """What calling an attribute calls: a class held ("V"), a function held ("V"), or the
+        function whose returned closure it holds ("R": a closure belongs to its maker)."""
+        target = self.definition(held[2:]) if held[:2] in ("V ", "R ") else None
+        if target in self.functions or (target in self.classes and held.startswith("V ")):
+            return [target]  # type: ignore[list-item]
+        return []
+
     def _by_name(self, name: str) -> list[str]:
-        """A method on an untyped receiver: only where a single class family defines the name."""
+        """A method on an untyped receiver: only where a single class family defines the name
+        (as a method, or as an attribute holding a function or class)."""
         if name.startswith("__") or name in _BUILTIN_NAMES:
             return []
         found = self.by_name.get(name, [])
         roots = {self._root(f.rpartition(".")[0], name) for f in found}
-        return list(found) if len(roots) == 1 else []
+        if len(roots) == 1:
+            return list(found)
+        holders = self.held_by_name.get(name, [])
+        if not found and len(holders) == 1:
+            return self._held(holders[0])
+        return []
 
     def _root(self, cls: str, name: str) -> str:
         return next(k for k in reversed(self.mro(cls)) if f"{k}.{name}" in self.functions)

@@ -159,6 +159,8 @@ class _Reader:
         if name == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
             self.all_names = tuple(e.value for e in value.elts
                                    if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        if isinstance(value, ast.BoolOp):  # `scan = c_scan or py_scan`: the fallback is ours
+            value = value.values[-1]
         dotted = _dotted(value)
         if dotted and dotted[0] in self.bindings:  # an alias: `load = _impl.load`
             self.bindings[name] = self._qualify(dotted)
@@ -201,7 +203,8 @@ class _Reader:
 
     def _class(self, node: ast.ClassDef, prefix: str) -> None:
         qualname = f"{prefix}.{node.name}"
-        bases = tuple(self._qualify(d) for d in map(_dotted, node.bases) if d)
+        bases = tuple(self._qualify(d) for d in (  # `Base[T]`: the generic's class
+            _dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases) if d)
         attributes: dict[str, str] = {}
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
@@ -253,6 +256,7 @@ class _FunctionReader:
                  qualname: str, cls: str | None) -> None:
         self.reader, self.node, self.qualname, self.cls = reader, node, qualname, cls
         self.types: dict[str, str] = {}
+        self.untyped: dict[str, str] = {}  # a local bound to an attribute of an untyped value
         self.locals: set[str] = set()
         self.calls: list[Call] = []
         self.self_attributes: list[tuple[str, str]] = []
@@ -302,6 +306,8 @@ class _FunctionReader:
             ref = self.type_of(node.value)
             for target in node.targets:
                 self._target(target, ref)
+                if isinstance(target, ast.Name) and isinstance(node.value, ast.Attribute) and not ref:
+                    self.untyped[target.id] = node.value.attr  # `parse = context.parse_object`
             return
         if isinstance(node, ast.AnnAssign):
             if node.value is not None:
@@ -379,6 +385,8 @@ class _FunctionReader:
             self.calls.append(Call(CALL, qualified, "", line))
         elif isinstance(func, ast.Name) and self.types.get(func.id, "").startswith("V "):
             self.calls.append(Call(CALL, self.types[func.id][2:], "", line))
+        elif isinstance(func, ast.Name) and func.id in self.untyped:
+            self.calls.append(Call(METHOD, "", self.untyped[func.id], line))
         elif isinstance(func, ast.Attribute):
             self._method_call(func, line)
         elif isinstance(func, ast.Call) and _dotted(func.func) == ["getattr"] \

@@ -155,7 +155,8 @@ def test_decorator_partial_and_higher_order_calls(make_repo: Callable[[str], Git
             call = partial(_one, 1)
             return call()
         """})
-    assert entries(graph, "pkg._guard") == [("pkg.api", ("pkg.api", "pkg._checked", "pkg._guard"), None, None)]
+    assert entries(graph, "pkg._guard") == [
+        ("pkg.api", ("pkg.api", "pkg._checked", "pkg._guard"), None, None)]
     assert entries(graph, "pkg._one") == [("pkg.bound", ("pkg.bound", "pkg._one"), None, None),
                                           ("pkg.each", ("pkg.each", "pkg._one"), None, None)]
 
@@ -247,7 +248,7 @@ def test_caught_by_the_library_itself(make_repo: Callable[[str], GitRepo]) -> No
         ("pkg.strict", ("pkg.strict", "pkg._parse"), None, None)]
 
 
-def test_untyped_receiver_only_where_one_class_family_has_the_name(make_repo: Callable[[str], GitRepo]) -> None:
+def test_untyped_receiver_only_where_one_family_has_the_name(make_repo: Callable[[str], GitRepo]) -> None:
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
         class A:
             def render(self):

@@ -1,0 +1,194 @@
+"""Check the entry-point pass against a real run: a library's own tests under a tracer.
+
+    python scripts/trace_entry_points.py trace LIBROOT OUT.json -- python -m pytest tests
+    (TRACE_ONLY=json/,argparse.py: only those files under LIBROOT are the library)
+    python scripts/trace_entry_points.py compare LIBROOT CATALOGUE OBSERVED.json [--sample N]
+
+`trace` runs the command with this file as a `sitecustomize` hook (`TRACE_LIBROOT` names the
+library's source root): every exception raised in a library file is written with the file and
+line of its raise, the outermost library frame of the contiguous library frames around it
+(as `module.qualname`), and whether the exception reached that frame (False: the library
+caught it itself first). `compare` keeps the raises at the catalogue's sites, and says how many
+observed (outermost frame, site) pairs the static pass finds: its graph reaches the raise from
+that frame within MAX_DEPTH calls (statically, or across one `stops` call), per kind of miss;
+then it prints a sample of static pairs no test observed, for reading by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _hook() -> None:
+    """Installed in the traced interpreter: record raises in library files."""
+    import atexit
+    import threading
+
+    root = os.path.realpath(os.environ["TRACE_LIBROOT"]) + os.sep
+    out_path = os.environ["TRACE_OUT"]
+    seen: dict[tuple[str, int, str, bool], int] = {}
+    reached: dict[int, set[int]] = {}  # id(exception) -> ids of frames it passed through
+    pending: list[tuple[object, str, int, str, object]] = []
+
+    only = tuple(root + p for p in os.environ.get("TRACE_ONLY", "").split(",") if p) or (root,)
+
+    def inside(frame: object) -> bool:
+        return frame.f_code.co_filename.startswith(only)  # type: ignore[attr-defined]
+
+    def local(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event == "exception":
+            exc = arg[1]
+            passed = reached.setdefault(id(exc), set())
+            if not passed:  # first event: the raise's own frame
+                outer = frame
+                while outer.f_back is not None and inside(outer.f_back):
+                    outer = outer.f_back
+                code = outer.f_code
+                rel = os.path.relpath(code.co_filename, root)
+                module = rel[:-3].replace(os.sep, ".").removesuffix(".__init__")
+                name = f"{module}.{code.co_qualname.split('.<locals>')[0]}"
+                pending.append((exc, os.path.relpath(frame.f_code.co_filename, root),
+                                frame.f_lineno, name, outer))
+            passed.add(id(frame))
+        return local
+
+    def global_trace(frame, event, arg):  # type: ignore[no-untyped-def]
+        return local if inside(frame) else None
+
+    def settle() -> None:
+        for exc, path, line, name, outer in pending:
+            key = (path, line, name, id(outer) in reached.get(id(exc), ()))
+            seen[key] = seen.get(key, 0) + 1
+        pending.clear()
+
+    def write() -> None:
+        settle()
+        rows = [{"path": p, "line": ln, "outer": n, "reached": r, "count": c}
+                for (p, ln, n, r), c in seen.items()]
+        with open(out_path, "w", encoding="utf-8") as handle:
+            json.dump(rows, handle)
+
+    sys.settrace(global_trace)
+    threading.settrace(global_trace)
+    atexit.register(write)
+
+
+def trace(libroot: str, out: str, command: list[str]) -> int:
+    hook = Path(out).with_suffix(".hook")
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import trace_entry_points\ntrace_entry_points._hook()\n", encoding="utf-8")
+    env = {**os.environ, "TRACE_LIBROOT": libroot, "TRACE_OUT": out,
+           "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")])}
+    process = subprocess.Popen(command, env=env)
+    return process.wait()
+
+
+def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> None:
+    import yaml
+
+    from crawler.catalogue.entry_points import Graph
+    from crawler.entry_stage import node_of
+    from crawler.parse.call_edges import read_calls
+    from crawler.parse.names import module_name
+    from crawler.records import RaiseSite, Template
+
+    root = Path(libroot)
+    facts = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if "/tests/" in f"/{rel}" or path.name.startswith("test_") or path.name == "conftest.py":
+            continue
+        read = read_calls(path.read_bytes(), module_name(rel), path.name == "__init__.py")
+        if read is not None:
+            facts.append(read)
+    graph = Graph(facts)
+    records = []
+    for file in sorted(Path(catalogue).rglob("errors/*.yaml")):
+        ex = yaml.safe_load(file.read_text(encoding="utf-8"))["extracted"]
+        site = RaiseSite(ex["path"], ex["line"], ex["end_line"], 0, ex["class"], ex["function"],
+                         ex["qualname"], ex["exception"], ex["exception_qualname"],
+                         Template("literal", "", (), ""), None, None, "", 0)
+        records.append(site)
+    at = {(s.path, line): s for s in records for line in range(s.line, s.end_line + 1)}
+    observed = json.loads(Path(observed_file).read_text(encoding="utf-8"))
+    pairs: dict[tuple[str, str, int], bool] = {}
+    for row in observed:
+        site = at.get((row["path"], row["line"]))
+        if site is not None:
+            key = (row["outer"].removeprefix("src."), site.path, site.line)
+            pairs[key] = pairs.get(key, False) or row["reached"]
+    by_site = {(s.path, s.line): s for s in records}
+    found = {"static": 0, "stops": 0, "missed": 0}
+    misses: list[str] = []
+    for reached_user in (True, False):
+        chosen = [k for k, v in pairs.items() if v is reached_user]
+        counts = {"static": 0, "stops": 0, "missed": 0}
+        for outer, path, line in sorted(chosen):
+            site = by_site[(path, line)]
+            how = _reaches(graph, outer, node_of(site))
+            counts[how] += 1
+            if how == "missed" and reached_user:
+                misses.append(f"{outer} -> {node_of(site)} ({path}:{line})")
+        label = "reached the outermost library frame" if reached_user else "caught by the library first"
+        total = len(chosen)
+        print(f"{label}: {total} pairs; found statically {counts['static']}, across one stop "
+              f"{counts['stops']}, missed {counts['missed']}; recall "
+              f"{(counts['static'] + counts['stops']) / total:.1%}" if total else f"{label}: 0")
+        if reached_user:
+            found = counts
+    for miss in misses:
+        print("  missed:", miss)
+    observed_keys = {(o, p, ln) for o, p, ln in pairs}
+    unobserved = []
+    for site in records:
+        node = node_of(site)
+        if node is None or node not in graph.functions:
+            continue
+        for entry in graph.entry_points(node, site.exception_qualname or site.exception, site.line).items:
+            if (entry.chain[0], site.path, site.line) not in observed_keys:
+                unobserved.append((entry.name, entry.chain, entry.stops, entry.caught_by, site.path,
+                                   site.line))
+    random.Random(36).shuffle(unobserved)
+    print(f"static pairs not observed: {len(unobserved)}; a sample of {sample}:")
+    for item in unobserved[:sample]:
+        print("  ", json.dumps(item))
+    del found
+
+
+def _reaches(graph: object, outer: str, node: str | None) -> str:
+    """'static', 'stops' or 'missed': whether the graph reaches `node` from `outer`."""
+    from crawler.catalogue.entry_points import Graph
+
+    assert isinstance(graph, Graph)
+    if node is None:
+        return "missed"
+    if outer == node:
+        return "static"
+    # the walk with `outer` as the one public name
+    saved = graph.public
+    graph.public = {outer: outer}
+    try:
+        for entry in graph._entry_points(node, "", 0).items:
+            return "static" if entry.stops is None else "stops"
+    finally:
+        graph.public = saved
+    return "missed"
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[:1] == ["trace"]:
+        split = args.index("--")
+        sys.exit(trace(args[1], args[2], args[split + 1:]))
+    if args[:1] == ["compare"]:
+        count = int(args[args.index("--sample") + 1]) if "--sample" in args else 30
+        compare(args[1], args[2], args[3], count)
+        sys.exit(0)
+    sys.exit(__doc__)
