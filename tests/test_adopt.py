@@ -106,7 +106,7 @@ class Folder:
                                cache_dir=self.cache, jobs=1)
 
 
-def annotate(path: Path, meaning: str, written_for: str, block: str = BLOCK) -> str:
+def annotate(path: Path, meaning: str, written_for: str | None, block: str = BLOCK) -> str:
     """Write an annotation block into a record file by hand; its exact text."""
     text = path.read_text(encoding="utf-8")
     new = block.format(written_for=json.dumps(written_for), meaning=meaning)
@@ -305,6 +305,36 @@ def test_adopt_refuses_a_broken_record(out: Folder, broken: str) -> None:
     run = out.cli("adopt", old, new, str(out.root))
     assert run.exit_code == 1 and f"{path}:" in run.stderr and "nothing was written" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and snapshot(out.root) == before
+
+
+@pytest.mark.parametrize("stray", ["{old} (copy).yaml", ".{old}.yaml.swp", "notes.txt"])
+def test_adopt_refuses_beside_a_file_that_is_no_record(out: Folder, stray: str) -> None:
+    """A copy of OLD beside it would hold the annotation still, once it moved."""
+    old, new = out.ids[POSITIVE], live_id(out, REWORDED)
+    copy = out.folder / "errors" / stray.format(old=old)
+    copy.write_bytes(out.path(old).read_bytes())
+    before = snapshot(out.root)
+    run = out.crawler("adopt", old, new, str(out.root))
+    assert run.returncode == 1 and f"{copy}: not a record file" in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and snapshot(out.root) == before
+
+
+def test_adopt_and_check_say_no_none(out: Folder) -> None:
+    """An annotation written for no message, and one written for its new home's: the lines
+    adopt and check print say so in words (beside a killed run's temp file, which is no stray)."""
+    old, new = out.ids[POSITIVE], live_id(out, REWORDED)
+    annotate(out.path(old), "written for no message", None)
+    (out.folder / "errors" / f".{new}.yaml.0a1b2c3d.tmp").write_text("a killed run's\n")
+    run = out.crawler("adopt", old, new, str(out.root))
+    assert run.returncode == 0 and "None" not in run.stdout + run.stderr, run
+    assert f"it was written for {POSITIVE!r}" in run.stdout
+    other, home = out.ids[NO_PATH], live_id(out, CANNOT)
+    annotate(out.path(other), "written for its new home", CANNOT)
+    assert out.crawler("adopt", other, home, str(out.root)).returncode == 0
+    check = out.crawler("check", str(out.root))
+    assert "None" not in check.stdout + check.stderr, check
+    assert (f"{out.path(home)}: needs_review: check the annotation against the message "
+            f"{CANNOT!r}") in check.stdout
 
 
 def test_adopt_across_repositories(out: Folder) -> None:

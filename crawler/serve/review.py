@@ -48,6 +48,9 @@ class Finding:
             return (f"{self.path}: annotation.written_for is empty: set it to the message the "
                     f"annotation was written for (now {template!r})")
         previous = record.history.previous_template if record.history else None
+        if previous is None:
+            return (f"{self.path}: needs_review: check the annotation against the message "
+                    f"{template!r}, then set annotation.written_for to it")
         return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
                 "check the annotation, then set annotation.written_for to the new message")
 

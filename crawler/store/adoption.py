@@ -15,6 +15,7 @@ and the same `crawler adopt OLD NEW` finishes it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from crawler.records import (
     empty_annotation,
 )
 from crawler.store import repo_output
+from crawler.store.atomic import TEMP_SUFFIX
 from crawler.store.manifest_file import MANIFEST, load_manifest, write_manifest
 from crawler.store.record_files import ERRORS_DIR, RecordText, is_record_id, load_record, write_texts
 from crawler.store.render import annotation_text, manifest_text, record_text
@@ -64,6 +66,7 @@ def adopt(root: Path, old_id: str, new_id: str, *, repo: str | None = None, forc
                          "annotation should move to")
     folder = find_folder(root, old_id, new_id, repo)
     with repo_output.lock(folder, wait=wait, shared=dry_run):
+        _refuse_strays(folder, old_id)
         old, new = _load(folder, old_id), _load(folder, new_id)
         adoption = plan(folder, old, new, force=force, reviewed=reviewed)
         manifest = _manifest_text(folder, adoption)
@@ -115,6 +118,27 @@ def _record_file(folder: Path, record_id: str) -> Path:
     return folder / ERRORS_DIR / f"{record_id}.yaml"
 
 
+def _refuse_strays(folder: Path, old_id: str) -> None:
+    """Refuse while errors/ holds anything but record files and the crawler's temp files: a
+    `<id> (copy).yaml` or an editor's swap file may hold the annotation too, and after the
+    move it would stand in two places, or be saved back over it."""
+    errors = folder / ERRORS_DIR
+    strays = sorted(entry.name for entry in os.scandir(errors) if not _record_or_temp(entry))
+    if strays:
+        more = f" (and {len(strays) - 1} more)" if len(strays) > 1 else ""
+        raise AdoptError(f"{errors / strays[0]}{more}: not a record file, beside {old_id}.yaml; "
+                         "move it out of errors/ (or delete it) first, nothing was written")
+
+
+def _record_or_temp(entry: os.DirEntry[str]) -> bool:
+    """A plain `<16 hex>.yaml`, or a temp file of the crawler's own writes."""
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    name = entry.name
+    return (name.endswith(".yaml") and is_record_id(name[:-len(".yaml")])) or (
+        name.startswith(".") and name.endswith(TEMP_SUFFIX))
+
+
 def _load(folder: Path, record_id: str) -> ErrorRecord:
     path = _record_file(folder, record_id)
     if path.is_symlink() or not path.is_file():
@@ -137,6 +161,9 @@ def plan(folder: Path, old: ErrorRecord, new: ErrorRecord, *, force: bool = Fals
                          "(`crawler check` suggests one)")
     history_old = old.history or History(first_seen=old.commit)
     history_new = new.history or History(first_seen=new.commit)
+    if not old.annotation.is_empty and old.annotation.text is None:  # bytes move, data never
+        raise AdoptError(f"{old_path}: record {old.id}'s annotation block was not read as it "
+                         "stands; run `crawler validate`, nothing was written")
     if old.annotation.is_empty:
         if history_old.adopted_by == new.id and history_new.adopted_from == old.id:
             return Adoption(folder, old, new, old, new, None, "done already", ())

@@ -77,7 +77,8 @@ def lock(folder: Path, *, wait: float = 0.0, shared: bool = False, poll: float =
     """Hold the folder's lock: exclusive to write, shared to read (a dry run).
 
     `flock` on a lock file that is never removed: the kernel drops the lock when its holder
-    exits, however it dies, so there is no stale lock to detect and no pid to trust. The file
+    exits, however it dies, so there is no stale lock to detect. A refused run names the
+    holder's pid as the kernel lists it (a writer also notes its pid in the file). The file
     is opened close-on-exec, and a forked child closes its copy at once, so a worker process
     that outlives a killed run does not keep the lock. A second run waits up to `wait`
     seconds, then stops with one line. A reader (a dry run) creates nothing: where no run has
@@ -131,16 +132,35 @@ def _open_lock_file(path: Path, shared: bool) -> int | None:
 
 
 def _busy_message(folder: Path, fd: int, wait: float) -> str:
-    holder = ""
-    try:
-        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-        if text.isdigit():
-            holder = f" (pid {text})"
-    except OSError:
-        pass
+    pids = _lock_holders(fd) or _noted_holder(fd)
+    holder = f" (pid {', '.join(pids)})" if pids else ""
     waited = f" after waiting {wait:g}s" if wait > 0 else ""
     return (f"{folder}: another crawler run{holder} is using this output folder{waited}; "
             "let it finish, or pass --wait SECONDS")
+
+
+def _lock_holders(fd: int) -> list[str]:
+    """The pids the kernel lists as holding a flock on the file open at `fd` (Linux's
+    /proc/locks): a dry run's shared lock too, which writes no pid, and never a stale pid."""
+    try:
+        found = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            rows = [row.split() for row in locks]
+    except OSError:
+        return []
+    inode = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
+    # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2498929 0 EOF"; a waiter's row has "->" second
+    pids = {row[4] for row in rows if len(row) > 5 and row[1] == "FLOCK" and row[5] == inode}
+    return sorted(pids - {str(os.getpid())}, key=int)
+
+
+def _noted_holder(fd: int) -> list[str]:
+    """The pid the holder wrote into the lock file (`_note_holder`), where /proc/locks is not."""
+    try:
+        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return []
+    return [text] if text.isdigit() else []
 
 
 def _note_holder(fd: int, pid: int | None) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from crawler.errors import OutputError
 from crawler.pipeline import apply
 from crawler.store import record_files
 from tests.outputkit import SHA_B, collected, folder_of, module, snapshot
-from tests.processes import pickled, start
+from tests.processes import ROOT, child_env, pickled, start
 
 V1 = {"pkg/a.py": module("a", 5)}
 V2 = {"pkg/a.py": module("a", 6, offset=3)}
@@ -49,6 +51,36 @@ def test_second_run_refuses_then_waits(tmp_path: Path) -> None:
     result = apply(collected(V2, SHA_B), root, wait=5)
     assert result.files_written > 0
     assert (folder / ".crawler.lock").read_bytes() == b""  # no churn in a committed folder
+
+
+def test_a_refused_run_names_a_dry_runs_pid(tmp_path: Path) -> None:
+    """A dry run holds a shared lock and writes no pid: the kernel's list of locks names it,
+    not a pid a killed run left in the file."""
+    root = tmp_path / "out"
+    apply(collected(V1), root)
+    folder = folder_of(root)
+    (folder / ".crawler.lock").write_text("1\n")  # left by a run killed mid-way
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_SHARED, str(folder)], cwd=ROOT,
+                              env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(OutputError) as caught:
+            apply(collected(V2, SHA_B), root)
+        assert f"another crawler run (pid {holder.pid}) is using" in str(caught.value)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(10)
+
+
+HOLD_SHARED = """import sys
+from pathlib import Path
+from crawler.store import repo_output
+with repo_output.lock(Path(sys.argv[1]), shared=True):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
 
 
 def test_waiting_run_proceeds_when_the_holder_finishes(tmp_path: Path) -> None:
