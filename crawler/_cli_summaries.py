@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler look
     from crawler.history import HistoryResult, TagStep
     from crawler.pipeline import RunResult
     from crawler.serve.ranking import Answer
-    from crawler.serve.review import Review
+    from crawler.serve.review import Mismatch, Review
     from crawler.store.adoption import Adoption
 
 Line: TypeAlias = "str | Table"  # a text line, or a table printed through rich
@@ -262,6 +262,7 @@ class CheckSummary:
             "unfinished_adoptions": [{"path": str(u.path), "old": u.old.id, "new": u.new.id}
                                      for u in review.unfinished],
             "problems": list(review.problems),
+            "annotation_mismatches": [_mismatch(m) for m in review.mismatches],
         })
 
     def findings(self) -> Iterator[Line]:
@@ -270,6 +271,7 @@ class CheckSummary:
         yield from (finding.describe() for finding in review.findings)
         yield from (orphan.describe() for orphan in review.orphans)
         yield from (unfinished.describe() for unfinished in review.unfinished)
+        yield from (mismatch.describe() for mismatch in review.mismatches)
 
     def lines(self) -> Iterator[Line]:
         review = self.review
@@ -277,7 +279,21 @@ class CheckSummary:
         unfinished = f", {len(review.unfinished)} adoptions unfinished" if review.unfinished else ""
         yield (f"{review.checked} records checked, {len(review.findings)} to review, "
                f"{len(review.orphans)} orphaned annotations{unfinished}, "
+               f"{len(review.mismatches)} annotations that do not fit, "
                f"{len(review.problems)} unreadable")
+
+
+def _mismatch(mismatch: Mismatch) -> dict[str, Any]:
+    """An annotation-mismatch as `check --json` gives it: the record, the score, the evidence."""
+    from crawler.serve.annotation_fit import THRESHOLD
+
+    fit = mismatch.fit
+    return {"reason": "annotation-mismatch", "path": str(mismatch.path), "id": fit.record.id,
+            "template": fit.record.site.message.template, "score": fit.score,
+            "threshold": THRESHOLD, "against": fit.against,
+            "foreign": [{"mention": f.mention, "name": f.name, "defined_in": list(f.defined_in),
+                         "weight": f.weight} for f in fit.foreign],
+            "missing": list(fit.missing), "fitting": list(fit.fitting)}
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ listed when that binding is broken (stale), missing while the annotation holds t
 record waits in `needs_review` for a person to look again. `review_output` lists these too, and
 every annotation left on a `removed` record (an `Orphan`), with the live records of its
 repository most like it that carry no annotation (`catalogue.successors`), for a person to
-`crawler adopt`; and each adoption a kill left half done (`Unfinished`). `validate_output`
-checks every record and manifest against the schemas.
+`crawler adopt`; and each adoption a kill left half done (`Unfinished`); and each annotation
+whose code names fit another error better than its own (`annotation_fit`: a `Mismatch`).
+`validate_output` checks every record and manifest against the schemas.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from crawler.catalogue.successors import (
     orphans,
 )
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
+from crawler.serve.annotation_fit import Fit, folder_fits
 from crawler.store import repo_output
 from crawler.store.cache import LoadCache
 from crawler.store.manifest_file import MANIFEST
@@ -89,6 +91,23 @@ class Unfinished:
 
 
 @dataclass(frozen=True)
+class Mismatch:
+    """An annotation whose code names point at another error than its record's."""
+
+    path: Path
+    fit: Fit
+
+    def describe(self) -> str:
+        fit = self.fit
+        foreign = ", ".join(f"{f.mention} ({', '.join(f.defined_in) or 'elsewhere'})"
+                            for f in fit.foreign) or "none"
+        missing = ", ".join(fit.missing) or "none"
+        return (f"{self.path}: annotation-mismatch: score {fit.score:.2f}; it names {foreign}, "
+                f"and never {missing}; rewrite it for {fit.record.site.message.template!r}, or "
+                "confirm it with annotation.fits.confirmed set to that template")
+
+
+@dataclass(frozen=True)
 class Review:
     """What `crawler check` found under an output folder."""
 
@@ -97,10 +116,12 @@ class Review:
     orphans: tuple[Orphan, ...]
     unfinished: tuple[Unfinished, ...]
     problems: tuple[str, ...]
+    mismatches: tuple[Mismatch, ...] = ()
 
     @property
     def to_review(self) -> bool:
-        return bool(self.findings or self.orphans or self.unfinished or self.problems)
+        return bool(self.findings or self.orphans or self.unfinished or self.problems
+                    or self.mismatches)
 
 
 def repository_folders(root: Path) -> list[Path]:
@@ -126,7 +147,8 @@ def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
     return review.checked, list(review.findings), list(review.problems)
 
 
-def review_output(root: Path, loads: LoadCache | None = None) -> Review:
+def review_output(root: Path, loads: LoadCache | None = None,
+                  annotations_only: bool = False) -> Review:
     """Every record under `root`, one repository folder at a time: what a person should look at.
 
     Listed: live records whose annotation names another template than theirs, or names none
@@ -134,15 +156,21 @@ def review_output(root: Path, loads: LoadCache | None = None) -> Review:
     with its likeliest successors; and adoptions left half done. Every file in errors/ that is
     not a record is a problem: a broken record, a renamed copy of one (which holds its site
     back), a stray. With `loads`, record files whose bytes were checked before are not again.
+    Every annotation that does not fit its record is listed too; `annotations_only`: only those.
     """
     checked = 0
     findings: list[Finding] = []
     found_orphans: list[Orphan] = []
     unfinished: list[Unfinished] = []
     problems: list[str] = []
+    mismatches: list[Mismatch] = []
     for folder, loaded in load_output_folders(root, loads=loads):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
+        mismatches += [Mismatch(record_path(folder, fit.record.id), fit)
+                       for fit in folder_fits(loaded.records, loaded.manifest) if fit.listed]
+        if annotations_only:
+            continue
         records = [(record_path(folder, record.id), record) for record in loaded.records]
         for path, record in records:
             if record.status == REMOVED:
@@ -153,7 +181,8 @@ def review_output(root: Path, loads: LoadCache | None = None) -> Review:
         half_done = _unfinished(records)
         unfinished += half_done
         found_orphans += _orphans(records, {u.old.id for u in half_done})
-    return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems))
+    return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems),
+                  tuple(mismatches))
 
 
 def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:

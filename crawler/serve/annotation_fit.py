@@ -1,0 +1,440 @@
+"""Does an annotation fit its record? The code names it mentions, against the record's facts.
+
+An annotation can be well written and still describe another error (a page for jax's
+`RematTraced._check_differentiable` that explained `PyTreeDef.Tuple` and registries). Prose is
+not judged, in any language: only the code names an annotation mentions are, those in its code
+blocks (read with `ast` where they parse), in backticks, and prose tokens shaped like code
+(dotted names, CamelCase, snake_case, `name()`).
+
+Each mentioned name is, in order of precedence:
+
+- neutral: a keyword, a builtin, a standard-library module or a public name of a common one, a
+  method of a builtin type, a name the annotation's own example binds, or shorter than 3 letters;
+- fitting: it is in the record's facts (template and placeholders, exception and its class's
+  module and bases, function, class, path, snippet, condition, cause, related records, test
+  evidence, entry points and call chains): weight 1, or `COMMON_WEIGHT` when it is in the facts
+  of `COMMON_SHARE` of the repository's records or more (the package's name, `self.name`);
+- foreign: the repository defines it (a record's qualname, a def or class line of a snippet, an
+  exception class, a module's name) and not in the record's facts: weight 1 when every
+  definition is in another module, `SAME_MODULE_WEIGHT` when one is in the record's module;
+- unknown otherwise (a user's own names): neutral.
+
+The record's own key names (its function, class, exception, the code words of its template)
+that the annotation never mentions count `MISSING_WEIGHT` each against it. The score is
+fitting / (fitting + against), 1 when nothing is judged; an annotation is listed when its score
+is under `THRESHOLD` and the weight against it is at least `MIN_AGAINST` (one foreign name far
+away, or several of its own names missing). docs/annotations.md gives the figures these were
+tuned on.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import keyword
+import re
+import sys
+import textwrap
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from crawler.records import ErrorRecord, Manifest
+
+THRESHOLD = 0.55
+MIN_AGAINST = 1.0
+MISSING_WEIGHT = 0.25
+SAME_MODULE_WEIGHT = 0.5
+COMMON_SHARE = 0.25
+COMMON_WEIGHT = 0.3
+VOCABULARY_WEIGHT = 0.3
+NEARBY_SHARE = 0.5
+PUBLIC_SHARE = 0.5
+MIN_COMMON_RECORDS = 8  # below this many records, no name is common
+
+# The slots that hold what a person wrote; written_for, fits and related are bookkeeping.
+JUDGED_SLOTS = ("what_it_means", "solutions", "example_fix", "defensive_patterns", "prevention",
+                "when_it_happens")
+# Stdlib modules whose public names examples use bare (`Path`, `dataclass`, `partial`).
+COMMON_STDLIB = ("os", "os.path", "sys", "re", "typing", "collections", "collections.abc",
+                 "functools", "itertools", "pathlib", "io", "json", "dataclasses", "enum",
+                 "contextlib", "inspect", "warnings", "types", "operator", "string", "textwrap",
+                 "shutil", "subprocess", "tempfile", "logging", "math", "datetime", "copy", "abc",
+                 "unittest", "importlib", "importlib.metadata")
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+_CALL = r"[A-Za-z_][A-Za-z0-9_.]*\(\)?"
+_CAMEL = r"[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z0-9]*"
+_SNAKE = r"_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|__[A-Za-z0-9]+__"
+_CODE_LIKE = re.compile(rf"(?<![\w.])(?:{_DOTTED}|{_CALL}|{_SNAKE}|{_CAMEL})(?![\w])")
+_PROSE_DOTTED_WORDS = {"e.g", "i.e", "etc", "vs", "cf"}
+_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def key(name: str) -> str:
+    """How names are compared: `_check_differentiable` and `check_differentiable` alike."""
+    return name.strip("_").lower()
+
+
+@lru_cache(maxsize=1)
+def neutral_names() -> frozenset[str]:
+    """Names of the language: keywords, builtins, builtin types' methods, stdlib modules.
+    They count for nothing, whatever else defines them."""
+    names = set(keyword.kwlist) | set(dir(builtins)) | set(sys.stdlib_module_names)
+    names |= {"self", "cls", "args", "kwargs", "true", "false", "none"}
+    for kind in (str, bytes, list, dict, set, tuple, int, float, object, BaseException):
+        names |= set(dir(kind))
+    return frozenset(key(name) for name in names)
+
+
+@lru_cache(maxsize=1)
+def stdlib_names() -> frozenset[str]:
+    """Public names of common stdlib modules (`Path`, `chain`, `fields`): neutral unless the
+    repository defines the name or the record's facts hold it, which come first."""
+    return frozenset(key(n) for module in COMMON_STDLIB
+                     for n in dir(importlib.import_module(module)) if not n.startswith("_"))
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """The code names an annotation mentions, as written, and the names its examples bind."""
+
+    names: tuple[str, ...]  # dotted where written dotted: `PyTreeDef.Tuple`, `registry`
+    bound: frozenset[str]  # keys of the names the annotation's own code defines or assigns
+
+
+def annotation_text(data: Mapping[str, Any]) -> str:
+    """Every string a person wrote in the judged slots, one after the other."""
+    return "\n".join(_strings([data.get(slot) for slot in JUDGED_SLOTS]))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def code_mentions(text: str) -> Mentions:
+    """The code names of `text`: its fenced blocks, backticked spans and code-like prose."""
+    names: list[str] = []
+    bound: set[str] = set()
+    for block in _FENCE.findall(text):
+        names += _code_names(block, bound)
+    prose = _FENCE.sub("\n", text)
+    for span in _BACKTICK.findall(prose):  # `capture="fd"` names capture, binds nothing
+        names += _code_names(span, set())
+    prose = _BACKTICK.sub(" ", prose)
+    for token in _CODE_LIKE.findall(prose):
+        name = token.rstrip("()")
+        if key(name) not in _PROSE_DOTTED_WORDS and "." not in name[-1:]:
+            names.append(name)
+    return Mentions(tuple(dict.fromkeys(names)), frozenset(bound))
+
+
+def _code_names(code: str, bound: set[str]) -> list[str]:
+    """Names a piece of code references (dotted chains whole), adding to `bound` those it binds;
+    code that does not parse gives its identifiers."""
+    tree = _parsed(code)
+    if tree is None:
+        return [m.group(0) for m in re.finditer(rf"{_DOTTED}|[A-Za-z_][A-Za-z0-9_]*", code)
+                if not m.group(0)[0].isdigit()]
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(key(node.name))
+        elif isinstance(node, ast.arg):
+            bound.add(key(node.arg))
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                bound.add(key(node.id))
+            else:
+                names.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.append(_dotted(node))
+        elif isinstance(node, ast.keyword) and node.arg:
+            names.append(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [alias.name for alias in node.names if alias.name != "*"]
+            bound.update(key(alias.asname) for alias in node.names if alias.asname)
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(key(node.name))
+    return names
+
+
+def _parsed(code: str) -> ast.Module | None:
+    code = textwrap.dedent(code)
+    for attempt in (code, re.sub(r"(?m)^(>>>|\.\.\.) ?", "", code)):
+        try:
+            return ast.parse(attempt)
+        except (SyntaxError, ValueError):
+            continue
+    return None
+
+
+def _dotted(node: ast.Attribute) -> str:
+    """`a.b.c` for an attribute chain on a name, else the attribute alone: `x().c` gives `c`."""
+    parts = [node.attr]
+    value: ast.expr = node.value
+    while isinstance(value, ast.Attribute):
+        parts.append(value.attr)
+        value = value.value
+    if isinstance(value, ast.Name):
+        parts.append(value.id)
+    return ".".join(reversed(parts))
+
+
+def identifiers(text: str | None) -> set[str]:
+    """The keys of every identifier in `text`."""
+    return {key(m) for m in _IDENTIFIER.findall(text or "")} - {""}
+
+
+def module_parts(path: str) -> list[str]:
+    """`src/click/core.py` gives src, click, core."""
+    return [part.removesuffix(".py") for part in path.split("/") if part]
+
+
+@dataclass(frozen=True)
+class Repository:
+    """What one repository folder tells about names: where each is defined, in how many
+    records' facts each is, each record's facts, and the package names (the library itself)."""
+
+    definitions: Mapping[str, frozenset[str]]  # name's key -> paths of the modules defining it
+    facts: Mapping[str, frozenset[str]]  # record id -> keys of the names of its facts
+    nearby: Mapping[str, frozenset[str]]  # record id -> keys its related records add
+    counts: Mapping[str, int]  # name's key -> how many records' facts hold it
+    records: int
+    packages: frozenset[str]
+    # key of `Class.method` (the two last parts) -> the qualname and module of the method
+    qualnames: Mapping[str, tuple[str, str]]
+
+    def is_common(self, name: str) -> bool:
+        return self.records >= MIN_COMMON_RECORDS and self.counts.get(name, 0) >= (
+            COMMON_SHARE * self.records)
+
+
+def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Repository:
+    """The names of a repository folder's records and manifest."""
+    classes = {c.get("qualname"): c for c in (manifest.exception_classes if manifest else ())}
+    by_id = {record.id: record for record in records}
+    facts = {record.id: frozenset(record_facts(record, classes)) for record in records}
+    nearby = {record.id: frozenset(related_facts(record, by_id)) - facts[record.id]
+              for record in records}
+    counts = Counter(name for names in facts.values() for name in names)
+    paths = [entry.path for entry in manifest.files] if manifest else []
+    paths += [record.site.path for record in records]
+    return Repository(_definitions(records, classes.values()), facts, nearby, counts, len(records),
+                      _packages(paths), _qualnames(records))
+
+
+def _qualnames(records: Iterable[ErrorRecord]) -> dict[str, tuple[str, str]]:
+    """Methods by `Class.method`, the way an annotation names where an error happens."""
+    found = {}
+    for record in records:
+        parts = [p for p in record.site.qualname.split(".") if not p.startswith("<")]
+        if len(parts) >= 2 and record.site.class_name:
+            found[key(".".join(parts[-2:]))] = (record.site.qualname, record.site.path)
+    return found
+
+
+def _packages(paths: Iterable[str]) -> frozenset[str]:
+    """The top-level packages of the modules' paths: `src/attr/_make.py` gives attr."""
+    found = set()
+    for path in paths:
+        parts = module_parts(path)
+        if parts and parts[0] in ("src", "lib"):
+            parts = parts[1:]
+        if len(parts) > 1:
+            found.add(key(parts[0]))
+    return frozenset(found)
+
+
+def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, Any]]
+                 ) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+
+    def define(name: str, path: str) -> None:
+        if name and not name.startswith("<"):
+            found.setdefault(key(name), set()).add(path)
+
+    for record in records:
+        site = record.site
+        for part in site.qualname.split("."):
+            define(part, site.path)
+        for name in _DEFINITION.findall(site.snippet or ""):
+            define(name, site.path)
+        stem = module_parts(site.path)[-1]
+        if stem != "__init__":
+            define(stem, site.path)
+    for item in classes:
+        define(str(item.get("name") or ""), str(item.get("path") or ""))
+    return {name: frozenset(paths) for name, paths in found.items()}
+
+
+def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]]) -> set[str]:
+    """The keys of every name the crawler knows of the record itself."""
+    site = record.site
+    message = site.message
+    texts = [site.qualname, site.exception, site.exception_qualname, message.template,
+             *message.placeholders, message.composed_by, message.via, message.defined_at,
+             site.condition, site.cause, site.snippet, *module_parts(site.path)]
+    cls = classes.get(site.exception_qualname)
+    if cls is not None:
+        texts += [str(cls.get("path") or ""), *map(str, cls.get("bases") or ())]
+    for evidence in record.evidence:
+        texts += [evidence.test, evidence.pattern, evidence.exception, evidence.path]
+    texts += _entry_point_texts(site)
+    names: set[str] = set()
+    for text in texts:
+        names |= identifiers(text)
+    return names
+
+
+def related_facts(record: ErrorRecord, by_id: Mapping[str, ErrorRecord]) -> set[str]:
+    """The keys of the names of the record's related records: function, exception, template."""
+    names: set[str] = set()
+    for related in record.related:
+        other = by_id.get(related.id)
+        if other is not None:
+            for text in (other.site.qualname, other.site.exception, other.site.message.template):
+                names |= identifiers(text)
+    return names
+
+
+def _entry_point_texts(site: Any) -> list[str]:
+    """Entry points and their call chains, where the records carry them."""
+    return [str(item) for item in getattr(site, "entry_points", None) or ()]
+
+
+def own_key_names(record: ErrorRecord) -> list[str]:
+    """What an annotation of this record is expected to name: function, class, exception, and
+    the template's code words (backticked, snake_case, CamelCase)."""
+    site = record.site
+    names = [site.function or "", (site.class_name or "").split(".")[-1],
+             site.exception.split(".")[-1]]
+    template = re.sub(r"\{[^{}]*\}", " ", site.message.template)
+    names += _BACKTICK.findall(template)
+    names += [m.group(0) for m in _CODE_LIKE.finditer(_BACKTICK.sub(" ", template))]
+    own = []
+    for name in names:
+        for part in _IDENTIFIER.findall(name):
+            if len(key(part)) >= 3 and part not in own and not part.startswith("<"):
+                own.append(part)
+    return own
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A name the annotation mentions that the repository defines away from this record."""
+
+    mention: str  # as the annotation writes it: `PyTreeDef.Tuple`
+    name: str  # the part judged: `PyTreeDef`
+    defined_in: tuple[str, ...]  # the modules defining it
+    weight: float
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How well a record's annotation fits it, with the evidence."""
+
+    record: ErrorRecord
+    score: float
+    against: float
+    fitting: tuple[str, ...]  # mentioned names found in the record's facts
+    foreign: tuple[Foreign, ...]
+    missing: tuple[str, ...]  # own key names the annotation never mentions
+
+    @property
+    def listed(self) -> bool:
+        return self.score < THRESHOLD and self.against >= MIN_AGAINST
+
+
+def confirmed(record: ErrorRecord) -> bool:
+    """A person confirmed the annotation fits, for the record's current template:
+    `annotation.fits: {confirmed: <template>}`."""
+    fits = record.annotation.data.get("fits")
+    return isinstance(fits, Mapping) and fits.get("confirmed") == record.site.message.template
+
+
+def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
+    """The record's annotation against its facts; None when there is no text to judge."""
+    text = annotation_text(record.annotation.data)
+    if not text.strip():
+        return None
+    mentions = code_mentions(text)
+    facts = repo.facts.get(record.id, frozenset())
+    nearby = repo.nearby.get(record.id, frozenset())
+    neutral = neutral_names() | repo.packages | mentions.bound
+    fitting: dict[str, float] = {}
+    foreign: dict[str, Foreign] = {}
+    mentioned: set[str] = set()
+    for mention in mentions.names:
+        parts = mention.split(".")
+        if key(parts[0]) in neutral_names() and len(parts) > 1:  # os.path.join, re.compile
+            continue
+        method = repo.qualnames.get(key(".".join(parts[-2:]))) if len(parts) > 1 else None
+        elsewhere = method[1] if method and method[0] != record.site.qualname else ""
+        for part in parts:
+            name = key(part)
+            mentioned.add(name)
+            if len(name) < 3 or name in neutral:
+                continue
+            if elsewhere and part in parts[-2:] and name not in facts:
+                # `Option._validate`: where another raise happens, named as such
+                _keep(foreign, Foreign(mention, part, (elsewhere,), 1.0))
+            elif name in facts or name in nearby:
+                weight = COMMON_WEIGHT if repo.is_common(name) else 1.0
+                fitting[name] = weight * (1.0 if name in facts else NEARBY_SHARE)
+            elif name in repo.definitions:
+                paths = repo.definitions[name]
+                weight = SAME_MODULE_WEIGHT if record.site.path in paths else 1.0
+                if key(parts[0]) in repo.packages:  # `attrs.evolve`: the public API, in passing
+                    weight *= PUBLIC_SHARE
+                _keep(foreign, Foreign(mention, part, tuple(sorted(paths)), weight))
+            elif name in repo.counts and name not in stdlib_names():
+                _keep(foreign, Foreign(mention, part, (), VOCABULARY_WEIGHT))
+    for name in fitting.keys() & foreign.keys():
+        del fitting[name]
+    missing = tuple(n for n in own_key_names(record) if key(n) not in mentioned
+                    and (key(n) not in neutral_names() or key(n) in _exception_names()))
+    against = sum(f.weight for f in foreign.values()) + MISSING_WEIGHT * len(missing)
+    support = sum(fitting.values())
+    score = support / (support + against) if support + against else 1.0
+    return Fit(record, round(score, 3), round(against, 3), tuple(fitting), tuple(foreign.values()),
+               missing)
+
+
+def _keep(foreign: dict[str, Foreign], found: Foreign) -> None:
+    """Each name once, at the heaviest weight any of its mentions gives it."""
+    name = key(found.name)
+    if name not in foreign or foreign[name].weight < found.weight:
+        foreign[name] = found
+
+
+@lru_cache(maxsize=1)
+def _exception_names() -> frozenset[str]:
+    """Builtin exception names: neutral in an annotation, but a record's own when it raises one."""
+    return frozenset(key(n) for n, v in vars(builtins).items()
+                     if isinstance(v, type) and issubclass(v, BaseException))
+
+
+def folder_fits(records: Sequence[ErrorRecord], manifest: Manifest | None) -> list[Fit]:
+    """Every live, annotated, unconfirmed record of one repository folder, judged."""
+    judged = [r for r in records if r.status != "removed" and not r.annotation.is_empty
+              and not confirmed(r)]
+    if not judged:
+        return []
+    repo = repository(records, manifest)
+    return [fit for fit in (judge(record, repo) for record in judged) if fit is not None]
