@@ -7,6 +7,7 @@ command line alone prints them. Keys and wording here are the command line's out
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -425,6 +426,7 @@ class HistorySummary:
                        "seconds": round(step.result.seconds, 3)} for step in result.steps],
             "ignored": [{"tag": tag, "why": why} for tag, why in result.walk.ignored],
             "by_date": result.walk.by_date,
+            "read_ahead": result.read_ahead,
             "seconds": round(result.seconds, 3),
         }, ascii_only=False)
 
@@ -445,6 +447,18 @@ class HistorySummary:
         where = step.tag if step.tag is not None else f"{result.pin.ref} (no release)"
         changes = ", ".join(f"{len(getattr(result.merged, key))} {key}" for key, _ in CHANGES
                             if getattr(result.merged, key))
-        return (f"[{step.number}/{step.steps}] {where} @ {result.pin.sha[:12]}: "
+        dated = (f" ({time.strftime('%Y-%m-%d', time.gmtime(step.date))})"
+                 if step.date else "")
+        left = (f"; about {_duration(step.left)} left"
+                if step.left is not None and step.number < step.steps else "")
+        return (f"[{step.number}/{step.steps}] {where}{dated} @ {result.pin.sha[:12]}: "
                 f"{result.manifest.counts.records} records; {changes or 'no change'}; "
-                f"{result.parsed} files read in {round(result.seconds, 3):.2f}s")
+                f"{result.parsed} files read in {round(result.seconds, 3):.2f}s{left}")
+
+
+def _duration(seconds: float) -> str:
+    """`2h05m`, `7m12s` or `40s`: a time left, to the second at most."""
+    whole = round(seconds)
+    if whole >= 3600:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"

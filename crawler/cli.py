@@ -519,6 +519,12 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 @click.option("--checkpoint-steps", type=click.IntRange(min=1), default=None, metavar="N",
               help="Write the records every N tags (default 10) as well as at the end; a killed "
                    "walk run again goes on from the last write.")
+@click.option("--read-ahead", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Read the files of up to N coming tags while the steps merge (default 4; "
+                   "0: each step reads its own). The folder is the same either way.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Parse the tags' files on this Dask scheduler's workers (tcp://HOST:8786); "
+                   "the merges stay here, in release order.")
 @commit_option
 @output_option
 @cache_dir_option
@@ -526,9 +532,10 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
 @evidence_option
 @jobs_option
 @summary_options
-def history(source: str, tags: str, since: str | None, checkpoint_steps: int | None, ref: str,
-            output_root: Path, cache_dir: Path | None, name: str | None, evidence: bool,
-            jobs: int | None, as_json: bool, quiet: bool) -> None:
+def history(source: str, tags: str, since: str | None, checkpoint_steps: int | None,
+            read_ahead: int | None, scheduler: str | None, ref: str, output_root: Path,
+            cache_dir: Path | None, name: str | None, evidence: bool, jobs: int | None,
+            as_json: bool, quiet: bool) -> None:
     """Walk SOURCE's release tags in version order, then --commit: each record learns the
     releases that contain it and every wording it had.
 
@@ -548,7 +555,7 @@ def history(source: str, tags: str, since: str | None, checkpoint_steps: int | N
     from crawler.parse._forkserver import warm_up
 
     warm_up()  # the workers' imports overlap ours and the pin
-    from crawler.history import CHECKPOINT_STEPS, TagStep, walk_releases
+    from crawler.history import CHECKPOINT_STEPS, READ_AHEAD, TagStep, walk_releases
 
     def report(step: TagStep) -> bool:
         if not quiet:  # on stderr: --json keeps stdout for the summary
@@ -561,7 +568,9 @@ def history(source: str, tags: str, since: str | None, checkpoint_steps: int | N
     result = walk_releases(source, tags=tags, ref=ref, output_root=output_root,
                            cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence,
                            since=since, on_step=report,
-                           checkpoint_steps=checkpoint_steps or CHECKPOINT_STEPS)
+                           checkpoint_steps=checkpoint_steps or CHECKPOINT_STEPS,
+                           read_ahead=READ_AHEAD if read_ahead is None else read_ahead,
+                           scheduler=scheduler)
     if result.stopped:  # not done, unlike a lookup cut short (exit 0 in CrawlerGroup.invoke)
         _quiet_stdout(sys.stderr)
         raise click.exceptions.Exit(WALK_CUT_SHORT)

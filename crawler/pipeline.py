@@ -819,12 +819,12 @@ def collect_held(repo: PinnedRepo, previous: Manifest | None, folder: Path, stor
                           pool=pool, results=results)
 
 
-def write_held(folder: Path, store: StoreContext) -> tuple[int, list[str]]:
+def write_held(folder: Path, store: StoreContext, wait: float = 0.0) -> tuple[int, list[str]]:
     """Write what a walk's held folder changed since its last checkpoint, under the folder's
-    lock (see `held_folder.write_checkpoint`): how many files, and notes."""
+    lock (`wait` seconds at most; see `held_folder.write_checkpoint`): how many files, and notes."""
     if store.held is None:
         return 0, []
-    with repo_output.lock(folder):
+    with repo_output.lock(folder, wait=wait):
         written = write_checkpoint(folder, store.held, store.blocks, store.loads)
         notes = _refresh_lookup_index(folder, store.held.records.values()) if written else []
     return written, notes

@@ -219,8 +219,10 @@ def test_a_new_release_is_walked_alone_and_untouched_records_keep_their_bytes(
                                        "--no-evidence", "-j", "1"])
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("[")]
-    assert len(lines) == 2 and lines[0].startswith("[1/2] v0.12.0 @ ")
-    assert "1 removed" in lines[0] and lines[1].startswith("[2/2] HEAD (no release) @ ")
+    # each tag with its date and the time left; the end commit, the last step, has neither
+    assert len(lines) == 2 and lines[0].startswith("[1/2] v0.12.0 (2024-01-01) @ ")
+    assert lines[0].endswith(" left") and "1 removed" in lines[0]
+    assert lines[1].startswith("[2/2] HEAD (no release) @ ") and not lines[1].endswith(" left")
     records = {r.site.message.template: r for r in (
         record_files.load_record(p) for p in record_files.iter_record_paths(folder))}
     assert records["new error"].status == REMOVED
