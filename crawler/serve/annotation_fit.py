@@ -213,7 +213,7 @@ class Repository:
 
     definitions: Mapping[str, frozenset[str]]  # name's key -> paths of the modules defining it
     facts: Mapping[str, frozenset[str]]  # record id -> keys of the names of its facts
-    nearby: Mapping[str, frozenset[str]]  # record id -> keys its related records add
+    nearby: Mapping[str, frozenset[str]]  # record id -> keys its related records and chains add
     counts: Mapping[str, int]  # name's key -> how many records' facts hold it
     records: int
     packages: frozenset[str]
@@ -229,9 +229,12 @@ def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Rep
     """The names of a repository folder's records and manifest."""
     classes = {c.get("qualname"): c for c in (manifest.exception_classes if manifest else ())}
     by_id = {record.id: record for record in records}
-    facts = {record.id: frozenset(record_facts(record, classes)) for record in records}
-    nearby = {record.id: frozenset(related_facts(record, by_id)) - facts[record.id]
-              for record in records}
+    # the site's own names; its related records' and its entry points' chains are nearby
+    facts = {record.id: frozenset(record_facts(record, classes, entry_points=False))
+             for record in records}
+    nearby = {record.id: frozenset(related_facts(record, by_id) | record_facts(record, classes))
+              - facts[record.id] for record in records}
+    # how common a name is, by the sites alone: chains spread `main` and `invoke` everywhere
     counts = Counter(name for names in facts.values() for name in names)
     paths = [entry.path for entry in manifest.files] if manifest else []
     paths += [record.site.path for record in records]
@@ -283,8 +286,10 @@ def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, 
     return {name: frozenset(paths) for name, paths in found.items()}
 
 
-def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]]) -> set[str]:
-    """The keys of every name the crawler knows of the record itself."""
+def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
+                 entry_points: bool = True) -> set[str]:
+    """The keys of every name the crawler knows of the record itself (without its entry points'
+    chains: the names of the site alone)."""
     site = record.site
     message = site.message
     texts = [site.qualname, site.exception, site.exception_qualname, message.template,
@@ -295,7 +300,9 @@ def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]]) 
         texts += [str(cls.get("path") or ""), *map(str, cls.get("bases") or ())]
     for evidence in record.evidence:
         texts += [evidence.test, evidence.pattern, evidence.exception, evidence.path]
-    texts += _entry_point_texts(site)
+    if entry_points and record.entry_points:  # what users call, and the calls to the raise
+        for entry in record.entry_points.items:
+            texts += [entry.name, *entry.chain]
     names: set[str] = set()
     for text in texts:
         names |= identifiers(text)
@@ -311,11 +318,6 @@ def related_facts(record: ErrorRecord, by_id: Mapping[str, ErrorRecord]) -> set[
             for text in (other.site.qualname, other.site.exception, other.site.message.template):
                 names |= identifiers(text)
     return names
-
-
-def _entry_point_texts(site: Any) -> list[str]:
-    """Entry points and their call chains, where the records carry them."""
-    return [str(item) for item in getattr(site, "entry_points", None) or ()]
 
 
 def own_key_names(record: ErrorRecord) -> list[str]:
