@@ -135,43 +135,42 @@ CREATE VIRTUAL TABLE annotations_fts USING fts5(
   what_it_means, when_it_happens, example_fix, solutions, content="annotations"
 );
 
--- What one error page shows, one row per record.
-CREATE VIEW pages AS
-SELECT r.id,
-       r.repo,
-       r.exception_name || ': ' || r.template AS title,
-       r.exception_class AS exception,
-       r.template,
-       r.url AS permalink,
-       r.path || ':' || r.line AS location,
-       r.path,
-       r.line,
-       r.qualname,
-       r.kind,
-       r.status,
-       CASE WHEN r.mark_at IS NULL THEN json_extract(d.document, '$.extracted.snippet')
-            ELSE substr(json_extract(d.document, '$.extracted.snippet'), 1, r.mark_at)
-                 || '  # <- raised here'
-                 || substr(json_extract(d.document, '$.extracted.snippet'), r.mark_at + 1)
-       END AS snippet,
-       r.snippet_line,
-       a.what_it_means,
-       a.when_it_happens,
-       a.example_fix,
-       a.solutions,
-       a.defensive_patterns,
-       a.prevention,
-       a.related AS related_errors,
-       r.annotated,
-       r.evidence_count,
-       r.related_count,
-       r.commit_sha,
-       r.first_seen,
-       r.removed_in,
-       r.rowid AS record_rowid        -- records_fts's rowid: datasette's search on this view
-FROM records AS r
-JOIN documents AS d ON d.record_id = r.id
-LEFT JOIN annotations AS a ON a.record_id = r.id;
+-- What one error page shows, one row per record (crawler/serve/export_pages.py fills it): a
+-- table, so that datasette links each listed row to its own page, /<db>/pages/<id>. Listings
+-- show snippet_short (the raise's last line and 2 lines either side); the row page the whole snippet.
+CREATE TABLE pages (
+  id TEXT PRIMARY KEY REFERENCES records(id),
+  title TEXT NOT NULL,            -- the exception's name and the template, as a traceback prints
+  template TEXT NOT NULL,
+  permalink TEXT,                 -- records.url
+  location TEXT NOT NULL,         -- path:line
+  qualname TEXT NOT NULL,
+  exception TEXT NOT NULL,        -- records.exception_class (qualified)
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  snippet_short TEXT,             -- the raise's last line (marked) and 2 lines either side
+  snippet TEXT,                   -- the enclosing function; the raise's last line ends '  # <- raised here'
+  what_it_means TEXT,
+  when_it_happens TEXT,
+  solutions TEXT,                 -- JSON arrays, as in annotations
+  example_fix TEXT,
+  defensive_patterns TEXT,
+  prevention TEXT,
+  related_errors TEXT,            -- the annotation's related slot
+  evidence TEXT,                  -- one line per test: test (path:line): check pattern
+  related_records TEXT,           -- one line per related record: id (reason): title
+  repo TEXT NOT NULL,
+  path TEXT NOT NULL,
+  line INTEGER NOT NULL,
+  snippet_line INTEGER NOT NULL,
+  annotated INTEGER NOT NULL,
+  evidence_count INTEGER NOT NULL,
+  related_count INTEGER NOT NULL,
+  commit_sha TEXT NOT NULL,
+  first_seen TEXT NOT NULL,
+  removed_in TEXT,
+  record_rowid INTEGER NOT NULL   -- records_fts's rowid: datasette's search on this table
+);
 
 -- One row per record with its annotation's main slots, for listing pages (schema 1's view).
 CREATE VIEW errors AS

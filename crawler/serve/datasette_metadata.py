@@ -10,6 +10,7 @@ of any template (full-text search would require every word).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -41,6 +42,20 @@ FIND_BY_MESSAGE_NOTE = (
     "of the generated shape (its glob is null) is not listed: narrow by regex with Python's "
     "`re.fullmatch(regex, message)` on the regex column, or `crawler lookup MESSAGE --db DB`.")
 
+# What a `pages` listing shows (the rest is on each row's page), and the row page's labels.
+LISTED = ("id", "title", "location", "qualname", "kind", "status", "snippet_short", "annotated",
+          "evidence_count", "related_count")
+ON_THE_PAGE = {"title": "Error", "template": "Message template", "permalink": "Permalink",
+               "location": "Thrown at", "qualname": "In", "exception": "Exception class",
+               "kind": "Message kind", "status": "Status", "snippet": "Source",
+               "what_it_means": "What it means", "when_it_happens": "When it happens",
+               "solutions": "Solutions", "example_fix": "Example fix",
+               "defensive_patterns": "Defensive patterns", "prevention": "Prevention",
+               "related_errors": "Related errors (annotation)",
+               "evidence": "Tests that assert on the message", "related_records": "Related records"}
+_PAGE_COLUMNS = (*ON_THE_PAGE, "snippet_short", "repo", "path", "line", "snippet_line",
+                 "annotated", "evidence_count", "related_count", "commit_sha", "first_seen",
+                 "removed_in", "record_rowid")
 _FACETS = ["exception_class", "path", "kind", "status"]
 _SEARCH = {"fts_table": "records_fts", "fts_pk": "record_rowid"}  # for the views
 
@@ -50,17 +65,44 @@ def metadata_path(database: Path) -> Path:
     return database.with_name(database.name + SUFFIX)
 
 
+def page_css() -> str:
+    """The `pages` table's layout, without a plugin or a template: a listing shows the LISTED
+    columns (code in monospace), a row page the ON_THE_PAGE ones, one under the other, labelled."""
+    listing, page = "body.table.table-pages", "body.row.table-pages"
+    rules = [f"{listing} .col-{name} {{ display: none; }}"
+             for name in _PAGE_COLUMNS if name not in LISTED]
+    rules += [f"{page} .col-{name} {{ display: none; }}"
+              for name in _PAGE_COLUMNS if name not in ON_THE_PAGE]
+    rules += [f"{page} thead {{ display: none; }}",
+              f"{page} tr, {page} td {{ display: block; border: none; }}",  # below the hiding
+              f"{page} td:before {{ display: block; margin: 0.8em 0 0.2em; font-weight: bold; "
+              "color: #555; font: bold 0.8rem sans-serif; white-space: normal; }",
+              ".table-pages td.col-snippet_short, .table-pages td.col-snippet "
+              "{ font-family: monospace; white-space: pre; font-size: 0.8rem; line-height: 1.3; }",
+              f"{listing} td.col-title {{ min-width: 18em; }}"]
+    rules += [f'{page} td.col-{name}:before {{ content: "{label}"; }}'
+              for name, label in ON_THE_PAGE.items()]
+    return "\n".join(rules) + "\n"
+
+
+def _data_url(css: str) -> str:
+    """A stylesheet as a `data:` URL: metadata can name it, and nothing is served beside it."""
+    return "data:text/css;base64," + base64.b64encode(css.encode("utf-8")).decode("ascii")
+
+
 def metadata(database_name: str) -> dict[str, Any]:
     """The metadata for a database that datasette names `database_name` (the file's stem)."""
     return {
         "title": "Raise sites",
+        "extra_css_urls": [_data_url(page_css())],
         "description": "One record per raise site that carries a message, pinned to a commit. "
                        "`pages` holds what an error page shows; `records` lists them compactly.",
         "databases": {database_name: {
             "tables": {
                 "pages": {**_SEARCH, "facets": ["exception", "path", "kind", "status"],
                           "facet_size": 8, "label_column": "title",
-                          "description": "What one error page shows, one row per record."},
+                          "description": "What one error page shows, one row per record: "
+                                         "follow a row's id to its page."},
                 "records": {"facets": _FACETS, "facet_size": 8, "label_column": "template",
                             "description": "One compact row per record; search reads the "
                                            "templates' literal words."},

@@ -30,6 +30,7 @@ from crawler.serve.export_data import (
     record_document,
     records_of,
 )
+from crawler.serve.export_pages import insert_pages
 from crawler.serve.export_versions import insert_versions
 from crawler.serve.message_glob import message_glob
 from crawler.store.atomic import sync_folder
@@ -112,6 +113,7 @@ def fill(db: sqlite3.Connection, repositories: Sequence[Repository]) -> int:
         for record in repository.records:
             _insert_record(db, repository, record, exported)
     insert_versions(db, (record for _, record in records_of(repositories)))  # `crawler history`
+    insert_pages(db)  # from the tables above: one page per record
     db.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")
     db.execute("INSERT INTO annotations_fts(annotations_fts) VALUES ('rebuild')")
     return len(exported)
