@@ -13,6 +13,8 @@ Anything else is `Unreadable`: the message keeps a placeholder, never a guess.
 
 from __future__ import annotations
 
+import re
+import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -224,6 +226,125 @@ def why_dynamic(reader: Reader, node: cst.BaseExpression, position: flow.Positio
             return (f"`{source}` is built in a way not followed (a loop that assigns it anew "
                     "or may `break`, a list passed to a call, a `try` body, `match`)")
         return f"`{source}` holds no text read off the source"
-    if isinstance(node, cst.Call):
+    if isinstance(node, cst.Call) and reader.unread:
+        return f"`{source}`: {reader.unread}"
+    if isinstance(node, cst.Call) and not _builtin_value(node):
         return f"`{source}` is a call whose text is not read off the source"
-    return f"`{source}` is a value computed at run time, not text in the source"
+    return f"the message is the str() of a value (`{source}`), not text"
+
+
+_VALUE_BUILTINS = frozenset({"type", "len", "id", "int", "float", "tuple", "list", "dict"})
+
+
+def _builtin_value(node: cst.Call) -> bool:
+    """`type(x)`, `len(x)`: a builtin that gives a value, never text."""
+    return isinstance(node.func, cst.Name) and node.func.value in _VALUE_BUILTINS
+
+
+# ---------------------------------------------------------------- `.format` of text
+
+
+_MARK = 0xE000  # placeholders stand in as private characters while the format string is parsed
+
+
+def formatted(reader: Reader, text: cst.BaseExpression, call: cst.Call,
+              position: flow.Position) -> list[Alternative]:
+    """`text.format(...)`, one alternative per way `text` reads. Text that already holds
+    placeholders (an f-string's values, `msg += f"..."`) is formatted around them: a value an
+    f-string put in is taken to hold no braces, as an f-string's own placeholder is taken to
+    hold any text; a field that would take its name or spec from such a value is not read."""
+    written = _written_strings(text, position)
+    alternatives = []
+    for _, pieces in reader.read(text, position):
+        if any(piece.group for piece in pieces) or not written and any(
+                piece.is_placeholder for piece in pieces):
+            raise Unreadable  # a loop's fields numbered per pass; text of unknown braces
+        alternatives.append(("format", format_pieces(reader, pieces, call)))
+    return alternatives
+
+
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _written_strings(text: cst.BaseExpression, position: flow.Position) -> bool:
+    """Whether the text is string literals and f-strings alone, written in place or added to a
+    local (`msg = "..."; msg += f"..."`): then its placeholders are an f-string's values."""
+    if isinstance(text, _STRINGS):
+        return True
+    if not isinstance(text, cst.Name) or not position:
+        return False
+    found = flow.definitions(text.value, position)
+    return found is not None and bool(found) and all(isinstance(value, _STRINGS) and where
+                               for definition in found for value, where in definition)
+
+
+def format_pieces(reader: Reader, pieces: list[Piece], call: cst.Call) -> list[Piece]:
+    """The pieces `str.format` prints, each field filled with the call's argument for it."""
+    marks = {chr(_MARK + i): p for i, p in enumerate(pieces) if p.is_placeholder}
+    if len(marks) > 0x1000 or any(0xE000 <= ord(c) < 0xF000 for p in pieces
+                                  if not p.is_placeholder for c in p.text):
+        raise Unreadable
+    joined = "".join(chr(_MARK + i) if p.is_placeholder else p.text
+                     for i, p in enumerate(pieces))
+    arguments = _FormatArguments(call)
+    try:
+        parsed = list(string.Formatter().parse(joined))
+    except ValueError as error:
+        raise Unreadable(f"the format string does not parse ({error})") from error
+    result: list[Piece] = []
+    auto = 0
+    for literal, field, spec, conversion in parsed:
+        result.extend(marks[c] if c in marks else Piece(c) for c in literal)
+        if field is None:
+            continue
+        if any(c in marks for c in field + (spec or "")):
+            raise Unreadable  # a field named or specified by a value
+        auto, filled = _fill(reader, arguments, field, spec, conversion, auto)
+        result.extend(filled)
+    return _merge_text(result)
+
+
+class _FormatArguments:
+    """What a `.format(...)` call passes: positional values, keywords, and whether it unpacks."""
+
+    def __init__(self, call: cst.Call) -> None:
+        self.positional: list[cst.BaseExpression] = []
+        self.keywords: dict[str, cst.BaseExpression] = {}
+        self.star_mapping = self.star_args = False
+        for arg in call.args:
+            if arg.star == "**":
+                self.star_mapping = True
+            elif arg.star == "*":
+                self.star_args = True
+            elif arg.keyword is not None:
+                self.keywords[arg.keyword.value] = arg.value
+            elif not self.star_args:
+                self.positional.append(arg.value)
+
+
+def _fill(reader: Reader, arguments: _FormatArguments, field: str, spec: str | None,
+          conversion: str | None, auto: int) -> tuple[int, list[Piece]]:
+    """One replacement field's pieces, and the next automatic field number."""
+    head_match = re.match(r"[^.\[]*", field)
+    assert head_match is not None
+    head, rest = head_match.group(0), field[head_match.end():]
+    if head == "":
+        head, auto = str(auto), auto + 1
+    value: cst.BaseExpression | None = None
+    if head.isdigit():
+        if int(head) < len(arguments.positional):
+            value = arguments.positional[int(head)]
+        elif not arguments.star_args:
+            # `str.format` raises IndexError: this raise never prints its message
+            raise Unreadable("the format string has more fields than the call passes values")
+    elif head in arguments.keywords:
+        value = arguments.keywords[head]
+    elif not arguments.star_mapping:
+        raise Unreadable("a field of the format string names no argument of the call (KeyError)")
+    auto += sum(1 for _, f, _, _ in string.Formatter().parse(spec or "") if f == "")
+    plain = not spec and conversion in (None, "s")
+    if value is None:
+        return auto, [Piece(head + rest, True, plain)]
+    if not rest and plain:
+        return auto, reader._text_value(value)
+    return auto, [Piece(reader.source(value) + rest, True, plain)]

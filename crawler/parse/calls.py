@@ -32,6 +32,7 @@ from crawler.parse import flow
 from crawler.parse._source import exact
 from crawler.parse.function_facts import (  # noqa: F401 - these are used from here too
     PLAIN_DECORATORS,
+    LocalLambda,
     _declares,
     _enclosing_class,
     _first_parameter,
@@ -40,6 +41,8 @@ from crawler.parse.function_facts import (  # noqa: F401 - these are used from h
     _is_parameter,
     _is_static,
     _parameters,
+    class_alias,
+    local_lambda,
 )
 from crawler.parse.names import dotted
 from crawler.parse.reading import (
@@ -112,31 +115,6 @@ class Followed:
     unknown_callee: bool = False
 
 
-
-def class_alias(name: str, position: flow.Position) -> list[cst.BaseExpression] | None:
-    """The classes a local name stands for where a raise reads it (`err = ValueError if hw else
-    NotImplementedError`): each definition reaching the raise binds one class (`ValueError`,
-    `errors.Bad`, capitalised by convention) or a conditional choice of classes. None for anything
-    else (a call, a parameter, a loop): not guessed at."""
-    found = flow.definitions(name, position)
-    if not found or any(len(definition) != 1 or not definition[0][1] for definition in found):
-        return None  # several parts, or an opaque binding (unpacking): not one class
-    classes: list[cst.BaseExpression] = []
-    for definition in found:
-        value = definition[0][0]
-        choices = _class_choices(value) if isinstance(value, cst.BaseExpression) else None
-        if choices is None:
-            return None
-        classes.extend(choices)
-    return classes
-
-
-def _class_choices(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
-    if isinstance(value, cst.IfExp):
-        body, orelse = _class_choices(value.body), _class_choices(value.orelse)
-        return None if body is None or orelse is None else [*body, *orelse]
-    parts = dotted(value)
-    return [value] if parts is not None and parts[-1].lstrip("_")[:1].isupper() else None
 
 @dataclass
 class Context:
@@ -224,6 +202,9 @@ class Follower:
         """The text a helper of this module returns, read where it is defined."""
         context = _context(reader)
         function, skip_first = self._callee(node.func, context.scopes)
+        local = local_lambda(node.func, position, reader.assigned) if function is None else None
+        if local is not None and context.depth < MAX_DEPTH:
+            return self._lambda_reader(reader, node, position, local).read(local.body, local.at)
         if function is None and context.depth == 0:
             self.cross_seen = True
             deferred = self.defer(reader, node, position) if self.defer is not None else None
@@ -253,6 +234,9 @@ class Follower:
         """The exceptions `raise f(...)` raises, when `f` is a function of this module."""
         context = _context(reader)
         function, skip_first = self._callee(node.func, context.scopes)
+        lambda_ = local_lambda(node.func, position, reader.assigned) if function is None else None
+        if lambda_ is not None and context.depth < MAX_DEPTH:
+            return self._lambda_factory(reader, node, position, lambda_)
         if function is None:
             parameter = self._is_parameter_class(node.func, context.scopes)
             head = dotted(node.func)
@@ -315,6 +299,27 @@ class Follower:
             raise Unreadable  # not a class by its name: not guessed at
         return [Built(value, where, qualname, callee, function)]
 
+    def _lambda_factory(self, reader: Reader, node: cst.Call, position: flow.Position,
+                        local: LocalLambda) -> Followed:
+        """`raise error(...)`, `error = lambda name: ValueError(f"...")` a local of the function."""
+        try:
+            callee = self._lambda_reader(reader, node, position, local)
+            built = self.returned(callee, local, local.body, local.at)
+        except Unreadable as error:
+            return Followed(reason=str(error) or f"`{local.name}`, a local lambda, returns an "
+                            "exception that is not read exactly", via=local.name)
+        return Followed(tuple(built), via=local.name)
+
+    def _lambda_reader(self, reader: Reader, node: cst.Call, position: flow.Position,
+                       local: LocalLambda) -> Reader:
+        """A reader of a local lambda's body, its parameters bound to the call's arguments. Its
+        other names are read where it is called, so a local is a placeholder (it may have
+        changed since the lambda was made); a module constant is read."""
+        context = _context(reader)
+        bindings = self._bind(reader, node, position, local.params, False, set())
+        return self.reader(context.scopes, set(),
+                           Context(context.scopes, bindings, context.depth + 1, context.followed))
+
     # ------------------------------------------------ finding the callee
 
     def _callee(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]
@@ -367,16 +372,17 @@ class Follower:
                        function: FunctionScope, skip_first: bool) -> Reader:
         """A reader of the callee's body, its parameters bound to the call's arguments."""
         context = _context(reader)
-        bindings = self._bind(reader, node, position, function, skip_first)
+        assert isinstance(function.node, cst.FunctionDef)
+        bindings = self._bind(reader, node, position, function.node.params, skip_first,
+                              function.assigned)
         scopes = (function,)
         return self.reader(scopes, function.assigned,
                            Context(scopes, bindings, context.depth + 1, context.followed))
 
     def _bind(self, reader: Reader, call: cst.Call, position: flow.Position,
-              function: FunctionScope, skip_first: bool) -> dict[str, Binding]:
+              params: cst.Parameters, skip_first: bool, assigned: set[str]
+              ) -> dict[str, Binding]:
         """Each parameter to the argument the call passes it, or its default."""
-        assert isinstance(function.node, cst.FunctionDef)
-        params = function.node.params
         if params.star_arg is not None and isinstance(params.star_arg, cst.Param) \
                 or params.star_kwarg is not None:
             raise Unreadable
@@ -404,7 +410,7 @@ class Follower:
             else:
                 raise Unreadable  # the call would fail before it built a message
         # A parameter the callee assigns again is not the argument everywhere: left unbound.
-        return {name: b for name, b in bindings.items() if name not in function.assigned}
+        return {name: b for name, b in bindings.items() if name not in assigned}
 
     def binding(self, reader: Reader, value: cst.BaseExpression, position: flow.Position
                  ) -> Binding:

@@ -5,9 +5,13 @@ parameters, the class it is a method of, and the names it declares.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
+
+from crawler.parse import flow
+from crawler.parse.names import dotted
 
 if TYPE_CHECKING:
     from crawler.parse.calls import FunctionScope
@@ -78,3 +82,69 @@ def _declares(name: str, scope: FunctionScope) -> bool:
         return True
     return any(p.name.value == name for p in _parameters(node))
 
+
+
+# ---------------------------------------------------------------- local names for classes
+
+
+def class_alias(name: str, position: flow.Position) -> list[cst.BaseExpression] | None:
+    """The classes a local name stands for where a raise reads it (`err = ValueError if hw else
+    NotImplementedError`): each definition reaching the raise binds one class (`ValueError`,
+    `errors.Bad`, capitalised by convention) or a conditional choice of classes. None for anything
+    else (a call, a parameter, a loop): not guessed at."""
+    found = flow.definitions(name, position)
+    if not found or any(len(definition) != 1 or not definition[0][1] for definition in found):
+        return None  # several parts, or an opaque binding (unpacking): not one class
+    classes: list[cst.BaseExpression] = []
+    for definition in found:
+        value = definition[0][0]
+        choices = _class_choices(value) if isinstance(value, cst.BaseExpression) else None
+        if choices is None:
+            return None
+        classes.extend(choices)
+    return classes
+
+
+def _class_choices(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.IfExp):
+        body, orelse = _class_choices(value.body), _class_choices(value.orelse)
+        return None if body is None or orelse is None else [*body, *orelse]
+    parts = dotted(value)
+    return [value] if parts is not None and parts[-1].lstrip("_")[:1].isupper() else None
+
+
+# ---------------------------------------------------------------- local lambdas
+
+
+@dataclass
+class LocalLambda:
+    """A local name bound once to a lambda (`err = lambda name: ValueError(f"{name}...")`),
+    standing as a `FunctionScope` for the follower: it has no statements of its own."""
+
+    name: str
+    params: cst.Parameters
+    body: cst.BaseExpression
+    at: flow.Position  # where the lambda is written
+    is_class: bool = False
+    node: cst.CSTNode | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    assigned: set[str] = field(default_factory=set)
+    returns: list[tuple[cst.BaseExpression | None, flow.Position]] = field(default_factory=list)
+    generator: bool = False
+    followable: bool = False
+
+
+def local_lambda(func: cst.BaseExpression, position: flow.Position,
+                 assigned: set[str] | None) -> LocalLambda | None:
+    """The lambda a called local name is bound to, when every definition reaching the call is
+    that one lambda; None for anything else."""
+    if not isinstance(func, cst.Name) or not position or assigned is None \
+            or func.value not in assigned:
+        return None
+    found = flow.definitions(func.value, position)
+    if not found or len(found) != 1 or len(found[0]) != 1:
+        return None
+    value, at = found[0][0]
+    if not isinstance(value, cst.Lambda) or not at:
+        return None
+    return LocalLambda(func.value, value.params, value.body, at)

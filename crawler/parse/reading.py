@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import inspect
 import re
-import string
 import textwrap
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -72,6 +71,7 @@ class Reader:
         self.indents: Mapping[int, str] = {}
         self.context: Any = None
         self._position: flow.Position = ()
+        self.unread = ""  # why `message` last read an expression as `dynamic`, when it is known
 
     def source(self, node: cst.CSTNode) -> str:
         """The node's exact source, in the block being read."""
@@ -97,10 +97,12 @@ class Reader:
 
     def message(self, expression: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         """Every alternative of a message; one `dynamic` alternative when it cannot be read."""
+        self.unread = ""
         try:
             alternatives = self.read(expression, position)
-        except (Unreadable, RecursionError):
+        except (Unreadable, RecursionError) as error:
             alternatives = []
+            self.unread = str(error) if isinstance(error, Unreadable) else ""
         if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
             return [("dynamic", [Piece(self.source_at(expression, position), True)])]
         return alternatives
@@ -350,12 +352,10 @@ class Reader:
             func.attr.value if isinstance(func, cst.Attribute) else None)
         args = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if isinstance(func, cst.Attribute) and name == "format":
-            return [("format", self._format(text, node))
-                    for text in self._plain_texts(func.value, position)]
+            return built.formatted(self, func.value, node, position)
         bound_format = built.bound_format(self, func, position)
         if bound_format is not None:  # `msg = "... {}".format` then `msg(x)`
-            return [("format", self._format(text, node))
-                    for text in self._plain_texts(bound_format, position)]
+            return built.formatted(self, bound_format, node, position)
         if isinstance(func, cst.Attribute) and name == "join" and len(node.args) == 1:
             return self._join(func.value, node.args[0].value, position)
         if isinstance(func, cst.Attribute) and name in TEXT_METHODS and not node.args:
@@ -382,54 +382,6 @@ class Reader:
                 raise Unreadable
             texts.append("".join(p.text for p in pieces))
         return texts
-
-    def _format(self, text: str, call: cst.Call) -> list[Piece]:
-        positional: list[cst.BaseExpression] = []
-        keywords: dict[str, cst.BaseExpression] = {}
-        star_mapping = star_args = False
-        for arg in call.args:
-            if arg.star == "**":
-                star_mapping = True
-            elif arg.star == "*":
-                star_args = True
-            elif arg.keyword is not None:
-                keywords[arg.keyword.value] = arg.value
-            elif not star_args:
-                positional.append(arg.value)
-        pieces: list[Piece] = []
-        auto = 0
-        try:
-            parsed = list(string.Formatter().parse(text))
-        except ValueError as error:
-            raise Unreadable from error
-        for literal, field, spec, conversion in parsed:
-            pieces.append(Piece(literal))
-            if field is None:
-                continue
-            head_match = re.match(r"[^.\[]*", field)
-            assert head_match is not None
-            head, rest = head_match.group(0), field[head_match.end():]
-            if head == "":
-                head, auto = str(auto), auto + 1
-            value: cst.BaseExpression | None = None
-            if head.isdigit():
-                if int(head) < len(positional):
-                    value = positional[int(head)]
-                elif not star_args:
-                    raise Unreadable
-            elif head in keywords:
-                value = keywords[head]
-            elif not star_mapping:
-                raise Unreadable
-            auto += sum(1 for _, f, _, _ in string.Formatter().parse(spec or "") if f == "")
-            if value is None:
-                pieces.append(Piece(head + rest, True, not spec and conversion in (None, "s")))
-            elif not rest and not spec and conversion in (None, "s"):
-                pieces.extend(self._text_value(value))
-            else:
-                pieces.append(Piece(self.source(value) + rest, True,
-                                    not spec and conversion in (None, "s")))
-        return _merge_text(pieces)
 
     def _join(self, separator: cst.BaseExpression, items: cst.BaseExpression,
               position: flow.Position) -> list[Alternative]:
