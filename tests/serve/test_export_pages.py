@@ -129,9 +129,15 @@ def rendered(url: str, profile: Path) -> tuple[str, dict[str, Any]]:
     return result.stdout, json.loads(html.unescape(found[1]))
 
 
-def test_a_listing_row_is_a_few_lines_high_and_links_to_its_page(served: str, database: Path,
-                                                                  tmp_path: Path) -> None:
-    dom, measured = rendered(served + "/errors/pages", tmp_path / "profile")
+@pytest.fixture(scope="module")
+def listing(served: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """The `pages` listing as Chromium renders it, once for the module."""
+    return rendered(served + "/errors/pages", tmp_path_factory.mktemp("listing") / "profile")
+
+
+def test_a_listing_row_is_a_few_lines_high_and_links_to_its_page(
+        listing: tuple[str, dict[str, Any]]) -> None:
+    dom, measured = listing
     [row] = measured["rows"]
     assert 40 < row < 120, measured  # the whole 36-line function would be over 500 px
     assert "snippet_short" in measured["cells"] and "snippet" not in measured["cells"]
@@ -140,10 +146,9 @@ def test_a_listing_row_is_a_few_lines_high_and_links_to_its_page(served: str, da
     assert shown.startswith("if len(dims) > 3:") and "raised here" in shown and "step_29" not in shown
 
 
-def test_a_record_page_shows_permalink_message_snippet_and_annotation(served: str,
-                                                                      tmp_path: Path) -> None:
-    listing, _ = rendered(served + "/errors/pages", tmp_path / "listing")
-    [link] = re.findall(r'<a href="(/errors/pages/[0-9a-f]{16})">', listing)
+def test_a_record_page_shows_permalink_message_snippet_and_annotation(
+        served: str, listing: tuple[str, dict[str, Any]], tmp_path: Path) -> None:
+    [link] = re.findall(r'<a href="(/errors/pages/[0-9a-f]{16})">', listing[0])
     dom, measured = rendered(served + link, tmp_path / "page")
     cells = measured["cells"]
     assert cells["snippet"] > 500 and "snippet_short" not in cells, cells  # all 36 lines
