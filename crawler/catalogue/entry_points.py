@@ -64,10 +64,12 @@ class Graph:
             for base in self.mro(qualname)[1:]:
                 self.subclasses[base].add(qualname)
         self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.methods_of: dict[str, list[str]] = defaultdict(list)
         for qualname in self.functions:
             owner, _, name = qualname.rpartition(".")
             if owner in self.classes:
                 self.by_name[name].append(qualname)
+                self.methods_of[owner].append(qualname)
         self.held_by_name: dict[str, list[str]] = defaultdict(list)
         for attributes in self.attributes.values():
             for name, held in attributes.items():
@@ -237,8 +239,8 @@ class Graph:
         found: list[str] = []
         for cls in self.classes_of(ref):
             for klass in [*self.mro(cls), *sorted(self.subclasses.get(cls, ()))]:
-                found.extend(f for f in self.functions
-                             if f.startswith(f"{klass}.{prefix}") and f.count(".") == klass.count(".") + 1)
+                found.extend(f for f in self.methods_of.get(klass, ())
+                             if f.rpartition(".")[2].startswith(prefix))
         return [(f, text) for f in dict.fromkeys(found)]
 
     # ------------------------------------------------------------ entry points
