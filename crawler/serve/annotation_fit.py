@@ -15,9 +15,14 @@ Each mentioned name is, in order of precedence:
   evidence, entry points and call chains): weight 1, or `COMMON_WEIGHT` when it is in the facts
   of `COMMON_SHARE` of the repository's records or more (the package's name, `self.name`);
 - foreign: the repository defines it (a record's qualname, a def or class line of a snippet, an
-  exception class, a module's name) and not in the record's facts: weight 1 when every
-  definition is in another module, `SAME_MODULE_WEIGHT` when one is in the record's module;
+  exception class, a module's name; looked up with its case first) and not in the record's
+  facts: weight 1 when every definition is in another module, `SAME_MODULE_WEIGHT` when one is
+  in the record's module, times `EXCEPTION_WEIGHT` for an exception class of the repository;
 - unknown otherwise (a user's own names): neutral.
+
+A rival: when a record of another module fits the judged names `RIVAL_RATIO` times better than
+this record (each name weighed by its specificity), it is foreign too, as heavy as all that
+counts for the annotation.
 
 The record's own key names (its function, class, exception, the code words of its template)
 that the annotation never mentions count `MISSING_WEIGHT` each against it. The score is
@@ -33,12 +38,13 @@ import ast
 import builtins
 import importlib
 import keyword
+import math
 import re
 import sys
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -53,6 +59,9 @@ COMMON_WEIGHT = 0.3
 VOCABULARY_WEIGHT = 0.3
 NEARBY_SHARE = 0.5
 PUBLIC_SHARE = 0.5
+EXCEPTION_WEIGHT = 2.0
+RIVAL_RATIO = 1.5
+RIVAL_MARGIN = 0.5
 MIN_COMMON_RECORDS = 8  # below this many records, no name is common
 
 # The slots that hold what a person wrote; written_for, fits and related are bookkeeping.
@@ -78,7 +87,7 @@ _DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9
 
 
 def key(name: str) -> str:
-    """How names are compared: `_check_differentiable` and `check_differentiable` alike."""
+    """How names are compared: `_check_differentiable`, `check_differentiable` alike."""
     return name.strip("_").lower()
 
 
@@ -212,6 +221,11 @@ class Repository:
     records' facts each is, each record's facts, and the package names (the library itself)."""
 
     definitions: Mapping[str, frozenset[str]]  # name's key -> paths of the modules defining it
+    # the same by the name as written (underscores stripped): `command` is not `Command`
+    exact: Mapping[str, frozenset[str]]
+    exceptions: frozenset[str]  # keys of the exception classes the repository defines
+    sites: Mapping[str, tuple[str, str]]  # record id -> its qualname and module's path
+    holders: Mapping[str, frozenset[str]]  # name's key -> ids of the records whose facts hold it
     facts: Mapping[str, frozenset[str]]  # record id -> keys of the names of its facts
     nearby: Mapping[str, frozenset[str]]  # record id -> keys its related records and chains add
     counts: Mapping[str, int]  # name's key -> how many records' facts hold it
@@ -238,8 +252,16 @@ def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Rep
     counts = Counter(name for names in facts.values() for name in names)
     paths = [entry.path for entry in manifest.files] if manifest else []
     paths += [record.site.path for record in records]
-    return Repository(_definitions(records, classes.values()), facts, nearby, counts, len(records),
-                      _packages(paths), _qualnames(records))
+    exact = _definitions(records, classes.values(), case=True)
+    exceptions = frozenset(key(str(c.get("name") or "")) for c in classes.values()) - {""}
+    holders: dict[str, set[str]] = {}
+    for record_id, names in facts.items():
+        for name in names:
+            holders.setdefault(name, set()).add(record_id)
+    return Repository(_definitions(records, classes.values()), exact, exceptions,
+                      {record.id: (record.site.qualname, record.site.path) for record in records},
+                      {name: frozenset(ids) for name, ids in holders.items()}, facts, nearby,
+                      counts, len(records), _packages(paths), _qualnames(records))
 
 
 def _qualnames(records: Iterable[ErrorRecord]) -> dict[str, tuple[str, str]]:
@@ -264,13 +286,14 @@ def _packages(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, Any]]
-                 ) -> dict[str, frozenset[str]]:
+def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, Any]],
+                 case: bool = False) -> dict[str, frozenset[str]]:
+    """Where each name is defined, by its key, or by its case when `case`."""
     found: dict[str, set[str]] = {}
 
     def define(name: str, path: str) -> None:
         if name and not name.startswith("<"):
-            found.setdefault(key(name), set()).add(path)
+            found.setdefault(name.strip("_") if case else key(name), set()).add(path)
 
     for record in records:
         site = record.site
@@ -382,6 +405,7 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
     fitting: dict[str, float] = {}
     foreign: dict[str, Foreign] = {}
     mentioned: set[str] = set()
+    judged: set[str] = set()
     for mention in mentions.names:
         parts = mention.split(".")
         if key(parts[0]) in neutral_names() and len(parts) > 1:  # os.path.join, re.compile
@@ -393,6 +417,7 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
             mentioned.add(name)
             if len(name) < 3 or name in neutral:
                 continue
+            judged.add(name)
             if elsewhere and part in parts[-2:] and name not in facts:
                 # `Option._validate`: where another raise happens, named as such
                 _keep(foreign, Foreign(mention, part, (elsewhere,), 1.0))
@@ -400,15 +425,21 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
                 weight = COMMON_WEIGHT if repo.is_common(name) else 1.0
                 fitting[name] = weight * (1.0 if name in facts else NEARBY_SHARE)
             elif name in repo.definitions:
-                paths = repo.definitions[name]
+                # as written first: `command` (a decorator far away) is not `Command` (a class)
+                paths = repo.exact.get(part.strip("_")) or repo.definitions[name]
                 weight = SAME_MODULE_WEIGHT if record.site.path in paths else 1.0
                 if key(parts[0]) in repo.packages:  # `attrs.evolve`: the public API, in passing
                     weight *= PUBLIC_SHARE
+                if name in repo.exceptions:  # the error it describes is another one
+                    weight *= EXCEPTION_WEIGHT
                 _keep(foreign, Foreign(mention, part, tuple(sorted(paths)), weight))
             elif name in repo.counts and name not in stdlib_names():
                 _keep(foreign, Foreign(mention, part, (), VOCABULARY_WEIGHT))
     for name in fitting.keys() & foreign.keys():
         del fitting[name]
+    rival = _rival(record, repo, judged)
+    if rival is not None:  # as much against as all that counts for: listed
+        _keep(foreign, replace(rival, weight=max(sum(fitting.values()), MIN_AGAINST)))
     missing = tuple(n for n in own_key_names(record) if key(n) not in mentioned
                     and (key(n) not in neutral_names() or key(n) in _exception_names()))
     against = sum(f.weight for f in foreign.values()) + MISSING_WEIGHT * len(missing)
@@ -416,6 +447,33 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
     score = support / (support + against) if support + against else 1.0
     return Fit(record, round(score, 3), round(against, 3), tuple(fitting), tuple(foreign.values()),
                missing)
+
+
+def specificity(name: str, repo: Repository) -> float:
+    """1 for a name no record's facts hold, down to 0 for one all hold (log-scaled, as idf)."""
+    total = math.log(repo.records + 1)
+    return math.log((repo.records + 1) / (len(repo.holders.get(name, ())) + 1)) / total
+
+
+def _rival(record: ErrorRecord, repo: Repository, names: set[str]) -> Foreign | None:
+    """The record of another module whose facts fit the names `RIVAL_RATIO` times better than
+    this record's (common names, held by many, are not looked up): it was written for that."""
+    weights = {n: specificity(n, repo) for n in names if not repo.is_common(n)}
+    facts, nearby = repo.facts.get(record.id, frozenset()), repo.nearby.get(record.id, frozenset())
+    own = sum(w * (1.0 if n in facts else NEARBY_SHARE if n in nearby else 0.0)
+              for n, w in weights.items())
+    scores: dict[str, float] = {}
+    for name, weight in weights.items():
+        for other in repo.holders.get(name, ()):
+            if repo.sites[other][1] != record.site.path:
+                scores[other] = scores.get(other, 0.0) + weight
+    if not scores:
+        return None
+    other, best = max(scores.items(), key=lambda item: item[1])
+    if best < RIVAL_RATIO * own or best - own < RIVAL_MARGIN:
+        return None
+    told = sorted(n for n in weights if n in repo.facts[other] and n not in facts)
+    return Foreign(repo.sites[other][0], ", ".join(told), (repo.sites[other][1],), 0.0)
 
 
 def _keep(foreign: dict[str, Foreign], found: Foreign) -> None:
