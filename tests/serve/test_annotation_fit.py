@@ -75,29 +75,42 @@ def derangement(ids: list[str], seed: int) -> dict[str, str]:
     return dict(zip(ids, shuffled, strict=True))
 
 
+SEEDS = range(1, 11)
+
+
 def test_right_annotations_pass_and_dealt_to_other_records_are_listed(tmp_path: Path) -> None:
-    records = flagged = dealt_listed = 0
+    """Right: at most 1 in 20 listed. Dealt, over seeds 1..10 (one folder per seed, one check):
+    at least 90 % listed, at least 97 % of those from another module, and all of them with the
+    seed 37. scripts/annotation_fit_rates.py gives the figures over 50 seeds."""
+    records = flagged = dealt = dealt_listed = far = far_listed = 0
     for library in ("click", "attrs"):
         corpus, right = unpack(library, tmp_path / f"right ä {library}")
         items = corpus["records"]
         ids = [item["id"] for item in items]
         annotate(right, items, {i: i for i in ids})
         flagged += len(check_annotations(right)["annotation_mismatches"])
-
-        _, dealt = unpack(library, tmp_path / f"dealt ä {library}")
-        deal = derangement(ids, SEED)
-        annotate(dealt, items, deal)
-        mismatches = check_annotations(dealt)["annotation_mismatches"]
-        assert all(m["reason"] == "annotation-mismatch" for m in mismatches)
-        listed = {m["id"] for m in mismatches}
-        path = {item["id"]: item["path"] for item in items}
-        other_module = {i for i in ids if path[i] != path[deal[i]]}
-        assert other_module and other_module <= listed, sorted(other_module - listed)
         records += len(ids)
-        dealt_listed += len(listed)
+
+        path = {item["id"]: item["path"] for item in items}
+        deals = {seed: derangement(ids, seed) for seed in (*SEEDS, SEED)}
+        for seed, deal in deals.items():
+            _, folder = unpack(library, tmp_path / f"dealt ä {library}" / f"seed {seed}")
+            annotate(folder, items, deal)
+        mismatches = check_annotations(tmp_path / f"dealt ä {library}")["annotation_mismatches"]
+        assert mismatches and all(m["reason"] == "annotation-mismatch" for m in mismatches)
+        listed = {(Path(m["path"]).parents[2].name, m["id"]) for m in mismatches}
+        for seed, deal in deals.items():
+            mine = {i for folder, i in listed if folder == f"seed {seed}"}
+            other_module = {i for i in ids if path[i] != path[deal[i]]}
+            if seed == SEED:
+                assert other_module and other_module <= mine, sorted(other_module - mine)
+                continue
+            dealt, dealt_listed = dealt + len(ids), dealt_listed + len(mine)
+            far, far_listed = far + len(other_module), far_listed + len(other_module & mine)
     assert records >= 40
     assert flagged * 20 <= records, flagged
-    assert dealt_listed >= 0.9 * records, (dealt_listed, records)
+    assert dealt_listed >= 0.9 * dealt, (dealt_listed, dealt)
+    assert far_listed >= 0.97 * far, (far_listed, far)
 
 
 CHECKPOINT = '''\
