@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import select
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -402,7 +403,34 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
         raise click.ClickException(f"{output}: no records or manifests found; run `crawler extract` first")
 
 
-@main.command("lookup")
+class _PasteCommand(click.Command):
+    """A command whose first argument is a paste: an argument that begins with `-` but is
+    shaped like no option (a pytest rule line `-----`, a `- item` line) is read as an argument,
+    so the paste needs no `--` before it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        known = {name: not (param.is_flag or param.count) for param in self.get_params(ctx)
+                 if isinstance(param, click.Option) for name in param.opts + param.secondary_opts}
+        options: list[str] = []
+        arguments: list[str] = []
+        pending = False  # the option before takes this one as its value
+        for number, arg in enumerate(args):
+            if pending or (arg.split("=", 1)[0] in known or arg[:2] in known
+                           or _OPTION_SHAPED.match(arg)) and arg != "--":
+                options.append(arg)
+                pending = not pending and known.get(arg, False)
+            elif arg == "--":
+                arguments.extend(args[number + 1:])
+                break
+            else:
+                arguments.append(arg)
+        return super().parse_args(ctx, [*options, "--", *arguments])
+
+
+_OPTION_SHAPED = re.compile(r"--?[A-Za-z][\w-]*(?:=.*)?\Z", re.DOTALL)
+
+
+@main.command("lookup", cls=_PasteCommand)
 @click.argument("message")
 @existing_folder_argument("output", checked=False)  # not read with --db
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
@@ -416,8 +444,10 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     """Find the raise sites that print MESSAGE, whatever a user pasted of it.
 
     MESSAGE may be the text alone, a first line, or a whole traceback as Python, pytest,
-    IPython, Rich or a logger printed it, chained, wrapped or cut short. OUTPUT is the output
-    root or one repository's folder in it (each repository's lookup.sqlite answers). Matches are
+    IPython, Rich or a logger printed it, chained, wrapped or cut short; `-` reads it from
+    standard input; a paste that begins with `-` is MESSAGE (`--` before it works too). OUTPUT
+    is the output root or one repository's folder in it (each repository's lookup.sqlite
+    answers). Matches are
     exact, an exact prefix of a template, or only close (~), ranked with ties shown. Exits 0
     when a template's own text explains most of the paste, 1 when none does (the closest are
     listed, or the plain line that no raise site prints it) or a record file cannot be read.
@@ -430,6 +460,8 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     """
     from crawler.serve.lookup import lookup_database, lookup_output
 
+    if message == "-":  # the paste from standard input: `crawler lookup - out/ < traceback.txt`
+        message = click.get_text_stream("stdin").read()
     problems: tuple[str, ...] = ()
     if db is not None:
         if not db.exists() and not db.is_symlink():  # anything else: lookup_database says what

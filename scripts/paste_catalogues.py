@@ -7,7 +7,8 @@ output folder (manifest.yaml and errors/), with every record's `snippet` emptied
 of the enclosing function is no part of a lookup, and it is most of the bytes).
 
 Libraries with release tags are walked with `crawler history` (so old wordings and removed
-sites are known), a bounded run of their last releases up to the pinned one; the standard
+sites are known), a bounded run of their last releases up to the pinned one; jax, whose pastes
+all come from one release, is one `crawler extract` of that release's tag; the standard
 library of this interpreter is extracted once, from a git repository made of a copy of its .py
 files (the test suites left out).
 
@@ -38,7 +39,7 @@ class Walk:
 
     name: str  # the output identity, HOST/OWNER/NAME
     tags: str  # the glob of its release tags
-    since: str  # the first release walked
+    since: str | None  # the first release walked; None: one `crawler extract` of `commit`
     commit: str  # the pinned release, the walk's last step
     evidence: bool = True
 
@@ -47,19 +48,21 @@ WALKS = {
     "click": Walk("github.com/pallets/click", "*", "7.0", "8.5.0"),
     "requests": Walk("github.com/psf/requests", "v2.*", "v2.20.0", "v2.34.2"),
     "attrs": Walk("github.com/python-attrs/attrs", "*", "19.1.0", "26.1.0"),
-    "jax": Walk("github.com/jax-ml/jax", "jax-v*", "jax-v0.8.0", "jax-v0.10.2", evidence=False),
+    "jax": Walk("github.com/jax-ml/jax", "jax-v*", None, "jax-v0.10.2", evidence=False),
 }
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
 TEST_FOLDERS = ("test", "tests", "idle_test", "idlelib", "lib2to3")
 
 
 def walk_history(library: str, git_dir: Path, work: Path) -> Path:
-    """`crawler history` of one library into a folder of `work`; its repository folder."""
+    """`crawler history` of one library (or its extract at one release, when it names no
+    first release) into a folder of `work`; its repository folder."""
     walk = WALKS[library]
     output = work / library
-    command = ["crawler", "history", str(git_dir), "--tags", walk.tags, "--since", walk.since,
-               "--commit", walk.commit, "--name", walk.name, "-o", str(output), "-q",
-               "--cache-dir", str(work / "cache")]
+    command = ["crawler", "history", str(git_dir), "--tags", walk.tags, "--since", walk.since] \
+        if walk.since else ["crawler", "extract", str(git_dir)]
+    command += ["--commit", walk.commit, "--name", walk.name, "-o", str(output), "-q",
+                "--cache-dir", str(work / "cache")]
     if not walk.evidence:
         command.append("--no-evidence")
     subprocess.run(command, check=True)

@@ -138,9 +138,16 @@ def _jax_items(python: str, version: str, work: Path, name: str, number: int) ->
         forms["wrapped"] = "\n".join(piece for line in first.splitlines()
                                      for piece in textwrap.wrap(line, 80, drop_whitespace=False,
                                                                 break_on_hyphens=False) or [""])
+    # the last Python frame is the user's own: compiled code (jaxlib's C++) raised it
+    foreign = "site-packages/" not in raised["file"]
+    told = {"class": "foreign", "note": "raised by compiled code (jaxlib), not by jax's Python "
+            "code: the unfiltered traceback's last frame is the user's own"} if foreign else \
+        {"class": "same"}
     return [{"id": f"jax-{name}-{form}", "source": f"made by running jax {version}: "
-             f"jax_programs/errors.py {name}", "library": "jax", "form": form, "class": "same",
-             "paste": paste.rstrip("\n"), "expect": expect} for form, paste in forms.items()]
+             f"jax_programs/errors.py {name}", "library": "jax", "form": form,
+             "class": told["class"], "paste": paste.rstrip("\n"),
+             **({"note": told["note"]} if foreign else {"expect": expect})}
+            for form, paste in forms.items()]
 
 
 def main(argv: list[str] | None = None) -> int:

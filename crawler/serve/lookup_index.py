@@ -29,7 +29,6 @@ manifest make it, byte for byte, while the index's bytes depend on the machine (
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -133,6 +132,8 @@ def is_racy(found: os.stat_result, now_ns: int) -> bool:
 
 def file_digest(path: Path, found: os.stat_result) -> str | None:
     """The digest of a plain file's bytes; None for anything else, whose type is in its status."""
+    import hashlib  # only for racy files: not on a settled folder's lookups
+
     from crawler.store.plain_files import read_plain
 
     if not stat.S_ISREG(found.st_mode):
@@ -212,12 +213,15 @@ class StoredIndex:
         return [*([self.note] if self.note else []), *(row[0] for row in rows)]
 
     def _wordings(self, where: str, args: tuple[object, ...]) -> Iterator[Wording]:
-        rows = self.connection.execute(f"SELECT {', '.join(_COLUMNS)} FROM entries {where} "
-                                       "ORDER BY file, position", args)
-        for row in rows:
+        rows = self.connection.execute(f"SELECT {', '.join(_COLUMNS)}, required FROM entries "
+                                       f"{where} ORDER BY file, position", args)
+        for *row, required in rows:
             values = dict(zip(_COLUMNS, row, strict=True))
-            values["placeholders"] = tuple(json.loads(str(values["placeholders"])))
-            yield Wording(**values)  # type: ignore[arg-type]
+            held = str(values["placeholders"])
+            values["placeholders"] = tuple(json.loads(held)) if held != "[]" else ()
+            wording = Wording(**values)  # type: ignore[arg-type]
+            wording.__dict__["required"] = required  # stored: not worked out again
+            yield wording
 
 
 def refresh(folder: Path, known: Mapping[str, ErrorRecord] | None = None) -> int:

@@ -40,6 +40,20 @@ _LOGGING = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\
                       r"ERROR|WARNING|WARN|INFO|DEBUG|FATAL|EXCEPTION)\]?(?::[\w.<>-]*:|\s+[\w.<>-]+"
                       r"\s*:\s|\s*:\s|\s+)")
 _CUT = re.compile(r"(?:\.\.\.|…)$")
+# What a tool puts before each line it relays: pytest's INTERNALERROR, a mail or markdown
+# quote, docker compose's service column (`web_1  | `, `api-1  | `).
+_LINE_DECORATION = re.compile(r"^(?:INTERNALERROR> ?|> ?|[\w.-]+\s*\| ?)")
+_DECORATED_BY = re.compile(r"^(?P<tag>INTERNALERROR>|>|[\w.-]+\s*\|)(?: |$)")
+_RULE = re.compile(r"^-{4,}$", re.MULTILINE)
+_FENCE = re.compile(r"^\s*(?:```|~~~)\w*\s*$")
+# Sentry's lines between the message and the frames; IPython's old `path in function(args)`.
+_FRAME_NOISE = re.compile(r"^\(\d+ additional frame\(s\) were not displayed\)$|^\.\.\.$")
+_OLD_IPYTHON_FRAME = re.compile(r"^(?P<path>\S+\.py) in (?P<function>[\w.<>]+)\(")
+# A program's usage error after its usage lines (click's `Error: `, argparse's `prog: error: `)
+_CLI_ERROR = re.compile(r"^(?:Error|[\w.-]+: error): (?P<text>.+)", re.DOTALL)
+# a class named inside prose, as issue titles have it: `... the following Error: text`
+_NAMED_INSIDE = re.compile(r"\b(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception): (?P<text>.+)",
+                           re.DOTALL)
 # The name of a prefix that is the exception's, not message text: dotted, or a class's name.
 _CLASS_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|^_?[A-Z][A-Za-z0-9]*(?:Error|Exception|"
                          r"Warning|Exit|Interrupt|Group|Trace|Failure|Fault)$")
@@ -95,7 +109,7 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if _ANSI.search(text):
         forms.append("ansi")
         text = _ANSI.sub("", text)
-    lines = [line.rstrip() for line in text.split("\n")]
+    lines = _undecorated([line.rstrip() for line in text.split("\n")], forms)
     if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
         forms.append("group")
         # a group's sub-exceptions become chained sections; its margins are dropped
@@ -105,6 +119,25 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if any(line.startswith(("╭", "╰")) for line in lines):
         forms.append("rich")
     return "\n".join(lines)
+
+
+def _undecorated(lines: list[str], forms: list[str]) -> list[str]:
+    """The lines without what a tool put before each (`_LINE_DECORATION`), when most carry
+    the same one; markdown fences and a paste's enclosing backticks dropped."""
+    lines = [line for line in lines if not _FENCE.match(line)]
+    if lines and lines[0].startswith("`") and lines[-1].endswith("`"):
+        lines[0], lines[-1] = lines[0][1:], lines[-1][:-1]
+    tags = [found["tag"] for line in lines if (found := _DECORATED_BY.match(line))]
+    if not tags:
+        return lines
+    tag, count = max(((t, tags.count(t)) for t in set(tags)), key=lambda pair: pair[1])
+    quoted = tag == ">" and lines[0].startswith(">") and not any(_PYTEST_E.match(line)
+                                                                 for line in lines)
+    if count * 2 < sum(1 for line in lines if line.strip()) and not quoted:
+        return lines
+    forms.append("quoted" if tag == ">" else "relayed")
+    return [_LINE_DECORATION.sub("", line, count=1) if line.startswith(tag) else line
+            for line in lines]
 
 
 def _sections(text: str, forms: list[str]) -> list[str]:
@@ -126,10 +159,12 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
         forms.append("pytest")
         return [_reported(text, ()) for text in reversed(summary)]
     frames = _frames(lines, forms)
-    start = _report_start(lines, forms)
-    if start is None:
+    span = _report_span(lines, forms)
+    if span is None:
         return []
-    return [_reported("\n".join(lines[start:]).strip("\n"), tuple(frames))]
+    start, end = span
+    kept = [line for line in lines[start:end] if not _FRAME_NOISE.match(line)]
+    return [_reported("\n".join(kept).strip("\n"), tuple(frames))]
 
 
 def _pytest_reports(lines: list[str]) -> list[Reported]:
@@ -154,36 +189,43 @@ def _frames(lines: list[str], forms: list[str]) -> list[Frame]:
     frames = []
     for line in lines:
         found = _FRAME.match(line) or _RICH_FRAME.match(line)
-        ipython = _IPYTHON_FRAME.match(line)
+        ipython = _IPYTHON_FRAME.match(line) or _OLD_IPYTHON_FRAME.match(line)
         if ipython is not None and "ipython" not in forms:
             forms.append("ipython")
         if found is not None:
             frames.append(Frame(found["path"], int(found["line"]), found["function"]))
         elif ipython is not None:
+            numbers = ipython.groupdict()
             frames.append(Frame(ipython["path"] or "<cell>",
-                                int(ipython["line"] or ipython["cell"]), ipython["function"]))
+                                int(numbers.get("line") or numbers.get("cell") or 0),
+                                ipython["function"]))
     return frames
 
 
-def _report_start(lines: list[str], forms: list[str]) -> int | None:
-    """Where the exception's report begins: after the traceback's head and its last frame,
-    the first line that reads as `Name: text` (a wrapped frame or source line does not)."""
+def _report_span(lines: list[str], forms: list[str]) -> tuple[int, int] | None:
+    """The lines of the exception's report: after the traceback's head and its last frame, from
+    the first line that reads as `Name: text` (a wrapped frame or source line does not). A
+    paste with frames but no head (its top cut off) is read the same way; one whose frames
+    follow the message (Sentry) gives the lines before its first frame."""
     heads = [n for n, line in enumerate(lines) if _HEAD.match(line) or _IPYTHON_HEAD.match(line)]
-    if not heads:
+    frames = [n for n, line in enumerate(lines) if _FRAME_START.match(line)
+              or _OLD_IPYTHON_FRAME.match(line)]
+    if not heads and not frames:
         logged = [n for n, line in enumerate(lines) if _LOGGING.match(line)]
         if logged and "logging" not in forms:
             forms.append("logging")
-        return 0
+        return 0, len(lines)
     forms.append("traceback")
-    if heads[0] > 0 and _LOGGING.match(lines[0]):
+    if (heads[0] if heads else frames[0]) > 0 and _LOGGING.match(lines[0]):
         forms.append("logging")
-    last_frame = max((n for n, line in enumerate(lines) if _FRAME_START.match(line)),
-                     default=heads[-1])
-    after = max(last_frame, heads[-1])
+    after = max(frames + heads)
     for number in range(after + 1, len(lines)):
         line = lines[number]
         if line and not line[0].isspace() and _LOOKS_RAISED.match(line):
-            return number
+            return number, len(lines)
+    if not heads and frames[0] > 0 and _LOOKS_RAISED.match(lines[0]):
+        forms.append("sentry")
+        return 0, frames[0]
     return None
 
 
@@ -205,8 +247,35 @@ def _reported(report: str, frames: tuple[Frame, ...]) -> Reported:
     found = _EXCEPTION_LINE.match(rest)
     if found is not None and found["text"]:
         texts.append(found["text"])
+    texts.extend(_texts_inside(rest) if not prefixes else [])
+    # a note printed after the message, below a rule (jax's "For simplicity, JAX has removed
+    # its internal frames ..."): the message without it, cut at the last rule
+    rules = [found.start() for found in _RULE.finditer(rest)]
+    if rules and rest[rules[-1]:].strip("-\n "):
+        texts.insert(1, rest[:rules[-1]].rstrip())
+    # str(exc) may end in a line break the paste lost (or a terminal's copy kept): each text is
+    # also tried with one, after the texts as read, so a template ending in one fits exactly
+    texts += [f"{text}\n" for text in texts if text and not cut]
     return Reported(prefixes[-1] if prefixes else None, rest, frames, tuple(prefixes), cut,
                     tuple(dict.fromkeys(t for t in texts if t)) or ("",))
+
+
+def _texts_inside(report: str) -> list[str]:
+    """Where a message may begin inside a report that does not start with it: a program's
+    usage error after its usage lines or command (`Error: text`, `prog: error: text`), each
+    line that reads as `Name: text`, a class named inside a title's prose."""
+    texts = []
+    lines = report.split("\n")
+    for number, line in enumerate(lines[1:], 1):
+        cli = _CLI_ERROR.match(line)
+        if cli is not None:
+            texts.append("\n".join([cli["text"], *lines[number + 1:]]))
+        elif _EXCEPTION_LINE.match(line) and _LOOKS_RAISED.match(line):
+            texts.append(_reported("\n".join(lines[number:]), ()).text)
+    inside = _NAMED_INSIDE.search(lines[0])
+    if inside is not None and inside.start() > 0:
+        texts.append("\n".join([inside["text"], *lines[1:]]))
+    return texts
 
 
 def _unique(reported: list[Reported]) -> list[Reported]:

@@ -207,3 +207,55 @@ def test_a_removed_site_is_shown_removed_with_its_last_release(walked: Path) -> 
     code, text = crawler("lookup", "the dropped feature is gone for good", str(walked))
     assert "removed: last in v1.0" in text
 
+
+
+def _decorated(form: str) -> str:
+    """plain.txt (a real traceback) as a tool relays it: the lines each tool prints."""
+    lines = (FORMS / "plain.txt").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    if form == "quoted":  # a mail or markdown quote
+        return "\n".join(f"> {line}" for line in lines)
+    if form == "internalerror":  # pytest's INTERNALERROR lines
+        return "\n".join(f"INTERNALERROR> {line}" for line in lines)
+    if form == "compose":  # docker compose's service column
+        return "\n".join(f"web-1  | {line}" for line in lines)
+    if form == "headless":  # the top cut off: indented frames first
+        return "\n".join(lines[3:])
+    if form == "sentry":  # Sentry: the message above the frames
+        return "\n".join([lines[-1], "(2 additional frame(s) were not displayed)", "...",
+                          *lines[1:-1]])
+    raise AssertionError(form)
+
+
+@pytest.mark.parametrize("form", ["quoted", "internalerror", "compose", "headless", "sentry"])
+def test_a_relayed_or_reordered_traceback_finds_its_raise_first(widgets: Path, form: str) -> None:
+    code, out = crawler("lookup", _decorated(form), str(widgets), "--json")
+    answer = json.loads(out)
+    first = answer["matches"][0]
+    assert (code, first["path"], first["line"], first["match"]) == (0, "widgets.py", 21, "exact")
+    (reported,) = answer["paste"]["exceptions"]
+    assert reported["text"] == "unknown colour 'green': choose red or blue"
+    assert [frame["line"] for frame in reported["frames"]][-1] == 21
+    jsonschema.validate(answer, SCHEMA)
+
+
+def test_a_usage_error_after_usage_lines_and_a_class_named_in_prose_are_read(widgets: Path
+                                                                             ) -> None:
+    cli = "$ paint green\nUsage: paint [OPTIONS] COLOUR\n\nError: unknown colour 'green': choose red or blue"
+    title = "I keep getting WidgetError: unknown colour 'green': choose red or blue"
+    for pasted in (cli, title):
+        code, out = crawler("lookup", pasted, str(widgets), "--json")
+        first = json.loads(out)["matches"][0]
+        assert (code, first["line"], first["match"]) == (0, 21, "exact")
+
+
+def test_a_paste_beginning_with_a_dash_or_read_from_stdin_is_the_message(widgets: Path) -> None:
+    """A pytest rule line first is no option (exit 2 before); `-` reads standard input."""
+    pasted = "-" * 30 + " Captured stderr " + "-" * 30 + "\n" + \
+        (FORMS / "plain.txt").read_text(encoding="utf-8")
+    code, out = crawler("lookup", pasted, str(widgets), "--json", "-n", "3")
+    assert code == 0 and json.loads(out)["matches"][0]["line"] == 21
+    done = subprocess.run([CRAWLER, "lookup", "-", str(widgets), "--json"], input=pasted,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and json.loads(done.stdout)["matches"][0]["line"] == 21
+    code, _ = crawler("lookup", "x", str(widgets), "--no-such-option")
+    assert code == 2  # a typed option that does not exist is still a usage error
