@@ -202,7 +202,8 @@ class Follower:
         """The text a helper of this module returns, read where it is defined."""
         context = _context(reader)
         function, skip_first = self._callee(node.func, context.scopes)
-        local = local_lambda(node.func, position, reader.assigned) if function is None else None
+        local = local_lambda(node.func, position, reader.assigned, context.scopes) \
+            if function is None else None
         if local is not None and context.depth < MAX_DEPTH:
             return self._lambda_reader(reader, node, position, local).read(local.body, local.at)
         if function is None and context.depth == 0:
@@ -234,7 +235,8 @@ class Follower:
         """The exceptions `raise f(...)` raises, when `f` is a function of this module."""
         context = _context(reader)
         function, skip_first = self._callee(node.func, context.scopes)
-        lambda_ = local_lambda(node.func, position, reader.assigned) if function is None else None
+        lambda_ = local_lambda(node.func, position, reader.assigned, context.scopes) \
+            if function is None else None
         if lambda_ is not None and context.depth < MAX_DEPTH:
             return self._lambda_factory(reader, node, position, lambda_)
         if function is None:

@@ -134,13 +134,15 @@ class LocalLambda:
     followable: bool = False
 
 
-def local_lambda(func: cst.BaseExpression, position: flow.Position,
-                 assigned: set[str] | None) -> LocalLambda | None:
+def local_lambda(func: cst.BaseExpression, position: flow.Position, assigned: set[str] | None,
+                 scopes: Sequence[FunctionScope] = ()) -> LocalLambda | None:
     """The lambda a called local name is bound to, when every definition reaching the call is
-    that one lambda; None for anything else."""
-    if not isinstance(func, cst.Name) or not position or assigned is None \
-            or func.value not in assigned:
+    that one lambda, or, for a name of an enclosing function (a closure), when that function's
+    body binds it once, by `name = lambda ...` at its top level; None for anything else."""
+    if not isinstance(func, cst.Name) or not position or assigned is None:
         return None
+    if func.value not in assigned:
+        return _enclosing_lambda(func.value, scopes)
     found = flow.definitions(func.value, position)
     if not found or len(found) != 1 or len(found[0]) != 1:
         return None
@@ -148,3 +150,28 @@ def local_lambda(func: cst.BaseExpression, position: flow.Position,
     if not isinstance(value, cst.Lambda) or not at:
         return None
     return LocalLambda(func.value, value.params, value.body, at)
+
+
+def _enclosing_lambda(name: str, scopes: Sequence[FunctionScope]) -> LocalLambda | None:
+    functions = [s for s in scopes if not s.is_class and isinstance(s.node, cst.FunctionDef)]
+    if len(functions) < 2 or _declares(name, functions[-1]):
+        return None
+    for scope in reversed(functions[:-1]):
+        node = scope.node
+        assert isinstance(node, cst.FunctionDef)
+        if not _declares(name, scope):
+            continue
+        body = node.body.body
+        if flow.top_bindings(body)[name] != 1 or flow.ANY_NAME in flow.top_bindings(body):
+            return None
+        for index, statement in enumerate(body):
+            small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+            for assign in small:
+                if isinstance(assign, cst.Assign) and len(assign.targets) == 1 \
+                        and isinstance(assign.targets[0].target, cst.Name) \
+                        and assign.targets[0].target.value == name \
+                        and isinstance(assign.value, cst.Lambda):
+                    lambda_ = assign.value
+                    return LocalLambda(name, lambda_.params, lambda_.body, ((body, index, "body"),))
+        return None
+    return None

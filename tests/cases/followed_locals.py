@@ -63,3 +63,13 @@ class Fragment:
 
 def not_a_layout(layout=3.5):
     raise ValueError(type(layout))
+
+
+def transpose(mode=Mode.RAGGED):
+    unimplemented = lambda fn_name: NotImplementedError(  # noqa: E731
+        f"Unimplemented {fn_name} in mode {mode.name}.")
+
+    def grad_x_dims():
+        raise unimplemented("grad_x_dims")
+
+    grad_x_dims()
