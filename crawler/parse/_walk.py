@@ -9,7 +9,7 @@ node costs about as much as the parse itself.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import libcst as cst
 
@@ -108,6 +108,15 @@ class StatementWalker(Generic[S]):
 
     def _compound(self, node: cst.CSTNode) -> None:
         """try/for/while/with/match and their else, except, finally and case blocks."""
+        if type(node) is cst.Match:  # its `case` lines are indented within the `match`
+            cases = cast(cst.Match, node).indent
+            self._indents.append(self.indent + (self._default_indent if cases is None else cases))
+            self._blocks(node)
+            self._indents.pop()
+        else:
+            self._blocks(node)
+
+    def _blocks(self, node: cst.CSTNode) -> None:
         for name, role in _COMPOUND.get(type(node), _MATCH):
             child = getattr(node, name, None)
             if child is None:

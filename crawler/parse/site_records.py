@@ -73,11 +73,22 @@ def sites_of(place: Place) -> tuple[list[RaiseSite], RaiseCounts]:
 
 def _branches(exc: cst.BaseExpression, indent: str
               ) -> list[tuple[cst.BaseExpression, tuple[Guard, ...]]]:
-    """The exceptions a raise may raise, each with the conditional expressions' tests."""
+    """The exceptions a raise may raise, each with the conditional expressions' tests.
+
+    `raise exc.with_traceback(tb)` raises `exc`: its message is `exc`'s, never `tb`."""
+    exc = _without_traceback(exc)
     if not isinstance(exc, cst.IfExp):
         return [(exc, ())]
     return [*((e, (Guard(exc.test, True, indent), *g)) for e, g in _branches(exc.body, indent)),
             *((e, (Guard(exc.test, False, indent), *g)) for e, g in _branches(exc.orelse, indent))]
+
+
+def _without_traceback(exc: cst.BaseExpression) -> cst.BaseExpression:
+    """`X.with_traceback(tb)` (any number of times over) as `X`: the call returns X itself."""
+    while (isinstance(exc, cst.Call) and isinstance(exc.func, cst.Attribute)
+           and exc.func.attr.value == "with_traceback" and len(exc.args) == 1):
+        exc = exc.func.value
+    return exc
 
 
 def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ...]
@@ -220,7 +231,8 @@ def _built_sites(place: Place, exc: cst.Call, guards: tuple[Guard, ...], followe
                                    "exactly")
             else:
                 template = _followed(template, built.reader, place)
-            sites.append(_site(place, exc, guards, built.exception_qualname, template))
+            sites.append(_site(place, exc, guards, built.exception_qualname, template,
+                               factory=True))
     unique = {(s.exception_qualname, s.message.template): s for s in sites}
     return list(unique.values())
 

@@ -32,7 +32,7 @@ def f(s):
 ''')
     assert site.message.template == "reshape got shape {s.shape} ({len(s.shape)} dims)"
     assert site.exception_qualname == "builtins.TypeError"
-    assert (site.exception, site.factory) == ("_shape_error", False)
+    assert (site.exception, site.factory) == ("_shape_error", True)  # built by a call, no class
     assert site.message.via == "pkg.mod._shape_error"
     assert site.message.defined_at == "pkg/mod.py:2"
 
