@@ -61,3 +61,57 @@ def test_a_raise_with_alternatives_is_one_record_per_template(make_repo: Callabl
     templates = sorted(r.site.message.template for r in first.merged.records)
     assert templates == ["one", "two"]
     assert again.files_written == 0  # deterministic: the same commit rewrites nothing
+
+
+GPU_ERRORS = '''\
+class GpuLibNotLinkedError(Exception):
+    error_msg = (
+        "JAX was not built with GPU support."
+        " Please use a GPU-enabled JAX."
+    )
+
+    def __init__(self):
+        super().__init__(self.error_msg)
+'''
+GPU_RNN = '''\
+from .errors import GpuLibNotLinkedError
+
+
+def lower(linked):
+    if not linked:
+        raise GpuLibNotLinkedError()
+    raise ValueError()
+'''
+
+
+def test_a_class_default_raise_is_counted_once_per_file_and_listed_with_its_template(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """A message-less raise whose class's __init__ composes the text becomes a record: its file
+    counts it no more as a raise without a message (the totals are the files' sums, after an
+    update too), and the class is listed with the template its record has."""
+    repo = make_repo("repo")
+    repo.write("gpu/__init__.py", "")
+    repo.write("gpu/errors.py", GPU_ERRORS)
+    repo.write("gpu/rnn.py", GPU_RNN)
+    repo.commit("gpu")
+    result = extract(str(repo.path), output_root=tmp_path / "out", jobs=1)
+    (record,) = [record_files.load_record(p) for p in record_files.iter_record_paths(result.folder)]
+    template = "JAX was not built with GPU support. Please use a GPU-enabled JAX."
+    assert (record.site.path, record.site.message.template) == ("gpu/rnn.py", template)
+
+    def counted() -> tuple[dict[str, int], int, dict[str, object]]:
+        manifest = yaml.safe_load((result.folder / manifest_file.MANIFEST).read_text("utf-8"))
+        assert schemas.schema_problems(manifest, "manifest") == []
+        files = {path: entry["raises"][3] for path, entry in manifest["files"].items()}
+        (listed,) = manifest["exception_classes"]
+        return files, manifest["counts"]["without_message"], listed
+
+    files, total, listed = counted()
+    assert files == {"gpu/__init__.py": 0, "gpu/errors.py": 0, "gpu/rnn.py": 1} and total == 1
+    assert (listed["qualname"], listed["template"], listed["template_from"],
+            listed["defined_at"]) == ("gpu.errors.GpuLibNotLinkedError", template, "init",
+                                      record.site.message.defined_at)
+    assert record.site.message.defined_at == "gpu/errors.py:1"  # the class that composes it
+    repo.write("gpu/__init__.py", "VERSION = 2\n")  # an update that reads rnn.py no more
+    extract(str(repo.path), output_root=tmp_path / "out", jobs=1, ref=repo.commit("version"))
+    assert counted()[:2] == (files, 1)

@@ -17,7 +17,7 @@ and its module-level bindings (`exports`). This pass, linear in those, then
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from crawler.catalogue import composing
@@ -52,6 +52,7 @@ class Resolved:
     exception_classes: list[dict[str, Any]]
     class_default: int = 0  # sites that took their class's template
     from_pending: int = 0  # message-less raises that became sites that way
+    from_pending_by_path: dict[str, int] = field(default_factory=dict)  # the same, by file
     renamed: int = 0  # exception qualnames moved to the defining module
 
 
@@ -206,9 +207,11 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
         starred = index.star_class(module_name(site.path), site.exception)
         if starred is not None:  # a name its module has only through `from M import *`
             site = replace(site, exception_qualname=starred)
-    if site.exception_qualname is None or site.factory:
+    if site.exception_qualname is None:
         return [] if pending else [site]
     qualname = index.canonical(site.exception_qualname)
+    if site.factory and not (qualname in index.classes or qualname.startswith("builtins.")):
+        return [] if pending else [site]  # a factory not followed: its qualname is a function's
     if qualname != site.exception_qualname and qualname in index.classes:
         site = replace(site, exception_qualname=qualname)
         resolved.renamed += 1
@@ -220,13 +223,21 @@ def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool
     if not templates or (origin == "attribute" and not pending and site.message.kind != "dynamic"):
         return [] if pending else [_shown(index, qualname, site)]
     resolved.class_default += len(templates)
-    resolved.from_pending += 1 if pending else 0
+    if pending:
+        _took_template(resolved, site)
     given = None if pending or site.message.kind == "dynamic" else _parameter(owner, site)
     made = []
     for template in templates:
         filled = substitute(template, given, site.message) if given else None
         made.append(replace(site, message=replace(filled or template, kind="class_default")))
     return made
+
+
+def _took_template(resolved: Resolved, site: RaiseSite) -> None:
+    """A message-less raise became a record: its file counts it as a raise without a message
+    no more, like the manifest's totals."""
+    resolved.from_pending += 1
+    resolved.from_pending_by_path[site.path] = resolved.from_pending_by_path.get(site.path, 0) + 1
 
 
 def _composed(site: RaiseSite, composed: composing.Composed, resolved: Resolved,
@@ -237,7 +248,8 @@ def _composed(site: RaiseSite, composed: composing.Composed, resolved: Resolved,
             return []  # no text of its own to keep
         return [replace(site, message=replace(site.message, not_followed=composed.not_followed))]
     resolved.class_default += len(composed.templates)
-    resolved.from_pending += 1 if pending else 0
+    if pending:
+        _took_template(resolved, site)
     made = []
     for template in composed.templates:
         shown = redisplay(template, composed.display)
@@ -271,6 +283,8 @@ def _shown(index: ClassIndex, qualname: str, site: RaiseSite) -> RaiseSite:
 
 def _class_entry(index: ClassIndex, cls: ClassDef, digests: dict[str, str]) -> dict[str, Any]:
     templates, origin, _ = index.templates(cls.qualname)
+    if not templates:
+        templates, origin = _composed_default(index, cls.qualname)
     return {
         "qualname": cls.qualname,
         "name": cls.name,
@@ -282,3 +296,13 @@ def _class_entry(index: ClassIndex, cls: ClassDef, digests: dict[str, str]) -> d
         "defined_at": templates[0].defined_at if templates else None,
         "composes": composing.digest(index, cls.qualname, digests),
     }
+
+
+def _composed_default(index: ClassIndex, qualname: str) -> tuple[tuple[Template, ...], str | None]:
+    """What `raise Cls()` shows when its `__init__`s compose the text (`self.error_msg` handed to
+    `super().__init__`): the template its message-less raises' records have."""
+    composed = composing.compose(index, qualname, None, ())
+    if composed is None or not composed.templates or composed.composed_by is None \
+            or not composed.composed_by.endswith(".__init__"):
+        return (), None  # a __str__'s text is not the manifest's `init` or `attribute`
+    return composed.templates, "init"

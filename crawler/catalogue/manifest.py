@@ -1,7 +1,8 @@
 """A repository's manifest: what a run read, skipped and counted, built from the merged records.
 
 Files not read again keep their entries as they were; visited files get entries from this run's
-records; counts are summed over the entries, so a manifest always agrees with its records. The
+records (a message-less raise that became a record is not counted as one without a message);
+counts are summed over the entries, so a manifest always agrees with its records. The
 manifest's pin also says which repository the folder holds (`check_same_repository`).
 """
 
@@ -62,7 +63,7 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
     for o in outcomes:
         if o.failure is None:
             entries[o.path] = FileEntry(o.path, o.blob, tuple(sorted(ids_by_path.get(o.path, ()))),
-                                        o.counts)
+                                        _counted(o.counts, resolved.from_pending_by_path.get(o.path)))
         elif o.path in old and ids_by_path.get(o.path):
             entries[o.path] = old[o.path]  # records kept from the last good read
     if previous is not None:  # removed records this run did not load stay listed where they were
@@ -81,8 +82,7 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
         skipped=len(all_skipped),
         records=sum(len(e.records) for e in files),
         removed=sum(len(ids) for ids in removed.values()),
-        # message-less raises of a class with a default message became records
-        raises=replace(raises, without_message=raises.without_message - resolved.from_pending),
+        raises=raises,
     )
     # The manifest names its source as files may: never a path of the extracting machine.
     pin = replace(collected.pin, source=collected.pin.public_source)
@@ -90,6 +90,14 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
                     exception_classes=tuple(resolved.exception_classes),
                     removed={path: tuple(sorted(ids)) for path, ids in removed.items()},
                     needs_review=tuple(sorted(review)))
+
+
+def _counted(counts: RaiseCounts, became_records: int | None) -> RaiseCounts:
+    """A file's raise counts, less the message-less raises that became records (a class with a
+    default message): the totals are the files' sums."""
+    if not became_records:
+        return counts
+    return replace(counts, without_message=counts.without_message - became_records)
 
 
 def is_other_repository(held: Pin, pin: Pin) -> bool:
