@@ -18,7 +18,8 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   paste (CONFIDENT_EXPLAINED) and finds at least 12 literal characters (or the whole template):
   a template that is mostly placeholders never is on a long paste;
 - order: confident first (the paste's last exception first, exact before exact prefix, the
-  record's own regex before a loose fit), then
+  record's own regex before a loose fit), then templates that fit the whole text but explain
+  too little of it (still `exact`: every literal piece in place, at least 12 characters), then
   the score, the more specific template (more literal characters), a live record before a
   removed one, today's wording before a past one. Equal in all but the last two: a tie.
 
@@ -212,7 +213,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
     ranked = _placed(sorted(best.values(), key=order))
     if ranked and ranked[0].confident:
         verdict = FOUND
-    elif ranked and ranked[0].score >= NEAR_SCORE:
+    elif any(match.score >= NEAR_SCORE for match in ranked):
         verdict = NEAR
     else:
         verdict, ranked = NONE, []
@@ -247,8 +248,12 @@ def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
         fit = loose_match(_pieces(wording.template), squashed)
     if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
         fit = Fit(PREFIX, fit.literal, fit.paste, fit.template)
+    # a template that fits the whole text but explains too little of it is scored by its words,
+    # yet stays `exact`: `_place` puts it before templates that only share words
+    whole = fit is not None and fit.kind == EXACT and fit.literal >= MIN_LITERAL
     if fit is None or fit.explained < CONFIDENT_EXPLAINED:
-        fit = word_overlap(_template_words(wording.template), words(text))
+        by_words = word_overlap(_template_words(wording.template), words(text))
+        fit = replace(by_words, kind=EXACT) if whole else by_words
         captures = {}
     if fit.literal == 0:
         return None
@@ -263,6 +268,8 @@ def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
 def _regex_fit(wording: Wording, text: str, squashed: str, budget: Budget,
                captures: dict[str, str]) -> Fit | None:
     """The record's own regex on the whole text: exact, its captures kept."""
+    if wording.template.endswith("\n") and not text.endswith("\n"):
+        text += "\n"  # str(exc) ends in a line break that a paste, read line by line, drops
     if wording.required not in text:
         return None
     pattern = _compiled(wording.regex)
@@ -312,7 +319,7 @@ def _place(match: Match) -> tuple[bool, int, int, bool, float, int]:
     literal = -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
     if match.confident:
         return (False, match.report, _KIND_ORDER[match.kind], match.loose, -match.score, literal)
-    return (True, 0, 0, False, -match.score, literal)
+    return (True, 0, match.kind != EXACT, False, -match.score, literal)
 
 
 def order(match: Match) -> tuple[object, ...]:
