@@ -28,7 +28,8 @@ _IPYTHON_FRAME = re.compile(r"^(?:File (?P<path>\S+?):(?P<line>\d+)(?:, in (?P<f
                             r"|Cell In\[\d+\], line (?P<cell>\d+))")
 _RICH_FRAME = re.compile(r"^│ (?P<path>\S+?):(?P<line>\d+) in (?P<function>\S+)")
 _FRAME_START = re.compile(r'^\s*File "|^File \S+:\d+|^Cell In\[|^-*> ?\d+ |^│|^[╭╰]')
-_EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?: (?P<text>.*)|$)|$)", re.DOTALL)
+# `Name: text`; `Name:` then a line break when the message begins with one (its space stripped)
+_EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?:[ \n](?P<text>.*)|$)|$)", re.DOTALL)
 _LOOKS_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:: |:$)|^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|"
                            r"Warning|Exit|Interrupt|Group|Failure|Trace)$")
 _GROUP_LINE = re.compile(r"^\s*(?:\+-[-+]*(?: \d+ -+| \.\.\.)?-*|\+-+|\+-+ \.\.\..*)\s*$")
@@ -253,9 +254,6 @@ def _reported(report: str, frames: tuple[Frame, ...]) -> Reported:
     rules = [found.start() for found in _RULE.finditer(rest)]
     if rules and rest[rules[-1]:].strip("-\n "):
         texts.insert(1, rest[:rules[-1]].rstrip())
-    # str(exc) may end in a line break the paste lost (or a terminal's copy kept): each text is
-    # also tried with one, after the texts as read, so a template ending in one fits exactly
-    texts += [f"{text}\n" for text in texts if text and not cut]
     return Reported(prefixes[-1] if prefixes else None, rest, frames, tuple(prefixes), cut,
                     tuple(dict.fromkeys(t for t in texts if t)) or ("",))
 
