@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -37,10 +39,19 @@ PASTES = {
 
 
 def timed(crawler: str, paste: str, folder: Path) -> tuple[float, dict[str, object]]:
+    """The call's wall seconds (its CPU seconds, which a loaded machine does not inflate as
+    much, are added to CPU) and its answer."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([crawler, "lookup", paste, str(folder), "--json", "-n", "3"],
                           capture_output=True, text=True, check=False)
-    return time.perf_counter() - started, json.loads(done.stdout or "{}")
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return seconds, json.loads(done.stdout or "{}")
+
+
+CPU: list[float] = []  # each call's CPU seconds, in order
 
 
 def main() -> None:
@@ -50,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     crawler = shutil.which("crawler") or "crawler"
     first, _ = timed(crawler, PASTES["first line"], args.folder)
-    print(f"first call after the folder was written: {first:.3f} s")
+    print(f"first call after the folder was written: {first:.3f} s wall, {CPU[0]:.3f} s CPU")
     medians = []
     every = []
     for form, paste in PASTES.items():
@@ -65,7 +76,8 @@ def main() -> None:
         top = matches[0] if isinstance(matches, list) and matches else {}
         print(f"{form:>15}: median {statistics.median(times):.3f} s  {answer.get('verdict')}  "
               f"{top.get('path')}:{top.get('line')}")
-    print(f"median over every call: {statistics.median(every):.3f} s")
+    print(f"median over every call: {statistics.median(every):.3f} s wall, "
+          f"{statistics.median(CPU[1:]):.3f} s CPU; load {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -37,4 +37,4 @@ def check_all(colours):
         except WidgetError as error:
             errors.append(error)
     if errors:
-        raise ExceptionGroup("some colours are wrong", errors)
+        raise ExceptionGroup("some colours are wrong", errors)  # noqa: F821 (builtin since 3.11)
