@@ -319,8 +319,9 @@ class Follower:
         changed since the lambda was made); a module constant is read."""
         context = _context(reader)
         bindings = self._bind(reader, node, position, local.params, False, set())
-        return self.reader(context.scopes, set(),
-                           Context(context.scopes, bindings, context.depth + 1, context.followed))
+        scopes = context.scopes[:local.scopes]  # a closure's: those around the lambda
+        return self.reader(scopes, set(),
+                           Context(scopes, bindings, context.depth + 1, context.followed))
 
     # ------------------------------------------------ finding the callee
 

@@ -125,6 +125,7 @@ class LocalLambda:
     params: cst.Parameters
     body: cst.BaseExpression
     at: flow.Position  # where the lambda is written
+    scopes: int | None = None  # of the scopes around the call, those around the lambda (None: all)
     is_class: bool = False
     node: cst.CSTNode | None = None
     names: dict[str, str] = field(default_factory=dict)
@@ -158,6 +159,7 @@ def _enclosing_lambda(name: str, scopes: Sequence[FunctionScope]) -> LocalLambda
         return None
     for scope in reversed(functions[:-1]):
         node = scope.node
+        held = list(scopes).index(scope) + 1  # the scopes the lambda's names are read in
         assert isinstance(node, cst.FunctionDef)
         if not _declares(name, scope):
             continue
@@ -172,6 +174,7 @@ def _enclosing_lambda(name: str, scopes: Sequence[FunctionScope]) -> LocalLambda
                         and assign.targets[0].target.value == name \
                         and isinstance(assign.value, cst.Lambda):
                     lambda_ = assign.value
-                    return LocalLambda(name, lambda_.params, lambda_.body, ((body, index, "body"),))
+                    return LocalLambda(name, lambda_.params, lambda_.body,
+                                       ((body, index, "body"),), held)
         return None
     return None
