@@ -15,7 +15,8 @@ printed it; its class says what a lookup should answer:
 
 The lookups take minutes on two shared cores, so those tests are `slow` (`pytest -m slow
 tests/serve/test_paste_corpus.py`). Whatever the class, a lookup that exits 0 with another
-record first is confident and wrong.
+record first is confident and wrong. Several sites printing one wording share a rank (`tie`):
+an item's site tied at rank 1 is first.
 Items today's engine misses are listed in misses.yaml and marked xfail(strict=True) with the
 outcome seen, so the figures are honest and a fix shows as a strict xpass to remove.
 """
