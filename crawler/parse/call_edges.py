@@ -9,14 +9,14 @@ source: the pass says so on a chain instead of inventing an edge.
 
 Nested functions and lambdas belong to their outermost `def`: a decorator's wrapper runs where
 the decorated function is called. The whole file is read (never a skeleton), so the facts are
-the same for an update's read as for an extract's; `ast` parses a file in a few milliseconds.
+the same for an update's read as for an extract's. A function's nodes are listed once, an
+expression's once (`_nodes`): the read costs about twice what `ast.parse` does.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
 
 # Kinds of `Call`
 CALL = "call"  # target: a dotted name qualified by the imports (a function or a class)
@@ -93,20 +93,6 @@ def read_calls(source: bytes | str, module: str, is_package: bool = False) -> Ca
     return _Reader(module, is_package).read(tree)
 
 
-def facts_from_data(data: dict[str, Any]) -> CallFacts:
-    """`CallFacts` from the JSON the result cache holds (its fields, lists for tuples)."""
-    return CallFacts(
-        module=data["module"], bindings=tuple(tuple(b) for b in data["bindings"]),  # type: ignore[misc]
-        functions=tuple(Function(
-            f["qualname"], f["line"], f["end_line"], tuple(Call(**c) for c in f["calls"]),
-            f["returns"], tuple(f["decorators"]), f["is_property"],
-            tuple((a, b, tuple(n)) for a, b, n in f["catches"])) for f in data["functions"]),
-        classes=tuple(ClassFacts(c["qualname"], tuple(c["bases"]),
-                                 tuple((a, t) for a, t in c["attributes"])) for c in data["classes"]),
-        all_names=tuple(data["all_names"]) if data["all_names"] is not None else None,
-        star=tuple(data["star"]), registered=tuple((a, b) for a, b in data["registered"]))
-
-
 class _Reader:
     def __init__(self, module: str, is_package: bool) -> None:
         self.module = module
@@ -132,12 +118,9 @@ class _Reader:
 
     def _bind(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.bindings[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    self.bindings[top] = top
+            for alias in node.names:  # `import a.b` binds `a`
+                top = alias.name.split(".")[0]
+                self.bindings[alias.asname or top] = alias.name if alias.asname else top
         elif isinstance(node, ast.ImportFrom):
             base = self._from_module(node)
             for alias in node.names:
@@ -206,6 +189,7 @@ class _Reader:
         bases = tuple(self._qualify(d) for d in (  # `Base[T]`: the generic's class
             _dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases) if d)
         attributes: dict[str, str] = {}
+        first = len(self.functions)
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 attributes[statement.target.id] = self.annotation(statement.annotation)
@@ -215,9 +199,8 @@ class _Reader:
                 if held and held[0] in self.bindings:  # `loader_class = Loader`
                     attributes[statement.targets[0].id] = "V " + self._qualify(held)
             self._statement(statement, qualname, qualname)
-        for function in self.functions:
-            if function.qualname.startswith(qualname + ".") and "." not in \
-                    function.qualname[len(qualname) + 1:]:
+        for function in self.functions[first:]:  # its methods are the functions its body added
+            if "." not in function.qualname[len(qualname) + 1:]:
                 for name, ref in self.self_attributes.get(function.qualname, ()):
                     attributes.setdefault(name, ref)
         self.classes.append(ClassFacts(qualname, bases, tuple(sorted(attributes.items()))))
@@ -266,17 +249,15 @@ class _FunctionReader:
         args = node.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs,
                   *([args.vararg] if args.vararg else []), *([args.kwarg] if args.kwarg else [])]
-        self.locals.update(p.arg for p in params)
         decorators = [_dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
         names = [d[-1] for d in decorators if d]
         if self.cls is not None and params and "staticmethod" not in names:
-            first = params[0].arg
-            self.types[first] = ("V " if "classmethod" in names else "S ") + self.cls
+            self.types[params[0].arg] = ("V " if "classmethod" in names else "S ") + self.cls
         for param in params:
-            ref = reader.annotation(param.annotation)
-            if ref:
+            if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
-        self._locals(node)
+        nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
+        self._locals(node, nodes)
         for decorator in node.decorator_list:
             self._expression(decorator)
         for statement in node.body:
@@ -287,17 +268,17 @@ class _FunctionReader:
                         tuple(reader._qualify(d) for d in decorators
                               if d and d[0] in reader.bindings),
                         "property" in names or "cached_property" in names,
-                        tuple(_catches(node, reader)))
+                        tuple(_catches(nodes, reader)))
 
-    def _locals(self, node: ast.AST) -> None:
-        for inner in ast.walk(node):
+    def _locals(self, node: ast.AST, nodes: list[ast.AST]) -> None:
+        for inner in nodes:
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
                 self.locals.add(inner.id)
+            elif isinstance(inner, ast.arg):  # its parameters and those of what it nests
+                self.locals.add(inner.arg)
             elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                     and inner is not node:
                 self.locals.add(inner.name)
-            elif isinstance(inner, ast.arg):
-                self.locals.add(inner.arg)
 
     def _walk(self, node: ast.AST) -> None:
         """Statements in order, so that a local's type is known from its assignment on."""
@@ -310,10 +291,10 @@ class _FunctionReader:
                     self.untyped[target.id] = node.value.attr  # `parse = context.parse_object`
             return
         if isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self._expression(node.value)
-            ref = self.reader.annotation(node.annotation) or (
-                self.type_of(node.value) if node.value is not None else "")
+            value = node.value
+            ref = self.reader.annotation(node.annotation) or (self.type_of(value) if value else "")
+            if value is not None:
+                self._expression(value)
             self._target(node.target, ref)
             return
         if isinstance(node, (ast.With, ast.AsyncWith)):
@@ -327,14 +308,7 @@ class _FunctionReader:
             for statement in node.body:
                 self._walk(statement)
             return
-        if isinstance(node, ast.stmt):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    self._expression(child)
-                else:
-                    self._walk(child)
-            return
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             if isinstance(child, ast.expr):
                 self._expression(child)
             else:
@@ -353,9 +327,10 @@ class _FunctionReader:
             self._expression(target.value)
 
     def _expression(self, node: ast.expr) -> None:
-        called = {id(inner.func) for inner in ast.walk(node) if isinstance(inner, ast.Call)}
-        for inner in ast.walk(node):
+        called: set[int] = set()  # a call's own callee is no attribute read
+        for inner in _nodes(node):  # a parent before its children
             if isinstance(inner, ast.Call):
+                called.add(id(inner.func))
                 self._call(inner)
             elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Load) \
                     and id(inner) not in called:
@@ -417,8 +392,7 @@ class _FunctionReader:
         elif isinstance(name, ast.BinOp) and isinstance(name.left, ast.Constant):
             prefix = str(name.left.value)
         text = ast.unparse(getter)
-        if len(text) > 80:
-            text = text[:77] + "..."
+        text = text if len(text) <= 80 else text[:77] + "..."
         self.calls.append(Call(STOP, f"{self.type_of(receiver)}\0{text}", prefix, line))
 
     def _passed(self, argument: ast.expr, line: int) -> None:
@@ -466,10 +440,10 @@ class _FunctionReader:
         return ""
 
 
-def _catches(node: ast.AST, reader: _Reader) -> list[tuple[int, int, tuple[str, ...]]]:
+def _catches(nodes: list[ast.AST], reader: _Reader) -> list[tuple[int, int, tuple[str, ...]]]:
     """Each `try` body's lines and the classes its handlers catch (`""` for a bare except)."""
     found = []
-    for inner in ast.walk(node):
+    for inner in nodes:
         if isinstance(inner, ast.Try) and inner.body:
             names: list[str] = []
             for handler in inner.handlers:
@@ -482,6 +456,35 @@ def _catches(node: ast.AST, reader: _Reader) -> list[tuple[int, int, tuple[str, 
             if names:
                 found.append((inner.body[0].lineno, inner.body[-1].end_lineno or inner.lineno,
                               tuple(names)))
+    return found
+
+
+_NO_NODES = frozenset({"ctx", "id", "attr", "name", "arg", "kind", "module", "level", "asname",
+                       "type_comment", "conversion", "is_async", "names", "kwd_attrs"})
+_MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}`, `def f(*, a)`
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a node type's fields that can hold nodes
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes` without the `ctx` of names (and the fields that hold only text)."""
+    fields = _FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _NO_NODES)
+    found: list[ast.AST] = []
+    for field in fields:
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            found.extend(value if field not in _MAY_HOLD_NONE else [v for v in value if v])
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+def _nodes(node: ast.AST) -> list[ast.AST]:
+    """The node and everything under it, breadth first like `ast.walk`, listed in one pass."""
+    found = [node]
+    for inner in found:  # the list grows as it is read
+        found.extend(_children(inner))
     return found
 
 

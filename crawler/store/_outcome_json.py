@@ -11,7 +11,7 @@ from dataclasses import fields, is_dataclass
 from operator import attrgetter
 from typing import Any
 
-from crawler.parse.call_edges import facts_from_data
+from crawler.parse.call_edges import Call, CallFacts, ClassFacts, Function
 from crawler.parse.skeleton import Region
 from crawler.parse.workers import FileOutcome
 from crawler.records import (
@@ -175,3 +175,17 @@ def _exposed(item: dict[str, Any]) -> ExposedFunction:
         tuple(BuiltException(b["exception_qualname"], tuple(_reading(r) for r in b["readings"]),
                              b["argument"]) for b in item["built"]),
         tuple(item["via"]), item["reason"])
+
+
+def facts_from_data(data: dict[str, Any]) -> CallFacts:
+    """`CallFacts` from the JSON the result cache holds (its fields, lists for tuples)."""
+    return CallFacts(
+        module=data["module"], bindings=tuple(tuple(b) for b in data["bindings"]),  # type: ignore[misc]
+        functions=tuple(Function(
+            f["qualname"], f["line"], f["end_line"], tuple(Call(**c) for c in f["calls"]),
+            f["returns"], tuple(f["decorators"]), f["is_property"],
+            tuple((a, b, tuple(n)) for a, b, n in f["catches"])) for f in data["functions"]),
+        classes=tuple(ClassFacts(c["qualname"], tuple(c["bases"]),
+                                 tuple((a, t) for a, t in c["attributes"])) for c in data["classes"]),
+        all_names=tuple(data["all_names"]) if data["all_names"] is not None else None,
+        star=tuple(data["star"]), registered=tuple((a, b) for a, b in data["registered"]))

@@ -292,8 +292,7 @@ def _step{MAX_DEPTH}():
 def test_facts_survive_the_result_cache_json(tmp_path: Path) -> None:
     import json
 
-    from crawler.parse.call_edges import facts_from_data
-    from crawler.store._outcome_json import ENCODER
+    from crawler.store._outcome_json import ENCODER, facts_from_data
     text = "class A(B):\n    x: 'C'\n    def m(self):\n        try:\n            self.x.go()\n" \
            "        except KeyError:\n            pass\n"
     facts = read_calls(text, "pkg.mod")
