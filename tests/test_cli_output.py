@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from crawler import pipeline
 from crawler.cli import main
-from crawler.pipeline import Collected
+from crawler.pipeline import Collected, extract_run
 from crawler.records import Pin
 from crawler.store import atomic
 from tests.outputkit import SHA_B, collected, folder_of, module
@@ -30,7 +29,7 @@ def run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Result
     def fake_collect(source: str, **_: object) -> Collected:
         return state["next"]
 
-    monkeypatch.setattr(pipeline, "collect", fake_collect)
+    monkeypatch.setattr(extract_run, "collect", fake_collect)
 
     def invoke(what: Collected, *args: str) -> Result:
         state["next"] = what

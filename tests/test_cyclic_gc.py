@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler import cyclic_gc, pipeline
-from crawler.pipeline import extract, update
+from crawler import cyclic_gc
+from crawler.pipeline import applying, extract, update
 from tests.gitrepo import GitRepo
 
 
@@ -126,13 +126,13 @@ def test_extract_and_update_write_frozen_and_leave_the_collector_thawed(
     repo.write("pkg/core.py", "def f(x):\n    raise ValueError(f'bad {x}')\n")
     repo.commit("first")
     frozen_at_write: list[int] = []
-    real_write = pipeline._write
+    real_write = applying._write
 
     def write(*args: object, **kwargs: object) -> tuple[int, list[str]]:
         frozen_at_write.append(gc.get_freeze_count())
         return real_write(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "_write", write)
+    monkeypatch.setattr(applying, "_write", write)
     first = extract(str(repo.path), output_root=tmp_path / "out", jobs=1)
     repo.write("pkg/core.py", "def f(x):\n    raise ValueError(f'bad value {x}')\n")
     repo.commit("second")

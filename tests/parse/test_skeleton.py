@@ -20,6 +20,7 @@ from crawler import pipeline
 from crawler.parse import _positions, skeleton
 from crawler.parse.skeleton import Known, Previous
 from crawler.parse.workers import FileOutcome, visit_file
+from crawler.pipeline import collecting
 from tests.gitrepo import GitRepo
 
 BASE = '''"""A module."""
@@ -87,7 +88,7 @@ def both(old: str | bytes, new: str | bytes, path: str = "pkg/mod.py"
     part = visit(new, known_of(before), path=path)
     stubbed = sum(region.kind == skeleton.FUNCTION for region in part.stubbed)
     if part.stubbed:
-        part = pipeline._filled(part, previous_of(before))
+        part = collecting._filled(part, previous_of(before))
     return whole, part, stubbed
 
 

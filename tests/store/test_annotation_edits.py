@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from crawler import pipeline
-from crawler.pipeline import extract, update
+from crawler.pipeline import extract, update, update_run
 from crawler.store import annotation_edits, record_files
 from crawler.store.cache import LoadCache
 from crawler.store.render import empty_annotation_text, split_at_annotation
@@ -117,7 +116,7 @@ def test_the_first_update_after_annotations_are_written_checks_no_file_in_full(
     cached = update(str(repo.path), output_root=tmp_path / "cached", cache_dir=cache)
     assert checked == []
     assert cached.problems == () and cached.files_written > 5
-    monkeypatch.setattr(pipeline, "load_cache", lambda cache_dir: LoadCache(None))
+    monkeypatch.setattr(update_run, "load_cache", lambda cache_dir: LoadCache(None))
     plain = update(str(repo.path), output_root=tmp_path / "plain", cache_dir=cache)
     assert len(checked) > 40  # without the cache, every file is checked in full
     assert snapshot(cached.folder) == snapshot(plain.folder)

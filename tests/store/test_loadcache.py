@@ -17,10 +17,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler import pipeline
 from crawler.cli import main
 from crawler.errors import CrawlerError
-from crawler.pipeline import extract, update
+from crawler.pipeline import extract, update, update_run
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation
 from crawler.store import manifest_file, record_files, render, repo_output, safe_yaml, schemas
 from crawler.store.annotation_edits import edited_annotation
@@ -432,7 +431,7 @@ def test_an_update_writes_the_same_files_with_or_without_the_cache(
     repo.write("pkg/odd.py", ODD_TEXT.replace("naïve", "naïf"))
     repo.commit("second")
     cached = update(str(repo.path), output_root=tmp_path / "cached", cache_dir=cache)
-    monkeypatch.setattr(pipeline, "load_cache", lambda cache_dir: LoadCache(None))
+    monkeypatch.setattr(update_run, "load_cache", lambda cache_dir: LoadCache(None))
     plain = update(str(repo.path), output_root=tmp_path / "plain", cache_dir=cache)
     assert cached.files_written == plain.files_written > 0
     assert snapshot(cached.folder) == snapshot(plain.folder)
