@@ -53,6 +53,11 @@ jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None,
     help="Worker processes [default: all cores].")
 
+scheduler_option = click.option(
+    "--scheduler", default=None, metavar="ADDRESS",
+    help="Parse on this Dask scheduler's workers (tcp://HOST:8786); merges and writes stay here "
+         "[default: Dask's scheduler-address setting, else local processes; `local` forces local "
+         "processes].")
 dry_run_option = click.option(
     "--dry-run", is_flag=True, help="Do everything but write: show what would change.")
 
