@@ -1,7 +1,8 @@
 """The repository-wide passes, after every file is parsed: from sites to the next records.
 
 Owns exception classes and class default messages (`classes`), how a class composes the
-message a raise hands it into `str(exc)` (`composing`), what a raise's call of another
+message a raise hands it into `str(exc)` (`composing`, over the classes' order and the digest
+of what composes a message in `class_order`), what a raise's call of another
 module's name is: a class, or a factory or helper followed into it (`factories`), a site's
 identity across runs (`identity`), holding back the files of broken record files (`holdback`), regeneration by
 merging existing records with new sites (`merge`; scoring and the best assignment in `pairing`,

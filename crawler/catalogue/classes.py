@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from crawler.catalogue import composing
+from crawler.catalogue import class_order, composing
 from crawler.parse.messages import redisplay, substitute
 from crawler.parse.names import BUILTIN_EXCEPTIONS, STAR, module_name
 from crawler.records import ClassDef, RaiseSite, Template
@@ -194,7 +194,7 @@ def resolve(files: Sequence[VisitedFile]) -> Resolved:
         for site in visited.pending:
             resolved.sites.extend(_apply(index, site, resolved, pending=True))
     resolved.sites = list(dict.fromkeys(resolved.sites))  # two readings its class made one
-    digests: dict[str, str] = {}  # each class's part of `composing.digest`, made once
+    digests: dict[str, str] = {}  # each class's part of `class_order.digest`, made once
     for qualname in sorted(index.classes):
         if index.is_exception(qualname):
             resolved.exception_classes.append(_class_entry(index, index.classes[qualname],
@@ -294,7 +294,7 @@ def _class_entry(index: ClassIndex, cls: ClassDef, digests: dict[str, str]) -> d
         "template": templates[0].template if templates else None,
         "template_from": origin,
         "defined_at": templates[0].defined_at if templates else None,
-        "composes": composing.digest(index, cls.qualname, digests),
+        "composes": class_order.digest(index, cls.qualname, digests),
     }
 
 
