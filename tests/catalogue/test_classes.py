@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.catalogue import class_order, classes, composing
+from crawler.catalogue import class_order, classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite, Template
