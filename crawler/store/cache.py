@@ -238,7 +238,7 @@ def reader_digest() -> str:
     """sha256 of the sources that decide a file's visit result: crawler/parse and its types."""
     root = Path(__file__).resolve().parent.parent
     files = sorted((root / "parse").glob("*.py"))
-    files += [root / "records.py", root / "store" / "_outcome_json.py"]
+    files += [*sorted((root / "records").glob("*.py")), root / "store" / "_outcome_json.py"]
     digest = hashlib.sha256()
     for file in files:
         digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
