@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -28,6 +23,7 @@ from crawler.parse.visitor import find_raise_sites
 from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
 from crawler.serve import export
 from crawler.store import manifest_file, record_files, schemas
+from tests.serve.datasette_server import serving
 
 SOURCE = b'''\
 class Shape:
@@ -238,36 +234,12 @@ def test_cli_export(output_root: Path, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- datasette, when installed
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def datasette(output_root: Path, tmp_path: Path) -> Iterator[str]:
-    if importlib.util.find_spec("datasette") is None:
-        pytest.skip("datasette is not installed (pip install -e '.[test]')")
     db_path = tmp_path / "errors.db"
     export.export(output_root, "sqlite", db_path)
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "datasette", "serve", str(db_path), "--host",
-                                "127.0.0.1", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):  # 30 s: a loaded machine starts it slowly
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("datasette did not start")
+    with serving(db_path, wait=30) as base:
         yield base + "/errors"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_datasette_serves_the_database(datasette: str) -> None:

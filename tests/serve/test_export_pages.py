@@ -12,15 +12,9 @@ from __future__ import annotations
 import base64
 import html
 import json
-import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +24,7 @@ import pytest
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate
 from tests.processes import child_env
+from tests.serve.datasette_server import serving
 
 CRAWLER = shutil.which("crawler") or "crawler"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -78,12 +73,6 @@ def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "errors.db"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def served(database: Path) -> Iterator[str]:
     """datasette on 127.0.0.1 with the export's metadata and the measuring script; stopped by
@@ -95,26 +84,8 @@ def served(database: Path) -> Iterator[str]:
     metadata["extra_js_urls"] = [script]
     measured = database.parent / "measured.metadata.json"
     measured.write_text(json.dumps(metadata), encoding="utf-8")
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "datasette", "serve", str(database), "-m", str(measured),
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=1).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("datasette did not start")
-                time.sleep(0.1)
+    with serving(database, measured) as base:
         yield base
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=10)
 
 
 def rendered(url: str, profile: Path) -> tuple[str, dict[str, Any]]:

@@ -4,17 +4,10 @@ serving it all with the metadata written beside the database."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import random
 import re
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -31,7 +24,7 @@ from crawler.serve import datasette_metadata, export
 from crawler.serve.message_glob import message_glob
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate
-from tests.processes import child_env
+from tests.serve.datasette_server import serving
 
 SHAPE = '''\
 class Shape:
@@ -230,37 +223,11 @@ def test_a_persons_file_where_the_metadata_goes_is_kept(database: Path, tmp_path
 # ---------------------------------------------------------------- datasette, as a site serves it
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def served(database: Path) -> Iterator[str]:
     """`datasette serve DB -m DB.metadata.json` on 127.0.0.1, stopped by its id."""
-    if importlib.util.find_spec("datasette") is None:
-        pytest.skip("datasette is not importable here; pip install '.[test]' installs it")
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "datasette", "serve", str(database), "-m",
-         str(datasette_metadata.metadata_path(database)), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env(), start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=1).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"datasette did not start: {process.stderr.read() if process.stderr else ''}")
-                time.sleep(0.1)
+    with serving(database, datasette_metadata.metadata_path(database), wait=30) as base:
         yield base + "/errors"
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=10)
 
 
 def get(url: str) -> Any:

@@ -298,14 +298,19 @@ def demoted(root: Path, tmp_path: Path) -> int:
     return 65534
 
 
+def readable_copy(source: Path, root: Path) -> Path:
+    """A copy of the output folder that every user may read (and only its owner write)."""
+    shutil.copytree(source, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
 def test_as_a_user_the_same_rules_hold_and_permissions_are_one_line(
         output_root: Path, shared_folder: Path, tmp_path: Path) -> None:  # noqa: F811
     """Where permissions differ: a user cannot write into a folder that is not theirs."""
     user = demoted(output_root, tmp_path)
-    root = shared_folder / "output"
-    shutil.copytree(output_root, root)
-    for path in [root, *root.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    root = readable_copy(output_root, shared_folder / "output")
     mine = shared_folder / "mine"
     mine.mkdir()
     os.chown(mine, user, user)
@@ -329,10 +334,7 @@ def test_as_a_user_a_node_that_cannot_be_opened_says_it_cannot_be_written(
         output_root: Path, shared_folder: Path, tmp_path: Path) -> None:  # noqa: F811
     """A device the user may not open is a write refused, said as one: never 'not readable'."""
     user = demoted(output_root, tmp_path)
-    root = shared_folder / "output"
-    shutil.copytree(output_root, root)
-    for path in [root, *root.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    root = readable_copy(output_root, shared_folder / "output")
     node = shared_folder / "null"
     os.mknod(node, 0o600 | stat.S_IFCHR, NULL)
     node.chmod(0o600)  # root's alone
