@@ -50,6 +50,7 @@ class Graph:
 
     def __init__(self, files: Iterable[CallFacts]) -> None:
         self.modules: dict[str, CallFacts] = {}
+        self._definitions: dict[str, str | None] = {}  # each name resolved once (`definition`)
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassFacts] = {}
         for facts in files:
@@ -98,12 +99,20 @@ class Graph:
 
     # ------------------------------------------------------------ names and classes
 
-    def definition(self, name: str, depth: int = 0) -> str | None:
-        """The function or class a qualified name is, through re-exports; None if not ours."""
+    def definition(self, name: str) -> str | None:
+        """The function or class a qualified name is, through re-exports; None if not ours.
+
+        Each name is resolved once: star imports that read each other (`os`, `posixpath`)
+        made the walk exponential. A name met again while it is being resolved is a cycle: None.
+        """
         if name in self.functions or name in self.classes:
             return name
-        if depth > 10 or not name:
-            return None
+        if name not in self._definitions:
+            self._definitions[name] = None
+            self._definitions[name] = self._definition(name) if name else None
+        return self._definitions[name]
+
+    def _definition(self, name: str) -> str | None:
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:cut])
@@ -112,14 +121,14 @@ class Graph:
             head, rest = parts[cut], parts[cut + 1:]
             bound = self.bindings[module].get(head)
             if bound is not None and bound != f"{module}.{head}":
-                return self.definition(".".join([bound, *rest]), depth + 1)
+                return self.definition(".".join([bound, *rest]))
             for star in self.modules[module].star:
-                found = self.definition(".".join([star, head, *rest]), depth + 1)
+                found = self.definition(".".join([star, head, *rest]))
                 if found is not None:
                     return found
             break
         owner, _, last = name.rpartition(".")
-        cls = self.definition(owner, depth + 1) if owner else None
+        cls = self.definition(owner) if owner else None
         if cls in self.classes:
             found = self.lookup(cls, last)
             return found if found in self.functions else None

@@ -7,15 +7,15 @@ property or a dunder reached by syntax, a function handed to another call. A cal
 only a run can tell (`getattr` with a computed name, a registry's item) is a `STOP` with its
 source: the pass says so on a chain instead of inventing an edge.
 
-Nested functions and lambdas belong to their outermost `def`: a decorator's wrapper runs where
-the decorated function is called. The whole file is read (never a skeleton), so the facts are
-the same for an update's read as for an extract's. A function's nodes are listed once, an
-expression's once (`_nodes`): the read costs about twice what `ast.parse` does.
+Nested functions and lambdas belong to their outermost `def` (a decorator's wrapper runs where
+the decorated function is called). The whole file is read, never a skeleton, so an update's
+facts are an extract's; a function's nodes are listed once, an expression's once (`_nodes`).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 
 # Kinds of `Call`
@@ -35,6 +35,7 @@ DUNDERS = {ast.Subscript: "__getitem__", ast.Add: "__add__", ast.Sub: "__sub__",
 SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": "__repr__",
                 "bool": "__bool__", "hash": "__hash__", "next": "__next__"}
 NOT_PASSED = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "type", "id", "super"}
+_BUILTINS = frozenset(dir(builtins))
 PARTIALS = {"functools.partial", "functools.partialmethod", "functools.wraps", "functools.reduce"}
 
 
@@ -111,8 +112,7 @@ class _Reader:
         for node in tree.body:
             self._statement(node, prefix=self.module, cls=None)
         return CallFacts(self.module, tuple(sorted(self.bindings.items())), tuple(self.functions),
-                         tuple(self.classes), self.all_names, tuple(self.star),
-                         tuple(self.registered))
+                         tuple(self.classes), self.all_names, tuple(self.star), tuple(self.registered))
 
     # ------------------------------------------------------------ module-level names
 
@@ -263,12 +263,10 @@ class _FunctionReader:
         for statement in node.body:
             self._walk(statement)
         reader.self_attributes[self.qualname] = self.self_attributes
+        qualified = tuple(reader._qualify(d) for d in decorators if d and d[0] in reader.bindings)
         return Function(self.qualname, node.lineno, node.end_lineno or node.lineno,
-                        tuple(dict.fromkeys(self.calls)), reader.annotation(node.returns),
-                        tuple(reader._qualify(d) for d in decorators
-                              if d and d[0] in reader.bindings),
-                        "property" in names or "cached_property" in names,
-                        tuple(_catches(nodes, reader)))
+                        tuple(dict.fromkeys(self.calls)), reader.annotation(node.returns), qualified,
+                        "property" in names or "cached_property" in names, tuple(_catches(nodes, reader)))
 
     def _locals(self, node: ast.AST, nodes: list[ast.AST]) -> None:
         for inner in nodes:
@@ -364,8 +362,7 @@ class _FunctionReader:
             self.calls.append(Call(METHOD, "", self.untyped[func.id], line))
         elif isinstance(func, ast.Attribute):
             self._method_call(func, line)
-        elif isinstance(func, ast.Call) and _dotted(func.func) == ["getattr"] \
-                and len(func.args) >= 2:
+        elif isinstance(func, ast.Call) and _dotted(func.func) == ["getattr"] and len(func.args) >= 2:
             self._getattr_call(func, line)
         elif isinstance(func, ast.Subscript):
             self.calls.append(Call(STOP, ast.unparse(func)[:80], "", line))
@@ -405,10 +402,13 @@ class _FunctionReader:
                 self.calls.append(Call(PASSED, ref, argument.attr, line))
 
     def _global(self, dotted: list[str] | None) -> str | None:
-        """A dotted name through the module's bindings; None for a local or an unknown name."""
-        if not dotted or dotted[0] in self.locals or dotted[0] not in self.reader.bindings:
+        """A name through the bindings (one a star import may bring: as the module's); or None."""
+        if not dotted or dotted[0] in self.locals:
             return None
-        return self.reader._qualify(dotted)
+        if dotted[0] in self.reader.bindings:
+            return self.reader._qualify(dotted)
+        starred = self.reader.star and dotted[0] not in _BUILTINS
+        return ".".join([self.reader.module, *dotted]) if starred else None
 
     def type_of(self, node: ast.expr) -> str:
         """A TypeRef of what an expression gives, or "" when a static reader cannot tell."""

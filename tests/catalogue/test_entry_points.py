@@ -298,3 +298,17 @@ def test_facts_survive_the_result_cache_json(tmp_path: Path) -> None:
     facts = read_calls(text, "pkg.mod")
     assert facts is not None and facts.functions[0].catches == ((5, 5, ("KeyError",)),)
     assert facts_from_data(json.loads(ENCODER.encode(facts))) == facts
+
+
+def test_star_imports_that_read_each_other(make_repo: Callable[[str], GitRepo]) -> None:
+    """`os` and `posixpath` star-import each other: every name is resolved once, a cycle ends."""
+    star_all = "".join(f"from pkg.m{i} import *\n" for i in range(6))
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": star_all,
+        **{f"pkg/m{i}.py": star_all + f"def f{i}(x):\n    return nowhere(x) or f{i + 1}(x)\n"
+           for i in range(5)},
+        "pkg/m5.py": star_all + "def f5(x):\n    raise ValueError(x)\n"})
+    assert entries(graph, "pkg.m5.f5")[:2] == [
+        ("pkg.f5", ("pkg.m5.f5",), None, None),
+        ("pkg.f4", ("pkg.m4.f4", "pkg.m5.f5"), None, None)]
+    assert graph.definition("pkg.m0.nowhere") is None

@@ -1,0 +1,127 @@
+"""`crawler update` keeps entry points current without reading unchanged files again.
+
+A commit that changes only `pkg/api.py` (no raise in it) gives one raise of an unchanged file a
+new public caller: the update reads that one file, rewrites that one record, and leaves every
+other record file as it was, byte for byte and with its mtime. Run as users type it: the
+installed `crawler`, in a child process.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from tests.gitrepo import GitRepo
+
+FILES = {
+    "pkg/__init__.py": "from pkg.api import load, save\n",
+    "pkg/api.py": """\
+from pkg import _checks
+
+
+def load(path):
+    return _checks.check_path(path)
+
+
+def save(mode):
+    return _checks.check_mode(mode)
+""",
+    "pkg/_checks.py": """\
+def check_path(path):
+    if not path:
+        raise ValueError(f"no path given: {path!r}")
+    return path
+
+
+def check_mode(mode):
+    if mode not in ("r", "w"):
+        raise ValueError(f"mode must be r or w, not {mode}")
+    return mode
+""",
+    "pkg/other.py": """\
+def other():
+    raise RuntimeError("an untouched raise in an untouched file")
+""",
+}
+
+OPEN_FILE = """
+
+def open_file(path, mode):
+    return _checks.check_path(path), mode
+"""
+
+
+def crawler(*args: str) -> dict[str, object]:
+    crawler_path = shutil.which("crawler")
+    assert crawler_path is not None, "the crawler is installed with the package"
+    done = subprocess.run([crawler_path, *args, "--json"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary: dict[str, object] = json.loads(done.stdout)
+    return summary
+
+
+def records(folder: Path) -> dict[str, tuple[str, bytes, int, dict[str, object]]]:
+    """Each record file by its raise's function: its name, bytes, mtime and entry points."""
+    found = {}
+    for path in sorted((folder / "errors").glob("*.yaml")):
+        data = path.read_bytes()
+        extracted = yaml.safe_load(data)["extracted"]
+        found[extracted["function"]] = (f"errors/{path.name}", data, path.stat().st_mtime_ns, {
+            "entry_points": extracted["entry_points"], "left_out": extracted["entry_points_left_out"]})
+    return found
+
+
+def test_a_changed_file_rewrites_only_the_record_whose_chains_moved(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    repo = make_repo("répo with space")
+    for path, text in FILES.items():
+        repo.write(path, text)
+    repo.commit("first")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    common = ["-o", str(out), "--cache-dir", str(cache)]
+    first = crawler("extract", str(repo.path), *common)
+    folder = Path(str(first["folder"]))
+    before = records(folder)
+    assert before["check_path"][3]["entry_points"] == [
+        {"name": "pkg.load", "chain": ["pkg.api.load", "pkg._checks.check_path"]}]
+
+    repo.write("pkg/api.py", FILES["pkg/api.py"] + OPEN_FILE)
+    repo.commit("open_file")
+    second = crawler("update", str(repo.path), *common)
+    after = records(folder)
+
+    assert second["files"] == 4 and second["files_read_again"] == 1  # pkg/api.py alone
+    assert after["check_path"][3]["entry_points"] == [  # as short: in the order of their names
+        {"name": "pkg.api.open_file", "chain": ["pkg.api.open_file", "pkg._checks.check_path"]},
+        {"name": "pkg.load", "chain": ["pkg.api.load", "pkg._checks.check_path"]}]
+    assert after["check_path"][1] != before["check_path"][1]
+    for function in ("check_mode", "other"):  # same chains: the very bytes, never written
+        assert after[function] == before[function]
+    assert before["check_mode"][3]["entry_points"] == [
+        {"name": "pkg.save", "chain": ["pkg.api.save", "pkg._checks.check_mode"]}]
+    assert second["files_to_write"] == [after["check_path"][0], "manifest.yaml"]
+
+
+def test_an_update_that_moves_no_chain_rewrites_no_record(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    repo = make_repo("repo")
+    for path, text in FILES.items():
+        repo.write(path, text)
+    repo.commit("first")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    common = ["-o", str(out), "--cache-dir", str(cache)]
+    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    before = records(folder)
+
+    repo.write("pkg/api.py", FILES["pkg/api.py"] + "\n\nLIMIT = 3  # no call, no raise\n")
+    repo.commit("a constant")
+    second = crawler("update", str(repo.path), *common)
+
+    assert second["files_read_again"] == 1 and records(folder) == before
+    assert second["files_to_write"] == ["manifest.yaml"]  # for the new commit
