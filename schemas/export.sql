@@ -126,6 +126,19 @@ CREATE TABLE related (
 );
 CREATE INDEX related_related_id ON related(related_id);
 
+-- The public calls that reach a record's raise (extracted.entry_points), shortest first.
+CREATE TABLE entry_points (
+  record_id TEXT NOT NULL REFERENCES records(id),
+  position INTEGER NOT NULL,
+  name TEXT NOT NULL,             -- as users import it: click.Context.invoke
+  chain TEXT NOT NULL,            -- JSON array of qualified names, the entry point's first
+  depth INTEGER NOT NULL,         -- calls from the entry point to the raise's function
+  stops TEXT,                     -- the call a static reader cannot follow that the chain crosses
+  caught_by TEXT,                 -- the library's function that catches it on this chain
+  PRIMARY KEY (record_id, position)
+);
+CREATE INDEX entry_points_name ON entry_points(name);
+
 -- Full-text indexes (external content: the tables above). Templates by their literal words
 -- only, so that no placeholder's source text is a word a search can hit.
 CREATE VIRTUAL TABLE records_fts USING fts5(
@@ -159,6 +172,7 @@ CREATE TABLE pages (
   related_errors TEXT,            -- the annotation's related slot
   evidence TEXT,                  -- one line per test: test (path:line): check pattern
   related_records TEXT,           -- one line per related record: id (reason): title
+  entry_points TEXT,              -- the first few, one a line: name: chain (a -> b), stops, caught_by
   repo TEXT NOT NULL,
   path TEXT NOT NULL,
   line INTEGER NOT NULL,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -125,3 +126,37 @@ def test_an_update_that_moves_no_chain_rewrites_no_record(
 
     assert second["files_read_again"] == 1 and records(folder) == before
     assert second["files_to_write"] == ["manifest.yaml"]  # for the new commit
+
+
+def test_the_sqlite_export_lists_entry_points_and_pages_show_the_first(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    repo = make_repo("repo")
+    for path, text in {**FILES, "pkg/api.py": FILES["pkg/api.py"] + OPEN_FILE}.items():
+        repo.write(path, text)
+    repo.commit("first")
+    out = tmp_path / "out"
+    crawler("extract", str(repo.path), "-o", str(out), "--cache-dir", str(tmp_path / "cache"))
+    database = tmp_path / "errors.db"
+    done = subprocess.run([str(shutil.which("crawler")), "export", str(out), "-o", str(database)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(database)
+    try:
+        rows = db.execute("SELECT r.function, e.position, e.name, e.chain, e.depth, e.stops, "
+                          "e.caught_by FROM entry_points AS e JOIN records AS r ON r.id = e.record_id "
+                          "ORDER BY r.function, e.position").fetchall()
+        pages = dict(db.execute("SELECT r.function, p.entry_points FROM pages AS p "
+                                "JOIN records AS r ON r.id = p.id").fetchall())
+    finally:
+        db.close()
+    assert rows == [
+        ("check_mode", 0, "pkg.save", '["pkg.api.save","pkg._checks.check_mode"]', 1, None, None),
+        ("check_path", 0, "pkg.api.open_file", '["pkg.api.open_file","pkg._checks.check_path"]', 1,
+         None, None),
+        ("check_path", 1, "pkg.load", '["pkg.api.load","pkg._checks.check_path"]', 1, None, None),
+        ("other", 0, "pkg.other.other", '["pkg.other.other"]', 0, None, None)]
+    assert pages == {
+        "check_mode": "pkg.save: pkg.api.save -> pkg._checks.check_mode",
+        "check_path": "pkg.api.open_file: pkg.api.open_file -> pkg._checks.check_path\n"
+                      "pkg.load: pkg.api.load -> pkg._checks.check_path",
+        "other": "pkg.other.other: pkg.other.other"}

@@ -52,7 +52,8 @@ ON_THE_PAGE = {"title": "Error", "template": "Message template", "permalink": "P
                "solutions": "Solutions", "example_fix": "Example fix",
                "defensive_patterns": "Defensive patterns", "prevention": "Prevention",
                "related_errors": "Related errors (annotation)",
-               "evidence": "Tests that assert on the message", "related_records": "Related records"}
+               "evidence": "Tests that assert on the message", "related_records": "Related records",
+               "entry_points": "Public calls that reach it"}
 _PAGE_COLUMNS = (*ON_THE_PAGE, "snippet_short", "repo", "path", "line", "snippet_line",
                  "annotated", "evidence_count", "related_count", "commit_sha", "first_seen",
                  "removed_in", "record_rowid")

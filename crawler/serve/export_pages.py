@@ -3,8 +3,9 @@
 A table, not a view, so that datasette links each listed row to a page of its own (its row page,
 `/<db>/pages/<id>`) with nothing but `datasette serve DB -m DB.metadata.json`. A listing shows
 `snippet_short`, a few lines around the raise; the row page shows the whole `snippet`, the
-annotation, the evidence and the related records (`datasette_metadata.PAGE_CSS` lays them out).
-Filled by SQL from the tables `export_sqlite` wrote, after them.
+annotation, the evidence, the related records and the first entry points
+(`datasette_metadata.PAGE_CSS` lays them out). Filled by SQL from the tables `export_sqlite`
+wrote, after them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import textwrap
 
 RAISED_HERE = "  # <- raised here"
 AROUND = 2  # lines of the snippet shown before and after the raise's last line in a listing
+ON_A_PAGE = 3  # entry points a record's page lists (the table holds them all)
 
 INSERT_PAGES = f"""
 INSERT INTO pages
@@ -44,6 +46,12 @@ SELECT r.id,
                  || o.template AS line
           FROM related AS rel JOIN records AS o ON o.id = rel.related_id
           WHERE rel.record_id = r.id ORDER BY rel.position)),
+       (SELECT group_concat(line, char(10)) FROM (
+          SELECT ep.name || ': ' || (SELECT group_concat(value, ' -> ') FROM json_each(ep.chain))
+                 || coalesce(' (stops at ' || ep.stops || ')', '')
+                 || coalesce(' (caught by ' || ep.caught_by || ')', '') AS line
+          FROM entry_points AS ep WHERE ep.record_id = r.id AND ep.position < {ON_A_PAGE}
+          ORDER BY ep.position)),
        r.repo,
        r.path,
        r.line,

@@ -181,6 +181,14 @@ def _insert_record(db: sqlite3.Connection, repository: Repository, record: Error
     _insert_evidence(db, repository, record)
     db.executemany("INSERT INTO related VALUES (?,?,?,?)", [
         (record.id, position, r.id, r.reason) for position, r in enumerate(related)])
+    _insert_entry_points(db, record)
+
+
+def _insert_entry_points(db: sqlite3.Connection, record: ErrorRecord) -> None:
+    found = record.entry_points.items if record.entry_points is not None else ()
+    db.executemany("INSERT INTO entry_points VALUES (?,?,?,?,?,?,?)", [
+        (record.id, position, e.name, json_line(list(e.chain)), len(e.chain) - 1, e.stops, e.caught_by)
+        for position, e in enumerate(found)])
 
 
 def _insert_annotation(db: sqlite3.Connection, record: ErrorRecord) -> None:
