@@ -34,6 +34,7 @@ from crawler.parse.exposed import alternative
 from crawler.parse.messages import build_template, redisplay, single_argument_display
 from crawler.parse.messages import substitute as put_in
 from crawler.parse.names import module_name
+from crawler.parse.pieces import Piece
 from crawler.parse.reading import Alternative
 from crawler.records import (
     ArgumentText,
@@ -119,13 +120,15 @@ def _settled(index: ClassIndex, exposed: dict[str, ExposedFunction], site: Raise
     assert site.exception_qualname is not None
     qualname = index.canonical(site.exception_qualname)
     if qualname in index.classes:
+        if site.cross_calls and index.canonical(site.cross_calls[0].callee) != qualname:
+            return [site]  # settled before: the class a factory's call builds (`_built_unread`)
         return [replace(site, factory=False, message=replace(site.message, reason=None))]
     function = exposed.get(qualname)
     if function is not None and site.cross_calls:
         try:
             return _built(function, site)
         except NotFollowed as error:
-            return [replace(site, message=replace(site.message, reason=str(error)))]
+            return _built_unread(function, site, str(error))
     module = qualname.rpartition(".")[0]
     if module in index.exports:
         reason = (f"built by `{qualname}`, a function of another module of the repository that "
@@ -149,10 +152,24 @@ def _built(function: ExposedFunction, site: RaiseSite) -> list[RaiseSite]:
             template = redisplay(build_template(kind, pieces, argument=built.argument), display)
             template = _followed(template, function, site.message.via)
             made = replace(site, exception_qualname=built.exception_qualname, message=template,
-                           factory=False, cross_calls=site.cross_calls)
+                           factory=True, cross_calls=site.cross_calls)
             sites.setdefault((built.exception_qualname, template.template), made)
     return list(sites.values())
 
+
+
+def _built_unread(function: ExposedFunction, site: RaiseSite, reason: str) -> list[RaiseSite]:
+    """A factory whose message is not read exactly: one `dynamic` site per class it builds, the
+    whole call its one placeholder (its argument's text is not the message, and the function is
+    not the exception); a function that builds no class it knows keeps the worker's reading."""
+    classes = sorted({built.exception_qualname for built in function.built})
+    if not classes:
+        return [replace(site, message=replace(site.message, reason=reason))]
+    call = site.cross_calls[0].source
+    template = replace(build_template("dynamic", [Piece(call, True)]), reason=reason,
+                       display=site.message.display)
+    return [replace(site, exception_qualname=cls, message=template, factory=True)
+            for cls in classes]
 
 def _helped(index: ClassIndex, exposed: dict[str, ExposedFunction], site: RaiseSite
             ) -> list[RaiseSite]:
