@@ -162,7 +162,7 @@ def _built_unread(function: ExposedFunction, site: RaiseSite, reason: str) -> li
     """A factory whose message is not read exactly: one `dynamic` site per class it builds, the
     whole call its one placeholder (its argument's text is not the message, and the function is
     not the exception); a function that builds no class it knows keeps the worker's reading."""
-    classes = sorted({built.exception_qualname for built in function.built})
+    classes = sorted({*function.builds, *(built.exception_qualname for built in function.built)})
     if not classes:
         return [replace(site, message=replace(site.message, reason=reason))]
     call = site.cross_calls[0].source

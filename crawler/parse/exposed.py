@@ -130,6 +130,7 @@ def _factory(follower: Follower, function: FunctionScope, base: ExposedFunction,
     """A function that returns an exception call: each exception and its message's readings."""
     reader = follower.reader((function,), function.assigned, context)
     built: list[BuiltException] = []
+    classes: list[str] = []  # every class it builds, read or not: a raise of it raises one
     params = {p.name.value for p in _parameters(function.node)}  # type: ignore[arg-type]
     try:
         for value, at in function.returns:
@@ -139,18 +140,21 @@ def _factory(follower: Follower, function: FunctionScope, base: ExposedFunction,
                                  "class passed as a parameter")
             for one in follower.returned(reader, function, value, at):
                 assert one.exception_qualname is not None
+                classes.append(one.exception_qualname)
                 argument, message = _message_argument(one.call)
                 if message is None:
                     raise Unreadable(f"`{base.qualname}` builds `{one.exception_qualname}` with no "
                                      "one message argument")
                 readings = one.reader.message(message, one.position)
-                if any(kind == "dynamic" for kind, _ in readings):
-                    raise Unreadable(f"`{base.qualname}` builds a message that is not read exactly")
-                built.append(BuiltException(one.exception_qualname, tuple(map(reading, readings)),
-                                            argument))
+                if not any(kind == "dynamic" for kind, _ in readings):
+                    built.append(BuiltException(one.exception_qualname,
+                                                tuple(map(reading, readings)), argument))
     except (Unreadable, RecursionError) as error:
         return _refused(base, str(error) or f"`{base.qualname}` returns neither text nor an "
                         "exception that is read exactly")
+    if len(built) < len(classes):
+        unread = _refused(base, f"`{base.qualname}` builds a message that is not read exactly")
+        return _with(unread, builds=tuple(dict.fromkeys(classes)))
     return _with(base, built=tuple(built), via=tuple(context.followed))
 
 

@@ -217,6 +217,7 @@ class ExposedFunction:
     built: tuple[BuiltException, ...] = ()
     via: tuple[str, ...] = ()  # the functions and constants of its module it was read through
     reason: str | None = None
+    builds: tuple[str, ...] = ()  # the classes it builds where their messages are not read exactly
 
 
 @dataclass(frozen=True)

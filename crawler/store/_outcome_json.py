@@ -174,7 +174,7 @@ def _exposed(item: dict[str, Any]) -> ExposedFunction:
         tuple(_reading(r) for r in item["texts"]),
         tuple(BuiltException(b["exception_qualname"], tuple(_reading(r) for r in b["readings"]),
                              b["argument"]) for b in item["built"]),
-        tuple(item["via"]), item["reason"])
+        tuple(item["via"]), item["reason"], tuple(item.get("builds", ())))
 
 
 def facts_from_data(data: dict[str, Any]) -> CallFacts:
