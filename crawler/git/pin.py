@@ -31,6 +31,7 @@ from crawler.git.fetch import Store
 from crawler.git.root import root_commit
 from crawler.git.source import (
     SourceSpec,
+    check_file_url,
     check_ref,
     file_url_git_dir,
     parse_source,
@@ -72,6 +73,7 @@ def pin(
     """
     check_ref(ref, redact(source))  # before any git runs, even discovery
     spec = parse_source(source, name=name, web_url=web_url)
+    check_file_url(spec, redact(source))
     store: Store | None = None
     root: str | None = None  # a network remote's shallow snapshots do not know it
     if spec.kind == "local":

@@ -255,12 +255,18 @@ def _from_scp(source: str, match: re.Match[str], where: str) -> SourceSpec:
 
 def _from_file_url(url: str, parts: SplitResult, where: str) -> SourceSpec:
     name = unquote(_path_parts(parts.path, where)[-1])
-    if not parts.netloc and not os.path.lexists(unquote(parts.path)):  # git's answer says less
-        raise MissingSourceError(f"[{where}] no such folder: give the URL of a repository on "
-                                 "this machine")
     return SourceSpec("remote", url, LOCAL, LOCAL, sanitise(_strip_git(name)), None,
                       by_root=True)
 
+
+
+def check_file_url(spec: SourceSpec, where: str) -> None:
+    """A `file://` URL of a folder that is not there is refused in one line, a usage error, as a
+    path is (git's own answer says less); parsing leaves the machine's files alone."""
+    parts = urlsplit(spec.location)
+    if parts.scheme == "file" and not parts.netloc and not os.path.lexists(unquote(parts.path)):
+        raise MissingSourceError(f"[{where}] no such folder: give the URL of a repository on "
+                                 "this machine")
 
 def file_url_git_dir(spec: SourceSpec) -> Path:
     """The git directory a `file://` source names, found as a local path's is: its fetch is

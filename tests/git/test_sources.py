@@ -55,7 +55,7 @@ PATH_LIKE = [
 def test_a_path_like_source_that_is_not_here_is_refused_before_git_runs(
         fake_git: Path, source: str) -> None:
     result = CliRunner().invoke(main, ["extract", source, "-o", "out", "--cache-dir", "cache"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a folder named that is not there: a usage error
     assert result.output.count("\n") == 1
     assert f"[{source}] no such folder" in result.output
     assert "github:OWNER/NAME" in result.output
