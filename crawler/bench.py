@@ -45,15 +45,15 @@ __all__ = ["TARGETS", "main", "steps_table", "timed_steps"]
 # The steps of a run timed apart, in the order they run: (label, module, function). An indented
 # label is a part of the step above it. A function that is not there (renamed) is left out.
 STEPS = (
-    ("parse sources", "crawler.pipeline", "visit_files"),
-    ("read tests", "crawler.pipeline", "read_tests"),
-    ("class pass", "crawler.pipeline", "class_pass"),
+    ("parse sources", "crawler.pipeline.collecting", "visit_files"),
+    ("read tests", "crawler.pipeline.collecting", "read_tests"),
+    ("class pass", "crawler.pipeline.applying", "class_pass"),
     ("load records", "crawler.store.repo_output", "load_folder"),
-    ("check the other records", "crawler.pipeline", "_verify_rest"),
-    ("merge", "crawler.pipeline", "regenerate"),
-    ("match evidence", "crawler.pipeline", "_match_tests"),
-    ("write", "crawler.pipeline", "_write"),
-    ("  render and compare", "crawler.pipeline", "_pending_writes"),
+    ("check the other records", "crawler.pipeline.applying", "verify_rest"),
+    ("merge", "crawler.pipeline.applying", "regenerate"),
+    ("match evidence", "crawler.pipeline.applying", "_match_tests"),
+    ("write", "crawler.pipeline.applying", "_write"),
+    ("  render and compare", "crawler.pipeline.applying", "_pending_writes"),
     ("  write files", "crawler.store.repo_output", "write_folder"),
     ("    prime the load cache", "crawler.store.record_files", "prime"),
 )

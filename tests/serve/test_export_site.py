@@ -125,7 +125,8 @@ def test_every_link_is_a_foreign_key_with_an_index(database: Path) -> None:
             for columns in keys.values():
                 links += 1
                 assert any(index[:len(columns)] == columns for index in indexed), (table, columns)
-        assert links == 11  # related_id and pages.id among them, and the release history's two tables
+        # related_id, pages.id and entry_points' record among them, and the release history's two
+        assert links == 12
         assert ["related_id"] in [[c[2] for c in connection.execute(f"PRAGMA index_info({i[1]})")]
                                   for i in connection.execute("PRAGMA index_list(related)")]
     finally:
