@@ -52,9 +52,10 @@ def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under `root`, by its path there: what two output folders must share."""
+    """Every file under `root`, by its path there: what two output folders must share. The
+    lookup index is left out: a cache whose bytes depend on the files' signatures (inodes)."""
     return {str(path.relative_to(root)): path.read_bytes()
-            for path in sorted(root.rglob("*")) if path.is_file()}
+            for path in sorted(root.rglob("*")) if path.is_file() and path.name != "lookup.sqlite"}
 
 
 def walked_tags(root: Path) -> list[str]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.errors import OutputError
+from crawler.errors import CrawlerError, OutputError
 from crawler.serve import lookup_index, sqlite_guard
 from crawler.serve.paste import read_paste
 from crawler.serve.ranking import (
@@ -39,6 +39,7 @@ from crawler.serve.ranking import (
     shared_words,
     wordings,
 )
+from crawler.store import safe_yaml
 
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
@@ -282,19 +283,24 @@ def class_bases(folder: Path, connection: sqlite3.Connection) -> dict[str, tuple
 
 
 def _manifest_bases(manifest: Path) -> dict[str, list[str]]:
-    """The manifest's `exception_classes` section alone, read with the safe loader."""
-    import yaml
-
-    lines = manifest.read_text(encoding="utf-8", errors="replace").splitlines()
+    """The manifest's `exception_classes` section alone, read as records are: a plain file only
+    (never a FIFO or a device, which would stall the lookup), with the safe loader; a manifest
+    that cannot be read that way gives no kinship."""
+    try:
+        raw = safe_yaml.read_capped(manifest)
+    except CrawlerError:
+        return {}
+    lines = raw.decode("utf-8", errors="replace").splitlines()
     start = next((n for n, line in enumerate(lines) if line == "exception_classes:"), None)
     if start is None:
         return {}
     end = next((n for n in range(start + 1, len(lines))
                 if lines[n] and not lines[n].startswith((" ", "-"))), len(lines))
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        classes = yaml.load("\n".join(lines[start:end]), Loader=loader) or {}
-    except yaml.YAMLError:
+        classes = safe_yaml.safe_load_text("\n".join(lines[start:end]), str(manifest)) or {}
+    except CrawlerError:
+        return {}
+    if not isinstance(classes, dict):
         return {}
     bases: dict[str, list[str]] = {}
     for item in classes.get("exception_classes") or ():
