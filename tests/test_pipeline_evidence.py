@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from crawler import evidence_stage, pipeline
+from crawler import evidence_stage
 from crawler.parse.workers import Limits, WorkerPool
-from crawler.pipeline import CLASSES, EVIDENCE, MATCHING, PARSING, WRITING, extract, update
-from crawler.records import ErrorRecord
+from crawler.pipeline import CLASSES, EVIDENCE, MATCHING, PARSING, WRITING, applying, extract, update
+from crawler.records import ErrorRecord, ExtractOptions
 from crawler.store import record_files
 from tests.gitrepo import GitRepo
 
@@ -172,7 +172,7 @@ def test_a_test_file_over_the_time_limit_is_listed_as_evidence_crashed(
     assert time.monotonic() - started < 60
     slow = {s.path: s for s in result.manifest.skipped}["tests/test_slow.py"]
     assert slow.reason == evidence_stage.EVIDENCE_CRASHED
-    assert slow.detail == "timed_out: parse took over 0.5 s; the worker was stopped"
+    assert slow.detail == "timed_out: parse took over 0.5 s of CPU; the worker was stopped"
     assert by_exception(result.folder)["ValueError"].evidence
 
 
@@ -210,12 +210,12 @@ def test_every_stage_is_reported_with_counts(repo: GitRepo, tmp_path: Path) -> N
     def progress(done: int, total: int, stage: str = PARSING) -> None:
         seen.setdefault(stage, []).append((done, total))
 
-    monkey_chunk = pipeline.WRITE_CHUNK
-    pipeline.WRITE_CHUNK = 1  # every record its own report
+    monkey_chunk = applying.WRITE_CHUNK
+    applying.WRITE_CHUNK = 1  # every record its own report
     try:
         result = extract(str(repo.path), output_root=tmp_path / "out", progress=progress)
     finally:
-        pipeline.WRITE_CHUNK = monkey_chunk
+        applying.WRITE_CHUNK = monkey_chunk
     assert list(seen) == [PARSING, EVIDENCE, CLASSES, MATCHING, WRITING]
     assert seen[PARSING][-1] == (1, 1)  # lib.py
     assert seen[EVIDENCE][-1] == (3, 3)  # three test files
@@ -236,10 +236,11 @@ def test_progress_goes_to_stderr_on_a_terminal_and_stdout_stays_clean(
     from click.testing import CliRunner
     from rich.console import Console
 
-    from crawler import cli
+    from crawler import _cli_common, cli
 
     terminal = io.StringIO()
-    monkeypatch.setattr(cli, "_stderr", lambda: Console(file=terminal, force_terminal=True, width=120))
+    monkeypatch.setattr(_cli_common, "stderr_console",
+                        lambda: Console(file=terminal, force_terminal=True, width=120))
     runner = CliRunner()
     result = runner.invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"),
                                       "--json"])
@@ -269,7 +270,7 @@ def test_extract_again_at_the_same_commit_reads_only_what_changed(
     assert texts(healed.folder) == before and parsed == []
     # other options: a full run
     other = extract(str(repo.path), output_root=tmp_path / "out",
-                    options=pipeline.ExtractOptions(exclude=("tests/test_plain.py",)))
+                    options=ExtractOptions(exclude=("tests/test_plain.py",)))
     assert other.parsed == 1
 
 
@@ -310,8 +311,9 @@ BUSY_LOOP = "while True:\n    pass\n"
 
 
 def folder_bytes(root: Path) -> dict[str, bytes]:
+    """Every file's bytes but the lookup index's, a cache of the files' signatures (inodes)."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+            if p.is_file() and p.name != "lookup.sqlite"}
 
 
 def test_the_default_extract_gives_the_same_bytes_with_every_core_busy(
