@@ -83,6 +83,8 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         for name in names:
             path = Path(dirpath, name)
             rel = path.relative_to(folder).as_posix()
-            if rel not in (".crawler.lock", "lookup.sqlite"):  # the lock; lookup's cache
+            # the lock; lookup's cache and the rollback journal a killed run may leave beside it
+            # (SQLite rolls it back at the next open)
+            if rel != ".crawler.lock" and not rel.startswith("lookup.sqlite"):
                 files[rel] = path.read_bytes()
     return files
