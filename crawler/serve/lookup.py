@@ -39,7 +39,6 @@ from crawler.serve.ranking import (
     shared_words,
     wordings,
 )
-from crawler.store import safe_yaml
 
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
@@ -286,6 +285,8 @@ def _manifest_bases(manifest: Path) -> dict[str, list[str]]:
     """The manifest's `exception_classes` section alone, read as records are: a plain file only
     (never a FIFO or a device, which would stall the lookup), with the safe loader; a manifest
     that cannot be read that way gives no kinship."""
+    from crawler.store import safe_yaml  # here: a warm lookup, its manifest unchanged, needs no YAML
+
     try:
         raw = safe_yaml.read_capped(manifest)
     except CrawlerError:
