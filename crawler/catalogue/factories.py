@@ -120,8 +120,6 @@ def _settled(index: ClassIndex, exposed: dict[str, ExposedFunction], site: Raise
     assert site.exception_qualname is not None
     qualname = index.canonical(site.exception_qualname)
     if qualname in index.classes:
-        if site.cross_calls and index.canonical(site.cross_calls[0].callee) != qualname:
-            return [site]  # settled before: the class a factory's call builds (`_built_unread`)
         return [replace(site, factory=False, message=replace(site.message, reason=None))]
     function = exposed.get(qualname)
     if function is not None and site.cross_calls:
