@@ -1,0 +1,150 @@
+"""What a repository folder tells about names (annotation_fit's): where each is defined, which
+records' facts hold it, and each record's facts.
+
+The record's facts are what the crawler knows of it: template and placeholders, the exception
+and its class's module and bases, function, class and module path, the snippet, condition,
+cause, test evidence, entry points with their call chains, and its related records' function,
+exception and template.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from crawler.records import ErrorRecord, Manifest
+from crawler.serve.annotation_fit_names import DEFINITION, identifiers, key, module_parts
+
+COMMON_SHARE = 0.25
+MIN_COMMON_RECORDS = 8  # below this many records, no name is common
+
+
+@dataclass(frozen=True)
+class Repository:
+    """What one repository folder tells about names: where each is defined, in how many
+    records' facts each is, each record's facts, and the package names (the library itself)."""
+
+    definitions: Mapping[str, frozenset[str]]  # name's key -> paths of the modules defining it
+    # the same by the name as written (underscores stripped): `command` is not `Command`
+    exact: Mapping[str, frozenset[str]]
+    exceptions: frozenset[str]  # keys of the exception classes the repository defines
+    sites: Mapping[str, tuple[str, str]]  # record id -> its qualname and module's path
+    holders: Mapping[str, frozenset[str]]  # name's key -> ids of the records whose facts hold it
+    facts: Mapping[str, frozenset[str]]  # record id -> keys of the names of its facts
+    nearby: Mapping[str, frozenset[str]]  # record id -> keys its related records and chains add
+    counts: Mapping[str, int]  # name's key -> how many records' facts hold it
+    records: int
+    packages: frozenset[str]
+    # key of `Class.method` (the two last parts) -> the qualname and module of the method
+    qualnames: Mapping[str, tuple[str, str]]
+
+    def is_common(self, name: str) -> bool:
+        return self.records >= MIN_COMMON_RECORDS and self.counts.get(name, 0) >= (
+            COMMON_SHARE * self.records)
+
+
+def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Repository:
+    """The names of a repository folder's records and manifest."""
+    classes = {c.get("qualname"): c for c in (manifest.exception_classes if manifest else ())}
+    by_id = {record.id: record for record in records}
+    # the site's own names; its related records' and its entry points' chains are nearby
+    facts = {record.id: frozenset(record_facts(record, classes, entry_points=False))
+             for record in records}
+    nearby = {record.id: frozenset(related_facts(record, by_id) | record_facts(record, classes))
+              - facts[record.id] for record in records}
+    # how common a name is, by the sites alone: chains spread `main` and `invoke` everywhere
+    counts = Counter(name for names in facts.values() for name in names)
+    paths = [entry.path for entry in manifest.files] if manifest else []
+    paths += [record.site.path for record in records]
+    exact = _definitions(records, classes.values(), case=True)
+    exceptions = frozenset(key(str(c.get("name") or "")) for c in classes.values()) - {""}
+    holders: dict[str, set[str]] = {}
+    for record_id, names in facts.items():
+        for name in names:
+            holders.setdefault(name, set()).add(record_id)
+    return Repository(_definitions(records, classes.values()), exact, exceptions,
+                      {record.id: (record.site.qualname, record.site.path) for record in records},
+                      {name: frozenset(ids) for name, ids in holders.items()}, facts, nearby,
+                      counts, len(records), _packages(paths), _qualnames(records))
+
+
+def _qualnames(records: Iterable[ErrorRecord]) -> dict[str, tuple[str, str]]:
+    """Methods by `Class.method`, the way an annotation names where an error happens."""
+    found = {}
+    for record in records:
+        parts = [p for p in record.site.qualname.split(".") if not p.startswith("<")]
+        if len(parts) >= 2 and record.site.class_name:
+            found[key(".".join(parts[-2:]))] = (record.site.qualname, record.site.path)
+    return found
+
+
+def _packages(paths: Iterable[str]) -> frozenset[str]:
+    """The top-level packages of the modules' paths: `src/attr/_make.py` gives attr."""
+    found = set()
+    for path in paths:
+        parts = module_parts(path)
+        if parts and parts[0] in ("src", "lib"):
+            parts = parts[1:]
+        if len(parts) > 1:
+            found.add(key(parts[0]))
+    return frozenset(found)
+
+
+def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, Any]],
+                 case: bool = False) -> dict[str, frozenset[str]]:
+    """Where each name is defined, by its key, or by its case when `case`."""
+    found: dict[str, set[str]] = {}
+
+    def define(name: str, path: str) -> None:
+        if name and not name.startswith("<"):
+            found.setdefault(name.strip("_") if case else key(name), set()).add(path)
+
+    for record in records:
+        site = record.site
+        for part in site.qualname.split("."):
+            define(part, site.path)
+        for name in DEFINITION.findall(site.snippet or ""):
+            define(name, site.path)
+        stem = module_parts(site.path)[-1]
+        if stem != "__init__":
+            define(stem, site.path)
+    for item in classes:
+        define(str(item.get("name") or ""), str(item.get("path") or ""))
+    return {name: frozenset(paths) for name, paths in found.items()}
+
+
+def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
+                 entry_points: bool = True) -> set[str]:
+    """The keys of every name the crawler knows of the record itself (without its entry points'
+    chains: the names of the site alone)."""
+    site = record.site
+    message = site.message
+    texts = [site.qualname, site.exception, site.exception_qualname, message.template,
+             *message.placeholders, message.composed_by, message.via, message.defined_at,
+             site.condition, site.cause, site.snippet, *module_parts(site.path)]
+    cls = classes.get(site.exception_qualname)
+    if cls is not None:
+        texts += [str(cls.get("path") or ""), *map(str, cls.get("bases") or ())]
+    for evidence in record.evidence:
+        texts += [evidence.test, evidence.pattern, evidence.exception, evidence.path]
+    if entry_points and record.entry_points:  # what users call, and the calls to the raise
+        for entry in record.entry_points.items:
+            texts += [entry.name, *entry.chain]
+    names: set[str] = set()
+    for text in texts:
+        names |= identifiers(text)
+    return names
+
+
+def related_facts(record: ErrorRecord, by_id: Mapping[str, ErrorRecord]) -> set[str]:
+    """The keys of the names of the record's related records: function, exception, template."""
+    names: set[str] = set()
+    for related in record.related:
+        other = by_id.get(related.id)
+        if other is not None:
+            for text in (other.site.qualname, other.site.exception, other.site.message.template):
+                names |= identifiers(text)
+    return names
+
