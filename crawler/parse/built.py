@@ -348,3 +348,57 @@ def _fill(reader: Reader, arguments: _FormatArguments, field: str, spec: str | N
     if not rest and plain:
         return auto, reader._text_value(value)
     return auto, [Piece(reader.source(value) + rest, True, plain)]
+
+
+# Paths one text may take through `if`s that each add a piece: past MAX_ALTERNATIVES, the
+# pieces only some paths add are read as optional (`merged_paths`), up to this many paths.
+MAX_PATHS = 64
+
+
+def merged_paths(reader: Reader, found: list[flow.Definition]) -> list[Alternative]:
+    """Too many paths to read one alternative each (`if c: msg += piece`, over and over): one
+    reading where each part that every path adds is required, and each part only some paths
+    add is optional (a group repeated any number of times, as a loop's pass: the regex allows
+    what no path prints, never refuses what one does). The parts keep their order in the code."""
+    order = _part_order(found)
+    everywhere = set.intersection(*({id(value) for value, _ in path} for path in found))
+    readings: list[list[Alternative]] = []
+    for value, where in order:
+        reading = part_reading(reader, value, where)
+        if id(value) in everywhere:
+            readings.append(reading)
+            continue
+        passes = [pieces for _, pieces in reading]
+        if any(piece.group for pieces in passes for piece in pieces):
+            raise Unreadable  # a loop's group made optional: a group in a group
+        readings.append([("variable", repeated(passes))])
+    alternatives: list[Alternative] = []
+    for combination in _products(readings):
+        kinds = {kind for kind, _ in combination}
+        kind = "dynamic" if kinds == {"dynamic"} else "variable"
+        alternatives.append((kind, _merge_text([p for _, part in combination for p in part])))
+    if all(kind == "dynamic" for kind, _ in alternatives):
+        raise Unreadable
+    return alternatives
+
+
+def _part_order(found: list[flow.Definition]) -> list[flow.Part]:
+    """Every part of the paths once, each after the parts any path adds before it."""
+    parts: dict[int, flow.Part] = {}
+    after: dict[int, set[int]] = {}
+    for path in found:
+        for index, part in enumerate(path):
+            key = id(part[0])
+            parts.setdefault(key, part)
+            after.setdefault(key, set())
+            if index:
+                after[key].add(id(path[index - 1][0]))
+    order: list[flow.Part] = []
+    placed: set[int] = set()
+    while len(order) < len(parts):
+        ready = [key for key in parts if key not in placed and after[key] <= placed]
+        if not ready:
+            raise Unreadable  # the paths add the same parts in different orders
+        placed.add(ready[0])
+        order.append(parts[ready[0]])
+    return order

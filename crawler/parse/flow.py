@@ -65,14 +65,16 @@ _NotFound = None
 _Result = list[Definition] | None
 
 
-def definitions(name: str, position: Position, items: bool = False) -> list[Definition] | None:
-    """The definitions of `name` that reach `position`; None when unknown or unbound here.
-    `items`: the name is a list of text pieces (see the module's docstring)."""
+def definitions(name: str, position: Position, items: bool = False,
+                limit: int = MAX_DEFINITIONS) -> list[Definition] | None:
+    """The definitions of `name` that reach `position`; None when unknown or unbound here, or
+    when more than `limit` paths reach it. `items`: the name is a list of text pieces (see the
+    module's docstring)."""
     try:
-        found = _Search(name, items).reaching(position)
+        found = _Search(name, items, limit).reaching(position)
     except _GiveUp:
         return None
-    if found is None or len(found) > MAX_DEFINITIONS:
+    if found is None or len(found) > limit:
         return None
     return found
 
@@ -83,9 +85,10 @@ _SEED: Part = (cst.Name("_"), ())  # where a loop's pass starts: what the name h
 class _Search:
     """One search for the definitions of one name, with its own budget of steps."""
 
-    def __init__(self, name: str, items: bool = False) -> None:
+    def __init__(self, name: str, items: bool = False, limit: int = MAX_DEFINITIONS) -> None:
         self.name = name
         self.items = items
+        self.limit = limit
         self.steps_left = MAX_STEPS
         self.floor = 0  # inside a loop's pass: the levels below which the pass starts
 
@@ -292,7 +295,7 @@ class _Search:
         if falls_through:
             before = self.reaching(here)
             found.extend(before if before is not _NotFound else [((cst.Name(self.name), here),)])
-        if len(found) > MAX_DEFINITIONS:
+        if len(found) > self.limit:
             raise _GiveUp
         return found
 

@@ -151,6 +151,8 @@ class Reader:
                 return self._concat(node, position)
             if operator is cst.Modulo:
                 return self._percent(node, position)
+            if operator is cst.Multiply:
+                return _repeated_literal(node)
         if node_type is cst.IfExp and isinstance(node, cst.IfExp):
             return self.read(node.body, position) + self.read(node.orelse, position)
         if node_type is cst.Call and isinstance(node, cst.Call):
@@ -164,9 +166,20 @@ class Reader:
     def _variable(self, name: str, position: flow.Position) -> list[Alternative]:
         if not position or (self.assigned is not None and name not in self.assigned):
             raise Unreadable
-        found = flow.definitions(name, position)
+        found = flow.definitions(name, position, limit=built.MAX_PATHS)
         if not found:
             raise Unreadable
+        if len(found) > MAX_ALTERNATIVES:
+            return built.merged_paths(self, found)
+        try:
+            return self._definitions(found)
+        except Unreadable:
+            if len(found) < 2:
+                raise
+            return built.merged_paths(self, found)
+
+    def _definitions(self, found: list[flow.Definition]) -> list[Alternative]:
+        """One alternative per path and way each part reads."""
         alternatives: list[Alternative] = []
         for definition in found:
             readings: list[list[Alternative]] = []
@@ -448,3 +461,17 @@ def _quote_for_eval(text: str) -> str:
         if quote not in text and not text.endswith(quote[0]):
             return quote + text + quote
     raise Unreadable
+
+
+def _repeated_literal(node: cst.BinaryOperation) -> list[Alternative]:
+    """`'-' * 30` (or `30 * '-'`): a plain string literal repeated a literal number of times."""
+    text, count = node.left, node.right
+    if isinstance(text, cst.Integer):
+        text, count = count, text
+    if not isinstance(text, cst.SimpleString) or not isinstance(count, cst.Integer) \
+            or "f" in text.prefix.lower() or "b" in text.prefix.lower():
+        raise Unreadable
+    times = int(count.value.replace("_", ""), 0)
+    if not 0 <= times <= 200:
+        raise Unreadable
+    return [("literal", [Piece(_string_value(text) * times)])]
