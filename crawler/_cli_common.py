@@ -3,10 +3,6 @@ printed as JSON or lines, progress bars on a terminal, and a closed standard out
 
 from __future__ import annotations
 
-import contextlib
-import os
-import select
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -15,6 +11,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
+from crawler._cli_lookup import INTERRUPTED as INTERRUPTED
+from crawler._cli_lookup import after_interrupt as after_interrupt
+from crawler._cli_lookup import one_line as one_line
+from crawler._cli_lookup import quiet_stdout as quiet_stdout
+from crawler._cli_lookup import stdout_closed as stdout_closed
 from crawler._cli_options import (
     MissingFolder,
 )
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
 
     from crawler.batch.driver import BatchProgress
     from crawler.pipeline import Progress as RunProgress
-
-
-INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 
 
 TERMINATED = 143  # a batch stopped by SIGTERM (128 + SIGTERM)
@@ -52,37 +50,6 @@ class TerminatedExit(click.ClickException):
     """SIGTERM to a batch: one line, exit 143 (128 + SIGTERM), its workers stopped."""
 
     exit_code = TERMINATED
-
-
-def after_interrupt(unraisable: Any) -> None:
-    """Say nothing of what a finalizer raises once Ctrl-C is reported: objects the interrupt cut
-    off mid-read (GitPython's `cat-file` streams) raise from `__del__` as they are freed, which
-    would print an "Exception ignored in" trace beside the one line the interrupt gets."""
-
-
-def stdout_closed() -> bool:
-    """Has the reader of standard output gone? (A pipe whose reading end closed polls POLLERR.)"""
-    try:
-        poller = select.poll()
-        poller.register(sys.stdout.fileno(), select.POLLOUT)
-    except (AttributeError, OSError, ValueError):  # not a real file (a test's runner)
-        return False
-    return any(events & select.POLLERR for _, events in poller.poll(0))
-
-
-def quiet_stdout(*others: Any) -> None:
-    """Standard output (and `others`) to nowhere, so that the interpreter's last flush does
-    not fail."""
-    for stream in (sys.stdout, *others):
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            nowhere = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(nowhere, stream.fileno())
-            os.close(nowhere)
-
-
-def one_line(message: str) -> str:
-    """Messages are one line: a newline or control character in a name must not break that."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
 class Summary(Protocol):

@@ -3,13 +3,13 @@ and `export`. `crawler.cli` adds them to the `crawler` group."""
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from crawler._cli_lookup import said, split_paste_args
 from crawler._cli_options import (
     OUTPUT_HELP,
     MissingFolder,
@@ -27,7 +27,6 @@ from crawler._cli_summaries import (
     AdoptSummary,
     CheckSummary,
     ExportSummary,
-    LookupSummary,
     ValidateSummary,
 )
 
@@ -63,28 +62,13 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
 class _PasteCommand(click.Command):
     """A command whose first argument is a paste: an argument that begins with `-` but is
     shaped like no option (a pytest rule line `-----`, a `- item` line) is read as an argument,
-    so the paste needs no `--` before it."""
+    so the paste needs no `--` before it (`_cli_lookup.split_paste_args`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = {name: not (param.is_flag or param.count) for param in self.get_params(ctx)
                  if isinstance(param, click.Option) for name in param.opts + param.secondary_opts}
-        options: list[str] = []
-        arguments: list[str] = []
-        pending = False  # the option before takes this one as its value
-        for number, arg in enumerate(args):
-            if pending or (arg.split("=", 1)[0] in known or arg[:2] in known
-                           or _OPTION_SHAPED.match(arg)) and arg != "--":
-                options.append(arg)
-                pending = not pending and known.get(arg, False)
-            elif arg == "--":
-                arguments.extend(args[number + 1:])
-                break
-            else:
-                arguments.append(arg)
+        options, arguments = split_paste_args(args, known)
         return super().parse_args(ctx, [*options, "--", *arguments])
-
-
-_OPTION_SHAPED = re.compile(r"--?[A-Za-z][\w-]*(?:=.*)?\Z", re.DOTALL)
 
 
 @click.command("lookup", cls=_PasteCommand)
@@ -129,14 +113,11 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
         require_folder(output)
         found = lookup_output(output, message, limit)
         answer, problems = found.answer, found.problems
-    echo_skipped(problems)  # on stderr, with --json and -q too: the output is incomplete
-    show(LookupSummary(answer), as_json, quiet)
-    if answer.timed_out and not quiet:
-        click.echo(f"note: {len(answer.timed_out)} records' regexes ran out of time and were not "
-                   f"tried in full ({' '.join(answer.timed_out[:4])}); `crawler validate` the "
-                   "records whose regex was edited", err=True)
-    if problems or not answer.found:
-        sys.exit(1)
+    lines, code = said(answer, problems, as_json, quiet)  # as the installed command prints them
+    for text, err in lines:
+        click.echo(text, err=err)
+    if code:
+        sys.exit(code)
 
 
 @click.command()

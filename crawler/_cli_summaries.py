@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler look
     from crawler.batch.driver import BatchResult, RepoResult
     from crawler.history import HistoryResult, TagStep
     from crawler.pipeline import RunResult
-    from crawler.serve.ranking import Answer
     from crawler.serve.review import Mismatch, Review
     from crawler.store.adoption import Adoption
 
@@ -339,41 +338,6 @@ class AdoptSummary:
 
 
 @dataclass(frozen=True)
-class LookupSummary:
-    """`lookup`: the answer, from an output folder or an SQLite export (`--db`) alike; the JSON
-    shape is `schemas/lookup.schema.json`."""
-
-    answer: Answer
-
-    def to_json(self) -> str:
-        from crawler.serve.lookup import describe
-
-        return _dumps(describe(self.answer), ascii_only=False)
-
-    def lines(self) -> Iterator[Line]:
-        from crawler.serve.ranking import NO_SITE
-
-        if self.answer.verdict == "none":
-            yield NO_SITE
-            return
-        if not self.answer.found:
-            yield "no template explains this message; the closest (~):"
-        for match in self.answer.matches:
-            wording = match.wording
-            removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"
-                       if wording.status == "removed" else "")
-            tie = ", tied" if match.tie else ""
-            yield from _hit_lines(match.exact, f"{wording.record_id}  "
-                                  f"{wording.exception}  {wording.repo} {wording.path}:"
-                                  f"{wording.line}  (#{match.rank} {match.kind}, explains "
-                                  f"{match.explained:.0%} of the paste, shows "
-                                  f"{match.coverage:.0%} of the template{tie}{removed})",
-                                  wording.template, match.captures)
-            if wording.past or wording.last_release is not None:
-                yield _wording_line(wording)
-
-
-@dataclass(frozen=True)
 class ExportSummary:
     """`export`: how many records went where, in which format, and the files left out."""
 
@@ -388,25 +352,6 @@ class ExportSummary:
 
     def lines(self) -> Iterator[Line]:
         yield f"{self.records} records exported as {self.fmt} to {self.target}"
-
-
-def _wording_line(wording: Any) -> str:
-    """A past release's wording that matched: the releases that printed it, and what the
-    message reads now (or the release a removed site was last in)."""
-    printed = f"printed by {wording.first_release or '?'} to {wording.last_release or 'now'}"
-    if not wording.past:  # a removed record's last wording
-        return f"    removed: last in {wording.last_release}; {printed}"
-    if wording.today is None:
-        return f"    an old wording, {printed}; the site is gone since"
-    return f"    an old wording, {printed}; today it reads: {wording.today}"
-
-
-def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any]) -> Iterator[str]:
-    """One found record: `=` exact or `~` close, where it is, its template and what it captured."""
-    yield f"{'=' if exact else '~'} {head}"
-    yield f"    {template}"
-    for name, value in captures.items():
-        yield f"    {name} = {value!r}"
 
 
 @dataclass(frozen=True)
