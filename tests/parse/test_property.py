@@ -101,19 +101,48 @@ def programs_with_raises(draw: st.DrawFn, base: st.SearchStrategy[str]) -> str:
     return "".join(lines)
 
 
-@SETTINGS
+# The plain suite runs a short draw of each; `pytest -m slow` (and CI) the long one.
+SHORT = settings(SETTINGS, max_examples=25)
+LONG = pytest.mark.slow
+
+
+@SHORT
 @given(source=hypothesmith.from_grammar())
 def test_grammar_programs_never_crash_the_crawler(pool: WorkerPool, source: str) -> None:
     check(pool, source)
 
 
+@LONG
 @SETTINGS
+@given(source=hypothesmith.from_grammar())
+def test_grammar_programs_never_crash_the_crawler_long(pool: WorkerPool, source: str) -> None:
+    check(pool, source)
+
+
+@SHORT
 @given(source=hypothesmith.from_node())
 def test_libcst_node_programs_never_crash_the_crawler(pool: WorkerPool, source: str) -> None:
     check(pool, source)
 
 
-@settings(SETTINGS, max_examples=200)
-@given(source=programs_with_raises(hypothesmith.from_grammar().filter(lambda s: "\\" not in s)))
+@LONG
+@SETTINGS
+@given(source=hypothesmith.from_node())
+def test_libcst_node_programs_never_crash_the_crawler_long(pool: WorkerPool, source: str) -> None:
+    check(pool, source)
+
+
+RAISING = programs_with_raises(hypothesmith.from_grammar().filter(lambda s: "\\" not in s))
+
+
+@settings(SETTINGS, max_examples=80)
+@given(source=RAISING)
 def test_every_literal_raise_python_sees_is_recorded(pool: WorkerPool, source: str) -> None:
+    check(pool, source)
+
+
+@LONG
+@settings(SETTINGS, max_examples=200)
+@given(source=RAISING)
+def test_every_literal_raise_python_sees_is_recorded_long(pool: WorkerPool, source: str) -> None:
     check(pool, source)
