@@ -10,10 +10,15 @@ Each mentioned name is, in order of precedence:
 
 - neutral: a keyword, a builtin, a standard-library module or a public name of a common one, a
   method of a builtin type, a name the annotation's own example binds, or shorter than 3 letters;
+- foreign: a dotted mention that names, as `module.name`, what another module defines at its top
+  (`attrs.setters.frozen` on a record of `_make.py`) and the record's facts never write so
+  dotted: both parts, weight `QUALIFIED_WEIGHT` (halved after the package's name);
 - fitting: it is in the record's facts (template and placeholders, exception and its class's
   module and bases, function, class, path, snippet, condition, cause, related records, test
   evidence, entry points and call chains): weight 1, or `COMMON_WEIGHT` when it is in the facts
-  of `COMMON_SHARE` of the repository's records or more (the package's name, `self.name`);
+  of `COMMON_SHARE` of the repository's records or more (the package's name, `self.name`); a
+  name the repository defines in two spellings (the `command` decorator, the `Command` class)
+  fits only as written, in code (not in a docstring, comment or message);
 - foreign: the repository defines it (a record's qualname, a def or class line of a snippet, an
   exception class, a module's name; looked up with its case first) and not in the record's
   facts: weight 1 when every definition is in another module, `SAME_MODULE_WEIGHT` when one is
@@ -24,8 +29,8 @@ A rival: when a record of another module fits the judged names `RIVAL_RATIO` tim
 this record (each name weighed by its specificity), it is foreign too, as heavy as all that
 counts for the annotation.
 
-The record's own key names (its function, class, exception, the code words of its template)
-that the annotation never mentions count `MISSING_WEIGHT` each against it. The score is
+The record's own key names (its function, class, exception, the code words of its template and
+the template's words its code writes as names) that the annotation never mentions count `MISSING_WEIGHT` each against it. The score is
 fitting / (fitting + against), 1 when nothing is judged; an annotation is listed when its score
 is under `THRESHOLD` and the weight against it is at least `MIN_AGAINST` (one foreign name far
 away, or several of its own names missing). docs/annotations.md gives the figures these were
@@ -60,6 +65,7 @@ NEARBY_SHARE = 0.5
 PUBLIC_SHARE = 0.5
 EXCEPTION_WEIGHT = 2.0
 RIVAL_RATIO = 1.5
+QUALIFIED_WEIGHT = 1.0
 RIVAL_MARGIN = 0.5
 
 
@@ -103,7 +109,6 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
         return None
     mentions = code_mentions(text)
     facts = repo.facts.get(record.id, frozenset())
-    nearby = repo.nearby.get(record.id, frozenset())
     neutral = neutral_names() | repo.packages | mentions.bound
     fitting: dict[str, float] = {}
     foreign: dict[str, Foreign] = {}
@@ -115,18 +120,23 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
             continue
         method = repo.qualnames.get(key(".".join(parts[-2:]))) if len(parts) > 1 else None
         elsewhere = method[1] if method and method[0] != record.site.qualname else ""
-        for part in parts:
-            name = key(part)
-            mentioned.add(name)
+        qualified = _qualified(parts, record, repo)
+        for index, part in enumerate(parts):
+            name, slot = key(part), _slot(part, repo)
+            mentioned.add(slot)
             if len(name) < 3 or name in neutral:
                 continue
             judged.add(name)
-            if elsewhere and part in parts[-2:] and name not in facts:
+            site, close = _where(part, record, repo)
+            if index in qualified:  # `setters.frozen`: what another module defines, by its name
+                weight = QUALIFIED_WEIGHT * (PUBLIC_SHARE if key(parts[0]) in repo.packages else 1)
+                _keep(foreign, slot, Foreign(mention, part, qualified[index], weight))
+            elif elsewhere and part in parts[-2:] and name not in facts:
                 # `Option._validate`: where another raise happens, named as such
-                _keep(foreign, Foreign(mention, part, (elsewhere,), 1.0))
-            elif name in facts or name in nearby:
+                _keep(foreign, slot, Foreign(mention, part, (elsewhere,), 1.0))
+            elif site or close:
                 weight = COMMON_WEIGHT if repo.is_common(name) else 1.0
-                fitting[name] = weight * (1.0 if name in facts else NEARBY_SHARE)
+                fitting[slot] = weight * (1.0 if site else NEARBY_SHARE)
             elif name in repo.definitions:
                 # as written first: `command` (a decorator far away) is not `Command` (a class)
                 paths = repo.exact.get(part.strip("_")) or repo.definitions[name]
@@ -135,21 +145,38 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
                     weight *= PUBLIC_SHARE
                 if name in repo.exceptions:  # the error it describes is another one
                     weight *= EXCEPTION_WEIGHT
-                _keep(foreign, Foreign(mention, part, tuple(sorted(paths)), weight))
+                _keep(foreign, slot, Foreign(mention, part, tuple(sorted(paths)), weight))
             elif name in repo.counts and name not in stdlib_names():
-                _keep(foreign, Foreign(mention, part, (), VOCABULARY_WEIGHT))
+                _keep(foreign, slot, Foreign(mention, part, (), VOCABULARY_WEIGHT))
     for name in fitting.keys() & foreign.keys():
         del fitting[name]
     rival = _rival(record, repo, judged)
     if rival is not None:  # as much against as all that counts for: listed
-        _keep(foreign, replace(rival, weight=max(sum(fitting.values()), MIN_AGAINST)))
-    missing = tuple(n for n in own_key_names(record) if key(n) not in mentioned
+        _keep(foreign, key(rival.name), replace(rival, weight=max(sum(fitting.values()),
+                                                                  MIN_AGAINST)))
+    own = own_key_names(record, repo.code.get(record.id, frozenset()))
+    missing = tuple(n for n in own if _slot(n, repo) not in mentioned
                     and (key(n) not in neutral_names() or key(n) in exception_names()))
     against = sum(f.weight for f in foreign.values()) + MISSING_WEIGHT * len(missing)
     support = sum(fitting.values())
     score = support / (support + against) if support + against else 1.0
     return Fit(record, round(score, 3), round(against, 3), tuple(fitting), tuple(foreign.values()),
                missing)
+
+
+def _qualified(parts: list[str], record: ErrorRecord,
+               repo: Repository) -> dict[int, tuple[str, ...]]:
+    """The parts of a dotted mention that name, as `module.name`, what another module defines
+    (`attrs.setters.frozen` on a record of `_make.py`), unless the record's facts write the same
+    two names dotted: by the part's index, the modules defining it."""
+    found: dict[int, tuple[str, ...]] = {}
+    pairs = repo.pairs.get(record.id, frozenset())
+    for index in range(len(parts) - 1):
+        pair = f"{key(parts[index])}.{key(parts[index + 1])}"
+        paths = repo.modules.get(pair, frozenset())
+        if paths and record.site.path not in paths and pair not in pairs:
+            found[index] = found[index + 1] = tuple(sorted(paths))
+    return found
 
 
 def specificity(name: str, repo: Repository) -> float:
@@ -179,11 +206,27 @@ def _rival(record: ErrorRecord, repo: Repository, names: set[str]) -> Foreign | 
     return Foreign(repo.sites[other][0], ", ".join(told), (repo.sites[other][1],), 0.0)
 
 
-def _keep(foreign: dict[str, Foreign], found: Foreign) -> None:
+def _keep(foreign: dict[str, Foreign], slot: str, found: Foreign) -> None:
     """Each name once, at the heaviest weight any of its mentions gives it."""
-    name = key(found.name)
-    if name not in foreign or foreign[name].weight < found.weight:
-        foreign[name] = found
+    if slot not in foreign or foreign[slot].weight < found.weight:
+        foreign[slot] = found
+
+
+def _slot(name: str, repo: Repository) -> str:
+    """How a name is told apart from others: by its key, or as written when the repository
+    defines it in two spellings (the `command` decorator, the `Command` class)."""
+    return name.strip("_") if key(name) in repo.spelled else key(name)
+
+
+def _where(name: str, record: ErrorRecord, repo: Repository) -> tuple[bool, bool]:
+    """Whether the record's site holds the name, and whether its related records or chains do;
+    a name of two spellings as written, in code (not in a docstring, comment or message)."""
+    if key(name) in repo.spelled:
+        written = name.strip("_")
+        return (written in repo.code.get(record.id, frozenset()),
+                written in repo.code_nearby.get(record.id, frozenset()))
+    return (key(name) in repo.facts.get(record.id, frozenset()),
+            key(name) in repo.nearby.get(record.id, frozenset()))
 
 
 

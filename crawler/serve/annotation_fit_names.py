@@ -15,7 +15,7 @@ import keyword
 import re
 import sys
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -35,12 +35,13 @@ COMMON_STDLIB = ("os", "os.path", "sys", "re", "typing", "collections", "collect
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _BACKTICK = re.compile(r"`([^`\n]+)`")
-_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
 _CALL = r"[A-Za-z_][A-Za-z0-9_.]*\(\)?"
 _CAMEL = r"[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z0-9]*"
 _SNAKE = r"_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|__[A-Za-z0-9]+__"
-_CODE_LIKE = re.compile(rf"(?<![\w.])(?:{_DOTTED}|{_CALL}|{_SNAKE}|{_CAMEL})(?![\w])")
+_CODE_LIKE = re.compile(rf"(?<![\w.])(?:{DOTTED_NAME}|{_CALL}|{_SNAKE}|{_CAMEL})(?![\w])")
 _PROSE_DOTTED_WORDS = {"e.g", "i.e", "etc", "vs", "cf"}
+DOTTED = re.compile(DOTTED_NAME)
 DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
@@ -114,7 +115,7 @@ def _code_names(code: str, bound: set[str]) -> list[str]:
     code that does not parse gives its identifiers."""
     tree = _parsed(code)
     if tree is None:
-        return [m.group(0) for m in re.finditer(rf"{_DOTTED}|[A-Za-z_][A-Za-z0-9_]*", code)
+        return [m.group(0) for m in re.finditer(rf"{DOTTED_NAME}|[A-Za-z_][A-Za-z0-9_]*", code)
                 if not m.group(0)[0].isdigit()]
     names: list[str] = []
     for node in ast.walk(tree):
@@ -181,15 +182,17 @@ def exception_names() -> frozenset[str]:
                      if isinstance(v, type) and issubclass(v, BaseException))
 
 
-def own_key_names(record: ErrorRecord) -> list[str]:
-    """What an annotation of this record is expected to name: function, class, exception, and
-    the template's code words (backticked, snake_case, CamelCase)."""
+def own_key_names(record: ErrorRecord, code: Collection[str] = ()) -> list[str]:
+    """What an annotation of this record is expected to name: function, class, exception, the
+    template's code words (backticked, snake_case, CamelCase), and the template's words that the
+    site's `code` writes as names (`chain` in "A group in chain mode ..." raised by a `chain`
+    parameter's check)."""
     site = record.site
     names = [site.function or "", (site.class_name or "").split(".")[-1],
              site.exception.split(".")[-1]]
     template = re.sub(r"\{[^{}]*\}", " ", site.message.template)
-    names += _BACKTICK.findall(template)
-    names += [m.group(0) for m in _CODE_LIKE.finditer(_BACKTICK.sub(" ", template))]
+    names += template_code_words(template)
+    names += [word for word in _IDENTIFIER.findall(template) if word.strip("_") in code]
     own = []
     for name in names:
         for part in _IDENTIFIER.findall(name):
@@ -197,3 +200,22 @@ def own_key_names(record: ErrorRecord) -> list[str]:
                 own.append(part)
     return own
 
+
+
+def template_code_words(template: str) -> list[str]:
+    """The code words of a message's template: backticked, dotted, snake_case, CamelCase."""
+    template = re.sub(r"\{[^{}]*\}", " ", template)
+    return [*_BACKTICK.findall(template),
+            *(m.group(0) for m in _CODE_LIKE.finditer(_BACKTICK.sub(" ", template)))]
+
+
+_STRING_OR_COMMENT = re.compile(  # triple-quoted, quoted (prefixed or not), or a comment
+    r'[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""' r"|'''[\s\S]*?'''"
+    r'|"(?:\\.|[^"\\\n])*"' r"|'(?:\\.|[^'\\\n])*')|#[^\n]*")
+
+
+def code_identifiers(code: str | None) -> set[str]:
+    """The identifiers of a piece of code as written, underscores stripped, without its strings,
+    docstrings and comments: `Command` and `command` stay apart, and prose does not count."""
+    return {m.strip("_") for m in _IDENTIFIER.findall(_STRING_OR_COMMENT.sub(" ", code or ""))
+            } - {""}

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.records import ErrorRecord, Manifest
-from crawler.serve.annotation_fit_names import DEFINITION, identifiers, key, module_parts
+from crawler.serve.annotation_fit_names import (
+    DEFINITION,
+    DOTTED,
+    code_identifiers,
+    identifiers,
+    key,
+    module_parts,
+    template_code_words,
+)
 
 COMMON_SHARE = 0.25
 MIN_COMMON_RECORDS = 8  # below this many records, no name is common
@@ -39,6 +47,14 @@ class Repository:
     packages: frozenset[str]
     # key of `Class.method` (the two last parts) -> the qualname and module of the method
     qualnames: Mapping[str, tuple[str, str]]
+    # key of `module.name` (a module's stem, a name it defines at its top) -> paths of those
+    modules: Mapping[str, frozenset[str]]
+    pairs: Mapping[str, frozenset[str]]  # record id -> keys of the `a.b` its facts write dotted
+    # keys the repository defines in two spellings (`command`, `Command`): judged as written,
+    # against the names the record's code writes (site; related records and chains), as written
+    spelled: frozenset[str]
+    code: Mapping[str, frozenset[str]]
+    code_nearby: Mapping[str, frozenset[str]]
 
     def is_common(self, name: str) -> bool:
         return self.records >= MIN_COMMON_RECORDS and self.counts.get(name, 0) >= (
@@ -54,6 +70,13 @@ def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Rep
              for record in records}
     nearby = {record.id: frozenset(related_facts(record, by_id) | record_facts(record, classes))
               - facts[record.id] for record in records}
+    pairs = {record.id: frozenset(dotted_pairs(
+        [*fact_texts(record, classes), *related_texts(record, by_id)])) for record in records}
+    code = {record.id: frozenset(set().union(*map(code_identifiers, fact_texts(
+        record, classes, entry_points=False, prose=False)))) for record in records}
+    code_nearby = {record.id: frozenset(set().union(*map(code_identifiers, [
+        *fact_texts(record, classes, prose=False), *related_texts(record, by_id, prose=False)])))
+        - code[record.id] for record in records}
     # how common a name is, by the sites alone: chains spread `main` and `invoke` everywhere
     counts = Counter(name for names in facts.values() for name in names)
     paths = [entry.path for entry in manifest.files] if manifest else []
@@ -67,7 +90,9 @@ def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Rep
     return Repository(_definitions(records, classes.values()), exact, exceptions,
                       {record.id: (record.site.qualname, record.site.path) for record in records},
                       {name: frozenset(ids) for name, ids in holders.items()}, facts, nearby,
-                      counts, len(records), _packages(paths), _qualnames(records))
+                      counts, len(records), _packages(paths), _qualnames(records),
+                      _module_definitions(records, classes.values()), pairs,
+                      _spelled_apart(exact), code, code_nearby)
 
 
 def _qualnames(records: Iterable[ErrorRecord]) -> dict[str, tuple[str, str]]:
@@ -115,36 +140,83 @@ def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, 
     return {name: frozenset(paths) for name, paths in found.items()}
 
 
-def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
-                 entry_points: bool = True) -> set[str]:
-    """The keys of every name the crawler knows of the record itself (without its entry points'
-    chains: the names of the site alone)."""
+def _spelled_apart(exact: Iterable[str]) -> frozenset[str]:
+    """The keys of the names defined in more than one spelling: `command` and `Command`."""
+    spellings = Counter(key(name) for name in exact)
+    return frozenset(name for name, count in spellings.items() if count > 1)
+
+
+def _module_definitions(records: Iterable[ErrorRecord],
+                        classes: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """`module.name` for what a module defines at its top (a raise's function or class, an
+    exception class): `setters.frozen`, `exceptions.FrozenAttributeError`, by key."""
+    found: dict[str, set[str]] = {}
+    named = [(record.site.qualname.split(".")[0], record.site.path) for record in records]
+    named += [(str(item.get("name") or ""), str(item.get("path") or "")) for item in classes]
+    for name, path in named:
+        stem = module_parts(path)[-1] if path else ""
+        if name and stem and stem != "__init__" and not name.startswith("<"):
+            found.setdefault(f"{key(stem)}.{key(name)}", set()).add(path)
+    return {pair: frozenset(paths) for pair, paths in found.items()}
+
+
+def dotted_pairs(texts: Iterable[str | None]) -> set[str]:
+    """The keys of each two names written one after the other in a dotted chain: `a.b.c` gives
+    a.b and b.c; a module's path gives its package and stem, the stem and its top names."""
+    found = set()
+    for text in texts:
+        for chain in DOTTED.findall(text or ""):
+            parts = [key(part) for part in chain.split(".")]
+            found |= {f"{a}.{b}" for a, b in zip(parts, parts[1:], strict=False)}
+    return found
+
+
+def fact_texts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
+               entry_points: bool = True, prose: bool = True) -> list[str | None]:
+    """Every text the crawler knows of the record itself: the site's, its exception class's,
+    its test evidence's, and (with `entry_points`) its entry points' names and chains; without
+    `prose`, of the template its code words only, and no test's message pattern."""
     site = record.site
     message = site.message
-    texts = [site.qualname, site.exception, site.exception_qualname, message.template,
+    template = message.template if prose else " ".join(template_code_words(message.template))
+    texts = [site.qualname, site.exception, site.exception_qualname, template,
              *message.placeholders, message.composed_by, message.via, message.defined_at,
              site.condition, site.cause, site.snippet, *module_parts(site.path)]
     cls = classes.get(site.exception_qualname)
     if cls is not None:
         texts += [str(cls.get("path") or ""), *map(str, cls.get("bases") or ())]
     for evidence in record.evidence:
-        texts += [evidence.test, evidence.pattern, evidence.exception, evidence.path]
+        texts += [evidence.test, evidence.pattern if prose else "", evidence.exception,
+                  evidence.path]
     if entry_points and record.entry_points:  # what users call, and the calls to the raise
         for entry in record.entry_points.items:
             texts += [entry.name, *entry.chain]
+    return [*texts, ".".join([*module_parts(site.path)[-2:], *site.qualname.split(".")[:1]])]
+
+
+def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
+                 entry_points: bool = True) -> set[str]:
+    """The keys of every name the crawler knows of the record itself (without its entry points'
+    chains: the names of the site alone)."""
     names: set[str] = set()
-    for text in texts:
+    for text in fact_texts(record, classes, entry_points):
         names |= identifiers(text)
     return names
+
+
+def related_texts(record: ErrorRecord, by_id: Mapping[str, ErrorRecord],
+                  prose: bool = True) -> list[str]:
+    """The record's related records' function, exception and template (its code words only,
+    without `prose`)."""
+    return [text for related in record.related if (other := by_id.get(related.id)) is not None
+            for text in (other.site.qualname, other.site.exception, other.site.message.template
+                         if prose else " ".join(template_code_words(other.site.message.template)))]
 
 
 def related_facts(record: ErrorRecord, by_id: Mapping[str, ErrorRecord]) -> set[str]:
     """The keys of the names of the record's related records: function, exception, template."""
     names: set[str] = set()
-    for related in record.related:
-        other = by_id.get(related.id)
-        if other is not None:
-            for text in (other.site.qualname, other.site.exception, other.site.message.template):
-                names |= identifiers(text)
+    for text in related_texts(record, by_id):
+        names |= identifiers(text)
     return names
 
