@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from crawler.catalogue.entry_points import MAX_DEPTH, Graph
 from crawler.parse.call_edges import CallFacts
+from crawler.parse.call_scopes import graph_node
 from crawler.parse.names import module_name
 from crawler.parse.workers import FileOutcome
 from crawler.records import REMOVED, EntryPoints, ErrorRecord, Manifest, RaiseSite
@@ -30,10 +31,11 @@ def graph_of(facts: Iterable[CallFacts | None]) -> Graph:
 
 
 def node_of(site: RaiseSite) -> str | None:
-    """The graph's node of a raise: its outermost enclosing `def` (None at module level)."""
+    """The graph's node of a raise: its enclosing `def`, nested ones too (`graph_node`); None
+    at module level."""
     if site.function is None:
         return None
-    return f"{module_name(site.path)}.{site.qualname.split('.<locals>', 1)[0]}"
+    return graph_node(module_name(site.path), site.qualname)
 
 
 def entry_points_of(graph: Graph, site: RaiseSite) -> EntryPoints:

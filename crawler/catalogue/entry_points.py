@@ -8,7 +8,12 @@ in an attribute, properties and dunders where the receiver's type is known, func
 another call (`functools.partial`, `map`). A method on a receiver no reader can type is followed
 only where one class family defines that name. What only a run can tell (`getattr` with a
 computed name, a registry's item) is never an edge: a chain may cross one such call, and says so
-in `stops`.
+in `stops`. A nested def its maker returns or stores is such a call ("called later"); a
+decorator's returned closure is called by the decorated function's callers.
+
+`self.m()` in class C reaches C's m and its overrides in C's subclasses, but a chain keeps the
+classes `self` can be along it (`dispatch`): an entry point on class X is credited only with the
+overrides X's subclasses (X included) use, never a sibling's.
 
 `entry_points(node, exception)` walks the callers back from a raise's function, shortest first
 (breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
@@ -27,8 +32,10 @@ from functools import cache
 from crawler.catalogue.public_names import public_names
 from crawler.parse.call_edges import (
     CALL,
+    METHOD,
     PASSED,
     PROPERTY,
+    RETURNED,
     STOP,
     SUPER,
     CallFacts,
@@ -43,6 +50,7 @@ CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 _BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
                            for name in dir(kind))
 Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
+State = tuple[str, bool, frozenset[str] | None]
 
 
 class Graph:
@@ -81,14 +89,19 @@ class Graph:
             for value, where in facts.registered:
                 self.registered[_container(where)].append(value)
         self.callers: dict[str, list[Edge]] = defaultdict(list)
+        # (callee, caller, line) -> the classes `self` is when that `self.m()` reaches the callee
+        self.dispatch: dict[tuple[str, str, int], frozenset[str]] = {}
         for function in self.functions.values():
             for decorator in function.decorators:  # its wrapper runs where the function is called
-                target = self.definition(decorator)
-                if target in self.functions:
-                    self.callers[target].append((function.qualname, function.line, None))
+                for wrapper in self._wrappers(decorator):
+                    self.callers[wrapper].append((function.qualname, function.line, None))
             for call in function.calls:
                 for callee, stop in self.resolve(call.kind, call.target, call.name, function):
                     self.callers[callee].append((function.qualname, call.line, stop))
+                    if call.kind == SUPER or call.kind in (METHOD, PROPERTY) \
+                            and call.target.startswith("S "):
+                        self._dispatch(call.kind, call.target.split()[-1], call.name, callee,
+                                       function.qualname, call.line)
         for qualname in self.classes:
             for name in CONSTRUCTORS:
                 found = self.lookup(qualname, name)
@@ -96,6 +109,27 @@ class Graph:
                     self.callers[found].append((qualname, 0, None))
         self.public = public_names(self)
         self._cache: dict[tuple[str, str], EntryPoints] = {}
+
+    def _wrappers(self, decorator: str) -> list[str]:
+        """What calling a function so decorated calls: the closures the decorator returns (for
+        `@factory(...)`, those its returned decorator returns); none for another decorator."""
+        called = decorator.endswith("()")
+        found = [self.definition(decorator.removesuffix("()"))]
+        for _ in range(1 + called):
+            found = [c.target for f in found if f in self.functions for c in self.functions[f].calls
+                     if c.kind == RETURNED and c.name == "returned" and c.target in self.functions]
+        return list(dict.fromkeys(found))  # type: ignore[arg-type]
+
+    def _dispatch(self, kind: str, cls: str, name: str, callee: str, caller: str, line: int) -> None:
+        """The classes `self` is when a call on it in class `cls` reaches the method `callee`
+        (none recorded for a class or function an attribute holds: another object's call)."""
+        family = [cls, *sorted(self.subclasses.get(cls, ()))]
+        if kind != SUPER:
+            family = [k for k in family if self.lookup(k, name) == callee]
+        if not family:
+            return
+        key = (callee, caller, line)
+        self.dispatch[key] = self.dispatch.get(key, frozenset()) | frozenset(family)
 
     # ------------------------------------------------------------ names and classes
 
@@ -193,6 +227,10 @@ class Graph:
             return []
         if kind == STOP:
             return self._dynamic(target, name)
+        if kind == RETURNED:  # a nested def handed on: it runs when what holds it is called
+            maker = caller.qualname.rpartition(".")[2]
+            how = f"what {maker}() returns" if name == "returned" else f"a function {maker}() stores"
+            return [(target, f"{how}, called later")] if target in self.functions else []
         methods = self._methods(target, name) if target else self._by_name(name)
         if kind == PROPERTY:
             return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
@@ -262,41 +300,63 @@ class Graph:
         return self._cache[key]
 
     def _entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
-        # parent[(n, crossed)] = (the node it calls on the way, that call's line, stop text)
-        parent: dict[tuple[str, bool], tuple[str, int, str | None] | None] = {(node, False): None}
-        depth = {(node, False): 0}
-        queue = deque([(node, False)])
+        # a state: (function, a dynamic call crossed, the classes `self` can be, None: any);
+        # parent[state] = (the state it calls on the way, that call's line, stop text)
+        start: State = (node, False, None)
+        parent: dict[State, tuple[State, int, str | None] | None] = {start: None}
+        depth = {start: 0}
+        queue = deque([start])
         while queue:
             state = queue.popleft()
-            current, crossed = state
+            current, crossed, selves = state
             if depth[state] >= MAX_DEPTH:
                 continue
             for caller, at, stop in self.callers.get(current, ()):
                 if stop is not None and crossed:
                     continue
-                following = (caller, crossed or stop is not None)
-                if following in parent or (caller, False) in parent:
+                kept = self._selves(current, caller, at, selves)
+                if kept is not None and not kept:
+                    continue  # `self` cannot be a class both calls take
+                following = (caller, crossed or stop is not None, kept)
+                if following in parent or (caller, False, None) in parent \
+                        or (caller, following[1], None) in parent:
                     continue
-                parent[following] = (current, at, stop)
+                parent[following] = (state, at, stop)
                 depth[following] = depth[state] + 1
                 queue.append(following)
-        found = [(state[1], depth[state], self.public[state[0]], state) for state in parent
-                 if state[0] in self.public]
-        found.sort(key=lambda item: (item[0], item[1], item[2]))
+        first: dict[str, State] = {}
+        for state in sorted(parent, key=lambda s: (s[1], depth[s])):  # stable: BFS order kept
+            if state[0] in self.public:
+                first.setdefault(state[0], state)
+        found = sorted(((s[1], depth[s], self.public[q], s) for q, s in first.items()),
+                       key=lambda item: (item[0], item[1], item[2]))
         items = tuple(self._item(name, state, parent, exception, line)
                       for _, _, name, state in found[:MAX_ENTRIES])
         return EntryPoints(items, max(0, len(found) - MAX_ENTRIES))
 
-    def _item(self, name: str, state: tuple[str, bool],
-              parent: dict[tuple[str, bool], tuple[str, int, str | None] | None],
+    def _selves(self, callee: str, caller: str, at: int, selves: frozenset[str] | None
+                ) -> frozenset[str] | None:
+        """The classes `self` can be in `caller` on a chain whose `callee` takes `selves`."""
+        if caller in self.classes:  # a class called: its constructors' `self` is that class
+            return frozenset() if selves is not None and caller not in selves else None
+        taken = self.dispatch.get((callee, caller, at))
+        if taken is not None:
+            return taken if selves is None else taken & selves
+        if callee.startswith(caller + ".<locals>."):  # a closure shares its maker's `self`
+            return selves
+        return None
+
+    def _item(self, name: str, state: State,
+              parent: dict[State, tuple[State, int, str | None] | None],
               exception: str, line: int) -> EntryPoint:
         chain, lines, stops = [state[0]], [], None
-        while parent[state] is not None:
-            callee, at, stop = parent[state]  # type: ignore[misc]
+        step = parent[state]
+        while step is not None:
+            state, at, stop = step
             lines.append(at)
             stops = stop or stops
-            state = (callee, state[1] and stop is None)
-            chain.append(callee)
+            chain.append(state[0])
+            step = parent[state]
         lines.append(line)  # the raise itself, in the last function
         caught = None
         for qualname, at in reversed(list(zip(chain, lines))):  # the innermost catch first

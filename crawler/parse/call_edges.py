@@ -7,9 +7,12 @@ property or a dunder reached by syntax, a function handed to another call. A cal
 only a run can tell (`getattr` with a computed name, a registry's item) is a `STOP` with its
 source: the pass says so on a chain instead of inventing an edge.
 
-Nested functions and lambdas belong to their outermost `def` (a decorator's wrapper runs where
-the decorated function is called). The whole file is read, never a skeleton, so an update's
-facts are an extract's; a function's nodes are listed once, an expression's once (`_nodes`).
+A nested `def` is a function of its own (`f.<locals>.inner`, `call_scopes.graph_node`): its
+maker calls it only where it calls it or hands it to a call; a nested def it returns or stores
+is a `RETURNED` edge, which the pass follows as a stop ("called later"), and a decorator's
+returned closure is what the decorated function's callers call. A lambda handed on, not to a
+call, is its function's `<locals>.<lambda>` so. The whole file is read, never a skeleton, so an
+update's facts are an extract's; a function's nodes are listed once, an expression's once.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from crawler.parse.call_scopes import LOCALS, annotation, nested_defs, split_lambdas
+from crawler.parse.call_scopes import all_nodes as _nodes
+from crawler.parse.call_scopes import catches as _catches
+from crawler.parse.call_scopes import children as _children
+from crawler.parse.call_scopes import dotted as _dotted
+
 # Kinds of `Call`
 CALL = "call"  # target: a dotted name qualified by the imports (a function or a class)
 METHOD = "method"  # target: a TypeRef of the receiver ("" unknown), name: the method
@@ -25,6 +34,7 @@ SUPER = "super"  # target: the class whose `super()` it is, name: the method
 PROPERTY = "property"  # target: a TypeRef, name: an attribute read: an edge only to a property
 PASSED = "passed"  # target: a dotted name or TypeRef+name handed to a call: only to a function
 STOP = "stop"  # target: the call's source; name: the literal prefix of a computed name
+RETURNED = "returned"  # target: a nested def's qualname; name: "returned" or "stored"
 
 # TypeRef: "<kind> <text>", resolved by the pass to classes:
 #   "N pkg.C"     an instance of the class a name is       "R pkg.f"  what calling a name returns
@@ -58,7 +68,7 @@ class Function:
     end_line: int
     calls: tuple[Call, ...] = ()
     returns: str = ""  # a TypeRef of its return annotation
-    decorators: tuple[str, ...] = ()  # dotted names, qualified
+    decorators: tuple[str, ...] = ()  # dotted names, qualified; "()" after a called one
     is_property: bool = False
     catches: tuple[tuple[int, int, tuple[str, ...]], ...] = ()  # try body lines, classes caught
 
@@ -205,68 +215,80 @@ class _Reader:
                     attributes.setdefault(name, ref)
         self.classes.append(ClassFacts(qualname, bases, tuple(sorted(attributes.items()))))
 
-    def annotation(self, node: ast.expr | None) -> str:
-        """A TypeRef of an annotation: `C`, `"C"`, `C | None`, `Optional[C]`, `type[C]`."""
-        if node is None:
-            return ""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            try:
-                node = ast.parse(node.value, mode="eval").body
-            except SyntaxError:
-                return ""
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            left, right = self.annotation(node.left), self.annotation(node.right)
-            return left or right
-        if isinstance(node, ast.Subscript):
-            outer = _dotted(node.value)
-            last = outer[-1] if outer else ""
-            if last == "Optional":
-                return self.annotation(node.slice)
-            if last in ("type", "Type"):
-                inner = self.annotation(node.slice)
-                return "V " + inner[2:] if inner.startswith("N ") else ""
-            return ""
-        dotted = _dotted(node)
-        if not dotted or dotted[0] in ("None", "str", "int", "float", "bool", "bytes"):
-            return ""
-        return "N " + self._qualify(dotted)
+    annotation = annotation  # a TypeRef of an annotation (`call_scopes.annotation`)
 
 
 class _FunctionReader:
-    """The calls of one `def` and everything nested in it, with the types it can tell."""
+    """The calls of one `def` (or of its lambdas handed on), with the types it can tell; a def
+    nested in it is read by a reader of its own, which sees its maker's names and types."""
 
-    def __init__(self, reader: _Reader, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                 qualname: str, cls: str | None) -> None:
+    def __init__(self, reader: _Reader, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                 qualname: str, cls: str | None, outer: _FunctionReader | None = None) -> None:
         self.reader, self.node, self.qualname, self.cls = reader, node, qualname, cls
-        self.types: dict[str, str] = {}
+        self.outer = outer
+        self.types: dict[str, str] = dict(outer.types) if outer else {}
         self.untyped: dict[str, str] = {}  # a local bound to an attribute of an untyped value
-        self.locals: set[str] = set()
+        self.locals: set[str] = set(outer.locals) if outer else set()
+        self.nested: dict[str, str] = dict(outer.nested) if outer else {}  # name -> qualname
         self.calls: list[Call] = []
         self.self_attributes: list[tuple[str, str]] = []
+        self.lambdas: list[ast.Lambda] = []  # handed on: `<locals>.<lambda>`
+        self.in_class = 0  # inside a class nested in the function: its defs are the function's
+        self.returning = False
 
     def read(self) -> Function:
         node, reader = self.node, self.reader
-        args = node.args
-        params = [*args.posonlyargs, *args.args, *args.kwonlyargs,
-                  *([args.vararg] if args.vararg else []), *([args.kwarg] if args.kwarg else [])]
-        decorators = [_dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
-        names = [d[-1] for d in decorators if d]
-        if self.cls is not None and params and "staticmethod" not in names:
+        decorators = [] if isinstance(node, ast.Lambda) else [
+            (_dotted(d.func if isinstance(d, ast.Call) else d), isinstance(d, ast.Call))
+            for d in node.decorator_list]
+        names = [d[-1] for d, _ in decorators if d]
+        params = self._params(node)
+        if self.cls is not None and self.outer is None and params and "staticmethod" not in names:
             self.types[params[0].arg] = ("V " if "classmethod" in names else "S ") + self.cls
         for param in params:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
         nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
         self._locals(node, nodes)
-        for decorator in node.decorator_list:
-            self._expression(decorator)
-        for statement in node.body:
-            self._walk(statement)
+        self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}")  # type: ignore[attr-defined]
+                           for d in nested_defs(node))
+        if isinstance(node, ast.Lambda):
+            self._expression(node.body)
+        else:
+            for statement in node.body:
+                self._walk(statement)
         reader.self_attributes[self.qualname] = self.self_attributes
-        qualified = tuple(reader._qualify(d) for d in decorators if d and d[0] in reader.bindings)
+        qualified = tuple(reader._qualify(d) + "()" * called for d, called in decorators
+                          if d and d[0] in reader.bindings)
+        if self.lambdas:
+            reader.functions.append(self._lambdas())
+        returns = "" if isinstance(node, ast.Lambda) else reader.annotation(node.returns)
         return Function(self.qualname, node.lineno, node.end_lineno or node.lineno,
-                        tuple(dict.fromkeys(self.calls)), reader.annotation(node.returns), qualified,
+                        tuple(dict.fromkeys(self.calls)), returns, qualified,
                         "property" in names or "cached_property" in names, tuple(_catches(nodes, reader)))
+
+    def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
+        args = node.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                  *([args.vararg] if args.vararg else []), *([args.kwarg] if args.kwarg else [])]
+        for param in params:  # its own names, not its maker's
+            self.types.pop(param.arg, None)
+            self.nested.pop(param.arg, None)
+        return params
+
+    def _lambdas(self) -> Function:
+        """The lambdas this function hands on (returns, stores), as one function."""
+        first = self.lambdas[0]
+        inner = _FunctionReader(self.reader, first, f"{self.qualname}{LOCALS}<lambda>", self.cls, self)
+        inner.lambdas = list(self.lambdas)
+        done = 0
+        while done < len(inner.lambdas):  # a lambda in a lambda handed on: the same function
+            lam = inner.lambdas[done]
+            done += 1
+            inner._params(lam)
+            inner._expression(lam.body)
+        return Function(inner.qualname, first.lineno, self.lambdas[-1].end_lineno or first.lineno,
+                        tuple(dict.fromkeys(inner.calls)))
 
     def _locals(self, node: ast.AST, nodes: list[ast.AST]) -> None:
         for inner in nodes:
@@ -280,6 +302,21 @@ class _FunctionReader:
 
     def _walk(self, node: ast.AST) -> None:
         """Statements in order, so that a local's type is known from its assignment on."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not self.in_class:
+            for inner in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+                if inner is not None:  # evaluated where the def runs
+                    self._expression(inner)
+            nested = _FunctionReader(self.reader, node, self.nested[node.name], self.cls, self)
+            self.reader.functions.append(nested.read())
+            return
+        if isinstance(node, (ast.ClassDef, ast.Return)):  # a class's defs are the function's
+            self.in_class += isinstance(node, ast.ClassDef)
+            self.returning = isinstance(node, ast.Return)
+            for child in _children(node):
+                self._expression(child) if isinstance(child, ast.expr) else self._walk(child)
+            self.in_class -= isinstance(node, ast.ClassDef)
+            self.returning = False
+            return
         if isinstance(node, ast.Assign):
             self._expression(node.value)
             ref = self.type_of(node.value)
@@ -326,10 +363,17 @@ class _FunctionReader:
 
     def _expression(self, node: ast.expr) -> None:
         called: set[int] = set()  # a call's own callee is no attribute read
-        for inner in _nodes(node):  # a parent before its children
+        handed: set[int] = set()  # a call's arguments
+        found, apart = split_lambdas(node)  # a parent before its children
+        for inner in found:
             if isinstance(inner, ast.Call):
                 called.add(id(inner.func))
+                handed.update(id(a) for a in [*inner.args, *(k.value for k in inner.keywords)])
                 self._call(inner)
+            elif isinstance(inner, ast.Name) and inner.id in self.nested and id(inner) not in called \
+                    and (id(inner) not in handed or self.returning):  # handed on: called later
+                self.calls.append(Call(RETURNED, self.nested[inner.id],
+                                       "returned" if self.returning else "stored", inner.lineno))
             elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Load) \
                     and id(inner) not in called:
                 ref = self.type_of(inner.value)
@@ -340,6 +384,13 @@ class _FunctionReader:
                 ref = self.type_of(inner.left if isinstance(inner, ast.BinOp) else inner.value)
                 if dunder and ref and not ref.startswith("V "):
                     self.calls.append(Call(METHOD, ref, dunder, inner.lineno))
+        for lam in apart:
+            if isinstance(self.node, ast.Lambda):  # in a lambda handed on: that same function
+                self.lambdas.append(lam)
+                continue
+            self.lambdas.append(lam)
+            self.calls.append(Call(RETURNED, f"{self.qualname}{LOCALS}<lambda>",
+                                   "returned" if self.returning else "stored", lam.lineno))
 
     def _call(self, node: ast.Call) -> None:
         func, line = node.func, node.lineno
@@ -356,6 +407,8 @@ class _FunctionReader:
             return
         if qualified is not None:
             self.calls.append(Call(CALL, qualified, "", line))
+        elif isinstance(func, ast.Name) and func.id in self.nested:
+            self.calls.append(Call(CALL, self.nested[func.id], "", line))
         elif isinstance(func, ast.Name) and self.types.get(func.id, "").startswith("V "):
             self.calls.append(Call(CALL, self.types[func.id][2:], "", line))
         elif isinstance(func, ast.Name) and func.id in self.untyped:
@@ -393,6 +446,10 @@ class _FunctionReader:
         self.calls.append(Call(STOP, f"{self.type_of(receiver)}\0{text}", prefix, line))
 
     def _passed(self, argument: ast.expr, line: int) -> None:
+        if isinstance(argument, ast.Name) and argument.id in self.nested:
+            if not self.returning:  # `map(inner, ...)`; `return wraps(f)(inner)` hands it on
+                self.calls.append(Call(PASSED, self.nested[argument.id], "", line))
+            return
         qualified = self._global(_dotted(argument))
         if qualified is not None:
             self.calls.append(Call(PASSED, qualified, "", line))
@@ -438,63 +495,3 @@ class _FunctionReader:
             if called.startswith("V "):
                 return "R " + called[2:]
         return ""
-
-
-def _catches(nodes: list[ast.AST], reader: _Reader) -> list[tuple[int, int, tuple[str, ...]]]:
-    """Each `try` body's lines and the classes its handlers catch (`""` for a bare except)."""
-    found = []
-    for inner in nodes:
-        if isinstance(inner, ast.Try) and inner.body:
-            names: list[str] = []
-            for handler in inner.handlers:
-                kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-                for kind in kinds:
-                    dotted = _dotted(kind) if kind is not None else [""]
-                    if dotted:
-                        names.append(reader._qualify(dotted) if dotted[0] in reader.bindings
-                                     else ".".join(dotted))
-            if names:
-                found.append((inner.body[0].lineno, inner.body[-1].end_lineno or inner.lineno,
-                              tuple(names)))
-    return found
-
-
-_NO_NODES = frozenset({"ctx", "id", "attr", "name", "arg", "kind", "module", "level", "asname",
-                       "type_comment", "conversion", "is_async", "names", "kwd_attrs"})
-_MAY_HOLD_NONE = frozenset({"keys", "kw_defaults"})  # `{**d}`, `def f(*, a)`
-_FIELDS: dict[type, tuple[str, ...]] = {}  # a node type's fields that can hold nodes
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """`ast.iter_child_nodes` without the `ctx` of names (and the fields that hold only text)."""
-    fields = _FIELDS.get(node.__class__)
-    if fields is None:
-        fields = _FIELDS[node.__class__] = tuple(f for f in node._fields if f not in _NO_NODES)
-    found: list[ast.AST] = []
-    for field in fields:
-        value = getattr(node, field, None)
-        if value.__class__ is list:
-            found.extend(value if field not in _MAY_HOLD_NONE else [v for v in value if v])
-        elif isinstance(value, ast.AST):
-            found.append(value)
-    return found
-
-
-def _nodes(node: ast.AST) -> list[ast.AST]:
-    """The node and everything under it, breadth first like `ast.walk`, listed in one pass."""
-    found = [node]
-    for inner in found:  # the list grows as it is read
-        found.extend(_children(inner))
-    return found
-
-
-def _dotted(node: ast.expr | None) -> list[str] | None:
-    """`a.b.c` as its parts; None for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return parts[::-1]
-    return None

@@ -156,7 +156,7 @@ def test_decorator_partial_and_higher_order_calls(make_repo: Callable[[str], Git
             return call()
         """})
     assert entries(graph, "pkg._guard") == [
-        ("pkg.api", ("pkg.api", "pkg._checked", "pkg._guard"), None, None)]
+        ("pkg.api", ("pkg.api", "pkg._checked.<locals>.wrapper", "pkg._guard"), None, None)]
     assert entries(graph, "pkg._one") == [("pkg.bound", ("pkg.bound", "pkg._one"), None, None),
                                           ("pkg.each", ("pkg.each", "pkg._one"), None, None)]
 
