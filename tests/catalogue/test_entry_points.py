@@ -312,3 +312,73 @@ def test_star_imports_that_read_each_other(make_repo: Callable[[str], GitRepo]) 
         ("pkg.f5", ("pkg.m5.f5",), None, None),
         ("pkg.f4", ("pkg.m4.f4", "pkg.m5.f5"), None, None)]
     assert graph.definition("pkg.m0.nowhere") is None
+
+
+def test_closures_are_reached_by_what_calls_them(make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        import functools
+        def limited(n):
+            def decorator(f):
+                @functools.wraps(f)
+                def wrapper(*args):
+                    if len(args) > n:
+                        raise ValueError('too many')
+                    return f(*args)
+                return wrapper
+            return decorator
+        @limited(2)
+        def add(a, b):
+            return a + b
+        def make_checker():
+            def check(value):
+                raise TypeError(value)
+            return check
+        def parse(text):
+            def fail():
+                raise KeyError(text)
+            fail()
+        """})
+    # the factory's wrapper raises when the decorated function is called, not the factory
+    # (from `limited` itself a chain would cross two closures handed on: one stop at most)
+    assert entries(graph, "pkg.limited.<locals>.decorator.<locals>.wrapper") == [
+        ("pkg.add", ("pkg.add", "pkg.limited.<locals>.decorator.<locals>.wrapper"), None, None)]
+    assert entries(graph, "pkg.limited.<locals>.decorator", "TypeError") == [
+        ("pkg.limited", ("pkg.limited", "pkg.limited.<locals>.decorator"),
+         "what limited() returns, called later", None)]
+    assert entries(graph, "pkg.make_checker.<locals>.check", "TypeError") == [
+        ("pkg.make_checker", ("pkg.make_checker", "pkg.make_checker.<locals>.check"),
+         "what make_checker() returns, called later", None)]
+    assert entries(graph, "pkg.parse.<locals>.fail", "KeyError") == [
+        ("pkg.parse", ("pkg.parse", "pkg.parse.<locals>.fail"), None, None)]
+    assert "pkg.add" not in graph.callers.get("pkg.limited", [])  # decorating runs at import
+
+
+def test_self_calls_credit_only_the_overrides_the_class_uses(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
+        class Base:
+            def run(self):
+                return self.step()
+            def step(self):
+                return 1
+        class Left(Base):
+            def go(self):
+                return self.run()
+            def step(self):
+                raise ValueError('left')
+        class Right(Base):
+            def go(self):
+                return self.run()
+        class Far(Right):
+            def step(self):
+                raise ValueError('far')
+        """})
+    # Base.run meets either override; Left.go only Left's; Right.go only its subclass Far's
+    assert entries(graph, "pkg.Left.step") == [
+        ("pkg.Left.step", ("pkg.Left.step",), None, None),
+        ("pkg.Base.run", ("pkg.Base.run", "pkg.Left.step"), None, None),
+        ("pkg.Left.go", ("pkg.Left.go", "pkg.Base.run", "pkg.Left.step"), None, None)]
+    assert entries(graph, "pkg.Far.step") == [
+        ("pkg.Far.step", ("pkg.Far.step",), None, None),
+        ("pkg.Base.run", ("pkg.Base.run", "pkg.Far.step"), None, None),
+        ("pkg.Right.go", ("pkg.Right.go", "pkg.Base.run", "pkg.Far.step"), None, None)]
