@@ -132,7 +132,7 @@ def is_racy(found: os.stat_result, now_ns: int) -> bool:
 
 def file_digest(path: Path, found: os.stat_result) -> str | None:
     """The digest of a plain file's bytes; None for anything else, whose type is in its status."""
-    import hashlib  # only for racy files: not on a settled folder's lookups
+    import hashlib
 
     from crawler.store.plain_files import read_plain
 
@@ -356,9 +356,14 @@ def _umask() -> int:
 def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
                       known: Mapping[str, ErrorRecord]) -> int:
     """Read again the files of errors/ whose signature changed, or whose bytes did where the
-    signature could not be trusted yet; drop the rows of files gone. Nothing changed: no write."""
+    signature could not be trusted yet; drop the rows of files gone. The listing's digest
+    (every file's name and signature) is kept while no file is racy: the same digest, and the
+    index is up to date without reading its rows. Nothing changed: no write (but the digest)."""
     now_ns = time.time_ns()
-    listing = errors_listing(folder)
+    listing, digest_now = _listing(folder)
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (_LISTING_KEY,)).fetchone()
+    if row is not None and row[0] == digest_now:
+        return 0
     stored = {name: (sign, digest) for name, *sign, digest in connection.execute(
         f"SELECT name, {', '.join(_SIGNATURE)}, digest FROM files")}
     gone = [name for name in stored if name not in listing]
@@ -374,6 +379,9 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
             elif not is_racy(found, now_ns):
                 settled.append((name,))
     if not (gone or changed or settled):
+        if not any(digest is not None for _, digest in stored.values()):
+            with suppress(sqlite3.Error), connection:  # a folder that cannot be written: next time
+                _keep_listing(connection, digest_now)
         return 0
     states = [read_file_state(folder, name, listing[name], known, now_ns) for name in sorted(changed)]
     with connection:  # one transaction: a reader sees the index before or after, never between
@@ -381,7 +389,38 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
         connection.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone + changed])
         _insert(connection, states)
         connection.executemany("UPDATE files SET digest = NULL WHERE name = ?", settled)
+        racy = connection.execute("SELECT 1 FROM files WHERE digest IS NOT NULL LIMIT 1").fetchone()
+        _keep_listing(connection, None if racy else digest_now)
     return len(changed)
+
+
+_LISTING_KEY = "listing"
+
+
+def _listing(folder: Path) -> tuple[dict[str, os.stat_result], str]:
+    """`errors_listing`, and its digest: every file's name and signature, in the folder's
+    order (an unchanged folder lists in the same order; another order only costs a full check)."""
+    import hashlib
+    from array import array
+
+    listing = errors_listing(folder)
+    numbers = [value for found in listing.values() for value in
+               (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)]
+    digest = hashlib.blake2b("\0".join(listing).encode("utf-8", "surrogateescape"),
+                             digest_size=16)
+    try:
+        digest.update(array("q", numbers).tobytes())
+    except OverflowError:  # an inode number past 2**63
+        digest.update(repr(numbers).encode())
+    return listing, digest.hexdigest()
+
+
+def _keep_listing(connection: sqlite3.Connection, digest: str | None) -> None:
+    """The listing's digest the rows are up to date with; None: a file is racy, keep none."""
+    if digest is None:
+        connection.execute("DELETE FROM meta WHERE key = ?", (_LISTING_KEY,))
+    else:
+        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_LISTING_KEY, digest))
 
 
 def _insert(connection: sqlite3.Connection, states: Iterable[FileState]) -> None:

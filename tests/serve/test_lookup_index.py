@@ -195,6 +195,39 @@ def test_a_racy_file_is_told_by_its_bytes_until_old_enough(
     assert set(_digests(folder).values()) == {None}
 
 
+def test_a_settled_folder_is_checked_by_its_listing_and_every_change_is_still_seen(
+        out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once no file is racy the index keeps the digest of errors/'s listing (names and
+    signatures): the same listing, and no row is read; an edit in place (same name, same
+    size), a rename and a deletion each change it, and the next lookup reads what changed."""
+    (folder,) = repository_folders(out)
+    for name in ("RACY_NS", "FINE_RACY_NS"):
+        monkeypatch.setattr(lookup_index, name, 0)
+    lookup_index.refresh(folder)
+    assert _listing_kept(folder) == lookup_index._listing(folder)[1]
+    (path,) = [p for p in (folder / "errors").iterdir() if "bad shape" in p.read_text()]
+    text = path.read_text()
+    with path.open("r+") as handle:  # in place, the same length: only its times change
+        handle.write(text.replace("bad shape", "bad shope"))
+    assert lookup_index.refresh(folder) == 1
+    assert [m.exact for m in lookup_output(folder, "bad shope 3").answer.matches][:1] == [True]
+    renamed = path.with_name("renamed.yaml")
+    os.rename(path, renamed)
+    found = lookup_output(folder, "bad shope 3")
+    assert any(str(renamed) in problem for problem in found.problems)
+    assert not [m for m in found.answer.matches if m.exact]
+    renamed.unlink()
+    found = lookup_output(folder, "bad shope 3")
+    assert found.problems == () and not [m for m in found.answer.matches if m.exact]
+    assert _listing_kept(folder) == lookup_index._listing(folder)[1]
+
+
+def _listing_kept(folder: Path) -> str | None:
+    with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
+    return None if row is None else str(row[0])
+
+
 def _digests(folder: Path) -> dict[str, str | None]:
     with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection:
         return dict(connection.execute("SELECT name, digest FROM files").fetchall())
