@@ -229,7 +229,8 @@ class Graph:
             return self._dynamic(target, name)
         if kind == RETURNED:  # a nested def handed on: it runs when what holds it is called
             maker = caller.qualname.rpartition(".")[2]
-            how = f"what {maker}() returns" if name == "returned" else f"a function {maker}() stores"
+            how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
+                   }.get(name, f"a function {maker}() hands to a call")
             return [(target, f"{how}, called later")] if target in self.functions else []
         methods = self._methods(target, name) if target else self._by_name(name)
         if kind == PROPERTY:

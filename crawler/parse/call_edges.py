@@ -46,6 +46,7 @@ SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": 
                 "bool": "__bool__", "hash": "__hash__", "next": "__next__"}
 NOT_PASSED = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "type", "id", "super"}
 _BUILTINS = frozenset(dir(builtins))
+CALLS_NOW = {"map", "filter", "sorted", "min", "max", "any", "all", "list", "tuple", "sum"}
 PARTIALS = {"functools.partial", "functools.partialmethod", "functools.wraps", "functools.reduce"}
 
 
@@ -420,8 +421,9 @@ class _FunctionReader:
         elif isinstance(func, ast.Subscript):
             self.calls.append(Call(STOP, ast.unparse(func)[:80], "", line))
         if not (isinstance(func, ast.Name) and func.id in NOT_PASSED):
+            now = qualified in PARTIALS or isinstance(func, ast.Name) and func.id in CALLS_NOW
             for argument in [*node.args, *(k.value for k in node.keywords)]:
-                self._passed(argument, line)
+                self._passed(argument, line, now)
 
     def _method_call(self, func: ast.Attribute, line: int) -> None:
         receiver = func.value
@@ -445,10 +447,11 @@ class _FunctionReader:
         text = text if len(text) <= 80 else text[:77] + "..."
         self.calls.append(Call(STOP, f"{self.type_of(receiver)}\0{text}", prefix, line))
 
-    def _passed(self, argument: ast.expr, line: int) -> None:
+    def _passed(self, argument: ast.expr, line: int, now: bool = True) -> None:
         if isinstance(argument, ast.Name) and argument.id in self.nested:
-            if not self.returning:  # `map(inner, ...)`; `return wraps(f)(inner)` hands it on
-                self.calls.append(Call(PASSED, self.nested[argument.id], "", line))
+            if not self.returning:  # `map(inner, xs)` calls it; `register(inner)` may, later
+                self.calls.append(Call(PASSED, self.nested[argument.id], "", line) if now else
+                                  Call(RETURNED, self.nested[argument.id], "passed", line))
             return
         qualified = self._global(_dotted(argument))
         if qualified is not None:
