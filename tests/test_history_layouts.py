@@ -217,3 +217,28 @@ def test_the_walk_read_on_a_dask_cluster_writes_the_sequential_walks_bytes(
     assert "visit_file" in prefixes  # the files were parsed on the cluster's workers
     assert summary["read_ahead"] > 0
     assert folder_bytes(tmp_path / "out") == folder_bytes(sequential)
+
+
+def test_a_history_entry_of_a_dask_batch_is_read_by_the_cluster_and_writes_the_walks_bytes(
+        layouts: GitRepo, sequential: Path, tmp_path: Path) -> None:
+    """A batch entry with `history:` merges on one worker while the cluster reads its files: on
+    a cluster of one single-threaded worker too, where a task that waited inside the worker's
+    only thread would wait for ever."""
+    pytest.importorskip("distributed")  # the [dask] extra
+    from distributed import Client
+
+    from tests.batch.test_dask_cluster import started_cluster
+
+    repos = tmp_path / "repos.yaml"
+    repos.write_text(yaml.safe_dump({"repos": [{"source": str(layouts.path), "evidence": False,
+                                                "history": {"tags": TAGS}}]}), encoding="utf-8")
+    with started_cluster(tmp_path, 1) as (address, _, _):
+        ended = run([sys.executable, "-m", "tests.child", "crawler", "batch", str(repos),
+                     "--scheduler", address, "-o", str(tmp_path / "out"), "--json"],
+                    tmp_path, env=child_env())
+        with Client(address, timeout=30) as client:
+            prefixes = client.run_on_scheduler(lambda dask_scheduler: list(
+                dask_scheduler.task_prefixes))
+    assert ended.code == 0, (tmp_path / "stderr").read_text(encoding="utf-8")
+    assert "visit_file" in prefixes  # the walk's files were parsed as tasks of their own
+    assert folder_bytes(tmp_path / "out") == folder_bytes(sequential)

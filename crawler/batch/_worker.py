@@ -215,11 +215,33 @@ def _collect(task: RepoTask, started: float) -> RepoOutcome:
 def _walk(task: RepoTask, started: float) -> RepoOutcome:
     """An entry with `history:`: its release walk, run whole here, since each step merges
     into the folder the one before wrote (the folder's lock keeps other runs out)."""
-    walked = run_history(history_task(task.entry, task.cache_dir))
+    address = _cluster_address()
+    if address is None:
+        walked = run_history(history_task(task.entry, task.cache_dir))
+    else:  # the cluster reads the files: this task waits outside the worker's threads
+        from distributed import rejoin, secede
+
+        secede()
+        try:
+            walked = run_history(history_task(task.entry, task.cache_dir, scheduler=address))
+        finally:
+            rejoin()
     seconds = time.perf_counter() - started
     if walked.error is not None:
         return RepoOutcome(error=walked.error, seconds=seconds)
     return RepoOutcome(walked.pin, seconds=seconds, walked=walked)
+
+
+def _cluster_address() -> str | None:
+    """The scheduler's address when this runs as a task on a Dask worker, else None."""
+    if "distributed" not in sys.modules:  # a local pool's process never imported it
+        return None
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().scheduler.address)
+    except ValueError:  # not in a worker's task
+        return None
 
 
 def _listing(repo: Any, entry: RepoEntry) -> Listing | None:

@@ -1,8 +1,11 @@
 """`crawler history` as one task of a batch: picklable in, picklable out.
 
-A walk is a chain of regenerations, each from the folder the one before wrote, so it runs
-whole where the output folder is: a local worker process (`LocalPool`) or a Dask worker that
-sees the output folder (`executor.submit(run_history, task)`). The folder's lock keeps it
+A walk is a chain of regenerations, each from the folder the one before wrote, so its merges
+run where the output folder is: a local worker process (`LocalPool`) or a Dask worker that
+sees the output folder (`executor.submit(run_history, task)`). On a Dask worker, the walk's
+files are read by the whole cluster (`--scheduler`'s reading, `batch.dask_reading`) while the
+task waits outside the worker's thread pool (`distributed.secede`), so a cluster of one thread
+cannot deadlock on it. The folder's lock keeps it
 apart from any other run on the same repository. Nothing here prints.
 """
 
@@ -32,6 +35,7 @@ class HistoryTask:
     options: ExtractOptions = ExtractOptions()
     jobs: int | None = None
     evidence: bool = True
+    scheduler: str | None = None  # the Dask scheduler whose workers read the walk's files
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def run_history(task: HistoryTask) -> HistoryOutcome:
                                output_root=Path(task.output_root), options=task.options,
                                cache_dir=Path(task.cache_dir) if task.cache_dir else None,
                                name=task.name, jobs=task.jobs, evidence=task.evidence,
-                               since=task.since)
+                               since=task.since, scheduler=task.scheduler)
     except CrawlerError as error:
         return HistoryOutcome(error=str(error), seconds=time.perf_counter() - started)
     last = result.steps[-1].result if result.steps else None
@@ -68,9 +72,12 @@ def run_history(task: HistoryTask) -> HistoryOutcome:
                           files=sum(s.result.parsed for s in result.steps))
 
 
-def history_task(entry: RepoEntry, cache_dir: str | None) -> HistoryTask:
-    """The walk a repos.yaml entry with `history:` asks for, to its `ref`."""
+def history_task(entry: RepoEntry, cache_dir: str | None,
+                 scheduler: str | None = None) -> HistoryTask:
+    """The walk a repos.yaml entry with `history:` asks for, to its `ref`; with `scheduler`,
+    its files are read by that Dask cluster's workers while the steps merge here."""
     assert entry.history is not None
     return HistoryTask(entry.source, entry.history.tags, str(entry.output_root), ref=entry.ref,
                        since=entry.history.since, name=entry.name, cache_dir=cache_dir,
-                       options=entry.options, jobs=entry.jobs, evidence=entry.evidence)
+                       options=entry.options, jobs=entry.jobs, evidence=entry.evidence,
+                       scheduler=scheduler)
