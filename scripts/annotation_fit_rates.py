@@ -6,10 +6,11 @@ Reads the corpus of tests/serve/annotations/ (hand-written annotations of click 
 records, with their catalogues) and judges, in process, with crawler.serve.annotation_fit:
 
 - right: each annotation on its own record; the false-positive rate is listed / judged;
-- dealt: for each seed, a derangement (the test's): each record gets another's annotation;
-  the listed rate over all seeds, and the rate among those whose annotation comes from another
-  module (the issue asks for all of them). Each missed from-another-module case is printed with
-  its score and evidence, so a cause can be read rather than a seed tuned.
+- dealt: for each seed, a derangement (tests/serve/annotations/corpus.py, shared with the
+  test): each record gets another's annotation; the listed rate over all seeds, and the rate
+  among those whose annotation comes from another module (the issue asks for all of them). Each
+  missed from-another-module case is printed with its score and evidence, so a cause can be
+  read rather than a seed tuned.
 
 --passed N / --listed N print N dealt cases of each kind (seed 37) for reading by hand.
 """
@@ -18,37 +19,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import random
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from crawler.records import Annotation, ErrorRecord
-from crawler.serve.annotation_fit import Fit, folder_fits
-from crawler.store import repo_output
-
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "serve" / "annotations"
-LIBRARIES = ("click", "attrs")
-
-
-def derangement(ids: list[str], seed: int) -> dict[str, str]:
-    """Each id to another's, seeded: the same as tests/serve/test_annotation_fit.py."""
-    shuffled = list(ids)
-    chooser = random.Random(seed)
-    while any(a == b for a, b in zip(ids, shuffled, strict=True)):
-        chooser.shuffle(shuffled)
-    return dict(zip(ids, shuffled, strict=True))
+from crawler.records import Annotation, ErrorRecord  # noqa: E402
+from crawler.serve.annotation_fit import Fit, folder_fits  # noqa: E402
+from crawler.store import repo_output  # noqa: E402
+from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack  # noqa: E402
 
 
 def load(library: str, where: Path) -> tuple[list[dict[str, Any]], list[ErrorRecord], Any]:
-    corpus = yaml.safe_load((CORPUS / f"{library}.yaml").read_text(encoding="utf-8"))
-    with tarfile.open(CORPUS / corpus["catalogue"]) as packed:
-        packed.extractall(where / library, filter="data")
-    folder = next(path.parent for path in (where / library).rglob("manifest.yaml"))
+    corpus, folder = unpack(library, where / library)
     loaded = repo_output.load_folder(folder, quick=True)
     return corpus["records"], list(loaded.records), loaded.manifest
 

@@ -3,17 +3,18 @@
 The corpus (annotations/*.yaml) holds annotations written by hand for records of click and
 attrs, extracted at a pinned commit (annotations/catalogues/*.tar.xz, snippets included). Put on
 their own records, the check lists at most 1 in 20; dealt to other records of the same
-repository (a seeded derangement), it lists at least 90 % of them, and every one that came from
-another module. The issue's case (a remat error annotated with a pytree registry text) is built
-on a repository the test makes.
+repository (a seeded derangement, tests/serve/annotations/corpus.py), it lists at least 90 % of
+them, and all but the closest neighbours of those that came from another module. The issue's
+case (a remat error annotated with a pytree registry text) is built on a repository the test
+makes, and so is each cause of a miss that was fixed: a `module.name` of another module whose
+parts the facts hold apart, a name defined in two spellings, the template's words the code
+writes as names.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import subprocess
-import tarfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,8 @@ from typing import Any
 import yaml
 
 from tests.gitrepo import GitRepo
+from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack
 
-CORPUS = Path(__file__).parent / "annotations"
 SEED = 37
 
 
@@ -50,13 +51,6 @@ def write_annotation(record_file: Path, annotation: Mapping[str, Any]) -> None:
     record_file.write_text(f"{head}\n{block.rstrip()}{tail}", encoding="utf-8")
 
 
-def unpack(library: str, where: Path) -> tuple[dict[str, Any], Path]:
-    corpus = yaml.safe_load((CORPUS / f"{library}.yaml").read_text(encoding="utf-8"))
-    with tarfile.open(CORPUS / corpus["catalogue"]) as packed:
-        packed.extractall(where, filter="data")
-    return corpus, next(path.parent for path in where.rglob("manifest.yaml"))
-
-
 def annotate(folder: Path, records: list[dict[str, Any]], deal: Mapping[str, str]) -> None:
     """Give record `id` the annotation written for record `deal[id]`."""
     written = {item["id"]: item for item in records}
@@ -66,24 +60,17 @@ def annotate(folder: Path, records: list[dict[str, Any]], deal: Mapping[str, str
                          {"written_for": item["template"], **source["annotation"]})
 
 
-def derangement(ids: list[str], seed: int) -> dict[str, str]:
-    """Each id to another's, seeded: no record keeps its own annotation."""
-    shuffled = list(ids)
-    chooser = random.Random(seed)
-    while any(a == b for a, b in zip(ids, shuffled, strict=True)):
-        chooser.shuffle(shuffled)
-    return dict(zip(ids, shuffled, strict=True))
-
-
 SEEDS = range(1, 11)
 
 
 def test_right_annotations_pass_and_dealt_to_other_records_are_listed(tmp_path: Path) -> None:
     """Right: at most 1 in 20 listed. Dealt, over seeds 1..10 (one folder per seed, one check):
-    at least 90 % listed, at least 97 % of those from another module, and all of them with the
-    seed 37. scripts/annotation_fit_rates.py gives the figures over 50 seeds."""
+    at least 90 % listed, at least 99 % of those from another module (347 of 348: the one left is
+    click's command decorator text on Group.add_command, whose entry point is `Group.command`),
+    and all of them with the seed 37. scripts/annotation_fit_rates.py gives the figures over 50
+    seeds."""
     records = flagged = dealt = dealt_listed = far = far_listed = 0
-    for library in ("click", "attrs"):
+    for library in LIBRARIES:
         corpus, right = unpack(library, tmp_path / f"right ä {library}")
         items = corpus["records"]
         ids = [item["id"] for item in items]
@@ -110,7 +97,7 @@ def test_right_annotations_pass_and_dealt_to_other_records_are_listed(tmp_path: 
     assert records >= 40
     assert flagged * 20 <= records, flagged
     assert dealt_listed >= 0.9 * dealt, (dealt_listed, dealt)
-    assert far_listed >= 0.97 * far, (far_listed, far)
+    assert far_listed >= 0.99 * far, (far_listed, far)
 
 
 CHECKPOINT = '''\
@@ -244,3 +231,170 @@ def test_confirmed_annotation_is_not_listed_until_its_template_changes(
     assert kept == block  # the person's block, fits included, byte for byte
     [mismatch] = check_annotations(folder)["annotation_mismatches"]
     assert mismatch["id"] == data["id"] and mismatch["template"].startswith("Side effects")
+
+
+def annotated(folder: Path, annotation: Mapping[str, Any], *qualnames: str) -> dict[str, str]:
+    """Give each record of `qualnames` the annotation; their ids by qualname."""
+    ids = {}
+    for qualname in qualnames:
+        path, data = record_of(folder, qualname)
+        write_annotation(path, {"written_for": data["extracted"]["message"]["template"], **annotation})
+        ids[qualname] = data["id"]
+    return ids
+
+
+SETTERS = '''\
+from pkg.exceptions import FrozenAttributeError
+
+
+def pipe(*setters):
+    return setters
+
+
+def frozen(_, __, ___):
+    raise FrozenAttributeError("can't set attribute")
+'''
+
+MAKE = '''\
+from pkg import setters
+
+
+def make_class(name, attrs, frozen=False, on_setattr=None):
+    """A class named `name` with `attrs`. It is not `pkg.define`: for the same hooks as
+    `pkg.define` and `pkg.field`, pass ``on_setattr=setters.pipe(setters.convert)``."""
+    if not isinstance(attrs, (dict, list)):
+        raise TypeError("attrs argument must be a dict or a list.")
+    return type(name, (), dict.fromkeys(attrs))
+
+
+def evolve(inst, **changes):
+    if not changes:
+        raise ValueError("nothing to change")
+    return inst
+'''
+
+FROZEN = {  # written for `setters.frozen`: the names `setters`, `frozen` are make_class's too
+    "what_it_means": "An attribute protected by the `pkg.setters.frozen` on_setattr hook was "
+                     "assigned after `__init__`; `FrozenAttributeError` is raised.",
+    "solutions": ["Set the value at construction time, or use `pkg.evolve` for a changed copy."],
+    "example_fix": "@pkg.define\nclass User:\n    id: int = pkg.field(on_setattr=pkg.setters.frozen)\n",
+    "when_it_happens": "When the `frozen` setter runs on assignment to such an attribute.",
+}
+
+
+def test_a_module_qualified_name_of_another_module_is_foreign_though_its_parts_are_in_the_facts(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """`pkg.setters.frozen` names the `frozen` function of the setters module: make_class's facts
+    hold `setters.pipe` and a `frozen` parameter, apart, which is not that function."""
+    repo = make_repo("pkg")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/exceptions.py", "class FrozenAttributeError(AttributeError):\n    pass\n")
+    repo.write("pkg/setters.py", SETTERS)
+    repo.write("pkg/_make.py", MAKE)
+    repo.commit("setters and make_class")
+    folder = extracted(repo, tmp_path / "out ä")
+    ids = annotated(folder, FROZEN, "make_class")
+    [mismatch] = check_annotations(folder)["annotation_mismatches"]
+    assert mismatch["id"] == ids["make_class"], mismatch
+    qualified = {f["name"]: f["defined_in"] for f in mismatch["foreign"]
+                 if f["mention"] == "pkg.setters.frozen"}
+    assert qualified == {"setters": ["pkg/setters.py"], "frozen": ["pkg/setters.py"]}, mismatch
+    assert "setters" not in mismatch["fitting"] and "frozen" not in mismatch["fitting"]
+
+
+COMMANDS = '''\
+class Command:
+    def __init__(self, name, callback=None):
+        if not name:
+            raise ValueError("A command needs a name.")
+        self.name = name
+        self.callback = callback
+
+
+class Group(Command):
+    def __init__(self, name, commands=None, chain=False, arguments=()):
+        super().__init__(name)
+        self.commands: dict[str, Command] = dict(commands or {})
+        self.chain = chain
+        if chain:
+            for argument in arguments:
+                if argument.optional:
+                    raise RuntimeError("A group in chain mode cannot have optional arguments.")
+
+
+class Context:
+    def invoke(self, callback, *args, **kwargs):
+        """Invokes a command callback the way it expects: the callback, or a command object
+        whose callback is invoked."""
+        if isinstance(callback, Command):
+            if callback.callback is None:
+                # the given command has nothing to run
+                raise TypeError("The given command does not have a callback that can be invoked.")
+            callback = callback.callback
+        return callback(*args, **kwargs)
+'''
+
+DECORATORS = '''\
+from cli.core import Command
+
+
+def command(name=None):
+    def decorator(f):
+        if isinstance(f, Command):
+            raise TypeError("Attempted to convert a callback into a command twice.")
+        return Command(name or f.__name__, f)
+
+    return decorator
+'''
+
+TWICE = {  # written for the `command` decorator's raise
+    "what_it_means": "`@cli.command` (or `@group.command`) was applied to something that is "
+                     "already a `Command`, typically because the decorator was stacked twice.",
+    "solutions": ["Apply `@cli.command()` once, above the other decorators."],
+    "example_fix": "@cli.command()\ndef hello():\n    ...\n",
+    "when_it_happens": "In the `command` decorator when `isinstance(f, Command)`.",
+}
+
+
+def commands_repository(make_repo: Callable[[str], GitRepo], tmp_path: Path) -> Path:
+    repo = make_repo("cli")
+    repo.write("cli/__init__.py", "")
+    repo.write("cli/core.py", COMMANDS)
+    repo.write("cli/decorators.py", DECORATORS)
+    repo.commit("commands, groups, a context, and the command decorator")
+    return extracted(repo, tmp_path / "out ä")
+
+
+def test_a_name_defined_in_two_spellings_fits_only_as_written_in_code(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """The `command` decorator is not the `Command` class, nor the word "command" of a message,
+    docstring or comment: Context.invoke's facts hold those, and the decorator is elsewhere."""
+    folder = commands_repository(make_repo, tmp_path)
+    ids = annotated(folder, {**TWICE, "what_it_means": "`@cli.command` was applied to something "
+                             "that is already a `Command`: the decorator was stacked twice."},
+                    "Context.invoke")
+    [mismatch] = check_annotations(folder)["annotation_mismatches"]
+    assert mismatch["id"] == ids["Context.invoke"], mismatch
+    assert "Command" in mismatch["fitting"] and "command" not in mismatch["fitting"]
+    assert {f["name"]: f["defined_in"] for f in mismatch["foreign"]}.get("command") == [
+        "cli/decorators.py"], mismatch
+
+
+def test_the_templates_words_its_code_writes_as_names_are_the_records_own(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """"A group in chain mode cannot have optional arguments." is raised by a check of the `chain`
+    parameter, the `arguments` and their `optional`: an annotation that names none of them (the
+    decorator's, which names `group` and `Command`, as Group.__init__'s code does) is listed; one
+    that explains them is not."""
+    folder = commands_repository(make_repo, tmp_path)
+    ids = annotated(folder, TWICE, "Group.__init__")
+    [mismatch] = check_annotations(folder)["annotation_mismatches"]
+    assert mismatch["id"] == ids["Group.__init__"], mismatch
+    assert {"chain", "optional", "arguments", "RuntimeError"} <= set(mismatch["missing"])
+    annotated(folder, {
+        "what_it_means": "A `Group` made with `chain=True` was given `arguments` of which one is "
+                         "`optional`: in chain mode the group cannot tell them from commands.",
+        "solutions": ["Make every argument required, or drop `chain`."],
+        "when_it_happens": "In `Group.__init__` when `argument.optional` and `chain`.",
+    }, "Group.__init__")
+    assert check_annotations(folder)["annotation_mismatches"] == []
