@@ -30,11 +30,11 @@ this record (each name weighed by its specificity), it is foreign too, as heavy 
 counts for the annotation.
 
 The record's own key names (its function, class, exception, the code words of its template and
-the template's words its code writes as names) that the annotation never mentions count `MISSING_WEIGHT` each against it. The score is
-fitting / (fitting + against), 1 when nothing is judged; an annotation is listed when its score
-is under `THRESHOLD` and the weight against it is at least `MIN_AGAINST` (one foreign name far
-away, or several of its own names missing). docs/annotations.md gives the figures these were
-tuned on.
+the template's words its code writes as names) that the annotation never mentions count
+`MISSING_WEIGHT` each against it. The score is fitting / (fitting + against), 1 when nothing is
+judged; an annotation is listed when its score is under `THRESHOLD` and the weight against it
+is at least `MIN_AGAINST` (one foreign name far away, or several of its own names missing).
+docs/annotations.md gives the figures these were tuned on.
 """
 
 from __future__ import annotations
