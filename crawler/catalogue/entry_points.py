@@ -32,25 +32,30 @@ from functools import cache
 from crawler.catalogue.public_names import public_names
 from crawler.parse.call_edges import (
     CALL,
+    GUARD,
     METHOD,
     PASSED,
     PROPERTY,
     RETURNED,
+    SIGNATURE,
     STOP,
     SUPER,
     CallFacts,
     ClassFacts,
     Function,
 )
+from crawler.parse.call_guards import binding, parsed, reduce
 from crawler.records import EntryPoint, EntryPoints
 
 MAX_ENTRIES = 10
 MAX_DEPTH = 12
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
+_NOT_CALLS = frozenset({SIGNATURE, GUARD})
 _BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
                            for name in dir(kind))
 Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
-State = tuple[str, bool, frozenset[str] | None]
+Guard = tuple[str, str]  # a guard over a function's parameters, the function whose signature binds it
+State = tuple[str, bool, frozenset[str] | None, Guard | None]
 
 
 class Graph:
@@ -96,6 +101,8 @@ class Graph:
                 for wrapper in self._wrappers(decorator):
                     self.callers[wrapper].append((function.qualname, function.line, None))
             for call in function.calls:
+                if call.kind in _NOT_CALLS:
+                    continue
                 for callee, stop in self.resolve(call.kind, call.target, call.name, function):
                     self.callers[callee].append((function.qualname, call.line, stop))
                     if call.kind == SUPER or call.kind in (METHOD, PROPERTY) \
@@ -303,13 +310,14 @@ class Graph:
     def _entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
         # a state: (function, a dynamic call crossed, the classes `self` can be, None: any);
         # parent[state] = (the state it calls on the way, that call's line, stop text)
-        start: State = (node, False, None)
+        raised = self._fact(node, GUARD, line)  # the raise's guard, weighed on the last call
+        start: State = (node, False, None, (raised, node) if raised else None)
         parent: dict[State, tuple[State, int, str | None] | None] = {start: None}
         depth = {start: 0}
         queue = deque([start])
         while queue:
             state = queue.popleft()
-            current, crossed, selves = state
+            current, crossed, selves, held = state
             if depth[state] >= MAX_DEPTH:
                 continue
             for caller, at, stop in self.callers.get(current, ()):
@@ -318,9 +326,16 @@ class Graph:
                 kept = self._selves(current, caller, at, selves)
                 if kept is not None and not kept:
                     continue  # `self` cannot be a class both calls take
-                following = (caller, crossed or stop is not None, kept)
-                if following in parent or (caller, False, None) in parent \
-                        or (caller, following[1], None) in parent:
+                guard: Guard | None = None
+                if held is not None and stop is None:
+                    weighed = self._weigh(held, node, current, caller, at)
+                    if weighed is False:
+                        continue  # its constants keep the raise from running
+                    guard = weighed if isinstance(weighed, tuple) else None
+                following = (caller, crossed or stop is not None, kept, guard)
+                if following in parent or (caller, False, None, None) in parent \
+                        or (caller, following[1], None, None) in parent \
+                        or (caller, following[1], kept, None) in parent:
                     continue
                 parent[following] = (state, at, stop)
                 depth[following] = depth[state] + 1
@@ -334,6 +349,40 @@ class Graph:
         items = tuple(self._item(name, state, parent, exception, line)
                       for _, _, name, state in found[:MAX_ENTRIES])
         return EntryPoints(items, max(0, len(found) - MAX_ENTRIES))
+
+    def _fact(self, node: str, kind: str, line: int = 0) -> str:
+        """A function's signature, or the guard of its raise at `line` ("" if none)."""
+        function = self.functions.get(node)
+        for call in function.calls if function is not None else ():
+            if call.kind == kind and (kind == SIGNATURE or call.line == line):
+                return call.target
+        return ""
+
+    def _weigh(self, held: Guard, start: str, callee: str, caller: str, at: int) -> bool | None | Guard:
+        """Whether `caller`'s call at `at` can run `callee` with its guard true: False when the
+        call's constants (and the defaults it leaves) make it false; a guard over `caller`'s own
+        parameters when the call passes them straight through (followed one level, from the
+        raise's function); None when the call leaves it open."""
+        text, owner = held
+        if caller in self.classes and not at:  # `C()` runs C's constructor: weigh C's callers
+            constructor = callee.rpartition(".")[2] in ("__init__", "__new__")
+            return held if constructor and callee == owner == start else None
+        sig, function = self._fact(owner, SIGNATURE), self.functions.get(caller)
+        if not sig or function is None:
+            return None
+        found: list[bool | None | str] = []
+        for call in function.calls:
+            if call.line != at or not call.args or call.kind not in (CALL, METHOD, SUPER):
+                continue
+            if any(c == callee for c, _ in self.resolve(call.kind, call.target, call.name, function)):
+                on_object = call.kind != CALL or callee in self.classes
+                found.append(reduce(parsed(text), binding(sig, call.args, on_object)))
+        if not found or None in found or True in found:
+            return None
+        rest = [f for f in found if isinstance(f, str)]
+        if not rest:
+            return False
+        return (" or ".join(f"({r})" for r in rest), caller) if owner == start else None
 
     def _selves(self, callee: str, caller: str, at: int, selves: frozenset[str] | None
                 ) -> frozenset[str] | None:

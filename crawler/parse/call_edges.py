@@ -21,11 +21,14 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from crawler.parse.call_guards import call_args, guards, parameters, reassigned, signature
 from crawler.parse.call_scopes import LOCALS, annotation, nested_defs, split_lambdas
 from crawler.parse.call_scopes import all_nodes as _nodes
 from crawler.parse.call_scopes import catches as _catches
 from crawler.parse.call_scopes import children as _children
+from crawler.parse.call_scopes import computed_name as _computed_name
 from crawler.parse.call_scopes import dotted as _dotted
+from crawler.parse.call_scopes import local_names as _local_names
 
 # Kinds of `Call`
 CALL = "call"  # target: a dotted name qualified by the imports (a function or a class)
@@ -35,6 +38,7 @@ PROPERTY = "property"  # target: a TypeRef, name: an attribute read: an edge onl
 PASSED = "passed"  # target: a dotted name or TypeRef+name handed to a call: only to a function
 STOP = "stop"  # target: the call's source; name: the literal prefix of a computed name
 RETURNED = "returned"  # target: a nested def's qualname; name: "returned" or "stored"
+SIGNATURE, GUARD = "signature", "guard"  # no calls: target a signature / a raise's guard (`call_guards`)
 
 # TypeRef: "<kind> <text>", resolved by the pass to classes:
 #   "N pkg.C"     an instance of the class a name is       "R pkg.f"  what calling a name returns
@@ -58,6 +62,7 @@ class Call:
     target: str
     name: str = ""
     line: int = 0
+    args: str = ""  # a direct call's arguments (`call_guards.call_args`)
 
 
 @dataclass(frozen=True)
@@ -236,6 +241,7 @@ class _FunctionReader:
         self.lambdas: list[ast.Lambda] = []  # handed on: `<locals>.<lambda>`
         self.in_class = 0  # inside a class nested in the function: its defs are the function's
         self.returning = False
+        self.passable: frozenset[str] = frozenset()  # its parameters, never reassigned
 
     def read(self) -> Function:
         node, reader = self.node, self.reader
@@ -250,7 +256,8 @@ class _FunctionReader:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
         nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
-        self._locals(node, nodes)
+        self.locals.update(_local_names(node, nodes))
+        self.passable = frozenset(parameters(node)) - reassigned(nodes)
         self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}")  # type: ignore[attr-defined]
                            for d in nested_defs(node))
         if isinstance(node, ast.Lambda):
@@ -259,6 +266,8 @@ class _FunctionReader:
             for statement in node.body:
                 self._walk(statement)
         reader.self_attributes[self.qualname] = self.self_attributes
+        if not isinstance(node, ast.Lambda):
+            self._guards(node, names)
         qualified = tuple(reader._qualify(d) + "()" * called for d, called in decorators
                           if d and d[0] in reader.bindings)
         if self.lambdas:
@@ -267,6 +276,13 @@ class _FunctionReader:
         return Function(self.qualname, node.lineno, node.end_lineno or node.lineno,
                         tuple(dict.fromkeys(self.calls)), returns, qualified,
                         "property" in names or "cached_property" in names, tuple(_catches(nodes, reader)))
+
+    def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
+        """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
+        found = [Call(GUARD, text, "", line) for line, text in guards(node, self.passable)]
+        if found or any(c.args and not c.args.endswith(",[]]") for c in self.calls):
+            method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
+            self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])
 
     def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
         args = node.args
@@ -290,16 +306,6 @@ class _FunctionReader:
             inner._expression(lam.body)
         return Function(inner.qualname, first.lineno, self.lambdas[-1].end_lineno or first.lineno,
                         tuple(dict.fromkeys(inner.calls)))
-
-    def _locals(self, node: ast.AST, nodes: list[ast.AST]) -> None:
-        for inner in nodes:
-            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-                self.locals.add(inner.id)
-            elif isinstance(inner, ast.arg):  # its parameters and those of what it nests
-                self.locals.add(inner.arg)
-            elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and inner is not node:
-                self.locals.add(inner.name)
 
     def _walk(self, node: ast.AST) -> None:
         """Statements in order, so that a local's type is known from its assignment on."""
@@ -394,7 +400,7 @@ class _FunctionReader:
                                    "returned" if self.returning else "stored", lam.lineno))
 
     def _call(self, node: ast.Call) -> None:
-        func, line = node.func, node.lineno
+        func, line, args = node.func, node.lineno, call_args(node, self.passable)
         dotted = _dotted(func)
         qualified = self._global(dotted)
         if qualified in PARTIALS or (dotted and dotted[-1] in ("partial", "partialmethod")):
@@ -407,15 +413,15 @@ class _FunctionReader:
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
             return
         if qualified is not None:
-            self.calls.append(Call(CALL, qualified, "", line))
+            self.calls.append(Call(CALL, qualified, "", line, args))
         elif isinstance(func, ast.Name) and func.id in self.nested:
-            self.calls.append(Call(CALL, self.nested[func.id], "", line))
+            self.calls.append(Call(CALL, self.nested[func.id], "", line, args))
         elif isinstance(func, ast.Name) and self.types.get(func.id, "").startswith("V "):
-            self.calls.append(Call(CALL, self.types[func.id][2:], "", line))
+            self.calls.append(Call(CALL, self.types[func.id][2:], "", line, args))
         elif isinstance(func, ast.Name) and func.id in self.untyped:
-            self.calls.append(Call(METHOD, "", self.untyped[func.id], line))
+            self.calls.append(Call(METHOD, "", self.untyped[func.id], line, args))
         elif isinstance(func, ast.Attribute):
-            self._method_call(func, line)
+            self._method_call(func, line, args)
         elif isinstance(func, ast.Call) and _dotted(func.func) == ["getattr"] and len(func.args) >= 2:
             self._getattr_call(func, line)
         elif isinstance(func, ast.Subscript):
@@ -425,26 +431,20 @@ class _FunctionReader:
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 self._passed(argument, line, now)
 
-    def _method_call(self, func: ast.Attribute, line: int) -> None:
+    def _method_call(self, func: ast.Attribute, line: int, args: str) -> None:
         receiver = func.value
         if isinstance(receiver, ast.Call) and _dotted(receiver.func) == ["super"]:
             if self.cls is not None:
-                self.calls.append(Call(SUPER, self.cls, func.attr, line))
+                self.calls.append(Call(SUPER, self.cls, func.attr, line, args))
             return
-        self.calls.append(Call(METHOD, self.type_of(receiver), func.attr, line))
+        self.calls.append(Call(METHOD, self.type_of(receiver), func.attr, line, args))
 
     def _getattr_call(self, getter: ast.Call, line: int) -> None:
         receiver, name = getter.args[0], getter.args[1]
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             self.calls.append(Call(METHOD, self.type_of(receiver), name.value, line))
             return
-        prefix = ""
-        if isinstance(name, ast.JoinedStr) and name.values and isinstance(name.values[0], ast.Constant):
-            prefix = str(name.values[0].value)
-        elif isinstance(name, ast.BinOp) and isinstance(name.left, ast.Constant):
-            prefix = str(name.left.value)
-        text = ast.unparse(getter)
-        text = text if len(text) <= 80 else text[:77] + "..."
+        prefix, text = _computed_name(getter)
         self.calls.append(Call(STOP, f"{self.type_of(receiver)}\0{text}", prefix, line))
 
     def _passed(self, argument: ast.expr, line: int, now: bool = True) -> None:

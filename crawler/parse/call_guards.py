@@ -1,0 +1,234 @@
+"""Constants at a call, and the simple guards of raises: how the entry-point pass sees that a
+library's own call cannot reach a raise (`get_current_context(silent=True)` and a raise under
+`if not silent:`).
+
+Read per file, with the call edges (`crawler.parse.call_edges`), as text that rides in a
+function's calls (so the result cache keeps it as it keeps every call):
+
+- a direct call's arguments (`call_args`): how many positional arguments it passes, whether it
+  unpacks `*args`/`**kwargs`, the keywords it names, the constant ones (`True`, `False`, `None`,
+  numbers, short strings) by position or keyword, and the caller's own parameters it passes
+  straight through (never reassigned in the caller);
+- a function's signature (`signature`), for functions with a guard or a pass-through: its
+  positional and keyword-only parameters, the constant defaults, whether the call supplies its
+  first parameter (`self`, `cls`), and whether its decorators keep its signature as written;
+- each raise's guard (`guards`): the conjunction of the simple tests on the function's own
+  (never reassigned) parameters that must hold for the raise to run: the `if`/`elif` tests
+  around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`, and
+  `and`/`or`/`not` of those; negated in an `else`), and an early exit before it in the same
+  block or an enclosing one (`if silent: return None`). Any other test is left out of the
+  conjunction, which only weakens it: such a raise is reached as before.
+
+`reduce` weighs a guard against one call's constants (three-valued: a parameter the call leaves
+unknown makes its test unknown); a guard that is false cannot run for that call.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from functools import lru_cache
+
+# decorators that keep a function's signature as written (by their last dotted name)
+KEEPS_SIGNATURE = frozenset({"staticmethod", "classmethod", "property", "cached_property",
+                             "abstractmethod", "overload", "wraps", "contextmanager", "override",
+                             "final", "setter", "getter", "deleter", "lru_cache", "cache"})
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+Bound = tuple[str, object]  # ("c", a constant) or ("p", the caller's parameter passed through)
+
+
+def constant(node: ast.expr) -> tuple[bool, object]:
+    """Whether an argument is a constant the pass weighs, and its value."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        return True, -node.operand.value  # type: ignore[operator]
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or type(value) in (bool, int, float) or (type(value) is str and len(value) <= 60):
+            return True, value
+    return False, None
+
+
+def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    args = node.args
+    return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+
+
+def reassigned(nodes: list[ast.AST]) -> set[str]:
+    """The names a function (nested scopes too) stores, deletes or declares nonlocal/global."""
+    found: set[str] = set()
+    for inner in nodes:
+        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+            found.add(inner.id)
+        elif isinstance(inner, (ast.Nonlocal, ast.Global)):
+            found.update(inner.names)
+    return found
+
+
+def call_args(node: ast.Call, passable: frozenset[str]) -> str:
+    """A direct call's arguments as JSON: [positional count, unpacks, keywords named,
+    [[position or keyword, constant]], [[position or keyword, caller's parameter]]]."""
+    count, unpacks = 0, False
+    named: list[str] = []
+    constants: list[list[object]] = []
+    passed: list[list[object]] = []
+    keyed: list[tuple[int | str, ast.expr]] = []
+    for argument in node.args:
+        if isinstance(argument, ast.Starred):
+            unpacks = True
+            break
+        keyed.append((count, argument))
+        count += 1
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            unpacks = True
+        else:
+            named.append(keyword.arg)
+            keyed.append((keyword.arg, keyword.value))
+    for key, value in keyed:
+        known, const = constant(value)
+        if known:
+            constants.append([key, const])
+        elif isinstance(value, ast.Name) and value.id in passable:
+            passed.append([key, value.id])
+    return json.dumps([count, int(unpacks), named, constants, passed], separators=(",", ":"))
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, method: bool) -> str:
+    """JSON: [positional parameters, keyword-only ones, {parameter: constant default}, what
+    supplies the first (0: the caller, 1: an instance or class called, 2: a classmethod's
+    class), whether the decorators keep the signature]."""
+    args = node.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    defaults: dict[str, object] = {}
+    for name, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        known, value = constant(default)
+        if known:
+            defaults[name] = value
+    for arg, given in zip(args.kwonlyargs, args.kw_defaults):
+        known, value = constant(given) if given is not None else (False, None)
+        if known:
+            defaults[arg.arg] = value
+    decorators = [] if isinstance(node, ast.Lambda) else [_decorator_name(d) for d in node.decorator_list]
+    keeps = all(d in KEEPS_SIGNATURE for d in decorators)
+    bound = method * (2 if "classmethod" in decorators else 1)
+    return json.dumps([positional, [a.arg for a in args.kwonlyargs], defaults, bound, int(keeps)],
+                      separators=(",", ":"))
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, usable: frozenset[str]) -> list[tuple[int, str]]:
+    """Each raise of the function's own body that has a simple guard: (its line, the guard)."""
+    found: list[tuple[int, str]] = []
+
+    def block(statements: list[ast.stmt], held: list[str]) -> None:
+        held = list(held)
+        for statement in statements:
+            visit(statement, held)
+            if isinstance(statement, ast.If) and statement.body \
+                    and isinstance(statement.body[-1], _EXITS) and simple(statement.test, usable):
+                held.append(f"not ({ast.unparse(statement.test)})")  # what runs after it
+
+    def visit(statement: ast.stmt, held: list[str]) -> None:
+        if isinstance(statement, ast.Raise):
+            if held:
+                found.append((statement.lineno, " and ".join(f"({h})" for h in held)))
+        elif isinstance(statement, ast.If):
+            test = ast.unparse(statement.test) if simple(statement.test, usable) else None
+            block(statement.body, [*held, test] if test else held)
+            block(statement.orelse, [*held, f"not ({test})"] if test else held)
+        elif not isinstance(statement, _NESTED):
+            for field in ("body", "orelse", "finalbody"):
+                block(getattr(statement, field, []), held)
+            for handler in getattr(statement, "handlers", []):
+                block(handler.body, held)
+
+    block(node.body, [])
+    return found
+
+
+def simple(test: ast.expr, usable: frozenset[str]) -> bool:
+    """A test of the function's parameters against constants, as the pass weighs it."""
+    if isinstance(test, ast.BoolOp):
+        return all(simple(v, usable) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return simple(test.operand, usable)
+    if isinstance(test, ast.Name):
+        return test.id in usable
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and test.left.id in usable:
+        op, (known, value) = test.ops[0], constant(test.comparators[0])
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            return known and value in (None, True, False) and type(value) is not int
+        return known and isinstance(op, (ast.Eq, ast.NotEq))
+    return False
+
+
+@lru_cache(maxsize=4096)
+def parsed(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def reduce(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
+    """The guard for one call: True/False when its constants decide it, None when unknown, or
+    the guard over the caller's parameters it passes straight through (text)."""
+    if isinstance(test, ast.BoolOp):
+        parts = [reduce(v, env) for v in test.values]
+        rest = [p for p in parts if isinstance(p, str)]
+        if isinstance(test.op, ast.And):
+            if False in parts:
+                return False
+            return " and ".join(f"({p})" for p in rest) if rest else None if None in parts else True
+        if True in parts:
+            return True
+        if None in parts:
+            return None
+        return " or ".join(f"({p})" for p in rest) if rest else False
+    if isinstance(test, ast.UnaryOp):
+        inner = reduce(test.operand, env)
+        return f"not ({inner})" if isinstance(inner, str) else None if inner is None else not inner
+    name = test.id if isinstance(test, ast.Name) else test.left.id  # type: ignore[attr-defined]
+    kind, value = env.get(name, ("", None))
+    if kind == "p":
+        renamed = ast.Name(str(value)) if isinstance(test, ast.Name) else \
+            ast.Compare(ast.Name(str(value)), test.ops, test.comparators)  # type: ignore[attr-defined]
+        return ast.unparse(renamed)
+    if kind != "c":
+        return None
+    if isinstance(test, ast.Name):
+        return bool(value)
+    assert isinstance(test, ast.Compare)
+    op, other = test.ops[0], constant(test.comparators[0])[1]
+    if isinstance(op, ast.Is):
+        return value is other
+    if isinstance(op, ast.IsNot):
+        return value is not other
+    return (value == other) if isinstance(op, ast.Eq) else (value != other)
+
+
+def binding(sig: str, args: str, on_object: bool) -> dict[str, Bound]:
+    """What one call binds the callee's parameters to: its constants and pass-throughs, and
+    the defaults of the parameters it leaves out (none when it unpacks `*args`/`**kwargs`).
+    `on_object`: called on an instance or class (`x.m()`, `C()`), not as `C.m(x)`."""
+    positional, keyword_only, defaults, supplied, keeps = json.loads(sig)
+    if not keeps:
+        return {}
+    names = positional[1:] if supplied == 2 or (supplied and on_object) else positional
+    count, unpacks, named, constants, passed = json.loads(args)
+    everyone = {*names, *keyword_only}
+    env: dict[str, Bound] = {}
+    for kind, pairs in (("c", constants), ("p", passed)):
+        for key, value in pairs:
+            name = names[key] if isinstance(key, int) and key < len(names) else key
+            if isinstance(name, str) and name in everyone:
+                env[name] = (kind, value)
+    if not unpacks:
+        for name in [*names[count:], *keyword_only]:
+            if name not in named and name in defaults:
+                env[name] = ("c", defaults[name])
+    return env
