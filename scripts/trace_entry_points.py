@@ -132,7 +132,7 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
         counts = {"static": 0, "stops": 0, "missed": 0}
         for outer, path, line in sorted(chosen):
             site = by_site[(path, line)]
-            how = _reaches(graph, outer, node_of(site))
+            how = _reaches(graph, outer, node_of(site), line)
             counts[how] += 1
             if how == "missed" and reached_user:
                 misses.append(f"{outer} -> {node_of(site)} ({path}:{line})")
@@ -162,8 +162,9 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     del found
 
 
-def _reaches(graph: object, outer: str, node: str | None) -> str:
-    """'static', 'stops' or 'missed': whether the graph reaches `node` from `outer`."""
+def _reaches(graph: object, outer: str, node: str | None, line: int) -> str:
+    """'static', 'stops' or 'missed': whether the graph reaches `node` from `outer` (the raise
+    at `line`: a call whose constants make its guard false does not reach it)."""
     from crawler.catalogue.entry_points import Graph
 
     assert isinstance(graph, Graph)
@@ -175,7 +176,7 @@ def _reaches(graph: object, outer: str, node: str | None) -> str:
     saved = graph.public
     graph.public = {outer: outer}
     try:
-        for entry in graph._entry_points(node, "", 0).items:
+        for entry in graph._entry_points(node, "", line).items:
             return "static" if entry.stops is None else "stops"
     finally:
         graph.public = saved
