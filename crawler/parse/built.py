@@ -358,8 +358,12 @@ MAX_PATHS = 64
 def merged_paths(reader: Reader, found: list[flow.Definition]) -> list[Alternative]:
     """Too many paths to read one alternative each (`if c: msg += piece`, over and over): one
     reading where each part that every path adds is required, and each part only some paths
-    add is optional (a group repeated any number of times, as a loop's pass: the regex allows
-    what no path prints, never refuses what one does). The parts keep their order in the code."""
+    add is optional: a group repeated any number of times, as a loop's pass (the regex allows
+    what no path prints, never refuses what one does). Every path starts from the same
+    assignment; the parts keep their order in the code."""
+    first = found[0][0][0]
+    if any(path[0][0] is not first for path in found):
+        raise Unreadable  # assigned anew on some path: alternatives, not pieces added
     order = _part_order(found)
     everywhere = set.intersection(*({id(value) for value, _ in path} for path in found))
     readings: list[list[Alternative]] = []

@@ -245,10 +245,10 @@ def argument_text(keyword: str | None, binding: Binding) -> ArgumentText:
 
 def reading(alternative: Alternative) -> TextReading:
     kind, pieces = alternative
-    if any(p.group for p in pieces):
-        raise Unreadable("what a loop adds repeats: not handed to other modules")
-    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain) for p in pieces))
+    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain, p.group, p.choice)
+                                   for p in pieces))
 
 
 def alternative(text: TextReading) -> Alternative:
-    return text.kind, [Piece(run.text, run.placeholder, run.plain) for run in text.runs]
+    return text.kind, [Piece(run.text, run.placeholder, run.plain, run.group, run.choice)
+                       for run in text.runs]

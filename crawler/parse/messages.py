@@ -23,6 +23,7 @@ import libcst as cst
 
 from crawler.parse import flow
 from crawler.parse.built import why_dynamic
+from crawler.parse.pieces import _GROUP_IDS
 from crawler.parse.reading import (  # noqa: F401 - Piece, Reader and Unreadable are used from here too
     MAX_ALTERNATIVES,
     Alternative,
@@ -168,7 +169,7 @@ def pieces_of(template: Template) -> list[Piece] | None:
     or when the regex repeats what a loop adds (the text shows it once)."""
     text = template.template
     if REPEATED_GROUP.search(template.regex):
-        return None
+        return _grouped_pieces(template)
     pieces: list[Piece] = []
     literal: list[str] = []
     queue = list(template.placeholders)
@@ -193,6 +194,55 @@ def pieces_of(template: Template) -> list[Piece] | None:
         index += 1
     pieces.append(Piece("".join(literal)))
     return _merge_text(pieces) if not queue else None
+
+
+def _grouped_pieces(template: Template) -> list[Piece] | None:
+    """The pieces of a template whose regex repeats what a loop adds (or what some paths add),
+    read back off the regex `_runs` wrote: its literal runs, its placeholders (named in order by
+    the template's list) and its `(?:one|another)*` groups. None unless the pieces give the
+    template's text and regex back exactly (another display, a group of placeholders alone)."""
+    regex = template.regex
+    if template.display != "str" or not (regex.startswith("^") and regex.endswith("$")):
+        return None
+    names = list(template.placeholders)
+    pieces: list[Piece] = []
+    group = choice = 0
+    index, end = 1, len(regex) - 1
+    while index < end:
+        if regex.startswith("(?:", index) and not group:
+            group, choice = next(_GROUP_IDS), 0
+            index += 3
+        elif regex.startswith(")*", index) and group:
+            group = 0
+            index += 2
+        elif regex[index] == "|" and group:
+            choice += 1
+            index += 1
+        elif regex[index] == "(":
+            found = _PLACEHOLDER_GROUP.match(regex, index)
+            if found is None or not names:
+                return None
+            pieces.append(Piece(names.pop(0), True, group=group, choice=choice))
+            index = found.end()
+        elif regex[index] == "\\" and index + 1 < end:
+            pieces.append(Piece(regex[index + 1], group=group, choice=choice))
+            index += 2
+        elif regex[index] in _REGEX_SPECIAL:
+            return None
+        else:
+            pieces.append(Piece(regex[index], group=group, choice=choice))
+            index += 1
+    pieces = _merge_text(pieces)
+    if names or group:
+        return None
+    again = build_template(template.kind, pieces)
+    if (again.template, again.placeholders, again.regex) != \
+            (template.template, template.placeholders, regex):
+        return None
+    return pieces
+
+
+_PLACEHOLDER_GROUP = re.compile(r"\((?:\?P<[A-Za-z_][A-Za-z0-9_]*>)?\[\\s\\S\]\*\?\)")
 
 
 def _display_pattern(display: str, readings: list[list[Alternative]], chosen: int,
@@ -230,6 +280,13 @@ def _display_pattern(display: str, readings: list[list[Alternative]], chosen: in
         return "\\(" + parts[0] + ",\\)"
     tail = f"(?:, ({ANY}))?" if starred else ""
     return "\\(" + ", ".join(parts) + tail + "\\)"
+
+
+def display_regex(display: str, readings: list[list[Alternative]], chosen: int,
+                  pieces: list[Piece], kind: str) -> str:
+    """The anchored regex of a message shown as `display` shows it (`call_templates`), the
+    call's arguments read as `readings`, the message the `chosen` one."""
+    return "^" + _display_pattern(display, readings, chosen, pieces, kind, []) + "$"
 
 
 def _other_arg_pattern(reading: list[Alternative]) -> str:

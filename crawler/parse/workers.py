@@ -34,6 +34,7 @@ from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
+from crawler.parse.text_calls import TextCall, read_text_calls
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped
 
@@ -65,6 +66,7 @@ class FileOutcome:
     stubbed: tuple[Region, ...] = ()  # read as a skeleton: functions to fill from the previous
     exposed: tuple[ExposedFunction, ...] = ()  # functions other modules' raises may follow
     calls: CallFacts | None = None  # its definitions and call edges, for the entry-point pass
+    text_calls: tuple[TextCall, ...] = ()  # its calls that pass text (`crawler.catalogue.callers`)
 
 
 class WorkerError(CrawlerError):
@@ -103,7 +105,8 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
                        classes=tuple(found.classes), exports=found.exports,
                        regions=tuple(found.regions), context=found.context,
                        stubbed=found.stubbed, exposed=found.exposed,
-                       calls=read_calls(data, module_name(path), path.endswith("__init__.py")))
+                       calls=read_calls(data, module_name(path), path.endswith("__init__.py")),
+                       text_calls=read_text_calls(data))
 
 
 Answer = FileOutcome | FileAssertions  # a FileOutcome with a failure for any file a worker lost

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from crawler import cyclic_gc, entry_stage, evidence_stage
-from crawler.catalogue import classes, factories, holdback, releases
+from crawler.catalogue import callers, classes, factories, holdback, releases
 from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
@@ -264,7 +264,8 @@ def _reach_of_class_changes(collected: Collected, previous: Manifest | None,
 def _reach_of_callee_changes(collected: Collected) -> Collected:
     """A kept file whose raise calls a function of a file read again is merged again with it:
     the function's new text is its template too (`factories.reached`)."""
-    paths = factories.reached(collected.outcomes, collected.context)
+    paths = factories.reached(collected.outcomes, collected.context) \
+        | callers.reached(collected.outcomes, collected.context)
     if not paths:
         return collected
     return replace(collected,
@@ -280,7 +281,7 @@ def class_pass(collected: Collected, previous: Manifest | None,
         files = [o for o in (*collected.outcomes, *collected.context) if o.failure is None]
         if progress is not None and files:
             progress(0, len(files))
-        resolved = classes.resolve(factories.settled_files(files))
+        resolved = classes.resolve(callers.followed_files(factories.settled_files(files)))
         if progress is not None and files:
             progress(len(files), len(files))
         return resolved

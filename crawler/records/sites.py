@@ -155,6 +155,8 @@ class TextRun:
     text: str
     placeholder: bool = False
     plain: bool = True  # a placeholder shown as str() of its value: no conversion, no spec
+    group: int = 0  # a repeated (or optional) group of runs, as `crawler.parse.pieces.Piece`'s
+    choice: int = 0
 
 
 @dataclass(frozen=True)

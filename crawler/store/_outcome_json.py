@@ -13,6 +13,7 @@ from typing import Any
 
 from crawler.parse.call_edges import Call, CallFacts, ClassFacts, Function
 from crawler.parse.skeleton import Region
+from crawler.parse.text_calls import TextCall
 from crawler.parse.workers import FileOutcome
 from crawler.records import (
     ArgumentText,
@@ -52,6 +53,7 @@ def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
         "snippets": list(snippets),
         "exposed": outcome.exposed,
         "calls": outcome.calls,
+        "text_calls": outcome.text_calls,
     }
 
 
@@ -77,7 +79,10 @@ def outcome_from_data(data: dict[str, Any]) -> FileOutcome:
         classes=tuple(_class(item) for item in data["classes"]), exports=exports,
         regions=tuple(_region(item) for item in data["regions"]), context=context,
         exposed=tuple(_exposed(item) for item in data["exposed"]),
-        calls=facts_from_data(data["calls"]) if data.get("calls") is not None else None)
+        calls=facts_from_data(data["calls"]) if data.get("calls") is not None else None,
+        text_calls=tuple(TextCall(c["line"], c["name"], c["receiver"],
+                                  tuple(_argument(a) for a in c["args"]))
+                         for c in data.get("text_calls", ())))
 
 
 def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:

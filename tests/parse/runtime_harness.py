@@ -29,8 +29,10 @@ from typing import Any
 
 import yaml
 
-from crawler.catalogue import classes, factories
+from crawler.catalogue import callers, classes, factories
+from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.names import module_name
+from crawler.parse.text_calls import TextCall, read_text_calls
 from crawler.parse.visitor import FileSites, find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseSite
 
@@ -63,6 +65,8 @@ class Visited:
     classes: list[ClassDef]
     exports: dict[str, str] = field(default_factory=dict)
     exposed: tuple[ExposedFunction, ...] = ()  # functions other modules' raises may follow
+    calls: CallFacts | None = None  # its call edges, for the callers of a raise's function
+    text_calls: tuple[TextCall, ...] = ()  # its calls that pass text
 
 
 def all_cases() -> list[Case]:
@@ -91,16 +95,19 @@ def _load(path: Path) -> dict[str, Any]:
 def visit(case: Case) -> list[tuple[Visited, FileSites]]:
     visited = []
     for path, module, source in case.files:
-        found = find_raise_sites(path, source.read_bytes(), module)
+        data = source.read_bytes()
+        found = find_raise_sites(path, data, module)
         visited.append((Visited(path, found.sites, found.pending, found.classes, found.exports,
-                                found.exposed), found))
+                                found.exposed, read_calls(data, module, path.endswith("__init__.py")),
+                                read_text_calls(data)), found))
     return visited
 
 
 def records(case: Case) -> list[RaiseSite]:
     """The sites the crawler makes records of: every file visited, then the repository-wide
-    passes (calls of another module's names, then classes)."""
-    resolved = classes.resolve(factories.settled_files([v for v, _ in visit(case)]))
+    passes (calls of another module's names, the callers' texts, then classes)."""
+    settled = factories.settled_files([v for v, _ in visit(case)])
+    resolved = classes.resolve(callers.followed_files(settled))
     order = {path: index for index, (path, _, _) in enumerate(case.files)}
     return sorted(resolved.sites, key=lambda s: (order[s.path], s.line, s.column))
 
