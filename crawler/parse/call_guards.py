@@ -16,7 +16,9 @@ function's calls (so the result cache keeps it as it keeps every call):
   (never reassigned) parameters that must hold for the raise to run: the `if`/`elif` tests
   around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`, and
   `and`/`or`/`not` of those; negated in an `else`), and an early exit before it in the same
-  block or an enclosing one (`if silent: return None`). Any other test is left out of the
+  block or an enclosing one (`if silent: return None`). Of a test that is not simple, only
+  what it implies is kept: the simple parts of an `and` that holds (`if cmp is not None and
+  any(...)` keeps `cmp is not None`), of an `or` that fails. Anything else is left out of the
   conjunction, which only weakens it: such a raise is reached as before.
 
 `reduce` weighs a guard against one call's constants (three-valued: a parameter the call leaves
@@ -130,18 +132,18 @@ def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, usable: frozenset[str])
         held = list(held)
         for statement in statements:
             visit(statement, held)
-            if isinstance(statement, ast.If) and statement.body \
-                    and isinstance(statement.body[-1], _EXITS) and simple(statement.test, usable):
-                held.append(f"not ({ast.unparse(statement.test)})")  # what runs after it
+            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _EXITS):
+                after = holds(statement.test, usable, False)  # what runs after it
+                held.extend([after] if after else [])
 
     def visit(statement: ast.stmt, held: list[str]) -> None:
         if isinstance(statement, ast.Raise):
             if held:
                 found.append((statement.lineno, " and ".join(f"({h})" for h in held)))
         elif isinstance(statement, ast.If):
-            test = ast.unparse(statement.test) if simple(statement.test, usable) else None
-            block(statement.body, [*held, test] if test else held)
-            block(statement.orelse, [*held, f"not ({test})"] if test else held)
+            true, false = holds(statement.test, usable, True), holds(statement.test, usable, False)
+            block(statement.body, [*held, true] if true else held)
+            block(statement.orelse, [*held, false] if false else held)
         elif not isinstance(statement, _NESTED):
             for field in ("body", "orelse", "finalbody"):
                 block(getattr(statement, field, []), held)
@@ -150,6 +152,19 @@ def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, usable: frozenset[str])
 
     block(node.body, [])
     return found
+
+
+def holds(test: ast.expr, usable: frozenset[str], outcome: bool) -> str | None:
+    """What a test's outcome says of the parameters, as far as the pass reads it: the test
+    itself when simple; else, of `A and B` true (or `A or B` false), the parts that are."""
+    if simple(test, usable):
+        return ast.unparse(test) if outcome else f"not ({ast.unparse(test)})"
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return holds(test.operand, usable, not outcome)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if outcome else ast.Or):
+        kept = [p for p in (holds(v, usable, outcome) for v in test.values) if p]
+        return " and ".join(f"({p})" for p in kept) or None
+    return None
 
 
 def simple(test: ast.expr, usable: frozenset[str]) -> bool:

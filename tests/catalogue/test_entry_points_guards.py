@@ -113,7 +113,7 @@ def test_a_constant_that_satisfies_the_guard_still_reaches(make_repo: Callable[[
 def test_guards_the_pass_does_not_read_still_reach(make_repo: Callable[[str], GitRepo]) -> None:
     source = """\
         def _size(items, strict=False):
-            if strict and len(items) > 3:
+            if strict or len(items) > 3:
                 raise ValueError('too many')
         def _named(name, silent=None):
             if silent is None:
@@ -131,7 +131,7 @@ def test_guards_the_pass_does_not_read_still_reach(make_repo: Callable[[str], Gi
             return _spread([], **options)
         """
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
-    # `strict and len(items) > 3` is not a test of parameters only: not read
+    # `strict or len(items) > 3` is not a test of parameters only: not read
     assert entries(graph, "pkg._size", line=line_of(source, "too many")) == [
         ("pkg.count", ("pkg.count", "pkg._size"), None, None)]
     # `silent` is reassigned before its test: not read
@@ -140,6 +140,25 @@ def test_guards_the_pass_does_not_read_still_reach(make_repo: Callable[[str], Gi
     # `**options` may pass `strict`: its default is not assumed
     assert entries(graph, "pkg._spread", line=line_of(source, "raise ValueError(items)")) == [
         ("pkg.spread", ("pkg.spread", "pkg._spread"), None, None)]
+
+
+def test_the_simple_part_of_an_and_is_read(make_repo: Callable[[str], GitRepo]) -> None:
+    source = """\
+        def _check(cmp, eq):
+            if cmp is not None and any((eq is not None,)):
+                raise ValueError('mixed')
+            if not (eq is None or len(eq) < 3):
+                raise ValueError('long')
+        def plain(eq):
+            return _check(None, eq)
+        def given(eq):
+            return _check(3, eq=None)
+        """
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
+    assert entries(graph, "pkg._check", line=line_of(source, "mixed")) == [
+        ("pkg.given", ("pkg.given", "pkg._check"), None, None)]
+    assert entries(graph, "pkg._check", line=line_of(source, "long")) == [
+        ("pkg.plain", ("pkg.plain", "pkg._check"), None, None)]
 
 
 def test_a_parameter_passed_straight_through_one_level(make_repo: Callable[[str], GitRepo]) -> None:
