@@ -53,7 +53,7 @@ INDEX_FILE = "lookup.sqlite"
 # store loads the parser, a second of imports a lookup that reads no record does without.
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
-INDEX_VERSION = "3"  # 2: past releases' wordings; 3: digests of racy files
+INDEX_VERSION = "4"  # 2: past releases' wordings; 3: digests of racy files; 4: plain typography
 APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
 # A file changed this recently when read keeps its digest too: 2 s where timestamps are whole
 # seconds (FAT, some network file systems), 50 ms where they have nanoseconds (the kernel's

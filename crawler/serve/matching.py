@@ -10,6 +10,10 @@ A template that matches neither way is scored by its literal words (`word_overla
 it shares with the paste, in order (difflib over word lists), so a clause deep in a long message
 counts as much as its first line.
 
+Both sides are read with plain characters where a browser, a tracker or a word processor puts
+typographic ones (`plain`): curly quotes, a dash for `--`, an ellipsis, non-breaking and
+zero-width spaces; so a paste whose quotes a tracker curled still matches the code's `'` and `"`.
+
 Every measure counts characters of literal text, whitespace left out:
 - `explained`: the share of the paste the template's literal text accounts for;
 - `coverage`: the share of the template's literal text the paste shows.
@@ -32,6 +36,27 @@ _URL_TOKEN = "\x00"
 _WORD = re.compile(r"\w+")
 # `{{`, `}}`, or a placeholder with one level of braces inside (`{d['k']}`, `{x:{width}}`)
 _TEMPLATE_TOKEN = re.compile(r"(\{\{|\}\}|\{(?:[^{}]|\{[^{}]*\})*\})")
+# typographic characters to the plain ones they stand for (None: left out)
+_TYPOGRAPHY: dict[str, str | None] = {
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),  # ‘ ’ ‚ ‛ ′
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),  # “ ” „ ‟ ″
+    **dict.fromkeys("\u2013\u2014", "--"),  # – —: what `--` becomes in a typographer's hands
+    "\u2026": "...",  # …
+    **dict.fromkeys("\u00a0\u2007\u2009\u202f", " "),  # non-breaking and thin spaces
+    **dict.fromkeys("\u200b\u200c\u2060\ufeff\u00ad", None),  # zero-width, soft hyphen
+}
+_PLAIN = str.maketrans(_TYPOGRAPHY)
+_PLAIN_REGEX = str.maketrans({**_TYPOGRAPHY, "\u2026": r"\.\.\."})  # a regex's `…`: three dots
+
+
+def plain(text: str) -> str:
+    """`text` with plain characters for typographic ones, as both sides are compared."""
+    return text.translate(_PLAIN) if not text.isascii() else text
+
+
+def plain_regex(regex: str) -> str:
+    """A record's regex read as `plain` reads the text it runs on."""
+    return regex.translate(_PLAIN_REGEX) if not regex.isascii() else regex
 
 
 @dataclass(frozen=True)

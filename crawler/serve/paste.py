@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from crawler.serve.matching import plain
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _HEAD = re.compile(r"^\s*(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):?\s*$"
                    r"|^╭.*Traceback")
@@ -106,7 +108,7 @@ def read_paste(pasted: str) -> Paste:
 
 
 def _clean(pasted: str, forms: list[str]) -> str:
-    text = pasted.replace("\r\n", "\n").replace("\r", "\n")
+    text = plain(pasted.replace("\r\n", "\n").replace("\r", "\n"))
     if _ANSI.search(text):
         forms.append("ansi")
         text = _ANSI.sub("", text)

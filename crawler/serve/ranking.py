@@ -47,6 +47,8 @@ from crawler.serve.matching import (
     Fit,
     kinship,
     loose_match,
+    plain,
+    plain_regex,
     squash,
     template_pieces,
     word_overlap,
@@ -104,12 +106,12 @@ class Wording:
     def required(self) -> str:
         """The longest literal run of the regex: in every message it matches ("" if unknown)."""
         runs = literal_runs(self.regex)
-        return max(runs, key=len) if runs else ""
+        return plain(max(runs, key=len)) if runs else ""
 
     @cached_property
     def literal_text(self) -> str:
         """The template without its placeholders, for closeness."""
-        return _PLACEHOLDER.sub(" ", self.template).replace("{{", "{").replace("}}", "}")
+        return plain(_PLACEHOLDER.sub(" ", self.template).replace("{{", "{").replace("}}", "}"))
 
 
 def wordings(record: ErrorRecord) -> list[Wording]:
@@ -142,6 +144,7 @@ class Match:
     captures: dict[str, str] = field(default_factory=dict)
     loose: bool = False  # fitted with whitespace and URLs left out, not by the record's regex
     report: int = 0  # which exception of the paste: 0 the last raised, 1 the one before...
+    cut_prefix: bool = False  # the paste, cut short (`...`), is the template's beginning
     rank: int = 0  # 1 for the best; equal for ties
     tie: bool = False  # another match has the same place
 
@@ -260,9 +263,13 @@ def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
     confident = (fit.kind != CLOSEST and fit.explained >= CONFIDENT_EXPLAINED
                  and fit.literal >= min(MIN_LITERAL, fit.template))
     both = 2 * fit.explained * fit.coverage / (fit.explained + fit.coverage)
+    cut_prefix = fit.kind == PREFIX and reported.cut
+    if cut_prefix:  # the tool cut the paste there: what the template goes on is unseen, not
+        both = fit.explained  # missing (how much it shows orders templates alike: `_place`)
     score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
-                 round(score, 3), kin, confident, text, captures, loose, order_of_report)
+                 round(score, 3), kin, confident, text, captures, loose, order_of_report,
+                 cut_prefix=cut_prefix)
 
 
 def _regex_fit(wording: Wording, text: str, squashed: str, budget: Budget,
@@ -289,13 +296,13 @@ _WORDS: dict[str, list[str]] = {}
 
 def _pieces(template: str) -> list[str | None]:
     if template not in _PIECES:
-        _PIECES[template] = template_pieces(template)
+        _PIECES[template] = template_pieces(plain(template))
     return _PIECES[template]
 
 
 def _template_words(template: str) -> list[str]:
     if template not in _WORDS:
-        _WORDS[template] = words(_PLACEHOLDER.sub(" ", template))
+        _WORDS[template] = words(plain(_PLACEHOLDER.sub(" ", template)))
     return _WORDS[template]
 
 
@@ -305,21 +312,26 @@ _COMPILED: dict[str, BoundedRegex | None] = {}
 def _compiled(regex: str) -> BoundedRegex | None:
     """Compiled once per process, only when a message gets past the literal prefilter."""
     if regex not in _COMPILED:
-        _COMPILED[regex] = BoundedRegex.compile(regex)
+        _COMPILED[regex] = BoundedRegex.compile(plain_regex(regex))
     return _COMPILED[regex]
 
 
 _KIND_ORDER = {EXACT: 0, PREFIX: 1, CLOSEST: 2}
 
 
-def _place(match: Match) -> tuple[bool, int, int, bool, float, int]:
+def _place(match: Match) -> tuple[bool, int, int, bool, float, float]:
     """What makes two matches a tie: confidence, the exception of the paste (the last raised
-    first), the kind and the record's own regex before a loose fit when confident, the score,
-    the template's literal size."""
-    literal = -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
+    first), the kind (the record's own regex before a loose fit when confident), the score,
+    then how specific the template is: the more literal text the better; but for a cut paste
+    that is a template's beginning, the more of the template it shows the better (a message
+    cut at any point is likelier cut where this one was the shorter it is)."""
+    specific = -match.coverage if match.cut_prefix else \
+        -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
     if match.confident:
-        return (False, match.report, _KIND_ORDER[match.kind], match.loose, -match.score, literal)
-    return (True, 0, match.kind != EXACT, False, -match.score, literal)
+        return (False, match.report, _KIND_ORDER[match.kind], match.loose, -match.score, specific)
+    # the paste fits the template whole, or is its beginning, before templates that only share
+    # words with it: every character of it in place is more than words met anywhere
+    return (True, 0, _KIND_ORDER[match.kind], False, -match.score, specific)
 
 
 def order(match: Match) -> tuple[object, ...]:

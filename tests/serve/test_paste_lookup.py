@@ -259,3 +259,52 @@ def test_a_paste_beginning_with_a_dash_or_read_from_stdin_is_the_message(widgets
     assert done.returncode == 0 and json.loads(done.stdout)["matches"][0]["line"] == 21
     code, _ = crawler("lookup", "x", str(widgets), "--no-such-option")
     assert code == 2  # a typed option that does not exist is still a usage error
+
+
+TYPESET = b'''
+class ShapeError(TypeError):
+    pass
+
+
+def g(name, shape, what, fun):
+    raise LookupError(f'No such command "{name}". Try \\'tool --help\\'... for more')
+    raise ValueError(f"the widget \\u201c{name}\\u201d is gone")
+    raise ShapeError(f"Abstract value {shape} where a concrete one is expected\\nThe {fun} function "
+                     "was called on it")
+    raise ShapeError(f"Abstract value {shape} where a concrete one is expected\\n{what}")
+    raise RuntimeError(f"Abstract painter {name} has no brush")
+'''
+
+
+@pytest.fixture(scope="module")
+def typeset() -> LookupIndex:
+    sites = find_raise_sites("t.py", TYPESET, "t").sites
+    return LookupIndex(merge(PIN, [], sites).records, bases={"ShapeError": ("TypeError",)})
+
+
+@pytest.mark.parametrize(("pasted", "exception", "name"), [
+    # a tracker curled the quotes, made `--` a dash and `...` an ellipsis
+    ("LookupError: No such command \u201chelp\u201d. Try \u2018tool \u2013help\u2019\u2026 for more",
+     "LookupError", "help"),
+    # the code prints curly quotes, the user typed straight ones (and a non-breaking space)
+    ('ValueError: the widget "bolt"\u00a0is gone', "ValueError", "bolt"),
+])
+def test_typographic_characters_are_read_as_the_plain_ones_on_both_sides(
+        typeset: LookupIndex, pasted: str, exception: str, name: str) -> None:
+    answer = typeset.answer(pasted)
+    first = answer.matches[0]
+    assert answer.found and first.kind == "exact" and first.wording.exception == exception
+    assert first.captures == {"name": name} and first.explained > 0.7
+
+
+def test_a_title_cut_to_one_word_puts_the_pasted_class_first(typeset: LookupIndex) -> None:
+    """A paste cut short is the beginning of every template it prefixes, however long: how much
+    of each it shows is no score (the rest is unseen, not missing) but the order among them
+    (a message is the likelier cut there the shorter it is); the class pasted decides first,
+    and such a beginning comes before templates that only share a word with it."""
+    answer = typeset.answer("FAILED t.py::test_g - t.ShapeError: Abstract...")
+    assert not answer.found  # one word explains nothing for sure
+    assert [(m.wording.exception, m.kind, m.rank) for m in answer.matches] == [
+        ("ShapeError", "exact prefix", 1), ("ShapeError", "exact prefix", 2),
+        ("RuntimeError", "exact prefix", 3)]
+    assert answer.matches[0].wording.template.endswith("{what}")
