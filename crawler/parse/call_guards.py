@@ -8,13 +8,15 @@ function's calls (so the result cache keeps it as it keeps every call):
 - a direct call's arguments (`call_args`): how many positional arguments it passes, whether it
   unpacks `*args`/`**kwargs`, the keywords it names, the constant ones (`True`, `False`, `None`,
   numbers, short strings) by position or keyword, and the caller's own parameters it passes
-  straight through (never reassigned in the caller);
+  straight through (never reassigned in the caller), and the ones that are a class
+  (`x.__class__`, `type(x)`);
 - a function's signature (`signature`), for functions with a guard or a pass-through: its
   positional and keyword-only parameters, the constant defaults, whether the call supplies its
   first parameter (`self`, `cls`), and whether its decorators keep its signature as written;
 - each raise's guard (`guards`): the conjunction of the simple tests on the function's own
   (never reassigned) parameters that must hold for the raise to run: the `if`/`elif` tests
-  around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`, and
+  around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`,
+  `isinstance(p, type)`, and
   `and`/`or`/`not` of those; negated in an `else`), and an early exit before it in the same
   block or an enclosing one (`if silent: return None`). Of a test that is not simple, only
   what it implies is kept: the simple parts of an `and` that holds (`if cmp is not None and
@@ -70,11 +72,13 @@ def reassigned(nodes: list[ast.AST]) -> set[str]:
 
 def call_args(node: ast.Call, passable: frozenset[str]) -> str:
     """A direct call's arguments as JSON: [positional count, unpacks, keywords named,
-    [[position or keyword, constant]], [[position or keyword, caller's parameter]]]."""
+    [[position or keyword, constant]], [position or keyword given a class (`is_class`)],
+    [[position or keyword, caller's parameter]]] (so it ends `,[]]` when it passes none)."""
     count, unpacks = 0, False
     named: list[str] = []
     constants: list[list[object]] = []
     passed: list[list[object]] = []
+    classes: list[int | str] = []
     keyed: list[tuple[int | str, ast.expr]] = []
     for argument in node.args:
         if isinstance(argument, ast.Starred):
@@ -94,7 +98,17 @@ def call_args(node: ast.Call, passable: frozenset[str]) -> str:
             constants.append([key, const])
         elif isinstance(value, ast.Name) and value.id in passable:
             passed.append([key, value.id])
-    return json.dumps([count, int(unpacks), named, constants, passed], separators=(",", ":"))
+        elif is_class(value):
+            classes.append(key)
+    return json.dumps([count, int(unpacks), named, constants, classes, passed], separators=(",", ":"))
+
+
+def is_class(node: ast.expr) -> bool:
+    """`x.__class__` or `type(x)`: a class, whatever x is."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__"
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1 and not node.keywords
 
 
 def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, method: bool) -> str:
@@ -175,6 +189,10 @@ def simple(test: ast.expr, usable: frozenset[str]) -> bool:
         return simple(test.operand, usable)
     if isinstance(test, ast.Name):
         return test.id in usable
+    if isinstance(test, ast.Call):  # isinstance(p, type)
+        return ast.unparse(test.func) == "isinstance" and len(test.args) == 2 and not test.keywords \
+            and isinstance(test.args[0], ast.Name) and test.args[0].id in usable \
+            and ast.unparse(test.args[1]) == "type"
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
             and test.left.id in usable:
         op, (known, value) = test.ops[0], constant(test.comparators[0])
@@ -207,18 +225,32 @@ def reduce(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
     if isinstance(test, ast.UnaryOp):
         inner = reduce(test.operand, env)
         return f"not ({inner})" if isinstance(inner, str) else None if inner is None else not inner
-    name = test.id if isinstance(test, ast.Name) else test.left.id  # type: ignore[attr-defined]
-    kind, value = env.get(name, ("", None))
-    if kind == "p":
-        renamed = ast.Name(str(value)) if isinstance(test, ast.Name) else \
-            ast.Compare(ast.Name(str(value)), test.ops, test.comparators)  # type: ignore[attr-defined]
-        return ast.unparse(renamed)
-    if kind != "c":
-        return None
+    return _atom(test, env)
+
+
+def _atom(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
+    """`p`, `p is None`, `p == CONST`... or `isinstance(p, type)` for one call."""
+    subject: ast.expr
     if isinstance(test, ast.Name):
-        return bool(value)
-    assert isinstance(test, ast.Compare)
-    op, other = test.ops[0], constant(test.comparators[0])[1]
+        subject, build = test, lambda n: n
+    elif isinstance(test, ast.Call):
+        subject, build = test.args[0], lambda n: ast.Call(test.func, [n, test.args[1]], [])
+    else:
+        assert isinstance(test, ast.Compare)
+        subject, build = test.left, lambda n: ast.Compare(n, test.ops, test.comparators)
+    assert isinstance(subject, ast.Name)
+    kind, value = env.get(subject.id, ("", None))
+    if kind == "p":  # passed straight through: the same test of the caller's parameter
+        return ast.unparse(build(ast.Name(str(value))))
+    if not kind:
+        return None
+    if isinstance(test, ast.Call):
+        return kind == "t"  # a constant is never a class
+    if isinstance(test, ast.Name):
+        return bool(value) if kind == "c" else None  # a class's truth is left open
+    op, other = test.ops[0], constant(test.comparators[0])[1]  # type: ignore[attr-defined]
+    if kind == "t":  # a class is not None; its equality is left open
+        return isinstance(op, ast.IsNot) if isinstance(op, (ast.Is, ast.IsNot)) and other is None else None
     if isinstance(op, ast.Is):
         return value is other
     if isinstance(op, ast.IsNot):
@@ -234,10 +266,10 @@ def binding(sig: str, args: str, on_object: bool) -> dict[str, Bound]:
     if not keeps:
         return {}
     names = positional[1:] if supplied == 2 or (supplied and on_object) else positional
-    count, unpacks, named, constants, passed = json.loads(args)
+    count, unpacks, named, constants, classes, passed = json.loads(args)
     everyone = {*names, *keyword_only}
     env: dict[str, Bound] = {}
-    for kind, pairs in (("c", constants), ("p", passed)):
+    for kind, pairs in (("c", constants), ("p", passed), ("t", [[k, None] for k in classes])):
         for key, value in pairs:
             name = names[key] if isinstance(key, int) and key < len(names) else key
             if isinstance(name, str) and name in everyone:

@@ -161,6 +161,27 @@ def test_the_simple_part_of_an_and_is_read(make_repo: Callable[[str], GitRepo]) 
         ("pkg.plain", ("pkg.plain", "pkg._check"), None, None)]
 
 
+def test_a_class_passed_is_a_type(make_repo: Callable[[str], GitRepo]) -> None:
+    source = """\
+        def _fields(cls, base=None):
+            if base is None and not isinstance(cls, type):
+                raise TypeError('not a class')
+            if cls is None:
+                raise TypeError('none')
+        def asdict(inst):
+            return _fields(inst.__class__)
+        def of_type(value):
+            return _fields(type(value))
+        def fields(cls):
+            return _fields(cls)
+        """
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
+    assert entries(graph, "pkg._fields", "TypeError", line_of(source, "not a class")) == [
+        ("pkg.fields", ("pkg.fields", "pkg._fields"), None, None)]
+    assert entries(graph, "pkg._fields", "TypeError", line_of(source, "'none'")) == [
+        ("pkg.fields", ("pkg.fields", "pkg._fields"), None, None)]
+
+
 def test_a_parameter_passed_straight_through_one_level(make_repo: Callable[[str], GitRepo]) -> None:
     source = """\
         def _lookup(name, missing_ok=False):
@@ -207,4 +228,5 @@ def test_what_is_read_rides_in_the_calls() -> None:
     f, g = facts.functions
     assert [(c.kind, c.target, c.line) for c in f.calls if c.kind in (GUARD, SIGNATURE)] == [
         (SIGNATURE, '[["a","b"],["c"],{"b":null,"c":true},0,1]', 1), (GUARD, "(a and (not c))", 3)]
-    assert [c.args for c in g.calls if c.target == "pkg.f"] == ['[2,0,["c"],[[1,2],["c",false]],[[0,"x"]]]']
+    assert [c.args for c in g.calls if c.target == "pkg.f"] == [
+        '[2,0,["c"],[[1,2],["c",false]],[],[[0,"x"]]]']
