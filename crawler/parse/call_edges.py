@@ -21,7 +21,7 @@ import ast
 import builtins
 from dataclasses import dataclass
 
-from crawler.parse.call_guards import call_args, guards, parameters, reassigned, signature
+from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.call_scopes import LOCALS, annotation, nested_defs, split_lambdas
 from crawler.parse.call_scopes import all_nodes as _nodes
 from crawler.parse.call_scopes import catches as _catches
@@ -241,7 +241,7 @@ class _FunctionReader:
         self.lambdas: list[ast.Lambda] = []  # handed on: `<locals>.<lambda>`
         self.in_class = 0  # inside a class nested in the function: its defs are the function's
         self.returning = False
-        self.passable: frozenset[str] = frozenset()  # its parameters, never reassigned
+        self.known: dict[str, str] = {}  # parameters never reassigned: "p"; a local that is a class: "t"
 
     def read(self) -> Function:
         node, reader = self.node, self.reader
@@ -257,7 +257,7 @@ class _FunctionReader:
                 self.types.setdefault(param.arg, ref)
         nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
         self.locals.update(_local_names(node, nodes))
-        self.passable = frozenset(parameters(node)) - reassigned(nodes)
+        self.known = known_names(node, nodes)
         self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}")  # type: ignore[attr-defined]
                            for d in nested_defs(node))
         if isinstance(node, ast.Lambda):
@@ -279,7 +279,7 @@ class _FunctionReader:
 
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
-        found = [Call(GUARD, text, "", line) for line, text in guards(node, self.passable)]
+        found = [Call(GUARD, text, "", line) for line, text in guards(node, self.known)]
         if found or any(c.args and not c.args.endswith(",[]]") for c in self.calls):
             method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
             self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])
@@ -400,7 +400,7 @@ class _FunctionReader:
                                    "returned" if self.returning else "stored", lam.lineno))
 
     def _call(self, node: ast.Call) -> None:
-        func, line, args = node.func, node.lineno, call_args(node, self.passable)
+        func, line, args = node.func, node.lineno, call_args(node, self.known)
         dotted = _dotted(func)
         qualified = self._global(dotted)
         if qualified in PARTIALS or (dotted and dotted[-1] in ("partial", "partialmethod")):

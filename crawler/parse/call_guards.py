@@ -9,7 +9,7 @@ function's calls (so the result cache keeps it as it keeps every call):
   unpacks `*args`/`**kwargs`, the keywords it names, the constant ones (`True`, `False`, `None`,
   numbers, short strings) by position or keyword, and the caller's own parameters it passes
   straight through (never reassigned in the caller), and the ones that are a class
-  (`x.__class__`, `type(x)`);
+  (`x.__class__`, `type(x)`, or a local stored once from one);
 - a function's signature (`signature`), for functions with a guard or a pass-through: its
   positional and keyword-only parameters, the constant defaults, whether the call supplies its
   first parameter (`self`, `cls`), and whether its decorators keep its signature as written;
@@ -59,18 +59,27 @@ def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> lis
     return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
 
 
-def reassigned(nodes: list[ast.AST]) -> set[str]:
-    """The names a function (nested scopes too) stores, deletes or declares nonlocal/global."""
-    found: set[str] = set()
+def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes: list[ast.AST]
+                ) -> dict[str, str]:
+    """What a function's names are known to hold throughout: its parameters that it (nested
+    scopes too) never stores, deletes or declares nonlocal/global ("p"), and the locals stored
+    once, from a class (`type_ = type(cls)`: "t")."""
+    stores: dict[str, int] = {}
+    classes: set[str] = set()
     for inner in nodes:
         if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
-            found.add(inner.id)
+            stores[inner.id] = stores.get(inner.id, 0) + 1
         elif isinstance(inner, (ast.Nonlocal, ast.Global)):
-            found.update(inner.names)
-    return found
+            stores.update((name, 2) for name in inner.names)
+        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
+                and isinstance(inner.targets[0], ast.Name) and is_class(inner.value):
+            classes.add(inner.targets[0].id)
+    known = {name: "p" for name in parameters(node) if name not in stores}
+    known.update((name, "t") for name in classes if stores.get(name) == 1 and name not in known)
+    return known
 
 
-def call_args(node: ast.Call, passable: frozenset[str]) -> str:
+def call_args(node: ast.Call, known: dict[str, str]) -> str:
     """A direct call's arguments as JSON: [positional count, unpacks, keywords named,
     [[position or keyword, constant]], [position or keyword given a class (`is_class`)],
     [[position or keyword, caller's parameter]]] (so it ends `,[]]` when it passes none)."""
@@ -93,12 +102,12 @@ def call_args(node: ast.Call, passable: frozenset[str]) -> str:
             named.append(keyword.arg)
             keyed.append((keyword.arg, keyword.value))
     for key, value in keyed:
-        known, const = constant(value)
-        if known:
+        is_constant, const = constant(value)
+        if is_constant:
             constants.append([key, const])
-        elif isinstance(value, ast.Name) and value.id in passable:
+        elif isinstance(value, ast.Name) and known.get(value.id) == "p":
             passed.append([key, value.id])
-        elif is_class(value):
+        elif is_class(value) or isinstance(value, ast.Name) and known.get(value.id) == "t":
             classes.append(key)
     return json.dumps([count, int(unpacks), named, constants, classes, passed], separators=(",", ":"))
 
@@ -138,8 +147,9 @@ def _decorator_name(node: ast.expr) -> str:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
-def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, usable: frozenset[str]) -> list[tuple[int, str]]:
+def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, str]) -> list[tuple[int, str]]:
     """Each raise of the function's own body that has a simple guard: (its line, the guard)."""
+    usable = frozenset(name for name, kind in known.items() if kind == "p")
     found: list[tuple[int, str]] = []
 
     def block(statements: list[ast.stmt], held: list[str]) -> None:

@@ -174,6 +174,11 @@ def test_a_class_passed_is_a_type(make_repo: Callable[[str], GitRepo]) -> None:
             return _fields(type(value))
         def fields(cls):
             return _fields(cls)
+        def _again(inst):
+            kind = type(inst)
+            return _fields(kind)
+        def again(inst):
+            return _again(inst)
         """
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
     assert entries(graph, "pkg._fields", "TypeError", line_of(source, "not a class")) == [
