@@ -61,20 +61,24 @@ def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> lis
 
 def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes: list[ast.AST]
                 ) -> dict[str, str]:
-    """What a function's names are known to hold throughout: its parameters that it (nested
-    scopes too) never stores, deletes or declares nonlocal/global ("p"), and the locals stored
-    once, from a class (`type_ = type(cls)`: "t")."""
+    """What a function's names are known to hold: its parameters that it (nested scopes too)
+    never stores, deletes or declares nonlocal/global ("p"), those it first stores at line N
+    ("s:N": the argument until then), and the locals stored once, from a class (`type_ =
+    type(cls)`: "t")."""
     stores: dict[str, int] = {}
+    first: dict[str, int] = {}
     classes: set[str] = set()
     for inner in nodes:
         if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
             stores[inner.id] = stores.get(inner.id, 0) + 1
+            first[inner.id] = min(first.get(inner.id, inner.lineno), inner.lineno)
         elif isinstance(inner, (ast.Nonlocal, ast.Global)):
             stores.update((name, 2) for name in inner.names)
+            first.update((name, 0) for name in inner.names)
         elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
                 and isinstance(inner.targets[0], ast.Name) and is_class(inner.value):
             classes.add(inner.targets[0].id)
-    known = {name: "p" for name in parameters(node) if name not in stores}
+    known = {name: f"s:{first[name]}" if name in stores else "p" for name in parameters(node)}
     known.update((name, "t") for name in classes if stores.get(name) == 1 and name not in known)
     return known
 
@@ -148,33 +152,44 @@ def _decorator_name(node: ast.expr) -> str:
 
 
 def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, str]) -> list[tuple[int, str]]:
-    """Each raise of the function's own body that has a simple guard: (its line, the guard)."""
-    usable = frozenset(name for name, kind in known.items() if kind == "p")
+    """Each raise of the function's own body that has a simple guard: (its line, the guard).
+    A parameter the function stores is read only for a raise before its first store, and
+    outside a loop."""
+    stored = {name: int(kind[2:]) for name, kind in known.items() if kind.startswith("s:")}
+    usable = frozenset(name for name, kind in known.items() if kind == "p" or kind.startswith("s:"))
     found: list[tuple[int, str]] = []
+    Held = list[tuple[str, frozenset[str]]]  # a test's outcome, the stored parameters it reads
 
-    def block(statements: list[ast.stmt], held: list[str]) -> None:
+    def held_of(test: ast.expr, outcome: bool) -> Held:
+        text = holds(test, usable, outcome)
+        reads = frozenset(n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in stored)
+        return [(text, reads)] if text else []
+
+    def block(statements: list[ast.stmt], held: Held, looping: bool) -> None:
         held = list(held)
         for statement in statements:
-            visit(statement, held)
+            visit(statement, held, looping)
             if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _EXITS):
-                after = holds(statement.test, usable, False)  # what runs after it
-                held.extend([after] if after else [])
+                held.extend(held_of(statement.test, False))  # what runs after it
 
-    def visit(statement: ast.stmt, held: list[str]) -> None:
+    def visit(statement: ast.stmt, held: Held, looping: bool) -> None:
         if isinstance(statement, ast.Raise):
-            if held:
-                found.append((statement.lineno, " and ".join(f"({h})" for h in held)))
+            line = statement.lineno
+            kept = [text for text, reads in held
+                    if not reads or not looping and all(stored[n] > line for n in reads)]
+            if kept:
+                found.append((line, " and ".join(f"({h})" for h in kept)))
         elif isinstance(statement, ast.If):
-            true, false = holds(statement.test, usable, True), holds(statement.test, usable, False)
-            block(statement.body, [*held, true] if true else held)
-            block(statement.orelse, [*held, false] if false else held)
+            block(statement.body, [*held, *held_of(statement.test, True)], looping)
+            block(statement.orelse, [*held, *held_of(statement.test, False)], looping)
         elif not isinstance(statement, _NESTED):
+            looping = looping or isinstance(statement, (ast.For, ast.AsyncFor, ast.While))
             for field in ("body", "orelse", "finalbody"):
-                block(getattr(statement, field, []), held)
+                block(getattr(statement, field, []), held, looping)
             for handler in getattr(statement, "handlers", []):
-                block(handler.body, held)
+                block(handler.body, held, looping)
 
-    block(node.body, [])
+    block(node.body, [], False)
     return found
 
 

@@ -142,23 +142,34 @@ def test_guards_the_pass_does_not_read_still_reach(make_repo: Callable[[str], Gi
         ("pkg.spread", ("pkg.spread", "pkg._spread"), None, None)]
 
 
-def test_the_simple_part_of_an_and_is_read(make_repo: Callable[[str], GitRepo]) -> None:
+def test_the_simple_part_of_an_and_and_a_parameter_stored_later(make_repo: Callable[[str], GitRepo]) -> None:
     source = """\
         def _check(cmp, eq):
             if cmp is not None and any((eq is not None,)):
                 raise ValueError('mixed')
             if not (eq is None or len(eq) < 3):
                 raise ValueError('long')
+            cmp = bool(cmp)
         def plain(eq):
             return _check(None, eq)
         def given(eq):
             return _check(3, eq=None)
+        def _loop(flag=False):
+            for _ in range(2):
+                if flag:
+                    raise ValueError('looped')
+                flag = True
+        def loop():
+            return _loop()
         """
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
     assert entries(graph, "pkg._check", line=line_of(source, "mixed")) == [
         ("pkg.given", ("pkg.given", "pkg._check"), None, None)]
     assert entries(graph, "pkg._check", line=line_of(source, "long")) == [
         ("pkg.plain", ("pkg.plain", "pkg._check"), None, None)]
+    # a parameter stored after the raise is still the argument there, but not in a loop
+    assert entries(graph, "pkg._loop", line=line_of(source, "looped")) == [
+        ("pkg.loop", ("pkg.loop", "pkg._loop"), None, None)]
 
 
 def test_a_class_passed_is_a_type(make_repo: Callable[[str], GitRepo]) -> None:
