@@ -360,10 +360,11 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
     (every file's name and signature) is kept while no file is racy: the same digest, and the
     index is up to date without reading its rows. Nothing changed: no write (but the digest)."""
     now_ns = time.time_ns()
-    listing, digest_now = _listing(folder)
+    digest_now = _listing_digest(folder)  # before the rows are read: never newer than they are
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (_LISTING_KEY,)).fetchone()
     if row is not None and row[0] == digest_now:
         return 0
+    listing = errors_listing(folder)
     stored = {name: (sign, digest) for name, *sign, digest in connection.execute(
         f"SELECT name, {', '.join(_SIGNATURE)}, digest FROM files")}
     gone = [name for name in stored if name not in listing]
@@ -397,22 +398,38 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
 _LISTING_KEY = "listing"
 
 
-def _listing(folder: Path) -> tuple[dict[str, os.stat_result], str]:
-    """`errors_listing`, and its digest: every file's name and signature, in the folder's
-    order (an unchanged folder lists in the same order; another order only costs a full check)."""
+def _listing_digest(folder: Path) -> str:
+    """The digest of errors/'s listing as `errors_listing` sees it: every file's name and
+    signature, in the folder's order (an unchanged folder lists in the same order; another
+    order only costs a full check). One stat a file and nothing kept: a lookup's first step."""
     import hashlib
     from array import array
 
-    listing = errors_listing(folder)
-    numbers = [value for found in listing.values() for value in
-               (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)]
-    digest = hashlib.blake2b("\0".join(listing).encode("utf-8", "surrogateescape"),
-                             digest_size=16)
+    names: list[str] = []
+    numbers: list[int] = []
+    try:  # a folder, never a link to one: else no file (as `errors_listing`)
+        where = os.open(folder / ERRORS_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        where = -1
+    if where >= 0:
+        try:
+            for name in os.listdir(where):
+                if name.startswith("."):
+                    continue
+                try:
+                    found = os.stat(name, dir_fd=where, follow_symlinks=False)
+                except FileNotFoundError:  # gone since it was listed
+                    continue
+                names.append(name)
+                numbers += (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+        finally:
+            os.close(where)
+    digest = hashlib.blake2b("\0".join(names).encode("utf-8", "surrogateescape"), digest_size=16)
     try:
         digest.update(array("q", numbers).tobytes())
     except OverflowError:  # an inode number past 2**63
         digest.update(repr(numbers).encode())
-    return listing, digest.hexdigest()
+    return digest.hexdigest()
 
 
 def _keep_listing(connection: sqlite3.Connection, digest: str | None) -> None:
