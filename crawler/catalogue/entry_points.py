@@ -366,7 +366,7 @@ class Graph:
         text, owner = held
         if caller in self.classes and not at:  # `C()` runs C's constructor: weigh C's callers
             constructor = callee.rpartition(".")[2] in ("__init__", "__new__")
-            return held if constructor and callee == owner == start else None
+            return held if constructor and callee == owner else None
         sig, function = self._fact(owner, SIGNATURE), self.functions.get(caller)
         if not sig or function is None:
             return None

@@ -226,10 +226,27 @@ def test_a_constructor_guard_weighs_the_class_call(make_repo: Callable[[str], Gi
             return _Field()
         def field_of(default, factory):
             return _Field(default, factory=factory)
+        class Attribute:
+            def __init__(self, name, cmp=None):
+                _check(cmp)
+            @classmethod
+            def counted(cls, name):
+                return cls(name, None)
+        def _check(cmp):
+            if cmp is not None:
+                raise ValueError('cmp')
+        def attribute(name, cmp):
+            return Attribute(name, cmp)
         """
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
     assert entries(graph, "pkg._Field.__init__", line=line_of(source, "raise")) == [
         ("pkg.field_of", ("pkg.field_of", "pkg._Field", "pkg._Field.__init__"), None, None)]
+    # a constructor's parameter passed straight through: weighed at the class's callers
+    # (`Attribute.counted` passes None)
+    assert entries(graph, "pkg._check", line=line_of(source, "raise ValueError('cmp')")) == [
+        ("pkg.Attribute", ("pkg.Attribute", "pkg.Attribute.__init__", "pkg._check"), None, None),
+        ("pkg.attribute", ("pkg.attribute", "pkg.Attribute", "pkg.Attribute.__init__", "pkg._check"),
+         None, None)]
 
 
 def test_what_is_read_rides_in_the_calls() -> None:
