@@ -20,7 +20,6 @@ from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
 from crawler.parse import exposed, skeleton
 from crawler.parse._forkserver import warm_up
-from crawler.parse.call_edges import CallFacts
 from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
 from crawler.pipeline.existing import missing_ids, paths_of, unreleased
 from crawler.pipeline.stages import EVIDENCE, Progress, stage_callback
@@ -195,7 +194,7 @@ class Collected:
     notes: tuple[str, ...] = ()  # how the source was read, where the user did not say
     lines: LineMap | None = None  # git's diff from the previous pin, when it could be made
     no_diff: str | None = None  # why there is no diff from the previous pin, when there is none
-    previous_calls: tuple[CallFacts, ...] | None = None  # an update's: edges before (`entry_stage`)
+    previous_calls: entry_stage.Before | None = None  # the graph before, where to keep the one after
 
 
 def result_cache(cache_dir: Path | None) -> ResultCache:
@@ -248,7 +247,8 @@ def collect_pinned(repo: PinnedRepo, options: ExtractOptions, cache_dir: Path | 
     lines, no_diff = _line_map(repo, old_sha) if old_sha else (None, None)
     collected = Collected(repo.pin, options, total, tuple(skipped), tuple(outcomes),
                           time.perf_counter() - started, notes=_source_notes(repo), lines=lines,
-                          no_diff=no_diff)
+                          no_diff=no_diff, previous_calls=entry_stage.Before(
+                              cache_root=_root(cache)))
     return _with_tests(collected, tests)
 
 
@@ -343,12 +343,17 @@ def collect_changes(repo: PinnedRepo, previous: Manifest, *, cache: ResultCache 
             renames, _ = repo.changed_paths(previous.pin.sha)
         except CrawlerError:
             renames = {}  # the old commit is not at hand: identical blobs still find moved files
-    before_calls = entry_stage.previous_calls(cache.get, previous, kept_paths) \
+    before_graph = entry_stage.before_of(_root(cache), previous, cache.get, kept_paths) \
         if todo and cache is not None else None
     return Collected(repo.pin, previous.options, total, tuple(skipped), tuple(outcomes),
                      time.perf_counter() - started, tuple(kept), tuple(sorted(renames.items())),
                      context, notes=_source_notes(repo), lines=lines, no_diff=no_diff,
-                     previous_calls=before_calls)
+                     previous_calls=before_graph)
+
+
+def _root(cache: ResultCache | None) -> Path | None:
+    """The cache's folder, where the entry-point graph is kept for the next update."""
+    return cache.database.parent if cache is not None and cache.database is not None else None
 
 
 def _source_notes(repo: PinnedRepo) -> tuple[str, ...]:

@@ -1,0 +1,123 @@
+"""An update finds the graph before in the cache, kept by the run that built it, and stays exact.
+
+Each run keeps a summary of its entry-point graph in the cache folder (`crawler.store.graph_cache`)
+under the files it was built from; the next update reads it instead of building the graph before
+again. Whether the summary is there or not (then the graph before is built from the previous
+edges), the records after an update carry the entry points a fresh extract at the same commit
+gives. Run as users type it: the installed `crawler`, in a child process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from crawler.entry_stage import previous_calls
+from crawler.parse.workers import FileOutcome
+from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
+from crawler.store.cache import DATABASE, ResultCache
+from crawler.store.graph_cache import GraphCache, GraphSummary, files_digest
+from tests.gitrepo import GitRepo
+from tests.test_update_entry_points import FILES, crawler, records
+
+# The next commit: open_file is a new public caller of check_path; save, check_mode's only
+# caller, goes, and pkg exports open_file in its place.
+CHANGED = {
+    "pkg/__init__.py": "from pkg.api import load, open_file\n",
+    "pkg/api.py": """\
+from pkg import _checks
+
+
+def load(path):
+    return _checks.check_path(path)
+
+
+def open_file(path, mode):
+    return _checks.check_path(path), mode
+""",
+}
+
+
+def graph_entries(cache: Path) -> int:
+    db = sqlite3.connect(cache / DATABASE)
+    try:
+        return int(db.execute("SELECT count(*) FROM entries WHERE json_extract(entry, '$.kind') "
+                              "= 'graph'").fetchone()[0])
+    finally:
+        db.close()
+
+
+def forget_graphs(cache: Path) -> None:
+    db = sqlite3.connect(cache / DATABASE)
+    try:
+        with db:
+            db.execute("DELETE FROM entries WHERE json_extract(entry, '$.kind') = 'graph'")
+    finally:
+        db.close()
+
+
+def entry_points(folder: Path) -> dict[str, dict[str, object]]:
+    return {function: found[3] for function, found in records(folder).items()}
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["graph kept", "graph rebuilt"])
+def test_an_update_gives_the_entry_points_of_a_fresh_extract(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path, kept: bool) -> None:
+    repo = make_repo("repo")
+    for path, text in FILES.items():
+        repo.write(path, text)
+    repo.commit("first")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    folder = Path(str(crawler("extract", str(repo.path), "-o", str(out), "--cache-dir",
+                              str(cache))["folder"]))
+    before = entry_points(folder)
+    assert graph_entries(cache) == 1  # the extract's graph, for the next update
+    if not kept:
+        forget_graphs(cache)
+
+    for path, text in CHANGED.items():
+        repo.write(path, text)
+    repo.commit("open_file for save")
+    update = crawler("update", str(repo.path), "-o", str(out), "--cache-dir", str(cache))
+    fresh = Path(str(crawler("extract", str(repo.path), "-o", str(tmp_path / "fresh"),
+                             "--cache-dir", str(tmp_path / "fresh-cache"))["folder"]))
+
+    after = entry_points(folder)
+    assert after == entry_points(fresh)
+    assert update["files_read_again"] == 2  # pkg/__init__.py and pkg/api.py
+    assert after["check_path"]["entry_points"] == [
+        {"name": "pkg.load", "chain": ["pkg.api.load", "pkg._checks.check_path"]},
+        {"name": "pkg.open_file", "chain": ["pkg.api.open_file", "pkg._checks.check_path"]}]
+    assert before["check_mode"]["entry_points"] == [
+        {"name": "pkg.save", "chain": ["pkg.api.save", "pkg._checks.check_mode"]}]
+    assert after["check_mode"]["entry_points"] == []  # a private module's function, no caller
+    assert after["other"] == before["other"]
+    assert graph_entries(cache) == (2 if kept else 1)  # the update's graph is kept in turn
+
+
+def test_a_cached_outcome_without_edges_is_a_file_with_none(tmp_path: Path) -> None:
+    """A file `ast` cannot read (a syntax newer than this Python's) has no edges in either
+    graph: the previous version's edges are still at hand, so not every kept record is loaded."""
+    cache = ResultCache(tmp_path)
+    cache.put(FileOutcome("pkg/new_syntax.py", "b1", (), RaiseCounts(), calls=None))
+    cache.flush()
+    manifest = Manifest(Pin("repo", "local", "o", "pkg", "HEAD", "0" * 40), "0", ExtractOptions(),
+                        Counts(), (FileEntry("pkg/new_syntax.py", "b1", ()),
+                                   FileEntry("pkg/kept.py", "b2", ())), ())
+    assert previous_calls(cache.get, manifest, {"pkg/kept.py"}) == ()
+    missing = replace(manifest, files=(FileEntry("pkg/new_syntax.py", "b3", ()),))  # not cached
+    assert previous_calls(cache.get, missing, {"pkg/kept.py"}) is None
+
+
+def test_a_graph_summary_is_found_by_its_files_alone(tmp_path: Path) -> None:
+    summary = GraphSummary({"pkg.f": "pkg"}, {"pkg.f": ("pkg.g",)}, {"pkg.f": "pkg.f"},
+                           {"pkg.g\0ValueError\x003": "ab12"})
+    GraphCache(tmp_path).put(files_digest([("pkg/__init__.py", "b1"), ("pkg/a.py", "b2")]),
+                             summary)
+    graphs = GraphCache(tmp_path)
+    assert graphs.get(files_digest([("pkg/a.py", "b2"), ("pkg/__init__.py", "b1")])) == summary
+    assert graphs.get(files_digest([("pkg/a.py", "b3"), ("pkg/__init__.py", "b1")])) is None
