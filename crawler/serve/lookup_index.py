@@ -356,13 +356,13 @@ def _umask() -> int:
 def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
                       known: Mapping[str, ErrorRecord]) -> int:
     """Read again the files of errors/ whose signature changed, or whose bytes did where the
-    signature could not be trusted yet; drop the rows of files gone. The listing's digest
-    (every file's name and signature) is kept while no file is racy: the same digest, and the
-    index is up to date without reading its rows. Nothing changed: no write (but the digest)."""
+    signature could not be trusted yet; drop the rows of files gone. The listing (every file's
+    name and signature, packed) is kept while no file is racy: the same listing, and the index
+    is up to date without reading its rows. Nothing changed: no write (but the listing)."""
     now_ns = time.time_ns()
-    digest_now = _listing_digest(folder)  # before the rows are read: never newer than they are
+    listed = _packed_listing(folder)  # before the rows are read: never newer than they are
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (_LISTING_KEY,)).fetchone()
-    if row is not None and row[0] == digest_now:
+    if row is not None and row[0] == listed:
         return 0
     listing = errors_listing(folder)
     stored = {name: (sign, digest) for name, *sign, digest in connection.execute(
@@ -382,7 +382,7 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
     if not (gone or changed or settled):
         if not any(digest is not None for _, digest in stored.values()):
             with suppress(sqlite3.Error), connection:  # a folder that cannot be written: next time
-                _keep_listing(connection, digest_now)
+                _keep_listing(connection, listed)
         return 0
     states = [read_file_state(folder, name, listing[name], known, now_ns) for name in sorted(changed)]
     with connection:  # one transaction: a reader sees the index before or after, never between
@@ -391,18 +391,18 @@ def _bring_up_to_date(connection: sqlite3.Connection, folder: Path,
         _insert(connection, states)
         connection.executemany("UPDATE files SET digest = NULL WHERE name = ?", settled)
         racy = connection.execute("SELECT 1 FROM files WHERE digest IS NOT NULL LIMIT 1").fetchone()
-        _keep_listing(connection, None if racy else digest_now)
+        _keep_listing(connection, None if racy else listed)
     return len(changed)
 
 
 _LISTING_KEY = "listing"
 
 
-def _listing_digest(folder: Path) -> str:
-    """The digest of errors/'s listing as `errors_listing` sees it: every file's name and
-    signature, in the folder's order (an unchanged folder lists in the same order; another
-    order only costs a full check). One stat a file and nothing kept: a lookup's first step."""
-    import hashlib
+def _packed_listing(folder: Path) -> bytes:
+    """errors/'s listing as `errors_listing` sees it, packed: every file's name and signature,
+    in the folder's order (an unchanged folder lists in the same order; another order only
+    costs a full check). Kept whole, not hashed: compared exactly, and no hash to load. One
+    stat a file and nothing kept: a lookup's first step."""
     from array import array
 
     names: list[str] = []
@@ -424,16 +424,15 @@ def _listing_digest(folder: Path) -> str:
                 numbers += (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
         finally:
             os.close(where)
-    digest = hashlib.blake2b("\0".join(names).encode("utf-8", "surrogateescape"), digest_size=16)
     try:
-        digest.update(array("q", numbers).tobytes())
+        packed = array("q", numbers).tobytes()
     except OverflowError:  # an inode number past 2**63
-        digest.update(repr(numbers).encode())
-    return digest.hexdigest()
+        packed = repr(numbers).encode()
+    return "\0".join(names).encode("utf-8", "surrogateescape") + b"\0\0" + packed
 
 
-def _keep_listing(connection: sqlite3.Connection, digest: str | None) -> None:
-    """The listing's digest the rows are up to date with; None: a file is racy, keep none."""
+def _keep_listing(connection: sqlite3.Connection, digest: bytes | None) -> None:
+    """The listing the rows are up to date with; None: a file is racy, keep none."""
     if digest is None:
         connection.execute("DELETE FROM meta WHERE key = ?", (_LISTING_KEY,))
     else:

@@ -209,7 +209,7 @@ def test_a_settled_folder_is_checked_by_its_listing_and_every_change_is_still_se
     for name in ("RACY_NS", "FINE_RACY_NS"):
         monkeypatch.setattr(lookup_index, name, 0)
     lookup_index.refresh(folder)
-    assert _listing_kept(folder) == lookup_index._listing_digest(folder)
+    assert _listing_kept(folder) == lookup_index._packed_listing(folder)
     (path,) = [p for p in (folder / "errors").iterdir() if "bad shape" in p.read_text()]
     text = path.read_text()
     with path.open("r+") as handle:  # in place, the same length: only its times change
@@ -224,13 +224,13 @@ def test_a_settled_folder_is_checked_by_its_listing_and_every_change_is_still_se
     renamed.unlink()
     found = lookup_output(folder, "bad shope 3")
     assert found.problems == () and not [m for m in found.answer.matches if m.exact]
-    assert _listing_kept(folder) == lookup_index._listing_digest(folder)
+    assert _listing_kept(folder) == lookup_index._packed_listing(folder)
 
 
-def _listing_kept(folder: Path) -> str | None:
+def _listing_kept(folder: Path) -> bytes | None:
     with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection:
         row = connection.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
-    return None if row is None else str(row[0])
+    return None if row is None else bytes(row[0])
 
 
 def _digests(folder: Path) -> dict[str, str | None]:
