@@ -9,14 +9,14 @@ function's calls (so the result cache keeps it as it keeps every call):
   unpacks `*args`/`**kwargs`, the keywords it names, the constant ones (`True`, `False`, `None`,
   numbers, short strings) by position or keyword, and the caller's own parameters it passes
   straight through (never reassigned in the caller), and the ones that are a class
-  (`x.__class__`, `type(x)`, or a local stored once from one);
+  (`x.__class__`, `type(x)`, or a local stored once from one) or a bool (`not x`, `a is b`);
 - a function's signature (`signature`), for functions with a guard or a pass-through: its
   positional and keyword-only parameters, the constant defaults, whether the call supplies its
   first parameter (`self`, `cls`), and whether its decorators keep its signature as written;
 - each raise's guard (`guards`): the conjunction of the simple tests on the function's own
   (never reassigned) parameters that must hold for the raise to run: the `if`/`elif` tests
   around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`,
-  `isinstance(p, type)`, and
+  `isinstance(p, T)` for T among type, bool, int, float, str, and
   `and`/`or`/`not` of those; negated in an `else`), and an early exit before it in the same
   block or an enclosing one (`if silent: return None`). Of a test that is not simple, only
   what it implies is kept: the simple parts of an `and` that holds (`if cmp is not None and
@@ -37,6 +37,7 @@ from functools import lru_cache
 KEEPS_SIGNATURE = frozenset({"staticmethod", "classmethod", "property", "cached_property",
                              "abstractmethod", "overload", "wraps", "contextmanager", "override",
                              "final", "setter", "getter", "deleter", "lru_cache", "cache"})
+_TYPES = {"type": type, "bool": bool, "int": int, "float": float, "str": str}
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 Bound = tuple[str, object]  # ("c", a constant) or ("p", the caller's parameter passed through)
@@ -85,13 +86,13 @@ def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes
 
 def call_args(node: ast.Call, known: dict[str, str]) -> str:
     """A direct call's arguments as JSON: [positional count, unpacks, keywords named,
-    [[position or keyword, constant]], [position or keyword given a class (`is_class`)],
+    [[position or keyword, constant]], [[position or keyword, "t" a class or "b" a bool]],
     [[position or keyword, caller's parameter]]] (so it ends `,[]]` when it passes none)."""
     count, unpacks = 0, False
     named: list[str] = []
     constants: list[list[object]] = []
     passed: list[list[object]] = []
-    classes: list[int | str] = []
+    kinds: list[list[int | str]] = []
     keyed: list[tuple[int | str, ast.expr]] = []
     for argument in node.args:
         if isinstance(argument, ast.Starred):
@@ -112,8 +113,17 @@ def call_args(node: ast.Call, known: dict[str, str]) -> str:
         elif isinstance(value, ast.Name) and known.get(value.id) == "p":
             passed.append([key, value.id])
         elif is_class(value) or isinstance(value, ast.Name) and known.get(value.id) == "t":
-            classes.append(key)
-    return json.dumps([count, int(unpacks), named, constants, classes, passed], separators=(",", ":"))
+            kinds.append([key, "t"])
+        elif is_bool(value):
+            kinds.append([key, "b"])
+    return json.dumps([count, int(unpacks), named, constants, kinds, passed], separators=(",", ":"))
+
+
+def is_bool(node: ast.expr) -> bool:
+    """`not x`, `a is b`, `a in b`: a bool, whatever the operands (`==` may give anything)."""
+    if isinstance(node, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops)
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
 
 
 def is_class(node: ast.expr) -> bool:
@@ -214,10 +224,10 @@ def simple(test: ast.expr, usable: frozenset[str]) -> bool:
         return simple(test.operand, usable)
     if isinstance(test, ast.Name):
         return test.id in usable
-    if isinstance(test, ast.Call):  # isinstance(p, type)
+    if isinstance(test, ast.Call):  # isinstance(p, type), isinstance(p, bool)...
         return ast.unparse(test.func) == "isinstance" and len(test.args) == 2 and not test.keywords \
             and isinstance(test.args[0], ast.Name) and test.args[0].id in usable \
-            and ast.unparse(test.args[1]) == "type"
+            and ast.unparse(test.args[1]) in _TYPES
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
             and test.left.id in usable:
         op, (known, value) = test.ops[0], constant(test.comparators[0])
@@ -254,7 +264,7 @@ def reduce(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
 
 
 def _atom(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
-    """`p`, `p is None`, `p == CONST`... or `isinstance(p, type)` for one call."""
+    """`p`, `p is None`, `p == CONST`... or `isinstance(p, T)` for one call."""
     subject: ast.expr
     if isinstance(test, ast.Name):
         subject, build = test, lambda n: n
@@ -269,12 +279,14 @@ def _atom(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
         return ast.unparse(build(ast.Name(str(value))))
     if not kind:
         return None
-    if isinstance(test, ast.Call):
-        return kind == "t"  # a constant is never a class
+    if isinstance(test, ast.Call):  # a class is an instance of type only; a bool, of bool and int
+        wanted = _TYPES[ast.unparse(test.args[1])]
+        return isinstance(value, wanted) if kind == "c" else wanted is type if kind == "t" \
+            else wanted in (bool, int)
     if isinstance(test, ast.Name):
-        return bool(value) if kind == "c" else None  # a class's truth is left open
+        return bool(value) if kind == "c" else None  # a class's or a bool's truth is left open
     op, other = test.ops[0], constant(test.comparators[0])[1]  # type: ignore[attr-defined]
-    if kind == "t":  # a class is not None; its equality is left open
+    if kind != "c":  # a class or a bool is not None; its equality is left open
         return isinstance(op, ast.IsNot) if isinstance(op, (ast.Is, ast.IsNot)) and other is None else None
     if isinstance(op, ast.Is):
         return value is other
@@ -291,10 +303,10 @@ def binding(sig: str, args: str, on_object: bool) -> dict[str, Bound]:
     if not keeps:
         return {}
     names = positional[1:] if supplied == 2 or (supplied and on_object) else positional
-    count, unpacks, named, constants, classes, passed = json.loads(args)
+    count, unpacks, named, constants, kinds, passed = json.loads(args)
     everyone = {*names, *keyword_only}
     env: dict[str, Bound] = {}
-    for kind, pairs in (("c", constants), ("p", passed), ("t", [[k, None] for k in classes])):
+    for kind, pairs in (("c", constants), ("p", passed), *(((k, [[key, None]]) for key, k in kinds))):
         for key, value in pairs:
             name = names[key] if isinstance(key, int) and key < len(names) else key
             if isinstance(name, str) and name in everyone:

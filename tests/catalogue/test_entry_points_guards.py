@@ -172,7 +172,7 @@ def test_the_simple_part_of_an_and_and_a_parameter_stored_later(make_repo: Calla
         ("pkg.loop", ("pkg.loop", "pkg._loop"), None, None)]
 
 
-def test_a_class_passed_is_a_type(make_repo: Callable[[str], GitRepo]) -> None:
+def test_a_class_or_a_bool_passed_and_isinstance(make_repo: Callable[[str], GitRepo]) -> None:
     source = """\
         def _fields(cls, base=None):
             if base is None and not isinstance(cls, type):
@@ -185,6 +185,15 @@ def test_a_class_passed_is_a_type(make_repo: Callable[[str], GitRepo]) -> None:
             return _fields(type(value))
         def fields(cls):
             return _fields(cls)
+        def _set_run(run):
+            if not isinstance(run, bool):
+                raise TypeError('run must be bool')
+        def set_disabled(disabled):
+            _set_run(not disabled)
+        def set_run(run):
+            _set_run(run)
+        def set_off():
+            _set_run(0)
         def _again(inst):
             kind = type(inst)
             return _fields(kind)
@@ -194,6 +203,10 @@ def test_a_class_passed_is_a_type(make_repo: Callable[[str], GitRepo]) -> None:
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
     assert entries(graph, "pkg._fields", "TypeError", line_of(source, "not a class")) == [
         ("pkg.fields", ("pkg.fields", "pkg._fields"), None, None)]
+    # `not disabled` is a bool; 0 is an int, not a bool
+    assert entries(graph, "pkg._set_run", "TypeError", line_of(source, "must be bool")) == [
+        ("pkg.set_off", ("pkg.set_off", "pkg._set_run"), None, None),
+        ("pkg.set_run", ("pkg.set_run", "pkg._set_run"), None, None)]
     assert entries(graph, "pkg._fields", "TypeError", line_of(source, "'none'")) == [
         ("pkg.fields", ("pkg.fields", "pkg._fields"), None, None)]
 
