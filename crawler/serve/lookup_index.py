@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 import tempfile
@@ -53,7 +54,7 @@ INDEX_FILE = "lookup.sqlite"
 # store loads the parser, a second of imports a lookup that reads no record does without.
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
-INDEX_VERSION = "4"  # 2: past releases' wordings; 3: digests of racy files; 4: plain typography
+INDEX_VERSION = "5"  # 2: past wordings; 3: racy files' digests; 4: plain typography; 5: anchors
 APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
 # A file changed this recently when read keeps its digest too: 2 s where timestamps are whole
 # seconds (FAT, some network file systems), 50 ms where they have nanoseconds (the kernel's
@@ -64,6 +65,7 @@ _MOVE_IT = "move it away, and the next lookup builds its index there"
 _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception_qualname", "path",
             "line", "qualname", "kind", "template", "placeholders", "regex", "url", "past",
             "first_release", "last_release", "today")
+_ROW = (*_COLUMNS, "required")  # what a lookup reads of an entry
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
@@ -78,9 +80,11 @@ CREATE TABLE entries (
   {", ".join(_COLUMNS)},
   exception_name TEXT NOT NULL,
   required TEXT NOT NULL,
+  anchor TEXT NOT NULL,  -- a whole word `required` holds ('' for none): in every text it is in
   PRIMARY KEY (file, position)
 );
 CREATE INDEX entries_exception ON entries(exception_name);
+CREATE INDEX entries_anchor ON entries(anchor);
 CREATE TABLE words (
   word TEXT NOT NULL,
   file TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
@@ -94,7 +98,8 @@ _SIGNATURE = ("ino", "size", "mtime_ns", "ctime_ns")
 _UNKNOWN: tuple[None, None] = (None, None)
 # what a lookup reads of the index: plain tables only, with these columns (`sqlite_guard`)
 _TABLES = {"meta": ("key", "value"), "files": ("name", *_SIGNATURE, "digest", "problem"),
-           "entries": ("file", "position", *_COLUMNS), "words": ("word", "file", "position")}
+           "entries": ("file", "position", *_COLUMNS, "required", "anchor"),
+           "words": ("word", "file", "position")}
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,18 @@ class FileState:
     wordings: tuple[Wording, ...] = ()
     problem: str | None = None
     digest: str | None = None
+
+
+_TOKEN = re.compile(r"\w+")
+MAX_ANCHORS = 900  # words of a paste looked up as anchors, within any SQLite's bound on parameters
+
+
+def anchor_of(required: str) -> str:
+    """The longest word of a literal run that is whole within it (a non-word character on both
+    sides), so a whole word of every text that holds the run; '' when it has none."""
+    whole = [found.group() for found in _TOKEN.finditer(required)
+             if found.start() > 0 and found.end() < len(required)]
+    return max(whole, key=len) if whole else ""
 
 
 def errors_listing(folder: Path) -> dict[str, os.stat_result]:
@@ -187,19 +204,24 @@ class StoredIndex:
 
     def containing(self, texts: Sequence[str]) -> Iterator[Wording]:
         clause = " OR ".join("instr(?, required) > 0" for _ in texts)
-        yield from self._wordings(f"WHERE {clause}", tuple(texts))
+        tokens = sorted({token for text in texts for token in _TOKEN.findall(text)})
+        if len(tokens) > MAX_ANCHORS:  # a paste of a book: every row's run looked for
+            yield from self._wordings(f"WHERE {clause}", tuple(texts))
+            return
+        # only the rows whose anchor is a word of a text (or that have none) are looked at
+        marks = ",".join("?" * len(tokens))
+        yield from self._wordings(f"WHERE anchor IN ('', {marks}) AND ({clause})",
+                                  (*tokens, *texts))
 
     def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
         if not words:
             return []
         marks = ",".join("?" * len(words))
-        best = self.connection.execute(
-            f"SELECT file, position FROM words WHERE word IN ({marks}) GROUP BY file, position "
-            "ORDER BY count(*) DESC, file, position LIMIT ?", (*sorted(words), limit)).fetchall()
-        found: list[Wording] = []
-        for file, position in best:
-            found.extend(self._wordings("WHERE file = ? AND position = ?", (file, position)))
-        return found
+        best = (f"SELECT file, position, count(*) AS shared FROM words WHERE word IN ({marks}) "
+                "GROUP BY file, position ORDER BY shared DESC, file, position LIMIT ?")
+        return list(self._wordings(f"JOIN ({best}) AS best USING (file, position)",
+                                   (*sorted(words), limit),
+                                   order="best.shared DESC, file, position"))
 
     def count(self) -> int:
         """How many wordings the index holds."""
@@ -212,15 +234,18 @@ class StoredIndex:
             "SELECT problem FROM files WHERE problem IS NOT NULL ORDER BY name")
         return [*([self.note] if self.note else []), *(row[0] for row in rows)]
 
-    def _wordings(self, where: str, args: tuple[object, ...]) -> Iterator[Wording]:
+    def _wordings(self, where: str, args: tuple[object, ...],
+                  order: str = "file, position") -> Iterator[Wording]:
         rows = self.connection.execute(f"SELECT {', '.join(_COLUMNS)}, required FROM entries "
-                                       f"{where} ORDER BY file, position", args)
-        for *row, required in rows:
-            values = dict(zip(_COLUMNS, row, strict=True))
+                                       f"{where} ORDER BY {order}", args)
+        for row in rows:
+            values = dict(zip(_ROW, row, strict=True))
             held = str(values["placeholders"])
             values["placeholders"] = tuple(json.loads(held)) if held != "[]" else ()
-            wording = Wording(**values)  # type: ignore[arg-type]
-            wording.__dict__["required"] = required  # stored: not worked out again
+            # the row holds every field, as written from a Wording (and `required`, stored: not
+            # worked out again): set whole, without the frozen class's checks field by field
+            wording = object.__new__(Wording)
+            wording.__dict__.update(values)
             yield wording
 
 
@@ -448,9 +473,10 @@ def _insert(connection: sqlite3.Connection, states: Iterable[FileState]) -> None
         for position, wording in enumerate(state.wordings):
             row = [getattr(wording, column) for column in _COLUMNS]
             row[_COLUMNS.index("placeholders")] = json.dumps(list(wording.placeholders))
-            entries.append((state.name, position, *row, wording.exception_name, wording.required))
+            entries.append((state.name, position, *row, wording.exception_name, wording.required,
+                            anchor_of(wording.required)))
             words.extend((word, state.name, position) for word in shared_words(wording.literal_text))
     connection.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", files)
-    marks = ",".join("?" * (len(_COLUMNS) + 4))
+    marks = ",".join("?" * (len(_COLUMNS) + 5))
     connection.executemany(f"INSERT INTO entries VALUES ({marks})", entries)
     connection.executemany("INSERT INTO words VALUES (?, ?, ?)", words)

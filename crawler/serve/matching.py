@@ -143,9 +143,18 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(_URL.sub(" ", text))]
 
 
-def word_overlap(template_words: Sequence[str], paste_words: Sequence[str]) -> Fit:
-    """The template's literal words found in the paste in the same order, in characters."""
-    matcher = difflib.SequenceMatcher(None, template_words, paste_words, autojunk=False)
+def paste_matcher(paste_words: Sequence[str]) -> difflib.SequenceMatcher[str]:
+    """A paste's words made ready once for `word_overlap` with many templates."""
+    return difflib.SequenceMatcher(None, (), paste_words, autojunk=False)
+
+
+def word_overlap(template_words: Sequence[str], paste_words: Sequence[str],
+                 matcher: difflib.SequenceMatcher[str] | None = None) -> Fit:
+    """The template's literal words found in the paste in the same order, in characters;
+    `matcher`: `paste_matcher(paste_words)`, the paste's side worked out once."""
+    if matcher is None:
+        matcher = paste_matcher(paste_words)
+    matcher.set_seq1(template_words)
     found = sum(len(word) for block in matcher.get_matching_blocks()
                 for word in template_words[block.a:block.a + block.size])
     return Fit(CLOSEST, found, sum(map(len, paste_words)), sum(map(len, template_words)))

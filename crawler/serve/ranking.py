@@ -47,6 +47,7 @@ from crawler.serve.matching import (
     Fit,
     kinship,
     loose_match,
+    paste_matcher,
     plain,
     plain_regex,
     squash,
@@ -57,6 +58,8 @@ from crawler.serve.matching import (
 from crawler.serve.paste import Paste, Reported, read_paste
 
 if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer: not loaded
+    from difflib import SequenceMatcher
+
     from crawler.records import ErrorRecord
 
 _WORD = re.compile(r"\w+")
@@ -203,10 +206,17 @@ def rank(pasted: str, source: Source, limit: int = 10,
     timed_out: dict[str, None] = {}
     budget = Budget(LOOKUP_SECONDS)
     for order_of_report, reported in enumerate(paste.reported[:MAX_REPORTS]):
-        for wording in _candidates(reported, source):
-            for text in reported.texts:
+        # each text read once (squashed, its words), each class's kinship found once
+        readings = [(text, squash(text), found, paste_matcher(found))
+                    for text, found in ((text, words(text)) for text in reported.texts)]
+        kin: dict[str, str | None] = {}
+        for wording in _candidates(reported, source, readings):
+            raised = wording.exception_qualname or wording.exception
+            if raised not in kin:
+                kin[raised] = kinship(reported.exception, raised, bases or {})
+            for reading in readings:
                 try:
-                    match = _fit(wording, reported, text, budget, bases or {}, order_of_report)
+                    match = _fit(wording, reported, reading, budget, kin[raised], order_of_report)
                 except RegexTimeout:
                     timed_out[wording.record_id] = None
                     continue
@@ -223,13 +233,18 @@ def rank(pasted: str, source: Source, limit: int = 10,
     return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict)
 
 
-def _candidates(reported: Reported, source: Source) -> list[Wording]:
+# a pasted text, squashed (`matching.squash`), its words and their `matching.paste_matcher`
+_Reading = tuple[str, str, list[str], "SequenceMatcher[str]"]
+
+
+def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading]
+                ) -> list[Wording]:
     """The wordings whose longest literal run the paste holds (any line break read as a space
     or as nothing), and those sharing the most words with it."""
     texts = [variant for text in reported.texts
              for variant in (text, text.replace("\n", " "), text.replace("\n", ""))]
     found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
-    shared = frozenset(w for text in reported.texts for w in words(text))
+    shared = frozenset(w for _, _, found_words, _ in readings for w in found_words)
     for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
         found.setdefault(_key(wording), wording)
     return list(found.values())
@@ -239,11 +254,11 @@ def _key(wording: Wording) -> tuple[str, str, str]:
     return (wording.repo, wording.record_id, wording.template)
 
 
-def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
-         bases: Mapping[str, Sequence[str]], order_of_report: int) -> Match | None:
-    """The wording against one pasted text: its regex, else loosely, else by its words."""
-    kin = kinship(reported.exception, wording.exception_qualname or wording.exception, bases)
-    squashed = squash(text)
+def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget,
+         kin: str | None, order_of_report: int) -> Match | None:
+    """The wording against one pasted text: its regex, else loosely, else by its words.
+    `kin`: how the record's class stands to the pasted one (`matching.kinship`)."""
+    text, squashed, text_words, matcher = reading
     captures: dict[str, str] = {}
     fit = _regex_fit(wording, text, squashed, budget, captures)
     loose = fit is None
@@ -255,7 +270,7 @@ def _fit(wording: Wording, reported: Reported, text: str, budget: Budget,
     # yet stays `exact`: `_place` puts it before templates that only share words
     whole = fit is not None and fit.kind == EXACT and fit.literal >= MIN_LITERAL
     if fit is None or fit.explained < CONFIDENT_EXPLAINED:
-        by_words = word_overlap(_template_words(wording.template), words(text))
+        by_words = word_overlap(_template_words(wording.template), text_words, matcher)
         fit = replace(by_words, kind=EXACT) if whole else by_words
         captures = {}
     if fit.literal == 0:
