@@ -28,7 +28,6 @@ from crawler.parse.call_scopes import catches as _catches
 from crawler.parse.call_scopes import children as _children
 from crawler.parse.call_scopes import computed_name as _computed_name
 from crawler.parse.call_scopes import dotted as _dotted
-from crawler.parse.call_scopes import local_names as _local_names
 
 # Kinds of `Call`
 CALL = "call"  # target: a dotted name qualified by the imports (a function or a class)
@@ -256,8 +255,8 @@ class _FunctionReader:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
         nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
-        self.locals.update(_local_names(node, nodes))
-        self.known = known_names(node, nodes)
+        bound, self.known, self.raises = known_names(node, nodes)
+        self.locals.update(bound)
         self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}")  # type: ignore[attr-defined]
                            for d in nested_defs(node))
         if isinstance(node, ast.Lambda):
@@ -279,7 +278,7 @@ class _FunctionReader:
 
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
-        found = [Call(GUARD, text, "", line) for line, text in guards(node, self.known)]
+        found = [Call(GUARD, t, "", ln) for ln, t in guards(node, self.known)] if self.raises else []
         if found or any(c.args and not c.args.endswith(",[]]") for c in self.calls):
             method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
             self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])

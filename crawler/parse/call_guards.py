@@ -38,6 +38,7 @@ KEEPS_SIGNATURE = frozenset({"staticmethod", "classmethod", "property", "cached_
                              "abstractmethod", "overload", "wraps", "contextmanager", "override",
                              "final", "setter", "getter", "deleter", "lru_cache", "cache"})
 _TYPES = {"type": type, "bool": bool, "int": int, "float": float, "str": str}
+_NO_ARGUMENTS = "[0,0,[],[],[],[]]"
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 Bound = tuple[str, object]  # ("c", a constant) or ("p", the caller's parameter passed through)
@@ -61,33 +62,49 @@ def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> lis
 
 
 def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes: list[ast.AST]
-                ) -> dict[str, str]:
-    """What a function's names are known to hold: its parameters that it (nested scopes too)
-    never stores, deletes or declares nonlocal/global ("p"), those it first stores at line N
-    ("s:N": the argument until then), and the locals stored once, from a class (`type_ =
-    type(cls)`: "t")."""
+                ) -> tuple[set[str], dict[str, str], bool]:
+    """In one pass over a function's nodes: the names it binds (stored, its parameters and
+    those of what it nests, its defs); what its names are known to hold: its parameters that
+    it (nested scopes too) never stores, deletes or declares nonlocal/global ("p"), those it
+    first stores at line N ("s:N": the argument until then), and the locals stored once, from
+    a class (`type_ = type(cls)`: "t"); and whether it holds a `raise`."""
+    bound: set[str] = set()
     stores: dict[str, int] = {}
     first: dict[str, int] = {}
     classes: set[str] = set()
+    raises = False
     for inner in nodes:
-        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
-            stores[inner.id] = stores.get(inner.id, 0) + 1
-            first[inner.id] = min(first.get(inner.id, inner.lineno), inner.lineno)
-        elif isinstance(inner, (ast.Nonlocal, ast.Global)):
-            stores.update((name, 2) for name in inner.names)
-            first.update((name, 0) for name in inner.names)
+        kind = inner.__class__
+        if kind is ast.Name:
+            if inner.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                name, line = inner.id, inner.lineno  # type: ignore[attr-defined]
+                bound.add(name)
+                stores[name] = stores.get(name, 0) + 1
+                first[name] = min(first.get(name, line), line)
+        elif kind is ast.arg:
+            bound.add(inner.arg)  # type: ignore[attr-defined]
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if inner is not node:
+                bound.add(inner.name)  # type: ignore[attr-defined]
+        elif kind is ast.Raise:
+            raises = True
+        elif kind in (ast.Nonlocal, ast.Global):
+            stores.update((name, 2) for name in inner.names)  # type: ignore[attr-defined]
+            first.update((name, 0) for name in inner.names)  # type: ignore[attr-defined]
         elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
                 and isinstance(inner.targets[0], ast.Name) and is_class(inner.value):
             classes.add(inner.targets[0].id)
     known = {name: f"s:{first[name]}" if name in stores else "p" for name in parameters(node)}
     known.update((name, "t") for name in classes if stores.get(name) == 1 and name not in known)
-    return known
+    return bound, known, raises
 
 
 def call_args(node: ast.Call, known: dict[str, str]) -> str:
     """A direct call's arguments as JSON: [positional count, unpacks, keywords named,
     [[position or keyword, constant]], [[position or keyword, "t" a class or "b" a bool]],
     [[position or keyword, caller's parameter]]] (so it ends `,[]]` when it passes none)."""
+    if not node.args and not node.keywords:
+        return _NO_ARGUMENTS
     count, unpacks = 0, False
     named: list[str] = []
     constants: list[list[object]] = []
@@ -172,8 +189,11 @@ def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, str]) 
 
     def held_of(test: ast.expr, outcome: bool) -> Held:
         text = holds(test, usable, outcome)
-        reads = frozenset(n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in stored)
-        return [(text, reads)] if text else []
+        if not text:
+            return []
+        reads = frozenset(n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in stored) \
+            if stored else frozenset()
+        return [(text, reads)]
 
     def block(statements: list[ast.stmt], held: Held, looping: bool) -> None:
         held = list(held)

@@ -65,19 +65,6 @@ def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
     return found, apart
 
 
-def local_names(node: ast.AST, nodes: list[ast.AST]) -> set[str]:
-    """The names a function binds: stored, its parameters and those of what it nests, its defs."""
-    found: set[str] = set()
-    for inner in nodes:
-        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-            found.add(inner.id)
-        elif isinstance(inner, ast.arg):
-            found.add(inner.arg)
-        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not node:
-            found.add(inner.name)
-    return found
-
-
 def computed_name(getter: ast.Call) -> tuple[str, str]:
     """`getattr(x, f"visit_{kind}")`: the literal prefix of the name, and the call as text."""
     name, prefix = getter.args[1], ""
