@@ -116,6 +116,8 @@ class Graph:
                     self.callers[found].append((qualname, 0, None))
         self.public = public_names(self)
         self._cache: dict[tuple[str, str], EntryPoints] = {}
+        self._reached: dict[tuple[str, str], tuple[
+            list[tuple[str, State]], int, dict[State, tuple[State, int, str | None] | None]]] = {}
 
     def _wrappers(self, decorator: str) -> list[str]:
         """What calling a function so decorated calls: the closures the decorator returns (for
@@ -308,9 +310,18 @@ class Graph:
         return self._cache[key]
 
     def _entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
+        raised = self._fact(node, GUARD, line)  # the raise's guard, weighed on the last call
+        if (node, raised) not in self._reached:  # the walk is the same for every raise so guarded
+            self._reached[node, raised] = self._reach(node, raised)
+        found, left_out, parent = self._reached[node, raised]
+        items = tuple(self._item(name, state, parent, exception, line) for name, state in found)
+        return EntryPoints(items, left_out)
+
+    def _reach(self, node: str, raised: str) -> tuple[
+            list[tuple[str, State]], int, dict[State, tuple[State, int, str | None] | None]]:
+        """The first public callers (name, state), how many more, and their steps to `node`."""
         # a state: (function, a dynamic call crossed, the classes `self` can be, None: any);
         # parent[state] = (the state it calls on the way, that call's line, stop text)
-        raised = self._fact(node, GUARD, line)  # the raise's guard, weighed on the last call
         start: State = (node, False, None, (raised, node) if raised else None)
         parent: dict[State, tuple[State, int, str | None] | None] = {start: None}
         depth = {start: 0}
@@ -346,9 +357,15 @@ class Graph:
                 first.setdefault(state[0], state)
         found = sorted(((s[1], depth[s], self.public[q], s) for q, s in first.items()),
                        key=lambda item: (item[0], item[1], item[2]))
-        items = tuple(self._item(name, state, parent, exception, line)
-                      for _, _, name, state in found[:MAX_ENTRIES])
-        return EntryPoints(items, max(0, len(found) - MAX_ENTRIES))
+        steps: dict[State, tuple[State, int, str | None] | None] = {}
+        for _, _, _, state in found[:MAX_ENTRIES]:  # only the chains kept, not the whole walk
+            while state not in steps:
+                steps[state] = parent[state]
+                if parent[state] is None:
+                    break
+                state = parent[state][0]  # type: ignore[index]
+        return ([(name, state) for _, _, name, state in found[:MAX_ENTRIES]],
+                max(0, len(found) - MAX_ENTRIES), steps)
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""
