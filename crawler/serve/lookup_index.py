@@ -209,8 +209,8 @@ class StoredIndex:
             yield from self._wordings(f"WHERE {clause}", tuple(texts))
             return
         # only the rows whose anchor is a word of a text (or that have none) are looked at
-        marks = ",".join("?" * len(tokens))
-        yield from self._wordings(f"WHERE anchor IN ('', {marks}) AND ({clause})",
+        marks = "".join(", ?" * len(tokens))
+        yield from self._wordings(f"WHERE anchor IN (''{marks}) AND ({clause})",
                                   (*tokens, *texts))
 
     def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:

@@ -63,6 +63,7 @@ TYPED = [
     ["lookup", "bad shape", "out"],  # only close
     ["lookup", "KeyError: 'missing column \x1b[31mx\x1b[0m'", "out"],  # ANSI: stripped off a tty
     ["lookup", "operands could not be broadcast together", "out", "--json"],  # nothing
+    ["lookup", "!!! ???", "out"],  # no word at all
     ["lookup", "- item: bad shape 3 for the widget", "out"],  # a paste beginning with `-`
     ["lookup", "--", "-n", "out"],
     ["lookup", PASTE],  # OUTPUT is `output`: not there

@@ -227,6 +227,24 @@ def test_a_settled_folder_is_checked_by_its_listing_and_every_change_is_still_se
     assert _listing_kept(folder) == lookup_index._packed_listing(folder)
 
 
+def test_the_stored_index_finds_every_wording_whose_run_a_text_holds(out: Path) -> None:
+    """The index looks only at rows whose anchor is a word of the text, yet finds what a scan
+    of every row finds: the anchor is a word whole within the run, never one at its edge, which
+    the paste may glue to its neighbours (`notbad shape`)."""
+    assert lookup_index.anchor_of("bad shape ") == "shape"
+    assert lookup_index.anchor_of(" is wrong") == "is"
+    assert lookup_index.anchor_of("shape") == lookup_index.anchor_of("") == ""
+    (folder,) = repository_folders(out)
+    memory = LookupIndex(load_records(out)[0])
+    with closing(lookup_index.open_index(folder)) as stored:
+        for texts in (["notbad shape 3!"], ["a missing column x", "z"], ["expected 3 itemsx"],
+                      ["bad shape"], [""]):
+            assert sorted(w.record_id for w in stored.containing(texts)) == \
+                sorted(w.record_id for w in memory.containing(texts)), texts
+            assert texts[0] == "" or "bad shape" in texts[0] or \
+                list(stored.containing(texts)), texts
+
+
 def _listing_kept(folder: Path) -> bytes | None:
     with closing(sqlite3.connect(folder / lookup_index.INDEX_FILE)) as connection:
         row = connection.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
