@@ -64,9 +64,9 @@ def with_entry_points(records: Sequence[ErrorRecord], graph: Graph) -> list[Erro
 
 
 def previous_calls(get: Callable[[str, str], FileOutcome | None], previous: Manifest,
-                   unchanged: Collection[str]) -> tuple[CallFacts, ...] | None:
-    """The previous version's edges of every file not kept, from the result cache (`get`);
-    None when one is missing. A cached outcome without edges is one `ast` could not read (a
+                   unchanged: Collection[str]) -> tuple[tuple[str, CallFacts], ...] | None:
+    """The previous version's edges of every file not kept, by path, from the result cache
+    (`get`); None when one is missing. A cached outcome without edges is one `ast` could not read (a
     syntax newer than this Python's, which LibCST reads): it gave the graph no edges then
     either, so it is no reason to compare every kept record."""
     found = []
@@ -77,7 +77,7 @@ def previous_calls(get: Callable[[str, str], FileOutcome | None], previous: Mani
         if outcome is None:
             return None
         if outcome.calls is not None:
-            found.append(outcome.calls)
+            found.append((entry.path, outcome.calls))
     return tuple(found)
 
 
@@ -89,7 +89,7 @@ class Before:
     for the next update (None: nowhere)."""
 
     summary: GraphSummary | None = None
-    calls: tuple[CallFacts, ...] | None = None
+    calls: tuple[tuple[str, CallFacts], ...] | None = None  # path, edges
     cache_root: Path | None = None
 
 
@@ -103,6 +103,10 @@ def before_of(root: Path | None, previous: Manifest,
         graphs.close()
     calls = previous_calls(get, previous, unchanged) if summary is None else None
     return Before(summary, calls, root)
+
+
+def _path(outcome: FileOutcome) -> str:
+    return outcome.path
 
 
 def point_key(site: RaiseSite) -> str | None:
@@ -215,7 +219,9 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
     entry points changed (with `others`, the evidence stage's, brought up to date first)."""
     if not full and not outcomes:
         return list(records), tuple(others)  # nothing read again: no chain can have moved
-    after = graph_of(o.calls for o in (*outcomes, *context))
+    # In the files' order, as a full run reads them: of two chains as short, the graph keeps
+    # the one it meets first, so the order of callers must not depend on what was read again.
+    after = graph_of(o.calls for o in sorted((*outcomes, *context), key=_path))
     records = with_entry_points(records, after)
     if full or previous is None:
         _keep(before, after, [*outcomes, *context], {})
@@ -225,7 +231,8 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
     summary = summary_of(after, {})
     graph_before = None
     if before is not None and before.summary is None and before.calls is not None:
-        graph_before = graph_of([*before.calls, *(o.calls for o in context)])
+        graph_before = graph_of(facts for _, facts in sorted(
+            [*before.calls, *((o.path, o.calls) for o in context)], key=lambda pair: pair[0]))
     was = before.summary if before is not None and before.summary is not None else \
         summary_of(graph_before, {}) if graph_before is not None else None
     moved = moved_nodes(was, summary, changed) if was is not None else set()

@@ -108,7 +108,7 @@ def test_a_cached_outcome_without_edges_is_a_file_with_none(tmp_path: Path) -> N
     manifest = Manifest(Pin("repo", "local", "o", "pkg", "HEAD", "0" * 40), "0", ExtractOptions(),
                         Counts(), (FileEntry("pkg/new_syntax.py", "b1", ()),
                                    FileEntry("pkg/kept.py", "b2", ())), ())
-    assert previous_calls(cache.get, manifest, {"pkg/kept.py"}) == ()
+    assert previous_calls(cache.get, manifest, {"pkg/kept.py"}) == ()  # found: no edges
     missing = replace(manifest, files=(FileEntry("pkg/new_syntax.py", "b3", ()),))  # not cached
     assert previous_calls(cache.get, missing, {"pkg/kept.py"}) is None
 
@@ -121,3 +121,41 @@ def test_a_graph_summary_is_found_by_its_files_alone(tmp_path: Path) -> None:
     graphs = GraphCache(tmp_path)
     assert graphs.get(files_digest([("pkg/a.py", "b2"), ("pkg/__init__.py", "b1")])) == summary
     assert graphs.get(files_digest([("pkg/a.py", "b3"), ("pkg/__init__.py", "b1")])) is None
+
+
+TIES = {
+    "pkg/__init__.py": "from pkg.api import run\n",
+    "pkg/_n.py": "def check(x):\n    if x is None:\n        raise ValueError(f'no value: {x!r}')\n",
+    "pkg/a_kept.py": "from pkg._n import check\n\n\ndef via_a(x):\n    return check(x)\n",
+    "pkg/api.py": """\
+from pkg.a_kept import via_a
+from pkg.z_changed import via_z
+
+
+def run(x):
+    return via_z(x) or via_a(x)
+""",
+    "pkg/z_changed.py": "from pkg._n import check\n\n\ndef via_z(x):\n    return check(x)\n",
+}
+
+
+def test_of_two_chains_as_short_an_update_keeps_the_one_an_extract_gives(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """pkg.run reaches check through via_a and via_z, both two calls: the chain is the one the
+    graph meets first, in the files' order, whichever files the update read again."""
+    repo = make_repo("repo")
+    for path, text in TIES.items():
+        repo.write(path, text)
+    repo.commit("first")
+    common = ["-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    repo.write("pkg/z_changed.py", TIES["pkg/z_changed.py"] + "\n\ndef other():\n    return 1\n")
+    repo.commit("z changed")
+    assert crawler("update", str(repo.path), *common)["files_read_again"] == 1
+    fresh = Path(str(crawler("extract", str(repo.path), "-o", str(tmp_path / "fresh"),
+                             "--cache-dir", str(tmp_path / "fresh-cache"))["folder"]))
+    assert entry_points(folder) == entry_points(fresh)
+    found = entry_points(fresh)["check"]["entry_points"]
+    assert isinstance(found, list)
+    assert {"name": "pkg.run", "chain": ["pkg.api.run", "pkg.a_kept.via_a", "pkg._n.check"]} \
+        in found  # pkg/a_kept.py comes first
