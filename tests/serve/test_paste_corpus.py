@@ -255,7 +255,6 @@ def _share(outcomes: Iterable[Outcome], test: str) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="today's engine: 91 of 99 first (wild 42 of 45, jax 49 of 54)")
 def test_same_wording_is_first_at_least_95_percent(outcomes: dict[str, Outcome]) -> None:
     assert _share((o for o in outcomes.values() if o.item["class"] == "same"), "first") >= 0.95
 
