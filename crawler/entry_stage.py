@@ -197,7 +197,7 @@ def kept_points(before: Before | None, graph_before: Graph | None, after: Graph,
 
 
 def _keep(before: Before | None, after: Graph, read: Sequence[FileOutcome],
-          points: dict[str, str]) -> None:
+          points: dict[str, str], summary: GraphSummary | None = None) -> None:
     """Keep the graph after in the cache for the next update, with the digests of every raise."""
     if before is None or before.cache_root is None:
         return
@@ -207,7 +207,8 @@ def _keep(before: Before | None, after: Graph, read: Sequence[FileOutcome],
             if key is not None and key not in points:
                 points[key] = digest_of(entry_points_of(after, site))
     files = [(o.path, o.blob) for o in read if o.failure is None]
-    GraphCache(before.cache_root).put(files_digest(files), summary_of(after, points))
+    summary = replace(summary, points=points) if summary is not None else summary_of(after, points)
+    GraphCache(before.cache_root).put(files_digest(files), summary)
 
 
 def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
@@ -237,7 +238,7 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
         summary_of(graph_before, {}) if graph_before is not None else None
     moved = moved_nodes(was, summary, changed) if was is not None else set()
     points, paths = kept_points(before, graph_before, after, context, moved)
-    _keep(before, after, outcomes, points)
+    _keep(before, after, outcomes, points, summary)
     inside = {r.id for r in records}
     ids = {i for entry in previous.files if entry.path in paths for i in entry.records} - inside
     by_id = {r.id: r for r in others}
