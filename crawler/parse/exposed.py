@@ -244,9 +244,18 @@ def argument_text(keyword: str | None, binding: Binding) -> ArgumentText:
 
 
 def reading(alternative: Alternative) -> TextReading:
+    """An alternative as other modules read it. Its groups are numbered by their order in it
+    (from _GROUP_BASE, past any a process counts to), so one text reads the same every time."""
     kind, pieces = alternative
-    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain, p.group, p.choice)
-                                   for p in pieces))
+    groups: dict[int, int] = {}
+    for piece in pieces:
+        if piece.group:
+            groups.setdefault(piece.group, _GROUP_BASE + len(groups))
+    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain,
+                                           groups.get(p.group, 0), p.choice) for p in pieces))
+
+
+_GROUP_BASE = 1 << 40
 
 
 def alternative(text: TextReading) -> Alternative:
