@@ -14,7 +14,7 @@ its parameters, never assigned in it, passed by position or keyword. At most MAX
 are read, in order of path and line. When some call passes no text read off the source (a
 name, another parameter: one level is followed), calls it by a name the graph cannot tell, or
 is past MAX_CALLERS, the sites of the calls read keep the rest in their `reason`; when no call
-passes text, the site stays `dynamic`, its reason saying what its callers pass.
+passes text, or no call is known, the site stays `dynamic`, its reason saying so.
 """
 
 from __future__ import annotations
@@ -175,12 +175,17 @@ def _followed(site: RaiseSite, parameter: _Parameter, graph: Graph,
     if len(texts) > MAX_CALLERS:
         unread.extend(f"{path}:{line}" for path, line, _ in texts[MAX_CALLERS:])
         texts = texts[:MAX_CALLERS]
+    own = site.message.reason  # what else the worker said of the raise (a class passed in)
+    if own is not None and own.startswith(f"`{parameter.name}` is not built in this function"):
+        own = None
     if not texts:
         if not edges:
-            return [site]
+            why = (f"`{parameter.name}` is a parameter; no call of `{site.qualname}` is known "
+                   "(it may be handed on as a value, or called from outside the repository)")
+            return [replace(site, message=replace(site.message, reason=_joined(own, why)))]
         why = (f"`{parameter.name}` is a parameter; its callers pass no text read off the "
                   f"source ({_listed(unread)})")
-        return [replace(site, message=replace(site.message, reason=why))]
+        return [replace(site, message=replace(site.message, reason=_joined(own, why)))]
     reason: str | None = None if not unread else (
         f"the text of the calls of `{site.qualname}` that pass text; {len(unread)} other "
         f"call{'s' if len(unread) > 1 else ''} pass{'' if len(unread) > 1 else 'es'} text not "
@@ -190,9 +195,13 @@ def _followed(site: RaiseSite, parameter: _Parameter, graph: Graph,
         assert argument.readings is not None
         for kind, pieces in (alternative(r) for r in argument.readings):
             template = _template(site, parameter, kind, pieces)
-            template = replace(template, defined_at=f"{path}:{line}", reason=reason)
+            template = replace(template, defined_at=f"{path}:{line}", reason=_joined(own, reason))
             made.setdefault(template.template, replace(site, message=template))
     return list(made.values())
+
+
+def _joined(*reasons: str | None) -> str | None:
+    return "; ".join(r for r in reasons if r) or None
 
 
 def _listed(where: list[str]) -> str:
