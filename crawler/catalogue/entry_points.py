@@ -49,6 +49,7 @@ from crawler.records import EntryPoint, EntryPoints
 
 MAX_ENTRIES = 10
 MAX_DEPTH = 12
+MAX_RESOLVING = 100  # bindings followed to resolve one name
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 _NOT_CALLS = frozenset({SIGNATURE, GUARD})
 _BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
@@ -64,6 +65,7 @@ class Graph:
     def __init__(self, files: Iterable[CallFacts]) -> None:
         self.modules: dict[str, CallFacts] = {}
         self._definitions: dict[str, str | None] = {}  # each name resolved once (`definition`)
+        self._resolving = 0  # how deep `definition` is in resolving one name
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassFacts] = {}
         for facts in files:
@@ -152,7 +154,14 @@ class Graph:
             return name
         if name not in self._definitions:
             self._definitions[name] = None
-            self._definitions[name] = self._definition(name) if name else None
+            if name and self._resolving < MAX_RESOLVING:
+                # a chain of bindings that grows the name at each step (pkg.a -> pkg.a.b, when
+                # no module pkg.a exists) never repeats one: the depth stops what else may grow
+                self._resolving += 1
+                try:
+                    self._definitions[name] = self._definition(name)
+                finally:
+                    self._resolving -= 1
         return self._definitions[name]
 
     def _definition(self, name: str) -> str | None:
@@ -164,6 +173,8 @@ class Graph:
             head, rest = parts[cut], parts[cut + 1:]
             bound = self.bindings[module].get(head)
             if bound is not None and bound != f"{module}.{head}":
+                if bound.startswith(f"{module}.{head}."):  # bound under itself: no module there
+                    return None
                 return self.definition(".".join([bound, *rest]))
             for star in self.modules[module].star:
                 found = self.definition(".".join([star, head, *rest]))

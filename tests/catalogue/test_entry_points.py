@@ -4,6 +4,7 @@ reader cannot follow asserts the note that says where the chain stops."""
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from crawler.catalogue.entry_points import MAX_DEPTH, MAX_ENTRIES, Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
 from tests.gitrepo import GitRepo
+from tests.processes import child_env
 
 Found = list[tuple[str, tuple[str, ...], str | None, str | None]]
 
@@ -382,3 +384,28 @@ def test_self_calls_credit_only_the_overrides_the_class_uses(
         ("pkg.Far.step", ("pkg.Far.step",), None, None),
         ("pkg.Base.run", ("pkg.Base.run", "pkg.Far.step"), None, None),
         ("pkg.Right.go", ("pkg.Right.go", "pkg.Base.run", "pkg.Far.step"), None, None)]
+
+
+def test_bindings_that_grow_the_name_they_resolve_end(make_repo: Callable[[str], GitRepo]) -> None:
+    """`from pkg.a import b as a` with no module pkg.a binds pkg.a to pkg.a.b, so resolving
+    pkg.a.c asked for pkg.a.b.c, then pkg.a.b.b.c, ...: no name repeats, and jax's release
+    jax-v0.4.35 ended a walk with a RecursionError. Two bindings that grow each other too."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.a import b as a\nfrom pkg.q import r as p\n"
+                           "from pkg.p import s as q\n\n\n"
+                           "def f():\n    a.c.d()\n    p.x()\n    raise ValueError('bad')\n"})
+    assert graph.definition("pkg.a.c.d") is None
+    assert graph.definition("pkg.p.x") is None
+    assert entries(graph, "pkg.f") == [("pkg.f", ("pkg.f",), None, None)]
+
+
+def test_a_name_bound_under_itself_is_extracted_as_a_user_runs_it(tmp_path: Path) -> None:
+    """The installed command, on a repository with such a binding: records, no traceback."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("pkg/__init__.py", "from pkg.a import b as a\n\n\n"
+                                  "def f():\n    a.c.d()\n    raise ValueError('bad thing')\n")
+    repo.commit()
+    run = subprocess.run(["crawler", "extract", str(repo.path), "-o", str(tmp_path / "out"), "-q"],
+                         capture_output=True, text=True, env=child_env())
+    assert (run.returncode, run.stderr) == (0, "")
+    assert len(list((tmp_path / "out").rglob("errors/*.yaml"))) == 1
