@@ -128,6 +128,9 @@ class LookupSummary:
                                   wording.template, match.captures)
             if wording.past or wording.last_release is not None:
                 yield _wording_line(wording)
+            for other in match.also:  # another of its wordings fits: the releases may be those
+                yield (f"    fits too: {other.template}, printed by {other.first_release or '?'} "
+                       f"to {other.last_release or 'now'}")
 
 
 def _wording_line(wording: Any) -> str:

@@ -393,4 +393,7 @@ def _described(m: Match) -> dict[str, object]:
                           "successor": w.record_id if w.today is not None else None}
                          if w.past else None),
         "last_release": w.last_release if w.status == REMOVED else None,
+        # the record's other wordings the paste fits as well, with the releases that printed them
+        "also_fits": [{"template": o.template, "first": o.first_release, "last": o.last_release}
+                      for o in m.also],
     }

@@ -54,7 +54,9 @@ INDEX_FILE = "lookup.sqlite"
 # store loads the parser, a second of imports a lookup that reads no record does without.
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
-INDEX_VERSION = "5"  # 2: past wordings; 3: racy files' digests; 4: plain typography; 5: anchors
+# 2: past wordings; 3: racy files' digests; 4: plain typography; 5: anchors;
+# 6: today's wording's first release
+INDEX_VERSION = "6"
 APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
 # A file changed this recently when read keeps its digest too: 2 s where timestamps are whole
 # seconds (FAT, some network file systems), 50 ms where they have nanoseconds (the kernel's

@@ -30,8 +30,9 @@ class PastWording:
 
 
 def past_wordings(record: ErrorRecord) -> list[PastWording]:
-    """A record's wordings other than its live one, each with the releases that printed it
-    (spans of one template joined: the first release of the first, the last of the last)."""
+    """A record's wordings, each with the releases that printed it (spans of one template
+    joined: the first release of the first, the last of the last); a live record's own one is
+    still printed (no last release)."""
     spans: Sequence[TemplateSpan] = record.history.templates if record.history else ()
     return past_wordings_of(spans, record.status == REMOVED, record.site.message.template)
 
@@ -43,7 +44,8 @@ def past_wordings_of(spans: Sequence[TemplateSpan], removed: bool, current: str
     joined: dict[str, PastWording] = {}
     for span in spans:
         if not removed and span.template == current:
-            continue
+            # today's wording: the release it was first printed in (`with_past_wordings`)
+            span = replace(span, last=None)
         if span.first is None and span.last is None and not removed:
             continue  # a wording no release printed
         held = joined.get(span.template)

@@ -150,6 +150,9 @@ class Match:
     cut_prefix: bool = False  # the paste, cut short (`...`), is the template's beginning
     rank: int = 0  # 1 for the best; equal for ties
     tie: bool = False  # another match has the same place
+    # the record's other wordings the paste fits too (a release printed either): their spans
+    # are as true of the paste as the one shown
+    also: tuple[Wording, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -203,6 +206,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
     bases, for kinship. See the module's docstring for the order and the thresholds."""
     paste = read_paste(pasted)
     best: dict[str, Match] = {}
+    fits: dict[str, dict[str, Wording]] = {}  # each record's wordings the paste fits exactly
     timed_out: dict[str, None] = {}
     budget = Budget(LOOKUP_SECONDS)
     for order_of_report, reported in enumerate(paste.reported[:MAX_REPORTS]):
@@ -221,9 +225,11 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     timed_out[wording.record_id] = None
                     continue
                 key = wording.record_id
+                if match is not None and match.exact:
+                    fits.setdefault(key, {}).setdefault(wording.template, wording)
                 if match is not None and (key not in best or order(match) < order(best[key])):
                     best[key] = match
-    ranked = _placed(sorted(best.values(), key=order))
+    ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
     if ranked and ranked[0].confident:
         verdict = FOUND
     elif any(match.score >= NEAR_SCORE for match in ranked):
@@ -231,6 +237,12 @@ def rank(pasted: str, source: Source, limit: int = 10,
     else:
         verdict, ranked = NONE, []
     return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict)
+
+
+def _with_also(match: Match, fitting: Mapping[str, Wording]) -> Match:
+    """The match, with the record's other wordings that fit the paste exactly."""
+    others = tuple(w for template, w in fitting.items() if template != match.wording.template)
+    return replace(match, also=others) if others else match
 
 
 # a pasted text, squashed (`matching.squash`), its words and their `matching.paste_matcher`

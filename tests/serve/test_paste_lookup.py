@@ -209,6 +209,29 @@ def test_a_removed_site_is_shown_removed_with_its_last_release(walked: Path) -> 
 
 
 
+def test_a_paste_that_two_wordings_print_names_the_releases_of_both(tmp_path: Path) -> None:
+    """v1 printed `vmap got arg 0 ...` literally, v2 on `{name} got arg {i} ...` with name
+    'vmap': a v2 user's paste fits both, so the answer names both wordings' releases (jax's
+    vmap message, walked over its releases, showed v1's alone)."""
+    repo = GitRepo(tmp_path / "repo")
+    for tag, text in (("v1.0", 'f"vmap got arg {i} of rank 0"'),
+                      ("v2.0", 'f"{name} got arg {i} of rank 0"')):
+        repo.write("pkg/a.py", f"def check(name, i):\n    raise ValueError({text})\n")
+        repo.commit(tag)
+        repo.tag(tag)
+    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(tmp_path / "out"), "-q")
+    assert code == 0
+    paste = "ValueError: vmap got arg 0 of rank 0"
+    code, out = crawler("lookup", paste, str(tmp_path / "out"), "--json")
+    (first,) = json.loads(out)["matches"][:1]
+    assert code == 0 and first["template"] == "vmap got arg {i} of rank 0"
+    assert first["past_wording"]["first"] == first["past_wording"]["last"] == "v1.0"
+    assert first["also_fits"] == [{"template": "{name} got arg {i} of rank 0", "first": "v2.0",
+                                   "last": None}]
+    code, text = crawler("lookup", paste, str(tmp_path / "out"))
+    assert "fits too: {name} got arg {i} of rank 0, printed by v2.0 to now" in text
+
+
 def _decorated(form: str) -> str:
     """plain.txt (a real traceback) as a tool relays it: the lines each tool prints."""
     lines = (FORMS / "plain.txt").read_text(encoding="utf-8").rstrip("\n").split("\n")
