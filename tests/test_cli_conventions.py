@@ -279,10 +279,11 @@ def test_check_quiet_still_prints_each_finding(extracted: Path) -> None:
     """`crawler check -q` in a site's CI: the job fails, and its log says why (as ruff's -q)."""
     [record] = sorted(extracted.rglob("errors/*.yaml"))
     annotate(record, "an annotation written before the message was reworded")
-    loud = subprocess.run(crawler("check", str(extracted)), cwd=ROOT, env=child_env(),
+    # the installed command, as the CI job types it
+    loud = subprocess.run(["crawler", "check", str(extracted)], cwd=extracted, env=child_env(),
                           capture_output=True, text=True, timeout=120)
-    quiet = subprocess.run(crawler("check", str(extracted), "-q"), cwd=ROOT, env=child_env(),
-                           capture_output=True, text=True, timeout=120)
+    quiet = subprocess.run(["crawler", "check", str(extracted), "-q"], cwd=extracted,
+                           env=child_env(), capture_output=True, text=True, timeout=120)
     assert loud.returncode == quiet.returncode == 1, (loud.stderr, quiet.stderr)
     findings = quiet.stdout.splitlines()
     assert len(findings) == 1 and record.stem in findings[0], quiet.stdout

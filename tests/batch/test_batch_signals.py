@@ -31,6 +31,9 @@ from tests.processes import ROOT, child_env
 
 REPOSITORIES, MODULES = 6, 30  # minutes of parsing on 2 cores, were the batch left to run
 AFTER = 2.0  # seconds after the signal by which no process of the batch may be left
+# seconds from a signal to the driver's exit: SIGINT to the driver alone used to wait for every
+# task under way (17-23 s); a loaded machine may need a few
+EXIT_SECONDS = 8.0
 needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                                 reason="the [dask] extra is not installed")
 
@@ -55,6 +58,7 @@ class Ended:
     stderr: str
     left: tuple[str, ...]
     group_left: bool  # does its process group still have a member?
+    seconds: float = 0.0  # from the signal to the driver's exit
 
 
 class Batch:
@@ -92,12 +96,13 @@ class Batch:
         """How it ended; its processes are looked at `AFTER` seconds after `since` (default:
         when the driver exited)."""
         code = self.process.wait(timeout=60)
-        since = time.monotonic() if since is None else since
+        exited = time.monotonic()
+        since = exited if since is None else since
         self.seen |= family(self.process.pid)  # any member of its group that outlived it
         while (alive(self.seen) or self.group()) and time.monotonic() < since + AFTER:
             time.sleep(0.05)
         left = tuple(describe(proc.pid) for proc in sorted(alive(self.seen), key=lambda p: p.pid))
-        return Ended(code, self.stderr(), left, self.group())
+        return Ended(code, self.stderr(), left, self.group(), exited - since)
 
     def group(self) -> bool:
         """Has its process group a member that is not a zombie? (`os.killpg(pgid, 0)` counts
@@ -135,6 +140,7 @@ def assert_clean_end(ended: Ended, code: int, says: str) -> None:
     assert "Traceback" not in ended.stderr and "InvalidStateError" not in ended.stderr
     assert ended.left == ()
     assert not ended.group_left
+    assert ended.seconds < EXIT_SECONDS, f"the driver took {ended.seconds:.1f} s to exit"
 
 
 STOPS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
