@@ -103,7 +103,8 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
     exception_qualname = exception_qualname_of(func, found.scopes, visitor)
     if not isinstance(exc, cst.Call):
         if not _looks_like_class(exc):
-            return [], _RERAISE
+            made = _constructed(place, exc)
+            return _branch_sites(place, made, guards) if made is not None else ([], _RERAISE)
         if exception_qualname is None or exception_qualname.startswith("builtins."):
             return [], _WITHOUT_MESSAGE
         return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
@@ -296,6 +297,21 @@ def call_arguments(module: cst.Module, call: cst.Call) -> tuple[CallArgument, ..
             isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
         found.append(CallArgument(keyword, _source.exact(module, value), literal))
     return tuple(found)
+
+
+def _constructed(place: Place, exc: cst.BaseExpression) -> cst.Call | None:
+    """`exc = ValueError(...)` then `raise exc`: the call that made the exception the name holds,
+    when every path reaches the raise with that one call (a caught `e` is a re-raise: None)."""
+    if not isinstance(exc, cst.Name):
+        return None
+    found = flow.definitions(exc.value, place.found.position, limit=1)
+    if not found or len(found) != 1 or len(found[0]) != 1:
+        return None
+    value, _ = found[0][0]
+    made = _without_traceback(value) if isinstance(value, cst.BaseExpression) else None
+    if not isinstance(made, cst.Call) or not _looks_like_class(made.func):
+        return None
+    return made
 
 
 def _looks_like_class(node: cst.BaseExpression) -> bool:
