@@ -21,6 +21,7 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from crawler.parse._positions import ast_parse
 from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.call_scopes import LOCALS, annotation, nested_defs, split_lambdas
 from crawler.parse.call_scopes import all_nodes as _nodes
@@ -100,11 +101,11 @@ class CallFacts:
     registered: tuple[tuple[str, str], ...] = ()  # a function stored as a value: (qualname, source)
 
 
-def read_calls(source: bytes | str, module: str, is_package: bool = False) -> CallFacts | None:
-    """The module's facts; None when `ast` cannot parse it (LibCST's read says why)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+def read_calls(source: bytes | str, module: str, is_package: bool = False,
+               tree: ast.Module | None = None) -> CallFacts | None:
+    """The module's facts (of `tree`, where parsed); None when `ast` cannot parse it."""
+    tree = tree if tree is not None else ast_parse(source)
+    if tree is None:
         return None
     return _Reader(module, is_package).read(tree)
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from crawler.parse._positions import ast_parse
+from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.exposed import reading
 from crawler.parse.pieces import Unreadable
 from crawler.parse.reading import Reader
@@ -45,12 +47,23 @@ class TextCall:
     args: tuple[ArgumentText, ...]  # by position (keyword None), then by keyword; `*`/`**` unpacked
 
 
-def read_text_calls(data: bytes) -> tuple[TextCall, ...]:
-    """Every call of the file that passes text (see the module's docstring)."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+def read_call_facts(data: bytes, module: str, is_package: bool
+                    ) -> tuple[CallFacts | None, tuple[TextCall, ...]]:
+    """A file's call edges and its calls that pass text, from one `ast` tree."""
+    tree = ast_parse(data)
+    if tree is None:
+        return None, ()
+    return read_calls(data, module, is_package, tree), read_text_calls(data, tree)
+
+
+def read_text_calls(data: bytes, tree: ast.Module | None = None) -> tuple[TextCall, ...]:
+    """Every call of the file that passes text (see the module's docstring); of `tree`, its
+    `ast` tree, where the caller parsed it already."""
+    if tree is None:
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return ()
     starts = _line_starts(data)
     found: list[TextCall] = []
     for node in ast.walk(tree):

@@ -31,10 +31,10 @@ from typing import Any
 from crawler.errors import CrawlerError
 from crawler.parse._launch import WorkerProcess, cpu_seconds, exit_with_parent, start_worker
 from crawler.parse.assertions import FileAssertions, read_assertions
-from crawler.parse.call_edges import CallFacts, read_calls
+from crawler.parse.call_edges import CallFacts
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
-from crawler.parse.text_calls import TextCall, read_text_calls
+from crawler.parse.text_calls import TextCall, read_call_facts
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped
 
@@ -101,12 +101,12 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
         return failed(path, blob, PARSE_FAILED, "out of memory: over the worker's memory limit")
     except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
         return failed(path, blob, PARSE_FAILED, _describe(error))
+    calls, text_calls = read_call_facts(data, module_name(path), path.endswith("__init__.py"))
     return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
                        classes=tuple(found.classes), exports=found.exports,
                        regions=tuple(found.regions), context=found.context,
                        stubbed=found.stubbed, exposed=found.exposed,
-                       calls=read_calls(data, module_name(path), path.endswith("__init__.py")),
-                       text_calls=read_text_calls(data))
+                       calls=calls, text_calls=text_calls)
 
 
 Answer = FileOutcome | FileAssertions  # a FileOutcome with a failure for any file a worker lost
