@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from crawler.catalogue.classes import VisitedFile
 from crawler.catalogue.entry_points import Graph
+from crawler.parse._positions import parse_module
 from crawler.parse.exposed import alternative
 from crawler.parse.messages import build_template, display_regex
 from crawler.parse.names import module_name
@@ -122,7 +123,7 @@ def _definition(site: RaiseSite) -> tuple[ast.FunctionDef, int] | None:
     text = site.snippet
     indented = text[:1] in (" ", "\t")
     try:
-        tree = ast.parse("if True:\n" + text if indented else text)
+        tree = parse_module("if True:\n" + text if indented else text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body

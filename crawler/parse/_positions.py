@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -238,12 +239,31 @@ def libcst_class_lines(module: cst.Module, visitor: RaiseVisitor,
     return lines
 
 
+# CPython 3.11 keeps the depth counter of `ast.parse`'s tree building per interpreter, not per
+# thread: two threads parsing at once (a Dask worker's tasks) can fail with "SystemError: AST
+# constructor recursion depth mismatch" (python/cpython#106905). Reentrant: a finaliser that runs
+# during a parse may parse too.
+_AST_LOCK = threading.RLock()
+
+
+def parse_module(source: str | bytes) -> ast.Module:
+    """`ast.parse`, one thread of the process at a time; raises as `ast.parse` does."""
+    with _AST_LOCK:
+        return ast.parse(source)
+
+
+def parse_expression(source: str) -> ast.expr:
+    """One expression's tree, as `parse_module`."""
+    with _AST_LOCK:
+        return ast.parse(source, mode="eval").body
+
+
 def ast_parse(source: str | bytes) -> ast.Module | None:
     """Python's own tree of `source`; None when this interpreter cannot read it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(source)
+            return parse_module(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

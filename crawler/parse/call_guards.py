@@ -33,6 +33,8 @@ import ast
 import json
 from functools import lru_cache
 
+from crawler.parse._positions import parse_expression
+
 # decorators that keep a function's signature as written (by their last dotted name)
 KEEPS_SIGNATURE = frozenset({"staticmethod", "classmethod", "property", "cached_property",
                              "abstractmethod", "overload", "wraps", "contextmanager", "override",
@@ -259,7 +261,7 @@ def simple(test: ast.expr, usable: frozenset[str]) -> bool:
 
 @lru_cache(maxsize=4096)
 def parsed(text: str) -> ast.expr:
-    return ast.parse(text, mode="eval").body
+    return parse_expression(text)
 
 
 def reduce(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Protocol
 
+from crawler.parse._positions import parse_expression
+
 LOCALS = ".<locals>."
 
 
@@ -82,7 +84,7 @@ def annotation(self: _Qualifies, node: ast.expr | None) -> str:
         return ""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
-            node = ast.parse(node.value, mode="eval").body
+            node = parse_expression(node.value)
         except SyntaxError:
             return ""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.parse._positions import parse_expression
 from crawler.parse.calls import PLAIN_DECORATORS
 from crawler.parse.class_text import MESSAGE_METHODS
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
@@ -255,7 +256,7 @@ def unfollowable(region: Region) -> bool:
     if not first.startswith("@"):
         return False
     try:
-        decorator = ast.parse(first[1:].partition("#")[0].strip() or "@", mode="eval").body
+        decorator = parse_expression(first[1:].partition("#")[0].strip() or "@")
     except SyntaxError:
         return False  # it goes on over the next lines, or a `#` sits in a string
     return not (isinstance(decorator, ast.Name) and decorator.id in PLAIN_DECORATORS)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from crawler.parse._positions import ast_parse
+from crawler.parse._positions import ast_parse, parse_module
 from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.exposed import reading
 from crawler.parse.pieces import Unreadable
@@ -61,7 +61,7 @@ def read_text_calls(data: bytes, tree: ast.Module | None = None) -> tuple[TextCa
     `ast` tree, where the caller parsed it already."""
     if tree is None:
         try:
-            tree = ast.parse(data)
+            tree = parse_module(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return ()
     starts = _line_starts(data)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from crawler.parse._positions import parse_module
 from crawler.records import ErrorRecord
 
 # The slots that hold what a person wrote; written_for, fits and related are bookkeeping.
@@ -146,7 +147,7 @@ def _parsed(code: str) -> ast.Module | None:
     code = textwrap.dedent(code)
     for attempt in (code, re.sub(r"(?m)^(>>>|\.\.\.) ?", "", code)):
         try:
-            return ast.parse(attempt)
+            return parse_module(attempt)
         except (SyntaxError, ValueError):
             continue
     return None

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from crawler import __version__
+from crawler.parse._positions import parse_module
 from crawler.parse.assertions import FileAssertions
 from crawler.parse.workers import FileOutcome
 from crawler.records import SCHEMA_VERSION, Skipped, TestAssertion
@@ -284,7 +285,7 @@ def _crawler_imports(root: Path, start: Path) -> set[Path]:
         if file in seen or not file.is_file():
             continue
         seen.add(file)
-        for node in _runtime_nodes(ast.parse(file.read_bytes())):
+        for node in _runtime_nodes(parse_module(file.read_bytes())):
             names: list[str] = []
             if isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 # `from crawler.parse import flow` names a module as an attribute
