@@ -18,11 +18,12 @@ TEST_DIRS = frozenset({"test", "tests"})
 
 
 def is_test_path(path: str) -> bool:
-    """Files of a test suite: under a test folder, or named like a test module."""
+    """Files of a test suite: under a test folder (`tests`, or a suite named like attrs'
+    `typing_tests`), or named like a test module."""
     parts = PurePosixPath(path).parts
     name = parts[-1]
     return (
-        any(part in TEST_DIRS for part in parts[:-1])
+        any(part in TEST_DIRS or part.endswith("_tests") for part in parts[:-1])
         or name.startswith("test_")
         or name.endswith("_test.py")
         or name == "conftest.py"

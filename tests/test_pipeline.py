@@ -152,7 +152,9 @@ def test_bad_sources_and_refs(library: GitRepo, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "is_test"),
     [("tests/a.py", True), ("pkg/test/a.py", True), ("test_a.py", True), ("a_test.py", True),
-     ("conftest.py", True), ("pkg/testing/a.py", False), ("pkg/contest.py", False), ("latest.py", False)],
+     ("conftest.py", True), ("typing_tests/baseline.py", True), ("pkg/unit_tests/a.py", True),
+     ("pkg/testing/a.py", False), ("pkg/contest.py", False), ("latest.py", False),
+     ("pkg/latests/a.py", False), ("pkg/_src/internal_test_util/a.py", False)],
 )
 def test_test_paths(path: str, is_test: bool) -> None:
     assert is_test_path(path) is is_test
