@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from crawler.parse import flow
+from crawler.parse.if_tests import binds_in_test
 from crawler.parse.pieces import (
     MAX_ALTERNATIVES,
     Alternative,
@@ -181,15 +182,26 @@ def _loop_items(reader: Reader, separator: str, loop: _Loop) -> list[Alternative
 
 def bound_format(reader: Reader, func: cst.BaseExpression, position: flow.Position
                  ) -> cst.BaseExpression | None:
-    """`text` when the name called is a local bound to `text.format` alone (then `msg(x)` is
-    `text.format(x)`)."""
-    if not isinstance(func, cst.Name) or not position or (
-            reader.assigned is not None and func.value not in reader.assigned):
+    """`text` when the name called is a local, or a module constant, bound to `text.format`
+    alone (then `msg(x)` is `text.format(x)`)."""
+    if not isinstance(func, cst.Name) or not position:
         return None
+    if reader.assigned is not None and func.value not in reader.assigned:
+        follower = reader.follower
+        constant = follower.constant(reader, func.value) if follower is not None else None
+        text = _format_of(constant[0]) if constant is not None else None
+        if follower is not None and text is not None:
+            follower.note_constant(reader, func.value)
+        return text
     found = flow.definitions(func.value, position)
     if not found or len(found) != 1 or len(found[0]) != 1:
         return None
     value = found[0][0][0]
+    return _format_of(value) if isinstance(value, cst.BaseExpression) else None
+
+
+def _format_of(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`text` of `text.format`, `text` a string literal."""
     if isinstance(value, cst.Attribute) and value.attr.value == "format" \
             and isinstance(value.value, (cst.SimpleString, cst.ConcatenatedString)):
         return value.value
@@ -220,7 +232,8 @@ def why_dynamic(reader: Reader, node: cst.BaseExpression, position: flow.Positio
     """Why a message expression was not read as text, in one line."""
     source = " ".join(reader.source_at(node, position).split())
     if isinstance(node, cst.Name):
-        if reader.assigned is not None and node.value not in reader.assigned:
+        if reader.assigned is not None and node.value not in reader.assigned \
+                and not (position and binds_in_test(node.value, position)):
             return f"`{source}` is not built in this function (a parameter or a global)"
         if position and flow.definitions(node.value, position) is None:
             return (f"`{source}` is built in a way not followed (a loop that assigns it anew "

@@ -42,6 +42,7 @@ from crawler.parse.function_facts import (  # noqa: F401 - these are used from h
     _is_static,
     _parameters,
     class_alias,
+    is_parameter_class,
     local_lambda,
 )
 from crawler.parse.names import dotted
@@ -60,7 +61,6 @@ from crawler.parse.substitution import (  # noqa: F401 - Binding and substitute 
 )
 
 MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
-
 
 
 class FunctionScope(Protocol):
@@ -113,7 +113,6 @@ class Followed:
     # local name; a class or a factory, which one is not known here (the argument's template
     # is kept, and `crawler.catalogue.factories` tells from the repository's classes)
     unknown_callee: bool = False
-
 
 
 @dataclass
@@ -177,11 +176,9 @@ class Follower:
         context = _context(reader)
         if name in context.bindings:
             return [("variable", [Piece(name, True)])]
-        constant = self.index.constants.get(name)
-        if constant is None or self.is_local(name, context.scopes) \
-                or not self.bound_once_at_top(name):
+        constant = self.constant(reader, name)
+        if constant is None:
             raise Unreadable
-        self.touched.append(self._qualname(name))
         value, where = constant
         constant_reader = self.reader((), None, Context((), depth=context.depth,
                                                         followed=context.followed))
@@ -191,10 +188,26 @@ class Follower:
         except Unreadable:
             del context.followed[mark:]
             raise
-        self.defined[self._qualname(name)] = where
-        if self._qualname(name) not in context.followed:
-            context.followed.insert(mark, self._qualname(name))
+        self.note_constant(reader, name, mark)
         return found
+
+    def constant(self, reader: Reader, name: str
+                 ) -> tuple[cst.BaseExpression, flow.Position] | None:
+        """The value of a module constant the name means where `reader` reads, and where it
+        is bound; None when the name is no constant there (a local, bound more than once)."""
+        constant = self.index.constants.get(name)
+        if constant is None or self.is_local(name, _context(reader).scopes) \
+                or not self.bound_once_at_top(name):
+            return None
+        self.touched.append(self._qualname(name))
+        return constant
+
+    def note_constant(self, reader: Reader, name: str, at: int | None = None) -> None:
+        """A constant read through, among the read's followed names (at `at`, else last)."""
+        followed, qualname = _context(reader).followed, self._qualname(name)
+        self.defined[qualname] = self.index.constants[name][1]
+        if qualname not in followed:
+            followed.insert(len(followed) if at is None else at, qualname)
 
     # ------------------------------------------------ helpers that return text
 
@@ -240,7 +253,7 @@ class Follower:
         if lambda_ is not None and context.depth < MAX_DEPTH:
             return self._lambda_factory(reader, node, position, lambda_)
         if function is None:
-            parameter = self._is_parameter_class(node.func, context.scopes)
+            parameter = is_parameter_class(node.func, context.scopes)
             head = dotted(node.func)
             local = head is not None and len(head) == 1 and self.is_local(head[0], context.scopes)
             return Followed(reason=self._why_not(node.func, context.scopes),
@@ -356,15 +369,10 @@ class Follower:
             return None, False
         return method, not _is_static(method)
 
-    def _is_parameter_class(self, func: cst.BaseExpression,
-                            scopes: tuple[FunctionScope, ...]) -> bool:
-        return isinstance(func, cst.Name) and _is_parameter(func.value, scopes) \
-            and func.value not in _innermost_assigned(scopes)
-
     def _why_not(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]) -> str:
         source = exact(self.module, func)
         head = dotted(func)
-        if self._is_parameter_class(func, scopes):
+        if is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"
         if head is not None and len(head) == 1 and self.is_local(head[0], scopes):
             return f"`{source}` is a local name: what it builds is not followed"

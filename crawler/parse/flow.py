@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from crawler.parse.if_tests import _tests_before, _walrus_binds, _walrus_value
+
 Level = tuple[Sequence[cst.CSTNode], int, str]  # (block statements, index on the path, role)
 Position = tuple[Level, ...]
 
@@ -114,6 +116,10 @@ class _Search:
             parent = parent_statements[parent_index]
             if role in ("loop", "handler", "try_else", "finally", "case") and self._assigns(parent):
                 raise _GiveUp
+            if role == "if" and type(parent) is cst.If:
+                value = self._test_binding(parent, statements)  # type: ignore[arg-type]
+                if value is not None:
+                    return [((value, tuple(levels)),)]
         return _NotFound
 
     def _scan(self, statements: Sequence[cst.CSTNode], end: int, outer: Position,
@@ -263,10 +269,25 @@ class _Search:
         body: Sequence[cst.CSTNode] = suite.body
         return self._scan(body, len(body), here, role)
 
+    def _test_binding(self, node: cst.If, block: Sequence[cst.CSTNode]
+                      ) -> cst.BaseExpression | None:
+        """The value a test of the `if` chain binds the name to by `(name := value)` before
+        `block` (one of its branches) runs: the last test evaluated that binds it, when the
+        walrus is surely evaluated (not behind `or`, `and`'s right side, `a if c else b`)."""
+        for test in reversed(_tests_before(node, block)):
+            value = _walrus_value(test, self.name)
+            if value is not None:
+                return value
+            if _walrus_binds(test, self.name):
+                raise _GiveUp  # bound on some evaluations only
+        return None
+
     def _if(self, node: cst.If, here: Position) -> _Result:
         """One definition per branch that assigns; a branch that does not falls through."""
         if self.items and _names(node.test, self.name):
             raise _GiveUp
+        if any(_walrus_binds(test, self.name) for test in _tests_before(node, None)):
+            raise _GiveUp  # `if (name := ...)` met walking back: not followed
         suites: list[cst.BaseSuite] = []
         falls_through = False
         branch: cst.If | cst.Else | None = node

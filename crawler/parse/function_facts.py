@@ -67,6 +67,12 @@ def _is_parameter(name: str, scopes: Sequence[FunctionScope]) -> bool:
     return any(p.name.value == name for p in _parameters(scope.node))
 
 
+def is_parameter_class(func: cst.BaseExpression, scopes: Sequence[FunctionScope]) -> bool:
+    """`exc_type(...)`: a parameter of the innermost function, never assigned in it, called."""
+    return isinstance(func, cst.Name) and _is_parameter(func.value, scopes) \
+        and func.value not in _innermost_assigned(scopes)
+
+
 def _parameters(node: cst.FunctionDef) -> list[cst.Param]:
     params = node.params
     every = [*params.posonly_params, *params.params, *params.kwonly_params]

@@ -20,6 +20,7 @@ import libcst as cst
 
 from crawler.parse import built, flow
 from crawler.parse._source import exact
+from crawler.parse.if_tests import binds_in_test
 from crawler.parse.pieces import (  # noqa: F401 - the pieces' names are used from here too
     MAX_ALTERNATIVES,
     Alternative,
@@ -164,7 +165,8 @@ class Reader:
     # ------------------------------------------------ names
 
     def _variable(self, name: str, position: flow.Position) -> list[Alternative]:
-        if not position or (self.assigned is not None and name not in self.assigned):
+        if not position or (self.assigned is not None and name not in self.assigned
+                            and not binds_in_test(name, position)):
             raise Unreadable
         found = flow.definitions(name, position, limit=built.MAX_PATHS)
         if not found:
@@ -396,6 +398,19 @@ class Reader:
             texts.append("".join(p.text for p in pieces))
         return texts
 
+    def _choices(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
+        """Each alternative of `a if c else b` (a branch not read is its placeholder), or the
+        expression's own: `os.linesep if multiline else ' '` is a placeholder or a space."""
+        if isinstance(node, cst.IfExp):
+            return self._choices(node.body, position) + self._choices(node.orelse, position)
+        if isinstance(node, cst.Name) and position and (
+                self.assigned is None or node.value in self.assigned):
+            found = flow.definitions(node.value, position)  # `sep = a if c else b` once
+            if found and len(found) == 1 and len(found[0]) == 1 \
+                    and isinstance(found[0][0][0], cst.IfExp):
+                return self._choices(found[0][0][0], found[0][0][1])
+        return self._read_or_placeholder(node, position)
+
     def _join(self, separator: cst.BaseExpression, items: cst.BaseExpression,
               position: flow.Position) -> list[Alternative]:
         if not isinstance(items, (cst.List, cst.Tuple)):
@@ -403,7 +418,6 @@ class Reader:
             if len(texts) != 1:
                 raise Unreadable
             return built.joined(self, texts[0], items, position)
-        (sep,) = self._plain_texts(separator, position) or [""]
         readings = []
         for element in items.elements:
             if isinstance(element, cst.StarredElement):
@@ -412,11 +426,11 @@ class Reader:
         if all(r[0][0] == "dynamic" for r in readings):
             raise Unreadable
         alternatives = []
-        for combo in _products(readings):
+        for (_, sep), *combo in _products([self._choices(separator, position), *readings]):
             pieces: list[Piece] = []
             for index, (_, part) in enumerate(combo):
                 if index:
-                    pieces.append(Piece(sep))
+                    pieces.extend(sep)
                 pieces.extend(part)
             kinds = {k for k, _ in combo} - {"dynamic"}
             alternatives.append((kinds.pop() if len(kinds) == 1 else "concat", _merge_text(pieces)))
