@@ -20,7 +20,7 @@ from crawler.parse import flow
 from crawler.parse._source import exact
 from crawler.parse.messages import build_template
 from crawler.parse.names import dotted
-from crawler.parse.reading import Piece, Reader
+from crawler.parse.reading import Alternative, Piece, Reader, Unreadable
 from crawler.records import TextSlot
 
 # Methods whose returns a `__str__` may show: read, and never stubbed by a skeleton.
@@ -147,13 +147,70 @@ def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]
             templates.append(build_template("dynamic", [Piece("None", True)]))
             continue
         value, position, assigned = noted
-        for kind, pieces in Reader(module, assigned).message(value, position):
+        for kind, pieces in _ConstantReader(module, assigned).message(value, position):
             templates.append(build_template(kind, pieces))
             shown += [p for p in pieces if p.is_placeholder]
             aliases.update(_aliases(module, pieces, position, assigned))
     bent = {p.text for p in shown if not p.plain}
     verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
     return TextSlot(name, tuple(templates), verbatim, tuple(sorted(aliases.items())))
+
+
+class _ConstantReader(Reader):
+    """A reader that also reads a module constant of literal text (`PREFIX + message`, `PREFIX`
+    bound once at the module's top level, never declared `global`), where the function around
+    the expression neither assigns the name nor takes it as a parameter."""
+
+    def _read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
+        try:
+            return super()._read(node, position)
+        except Unreadable:
+            if type(node) is not cst.Name or not isinstance(node, cst.Name) \
+                    or self.assigned is not None and node.value in self.assigned:
+                raise
+            constants, parameters = _module_facts(self.module)
+            value = constants.get(node.value)
+            if value is None or position and node.value in parameters.get(
+                    id(position[0][0]), ()):
+                raise
+            return Reader(self.module).read(value, ())  # literal text only
+
+
+_FACTS: list[tuple[cst.Module, tuple[dict[str, cst.BaseExpression], dict[int, set[str]]]]] = []
+
+
+def _module_facts(module: cst.Module
+                  ) -> tuple[dict[str, cst.BaseExpression], dict[int, set[str]]]:
+    """The module's constants (names bound once at its top level by `name = value`, never
+    declared `global`) and each function body's parameters (by the id of its statements)."""
+    cached = _FACTS[0] if _FACTS else None  # one read: another thread may replace it
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    counts = flow.top_bindings(module.body)
+    constants: dict[str, cst.BaseExpression] = {}
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name):
+                constants[small.targets[0].target.value] = small.value
+    declared: set[str] = set()
+    parameters: dict[int, set[str]] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Global):
+            declared.update(item.name.value for item in current.names)
+        elif isinstance(current, cst.FunctionDef) and isinstance(current.body, cst.IndentedBlock):
+            params = current.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params,
+                     *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
+            parameters[id(current.body.body)] = {p.name.value for p in every}
+        if not isinstance(current, cst.BaseExpression):
+            stack.extend(current.children)
+    kept = {name: value for name, value in constants.items()
+            if counts[name] == 1 and name not in declared and flow.ANY_NAME not in counts}
+    _FACTS[:] = [(module, (kept, parameters))]
+    return kept, parameters
 
 
 def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
