@@ -59,6 +59,7 @@ from crawler.parse.substitution import (  # noqa: F401 - Binding and substitute 
     _renamed,
     substitute,
 )
+from crawler.parse.yielded import yielded_factory
 
 MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
 
@@ -252,12 +253,12 @@ class Follower:
             if function is None else None
         if lambda_ is not None and context.depth < MAX_DEPTH:
             return self._lambda_factory(reader, node, position, lambda_)
-        if function is None:
-            parameter = is_parameter_class(node.func, context.scopes)
+        if function is None:  # a local called may be a lambda a generator of this module yields
             head = dotted(node.func)
             local = head is not None and len(head) == 1 and self.is_local(head[0], context.scopes)
-            return Followed(reason=self._why_not(node.func, context.scopes),
-                            parameter_class=parameter, unknown_callee=not local)
+            return yielded_factory(self, reader, node, position) or Followed(
+                reason=self._why_not(node.func, context.scopes, local), unknown_callee=not local,
+                parameter_class=is_parameter_class(node.func, context.scopes))
         via = self.function_qualname(function)
         if context.depth >= MAX_DEPTH:
             return Followed(reason=f"built by `{via}` past {MAX_DEPTH} calls deep: not followed",
@@ -369,12 +370,11 @@ class Follower:
             return None, False
         return method, not _is_static(method)
 
-    def _why_not(self, func: cst.BaseExpression, scopes: tuple[FunctionScope, ...]) -> str:
+    def _why_not(self, func: cst.BaseExpression, scopes: Sequence[FunctionScope], local: bool) -> str:
         source = exact(self.module, func)
-        head = dotted(func)
         if is_parameter_class(func, scopes):
             return f"`{source}` is an exception class passed as a parameter"
-        if head is not None and len(head) == 1 and self.is_local(head[0], scopes):
+        if local:
             return f"`{source}` is a local name: what it builds is not followed"
         return (f"built by `{source}`, no function of this module: not followed; the template "
                 "is its argument's")

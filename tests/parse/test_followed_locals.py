@@ -83,3 +83,68 @@ def f(prim, param):
     assert [s.message.template for s in found] == [
         "invalid {prim} param, required:{os.linesep}{param_str}",
         "invalid {prim} param, required: {param_str}"]
+
+
+GENERATOR = '''
+def keystr(path):
+    return "".join(str(k) for k in path)
+
+def _prefix_error(key_path, prefix_tree, full_tree):
+    if prefix_tree is None:
+        return
+    if type(prefix_tree) != type(full_tree):
+        yield lambda name: ValueError(
+            "pytree structure error: different types at key path\\n"
+            f"    {name}{keystr(key_path)}")
+        return
+    if len(prefix_tree) != len(full_tree):
+        ty = type(prefix_tree)
+        yield lambda name: ValueError(f"different lengths of {ty.__name__} in {name}")
+        return
+    for k, t1, t2 in zip(prefix_tree, prefix_tree, full_tree):
+        yield from _prefix_error((*key_path, k), t1, t2)
+
+def prefix_errors(prefix_tree, full_tree):
+    return list(_prefix_error((), prefix_tree, full_tree))
+'''
+
+
+def test_a_local_factory_taken_from_a_generator_of_lambdas_is_each_lambda_called() -> None:
+    found = sites(GENERATOR + '''
+def tree_map(f, tree, *rest):
+    try:
+        return [r2 := r for r in rest]
+    except Exception as e:
+        err = next(_prefix_error((), tree, r2), None)
+        raise (err("tree_map tree") if err is not None else e) from None
+
+def broadcast_prefix(prefix_tree, full_tree):
+    try:
+        tree_map(None, prefix_tree, full_tree)
+    except ValueError:
+        e, *_ = prefix_errors(prefix_tree, full_tree)
+        raise e("broadcast_prefix prefix_tree") from None
+''')
+    assert [(s.exception_qualname, s.message.template) for s in found["tree_map"]] == [
+        ("builtins.ValueError", "pytree structure error: different types at key path\n"
+                                "    tree_map tree{keystr(key_path)}"),
+        ("builtins.ValueError", "different lengths of {ty.__name__} in tree_map tree")]
+    broadcast = found["broadcast_prefix"]
+    assert [s.message.template for s in broadcast] == [
+        "pytree structure error: different types at key path\n"
+        "    broadcast_prefix prefix_tree{keystr(key_path)}",
+        "different lengths of {ty.__name__} in broadcast_prefix prefix_tree"]
+    assert broadcast[0].message.via == "pkg.mod.prefix_errors, pkg.mod._prefix_error"
+
+
+def test_a_generator_that_yields_anything_but_lambdas_is_not_followed() -> None:
+    site = only('''
+def _errors(x):
+    yield lambda name: ValueError(f"bad {name}")
+    yield make_error(x)
+
+def f(x):
+    e, *_ = list(_errors(x))
+    raise e("thing")
+''')
+    assert (site.message.kind, site.message.template) == ("dynamic", '{e("thing")}')
