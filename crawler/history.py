@@ -45,7 +45,7 @@ from pathlib import Path
 
 from crawler.catalogue.releases import Walk, order_tags, plan_walk
 from crawler.errors import RefError
-from crawler.git.pin import default_cache_dir, pin
+from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.tags import TagListing, list_tags
 from crawler.parse._forkserver import warm_up
 from crawler.parse.workers import WorkerPool, default_jobs
@@ -61,10 +61,10 @@ from crawler.pipeline import (
     visit_files,
     write_held,
 )
-from crawler.records import ExtractOptions, Manifest
-from crawler.selection import select_files
+from crawler.records import ExtractOptions, Manifest, SourceFile
+from crawler.selection import select_files, select_test_files
 from crawler.store import repo_output
-from crawler.store.cache import ResultCache
+from crawler.store.cache import EvidenceCache, ResultCache, split_cached
 from crawler.store.context import StoreContext
 from crawler.store.held_folder import HeldFolder, HeldResults, finish_checkpoint, hold
 from crawler.store.manifest_file import load_manifest
@@ -148,7 +148,8 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     reader = (_ReadAhead(source, [tag if tag is not None else ref for tag in targets],
                          options=previous.options if previous is not None else options,
                          before=previous, cache_dir=cache_dir, name=name,
-                         jobs=jobs or default_jobs(), depth=read_ahead, scheduler=scheduler)
+                         jobs=jobs or default_jobs(), depth=read_ahead, scheduler=scheduler,
+                         evidence=evidence)
               if (read_ahead > 0 or scheduler is not None) and local else None)
     walking = time.perf_counter()
     with WorkerPool(jobs or default_jobs()) as pool, _reading(reader):
@@ -228,15 +229,17 @@ class _ReadAhead:
     Each tag is pinned and its selected files visited as its step would visit them
     (`pipeline.visit_files`, skeletons against the tag before), by its own worker pool or, with
     `scheduler`, by a Dask cluster's workers. A file already in the cache (the same path and
-    blob, read for any earlier tag or run) is not read. The steps then find every file there:
+    blob, read for any earlier tag or run) is not read. With `evidence`, the last tag's test
+    files are read too, into the evidence cache, where the last step finds them: on a
+    cluster, no step then starts a parser process of its own. The steps then find every file there:
     what they merge is what they would have parsed. Where the reader fails, the steps read
     their own files, as a walk without it does.
     """
 
     def __init__(self, source: str, refs: list[str], *, options: ExtractOptions,
                  before: Manifest | None, cache_dir: Path | None, name: str | None, jobs: int,
-                 depth: int, scheduler: str | None) -> None:
-        self.source, self.refs, self.options = source, refs, options
+                 depth: int, scheduler: str | None, evidence: bool = False) -> None:
+        self.source, self.refs, self.options, self.evidence = source, refs, options, evidence
         self.cache_dir, self.name, self.jobs, self.scheduler = cache_dir, name, jobs, scheduler
         self.before = {entry.path: entry.blob for entry in before.files} if before else None
         self._ready = [threading.Event() for _ in refs]
@@ -274,7 +277,8 @@ class _ReadAhead:
                     self._room.acquire()
                     if self._stop.is_set():
                         return
-                    before = self._read(ref, before, cache, pool)
+                    before = self._read(ref, before, cache, pool,
+                                        tests=self.evidence and index == len(self.refs) - 1)
                     self._ready[index].set()
         except BaseException as error:  # noqa: BLE001 - the steps read their own files instead
             self.failure = error
@@ -291,16 +295,37 @@ class _ReadAhead:
         return DaskPool(self.scheduler)
 
     def _read(self, ref: str, before: dict[str, str] | None, cache: ResultCache,
-              pool: WorkerPool) -> dict[str, str]:
-        """Visit the files of `ref` into the cache; its (path: blob), for the next tag's read."""
+              pool: WorkerPool, tests: bool) -> dict[str, str]:
+        """Visit the files of `ref` into the cache; its (path: blob), for the next tag's read.
+        With `tests` (the walk's last step reads them), its test files too."""
         with pin(self.source, ref, cache_dir=self.cache_dir, name=self.name) as repo:
-            chosen, _, _ = select_files(repo.list_files(), self.options)
+            listed = repo.list_files()
+            chosen, _, _ = select_files(listed, self.options)
             # a file this walk read for an earlier tag is in the cache: not even looked up
             new = [entry for entry in chosen if (entry.path, entry.blob) not in self._seen]
             visit_files(repo, new, pool.jobs, None, cache, before=before, pool=pool)
+            if tests:
+                self._read_tests(repo, select_test_files(listed, self.options), pool)
         self._seen.update((entry.path, entry.blob) for entry in new)
         self.visited += len(new)
         return {entry.path: entry.blob for entry in chosen}
+
+
+    def _read_tests(self, repo: PinnedRepo, files: list[SourceFile], pool: WorkerPool) -> None:
+        """The test files' assertions into the evidence cache, where the last step finds them
+        (`evidence_stage.read_test_files`), instead of a parser pool of its own there."""
+        cache = EvidenceCache(self.cache_dir if self.cache_dir is not None
+                              else default_cache_dir())
+        try:
+            _, misses = split_cached(cache, files)
+            todo = [files[i] for i in misses]
+            blobs = ((entry.path, entry.blob, data) for entry, (_, data)
+                     in zip(todo, repo.read_blobs([entry.blob for entry in todo])))
+            for position, found in pool.read_tests(blobs):
+                cache.put(todo[position].blob, found)
+            cache.flush()
+        finally:
+            cache.close()
 
 
 @dataclass(frozen=True)
