@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crawler.catalogue.entry_points import MAX_DEPTH, Graph
-from crawler.parse.call_edges import CallFacts
+from crawler.parse.call_edges import CallFacts, Function
 from crawler.parse.call_scopes import graph_node
 from crawler.parse.names import module_name
 from crawler.parse.workers import FileOutcome
@@ -51,11 +51,13 @@ def entry_points_of(graph: Graph, site: RaiseSite) -> EntryPoints:
     return graph.entry_points(node, site.exception_qualname or site.exception, site.line)
 
 
-def with_entry_points(records: Sequence[ErrorRecord], graph: Graph) -> list[ErrorRecord]:
-    """Records with `entry_points` set; a removed record, or one whose value is the same, as it is."""
+def with_entry_points(records: Sequence[ErrorRecord], graph: Graph,
+                      reuse: Reuse | None = None) -> list[ErrorRecord]:
+    """Records with `entry_points` set; a removed record, or one whose value is the same, as it
+    is (with `reuse`, one whose value is the one it had before and that no change reaches)."""
     out = []
     for record in records:
-        if record.status == REMOVED:
+        if record.status == REMOVED or reuse is not None and reuse.holds(record):
             out.append(record)
             continue
         found = entry_points_of(graph, record.site)
@@ -109,45 +111,133 @@ def _path(outcome: FileOutcome) -> str:
     return outcome.path
 
 
-def point_key(site: RaiseSite) -> str | None:
-    """What a raise's entry points depend on besides the graph (`Graph.entry_points`' key)."""
-    node = node_of(site)
-    if node is None:
-        return None
-    return f"{node}\0{site.exception_qualname or site.exception}\0{site.line}"
+class Keys:
+    """Each raise's key in a graph: its function, its exception with the classes the graph makes
+    of it (what a handler on the chain is weighed against) and its line counted from its `def`,
+    so a raise whose function only moved keeps its key. None: no entry points (not in the graph)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._exceptions: dict[str, str] = {}
+
+    def of(self, site: RaiseSite) -> str | None:
+        node = node_of(site)
+        function = self.graph.functions.get(node) if node is not None else None
+        if function is None:
+            return None
+        exception = site.exception_qualname or site.exception
+        if exception not in self._exceptions:
+            graph = self.graph
+            classes = [exception, *graph.mro(graph.definition(exception) or exception)]
+            self._exceptions[exception] = _digest([(k, graph.definition(k)) for k in classes])
+        return f"{node}\0{exception}\0{site.line - function.line}\0{self._exceptions[exception]}"
 
 
-def digest_of(points: EntryPoints) -> str:
-    return hashlib.blake2b(repr(points).encode(), digest_size=12).hexdigest()
+def digest_of(points: EntryPoints | None) -> str:
+    return _digest(points)
 
 
-def summary_of(graph: Graph, points: dict[str, str]) -> GraphSummary:
+def _digest(value: object) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=12).hexdigest()
+
+
+def summary_of(graph: Graph, points: dict[str, str], nodes: dict[str, str] | None = None,
+               called: dict[str, set[str]] | None = None) -> GraphSummary:
+    called = _callees(graph) if called is None else called
     return GraphSummary({q: _module_of(graph, q) for q in graph.functions}, {
-        caller: tuple(sorted(callees)) for caller, callees in _callees(graph).items()},
-        dict(graph.public), points)
+        caller: tuple(sorted(callees)) for caller, callees in called.items()},
+        dict(graph.public), points, node_digests(graph) if nodes is None else nodes)
+
+
+def node_digests(graph: Graph) -> dict[str, str]:
+    """Each node's digest of all the walk back from a raise reads of it (`Graph._reach`,
+    `_weigh`, `_selves`, `_item`): its facts, its callers in their order with the call each
+    edge comes from, the classes `self` is on those edges, its public name, whether it is a
+    class, and what the classes it catches are. Lines are counted from each function's `def`."""
+    functions = graph.functions
+    base = {q: f.line for q, f in functions.items()}
+    dispatch: dict[str, list[tuple[str, int, tuple[str, ...]]]] = {}
+    for (callee, caller, line), selves in graph.dispatch.items():
+        dispatch.setdefault(callee, []).append((caller, line - base.get(caller, 0),
+                                                tuple(sorted(selves))))
+    found = {}
+    for node in functions.keys() | graph.classes.keys() | graph.callers.keys():
+        function = functions.get(node)
+        edges = tuple((caller, at - base.get(caller, 0) if at else None, stop)
+                      for caller, at, stop in graph.callers.get(node, ()))
+        found[node] = _digest((
+            _facts(function, graph) if function is not None else None, node in graph.classes,
+            graph.public.get(node), edges, graph.via.get(node), sorted(dispatch.get(node, ()))))
+    return found
+
+
+def _facts(function: Function, graph: Graph) -> tuple[object, ...]:
+    line = function.line
+    return (function.end_line - line, function.returns, function.decorators,
+            function.is_property,
+            [(c.kind, c.target, c.name, c.line - line, c.args) for c in function.calls],
+            [(start - line, end - line, names, [graph.definition(n) for n in names])
+             for start, end, names in function.catches])
+
+
+def reached_from(called: dict[str, set[str]], seeds: Iterable[str]) -> set[str]:
+    """The nodes that `seeds` reach within MAX_DEPTH calls: those whose walk back to their
+    public callers can meet a seed."""
+    depth = dict.fromkeys(seeds, 0)
+    queue = deque(depth)
+    while queue:
+        node = queue.popleft()
+        if depth[node] >= MAX_DEPTH:
+            continue
+        for callee in called.get(node, ()):
+            if callee not in depth:
+                depth[callee] = depth[node] + 1
+                queue.append(callee)
+    return set(depth)
+
+
+def moved_since(before: dict[str, str], after: dict[str, str], called: dict[str, set[str]]
+                ) -> set[str]:
+    """The nodes whose walk back can read a node changed since `before` (`node_digests` of
+    each graph; `called`: whom each node calls after): those a changed, new or gone node
+    reaches within MAX_DEPTH calls. A removed caller changes its callees' digests."""
+    changed = {q for q, digest in after.items() if before.get(q) != digest}
+    return reached_from(called, changed | (before.keys() - after.keys()))
+
+
+@dataclass
+class Reuse:
+    """What an update takes over from the graph before: the digest of each raise's entry
+    points (by `Keys.of`) where no node it reads changed (`moved`: the nodes a changed one
+    reaches; every node when the graph before is not summarized)."""
+
+    keys: Keys
+    known: dict[str, str]
+    moved: Collection[str]
+
+    def digest(self, site: RaiseSite) -> str | None:
+        """The digest the raise's entry points had, where they cannot have changed."""
+        if node_of(site) in self.moved:
+            return None
+        key = self.keys.of(site)
+        return self.known.get(key) if key is not None else None
+
+    def holds(self, record: ErrorRecord) -> bool:
+        """Whether a record's entry points are those it had and no change reaches them."""
+        known = self.digest(record.site)
+        return known is not None and known == digest_of(record.entry_points)
 
 
 def moved_nodes(before: GraphSummary, after: GraphSummary, changed: Collection[str]) -> set[str]:
-    """The functions whose chains may differ: reached from a changed module's function within
-    MAX_DEPTH calls in either graph, or under a public name that changed."""
+    """Without the nodes' digests before: the functions whose chains may differ, reached from a
+    changed module's function within MAX_DEPTH calls in either graph, or under a public name
+    that changed."""
     seeds = {q for g in (before, after) for q, module in g.modules.items()
              if q.rpartition(".")[0] in changed or module in changed}
     seeds |= {q for q in before.public.keys() | after.public.keys()
               if before.public.get(q) != after.public.get(q)}
-    reached: set[str] = set()
-    for graph in (before, after):
-        depth = {seed: 0 for seed in seeds}
-        queue = deque(seeds)
-        while queue:
-            node = queue.popleft()
-            reached.add(node)
-            if depth[node] >= MAX_DEPTH:
-                continue
-            for callee in graph.called.get(node, ()):
-                if callee not in depth:
-                    depth[callee] = depth[node] + 1
-                    queue.append(callee)
-    return reached
+    return {q for graph in (before, after) for q in reached_from(
+        {caller: set(callees) for caller, callees in graph.called.items()}, seeds)}
 
 
 def _module_of(graph: Graph, qualname: str) -> str:
@@ -166,29 +256,25 @@ def _callees(graph: Graph) -> dict[str, set[str]]:
     return called
 
 
-def kept_points(before: Before | None, graph_before: Graph | None, after: Graph,
-                kept: Iterable[FileOutcome], moved: Collection[str]
-                ) -> tuple[dict[str, str], set[str]]:
-    """Each kept raise's entry points after (a digest, by `point_key`), and the kept files
+def kept_points(reuse: Reuse, graph_before: Graph | None, after: Graph,
+                kept: Iterable[FileOutcome], known: bool) -> tuple[dict[str, str], set[str]]:
+    """Each kept raise's entry points after (a digest, by `Keys.of`), and the kept files
     holding one whose entry points differ from before (all kept files with a raise when the
-    graph before is not known). A raise no changed function reaches has the digest it had."""
-    known = before.summary.points if before is not None and before.summary is not None else None
+    graph before is not known). A raise no changed node reaches has the digest it had."""
     points: dict[str, str] = {}
     paths: set[str] = set()
     for outcome in kept:
         for site in (*outcome.sites, *outcome.pending):
-            key = point_key(site)
+            key = reuse.keys.of(site)
             if key is None:
                 continue
-            reached = node_of(site) in moved
-            if known is not None:
-                old = known.get(key)
-                new = old if old is not None and not reached else \
-                    digest_of(entry_points_of(after, site))
+            if known:
+                old = reuse.known.get(key)
+                new = reuse.digest(site) or digest_of(entry_points_of(after, site))
                 changed = new != old
             else:
                 new = digest_of(entry_points_of(after, site))
-                changed = graph_before is None or (reached and entry_points_of(
+                changed = graph_before is None or (node_of(site) in reuse.moved and entry_points_of(
                     graph_before, site) != entry_points_of(after, site))
             points[key] = new
             if changed:
@@ -196,16 +282,16 @@ def kept_points(before: Before | None, graph_before: Graph | None, after: Graph,
     return points, paths
 
 
-def _keep(before: Before | None, after: Graph, read: Sequence[FileOutcome],
+def _keep(before: Before | None, after: Graph, read: Sequence[FileOutcome], reuse: Reuse,
           points: dict[str, str], summary: GraphSummary | None = None) -> None:
     """Keep the graph after in the cache for the next update, with the digests of every raise."""
     if before is None or before.cache_root is None:
         return
     for outcome in read:
         for site in (*outcome.sites, *outcome.pending):
-            key = point_key(site)
+            key = reuse.keys.of(site)
             if key is not None and key not in points:
-                points[key] = digest_of(entry_points_of(after, site))
+                points[key] = reuse.digest(site) or digest_of(entry_points_of(after, site))
     files = [(o.path, o.blob) for o in read if o.failure is None]
     summary = replace(summary, points=points) if summary is not None else summary_of(after, points)
     GraphCache(before.cache_root).put(files_digest(files), summary)
@@ -223,27 +309,33 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
     # In the files' order, as a full run reads them: of two chains as short, the graph keeps
     # the one it meets first, so the order of callers must not depend on what was read again.
     after = graph_of(o.calls for o in sorted((*outcomes, *context), key=_path))
-    records = with_entry_points(records, after)
     if full or previous is None:
-        _keep(before, after, [*outcomes, *context], {})
+        nothing = Reuse(Keys(after), {}, ())
+        records = with_entry_points(records, after)
+        _keep(before, after, [*outcomes, *context], nothing, {})
         return records, tuple(others)
-    changed = {module_name(o.path) for o in outcomes} | {
-        module_name(e.path) for e in previous.files} - {module_name(o.path) for o in context}
-    summary = summary_of(after, {})
+    called = _callees(after)
+    nodes = node_digests(after)
+    summary = summary_of(after, {}, nodes, called)
+    was = before.summary if before is not None else None
+    reuse = Reuse(Keys(after), {}, set(nodes))  # nothing known: every node moved
     graph_before = None
-    if before is not None and before.summary is None and before.calls is not None:
+    if was is not None and was.nodes:
+        reuse = Reuse(reuse.keys, was.points, moved_since(was.nodes, nodes, called))
+    elif before is not None and before.calls is not None:
         graph_before = graph_of(facts for _, facts in sorted(
             [*before.calls, *((o.path, o.calls) for o in context)], key=lambda pair: pair[0]))
-    was = before.summary if before is not None and before.summary is not None else \
-        summary_of(graph_before, {}) if graph_before is not None else None
-    moved = moved_nodes(was, summary, changed) if was is not None else set()
-    points, paths = kept_points(before, graph_before, after, context, moved)
-    _keep(before, after, outcomes, points, summary)
+        modules = {module_name(o.path) for o in outcomes} | {
+            module_name(e.path) for e in previous.files} - {module_name(o.path) for o in context}
+        reuse = Reuse(reuse.keys, {}, moved_nodes(summary_of(graph_before, {}), summary, modules))
+    records = with_entry_points(records, after, reuse)
+    points, paths = kept_points(reuse, graph_before, after, context, bool(reuse.known))
+    _keep(before, after, outcomes, reuse, points, summary)
     inside = {r.id for r in records}
     ids = {i for entry in previous.files if entry.path in paths for i in entry.records} - inside
     by_id = {r.id: r for r in others}
     for record in load(ids - by_id.keys()):
         by_id[record.id] = record
-    fresh = {r.id: r for r in with_entry_points(list(by_id.values()), after)}
+    fresh = {r.id: r for r in with_entry_points(list(by_id.values()), after, reuse)}
     kept_others = {r.id for r in others}
     return records, tuple(fresh[i] for i in by_id if i in kept_others or fresh[i] is not by_id[i])

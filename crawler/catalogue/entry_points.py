@@ -96,17 +96,22 @@ class Graph:
             for value, where in facts.registered:
                 self.registered[_container(where)].append(value)
         self.callers: dict[str, list[Edge]] = defaultdict(list)
+        # each edge of `callers`, the index of its call in the caller's calls (-1: none); what an
+        # update compares to tell that a function's callers are those of the version before
+        self.via: dict[str, list[int]] = defaultdict(list)
         # (callee, caller, line) -> the classes `self` is when that `self.m()` reaches the callee
         self.dispatch: dict[tuple[str, str, int], frozenset[str]] = {}
         for function in self.functions.values():
             for decorator in function.decorators:  # its wrapper runs where the function is called
                 for wrapper in self._wrappers(decorator):
                     self.callers[wrapper].append((function.qualname, function.line, None))
-            for call in function.calls:
+                    self.via[wrapper].append(-1)
+            for index, call in enumerate(function.calls):
                 if call.kind in _NOT_CALLS:
                     continue
                 for callee, stop in self.resolve(call.kind, call.target, call.name, function):
                     self.callers[callee].append((function.qualname, call.line, stop))
+                    self.via[callee].append(index)
                     if call.kind == SUPER or call.kind in (METHOD, PROPERTY) \
                             and call.target.startswith("S "):
                         self._dispatch(call.kind, call.target.split()[-1], call.name, callee,
@@ -116,6 +121,7 @@ class Graph:
                 found = self.lookup(qualname, name)
                 if found in self.functions:
                     self.callers[found].append((qualname, 0, None))
+                    self.via[found].append(-1)
         self.public = public_names(self)
         self._cache: dict[tuple[str, str], EntryPoints] = {}
         self._reached: dict[tuple[str, str], tuple[

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,10 @@ class GraphSummary:
     modules: dict[str, str]  # each function (a graph node) -> its module
     called: dict[str, tuple[str, ...]]  # each caller -> the functions and classes it calls
     public: dict[str, str]  # qualified name -> its public name
-    points: dict[str, str]  # a raise's key (`entry_stage.point_key`) -> digest of its entry points
+    points: dict[str, str]  # a raise's key (`entry_stage.Keys.of`) -> digest of its entry points
+    # each node -> a digest of all a chain reads of it (`entry_stage.node_digests`): a raise none
+    # of whose callers within MAX_DEPTH calls changed its digest has the entry points it had
+    nodes: dict[str, str] = field(default_factory=dict)
 
 
 @functools.cache
@@ -79,14 +82,14 @@ class GraphCache(_Cache):
             return
         self._put(self.key(files), {"kind": GRAPH, "files": files, "modules": summary.modules,
                                     "called": summary.called, "public": summary.public,
-                                    "points": summary.points})
+                                    "points": summary.points, "nodes": summary.nodes})
         self.close()
 
 
 def _summary(entry: dict[str, Any]) -> GraphSummary:
-    modules, called, public, points = (entry["modules"], entry["called"], entry["public"],
-                                       entry["points"])
-    if not all(isinstance(part, dict) for part in (modules, called, public, points)):
+    modules, called, public, points, nodes = (entry["modules"], entry["called"], entry["public"],
+                                              entry["points"], entry["nodes"])
+    if not all(isinstance(part, dict) for part in (modules, called, public, points, nodes)):
         raise ValueError("not a graph summary")
     return GraphSummary(modules, {caller: tuple(callees) for caller, callees in called.items()},
-                        public, points)
+                        public, points, nodes)
