@@ -80,6 +80,31 @@ def test_the_walk_in_memory_writes_what_the_walk_step_by_step_wrote(
     assert any(r.versions is not None and r.versions.first is None for r in records)
 
 
+def test_a_walk_keeps_the_records_of_its_last_step_only_and_every_steps_counts(
+        history: GitRepo, uninterrupted: Path, tmp_path: Path) -> None:
+    """Each step's records that moved are new objects: kept for every step, they grew the walk
+    by a version of each one per release (1 GB over jax's 186)."""
+    result = held_walk(history, tmp_path / "out", tmp_path / "cache")
+    *before, last = result.steps
+    assert before and all(step.result.merged.records == () and step.result.manifest.files == ()
+                          for step in before)
+    one_by_one = walked_one_by_one(history, tmp_path / "one")  # each its run's last step
+    assert [step.result.manifest.counts for step in result.steps] == [
+        step.result.manifest.counts for step in one_by_one]
+    assert [step.result.merged.moved for step in result.steps] == [
+        step.result.merged.moved for step in one_by_one]
+    assert any(step.result.merged.moved or step.result.merged.added for step in before)
+    assert last.result.merged.records == one_by_one[-1].result.merged.records
+    assert last.result.manifest == one_by_one[-1].result.manifest
+    assert folder_bytes(result.folder) == folder_bytes(uninterrupted)
+
+
+def walked_one_by_one(repo: GitRepo, root: Path) -> list[TagStep]:
+    """The walk one tag a run: each run's only step is its last, kept whole."""
+    return [held_walk(repo, root, root / "cache", ref=ref).steps[-1]
+            for ref in (*RELEASES, "HEAD")]
+
+
 def test_a_walk_one_tag_a_run_ends_where_one_walk_ends(
         history: GitRepo, uninterrupted: Path, tmp_path: Path) -> None:
     """Each run loads what the last one wrote: a checkpoint holds all the next step needs."""
