@@ -151,7 +151,7 @@ def summary_of(graph: Graph, points: dict[str, str], nodes: dict[str, str] | Non
 
 def node_digests(graph: Graph) -> dict[str, str]:
     """Each node's digest of all the walk back from a raise reads of it (`Graph._reach`,
-    `_weigh`, `_selves`, `_item`): its facts, its callers in their order with the call each
+    `_weigh`, `_edges`, `_item`): its facts, its callers in their order with the call each
     edge comes from, the classes `self` is on those edges, its public name, whether it is a
     class, and what the classes it catches are. Lines are counted from each function's `def`."""
     functions = graph.functions

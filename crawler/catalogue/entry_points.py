@@ -57,6 +57,7 @@ _BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple,
 Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
 Guard = tuple[str, str]  # a guard over a function's parameters, the function whose signature binds it
 State = tuple[str, bool, frozenset[str] | None, Guard | None]
+_CLASS, _DISPATCHED, _CLOSURE, _ANY = range(4)  # how an edge keeps the classes `self` can be
 
 
 class Graph:
@@ -124,6 +125,7 @@ class Graph:
                     self.via[found].append(-1)
         self.public = public_names(self)
         self._cache: dict[tuple[str, str], EntryPoints] = {}
+        self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], tuple[
             list[tuple[str, State]], int, dict[State, tuple[State, int, str | None] | None]]] = {}
 
@@ -348,10 +350,13 @@ class Graph:
             current, crossed, selves, held = state
             if depth[state] >= MAX_DEPTH:
                 continue
-            for caller, at, stop in self.callers.get(current, ()):
+            for caller, at, stop, mode, taken in self._edges(current):
                 if stop is not None and crossed:
                     continue
-                kept = self._selves(current, caller, at, selves)
+                # the classes `self` can be in the caller (inlined: met many times over)
+                kept = None if mode == _ANY else selves if mode == _CLOSURE else (
+                    taken if selves is None else taken & selves) if mode == _DISPATCHED else (  # type: ignore[operator]
+                    frozenset() if selves is not None and caller not in selves else None)
                 if kept is not None and not kept:
                     continue  # `self` cannot be a class both calls take
                 guard: Guard | None = None
@@ -369,9 +374,11 @@ class Graph:
                 depth[following] = depth[state] + 1
                 queue.append(following)
         first: dict[str, State] = {}
-        for state in sorted(parent, key=lambda s: (s[1], depth[s])):  # stable: BFS order kept
-            if state[0] in self.public:
-                first.setdefault(state[0], state)
+        public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
+        for crossing in (False, True):  # those that cross no dynamic call first
+            for state in public:
+                if state[1] is crossing:
+                    first.setdefault(state[0], state)
         found = sorted(((s[1], depth[s], self.public[q], s) for q, s in first.items()),
                        key=lambda item: (item[0], item[1], item[2]))
         steps: dict[State, tuple[State, int, str | None] | None] = {}
@@ -418,17 +425,18 @@ class Graph:
             return False
         return (" or ".join(f"({r})" for r in rest), caller) if owner == start else None
 
-    def _selves(self, callee: str, caller: str, at: int, selves: frozenset[str] | None
-                ) -> frozenset[str] | None:
-        """The classes `self` can be in `caller` on a chain whose `callee` takes `selves`."""
-        if caller in self.classes:  # a class called: its constructors' `self` is that class
-            return frozenset() if selves is not None and caller not in selves else None
-        taken = self.dispatch.get((callee, caller, at))
-        if taken is not None:
-            return taken if selves is None else taken & selves
-        if callee.startswith(caller + ".<locals>."):  # a closure shares its maker's `self`
-            return selves
-        return None
+    def _edges(self, callee: str) -> list[tuple[str, int, str | None, int, frozenset[str] | None]]:
+        """The callers of `callee`, each with how it keeps the classes `self` can be: a class
+        called (its constructors' `self`), `self.m()` (`dispatch`), a closure (its maker's)."""
+        found = self._edge_modes.get(callee)
+        if found is None:
+            found = self._edge_modes[callee] = []
+            for caller, at, stop in self.callers.get(callee, ()):
+                taken = self.dispatch.get((callee, caller, at))
+                mode = _CLASS if caller in self.classes else _DISPATCHED if taken is not None \
+                    else _CLOSURE if callee.startswith(caller + ".<locals>.") else _ANY
+                found.append((caller, at, stop, mode, taken))
+        return found
 
     def _item(self, name: str, state: State,
               parent: dict[State, tuple[State, int, str | None] | None],
