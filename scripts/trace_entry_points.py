@@ -98,12 +98,13 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     from crawler.parse.call_edges import read_calls
     from crawler.parse.names import module_name
     from crawler.records import RaiseSite, Template
+    from crawler.selection import is_test_path
 
     root = Path(libroot)
     facts = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if "/tests/" in f"/{rel}" or path.name.startswith("test_") or path.name == "conftest.py":
+        if is_test_path(rel):  # the extract's own rule: its graph leaves test files out
             continue
         read = read_calls(path.read_bytes(), module_name(rel), path.name == "__init__.py")
         if read is not None:
@@ -172,14 +173,15 @@ def _reaches(graph: object, outer: str, node: str | None, line: int) -> str:
         return "missed"
     if outer == node:
         return "static"
-    # the walk with `outer` as the one public name
-    saved = graph.public
-    graph.public = {outer: outer}
+    # the walk with `outer` as the one public name; the graph keeps each walk back by
+    # (function, guard) for its own public names, so this one is made apart and not kept
+    saved, walks = graph.public, graph._reached
+    graph.public, graph._reached = {outer: outer}, {}
     try:
         for entry in graph._entry_points(node, "", line).items:
             return "static" if entry.stops is None else "stops"
     finally:
-        graph.public = saved
+        graph.public, graph._reached = saved, walks
     return "missed"
 
 
