@@ -6,6 +6,7 @@ to compose a raise's message with its class; this module reads them off one visi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import libcst as cst
@@ -18,8 +19,10 @@ from crawler.records import ClassDef, Template, TextSlot
 
 
 def class_record(path: str, module: cst.Module, found: FoundClass,
-           lines: tuple[int, int | None, int | None], visitor: RaiseVisitor) -> ClassDef:
-    """A class statement as a record type, with its default message templates if any."""
+           lines: tuple[int, int | None, int | None], visitor: RaiseVisitor,
+           constants: Mapping[str, cst.BaseExpression]) -> ClassDef:
+    """A class statement as a record type, with its default message templates if any;
+    `constants`: the module's (`class_text.module_constants`)."""
     bases = []
     for arg in found.node.bases:
         if arg.keyword is not None or arg.star:
@@ -49,6 +52,7 @@ def class_record(path: str, module: cst.Module, found: FoundClass,
         templates = [build_template(kind, pieces) for kind, pieces in alternatives
                      if kind != "dynamic"]
         template_from = "attribute" if templates else None
+    readable = class_text.Constants(constants, class_text.method_parameters(found.node))
     init_target: str | None = None
     init_args: tuple[TextSlot, ...] = ()
     if found.init is not None and not params:
@@ -58,9 +62,9 @@ def class_record(path: str, module: cst.Module, found: FoundClass,
         init_target = class_text.init_target(
             call, lambda parts: qualify(parts, found.scopes, visitor), found.statements)
         init_args = class_text.init_slots(module, _without_self(call), position, assigned,
-                                          _none_defaults(found.init))
+                                          _none_defaults(found.init), readable)
     class_attributes, self_attributes, methods = class_text.slots(
-        module, found.statements, _none_defaults(found.init))
+        module, found.statements, _none_defaults(found.init), readable)
     prefix = f"{visitor.module_name}." if visitor.module_name else ""
     template_line = init_line if template_from == "init" else attribute_line
     defined_at = f"{path}:{template_line or line}"

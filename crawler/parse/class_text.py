@@ -10,7 +10,7 @@ put a class attribute's text in their place. Nothing here looks beyond the file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, cast
 
@@ -32,6 +32,38 @@ MESSAGE_METHODS = frozenset({"__str__", "__repr__", "format_message", "get_messa
 _LITERAL_FORMS = (cst.SimpleString, cst.ConcatenatedString, cst.IfExp, cst.Call)
 
 SEVERAL = "several"  # an __init__ that calls more than one base __init__
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The module constants a class's text may read (`PREFIX + message`): each name bound once
+    at the module's top level by `NAME = value`, never declared `global` (`module_constants`),
+    and the parameters of each of the class's methods, by the id of its body's statements: a
+    parameter of the constant's name hides it."""
+
+    values: Mapping[str, cst.BaseExpression]
+    parameters: Mapping[int, frozenset[str]]
+
+
+
+def module_constants(found: Mapping[str, tuple[cst.BaseExpression, flow.Position]],
+                     bound_once: Callable[[str], bool]) -> dict[str, cst.BaseExpression]:
+    """Of the visitor's top-level `NAME = value` (and `NAME: T = value`) statements, the plain
+    assignments of names bound once (`Follower.bound_once_at_top`)."""
+    return {name: value for name, (value, position) in found.items()
+            if type(position[-1][0][position[-1][1]]) is cst.Assign and bound_once(name)}
+
+
+def method_parameters(node: cst.ClassDef) -> dict[int, frozenset[str]]:
+    """The parameters of each method of the class, by the id of its body's statements."""
+    found: dict[int, frozenset[str]] = {}
+    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+        if isinstance(statement, cst.FunctionDef) and isinstance(statement.body, cst.IndentedBlock):
+            params = statement.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params,
+                     *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
+            found[id(statement.body.body)] = frozenset(p.name.value for p in every)
+    return found
 
 Noted = tuple[cst.BaseExpression, flow.Position, "set[str] | None"]  # what, where, fn's names
 
@@ -112,8 +144,8 @@ def note(scopes: Sequence[WalkScope], small: cst.BaseSmallStatement,
         statements.returns.setdefault(_method_key(scope.node), []).append(value)
 
 
-def slots(module: cst.Module, statements: ClassStatements, none_params: frozenset[str] = frozenset()
-          ) -> tuple[tuple[TextSlot, ...], tuple[TextSlot, ...], tuple[TextSlot, ...]]:
+def slots(module: cst.Module, statements: ClassStatements, none_params: frozenset[str],
+          constants: Constants) -> tuple[tuple[TextSlot, ...], tuple[TextSlot, ...], tuple[TextSlot, ...]]:
     """The class's text attributes, its `__init__`'s `self.x`, and its message methods' returns.
 
     `none_params`: the `__init__`'s parameters whose default is None."""
@@ -121,10 +153,10 @@ def slots(module: cst.Module, statements: ClassStatements, none_params: frozense
     for name, (value, position, _) in statements.class_assigns:
         if type(value) not in _LITERAL_FORMS:
             continue  # `x = 1`, `__slots__ = (...)`: never literal text, so not read at all
-        slot = read_slot(module, name, [(value, position, None)])
+        slot = read_slot(module, name, [(value, position, None)], constants)
         if all(t.kind == "literal" for t in slot.templates):
             class_attributes.append(slot)
-    self_attributes = tuple(_guarded(read_slot(module, name, [noted]), noted[0], noted[1],
+    self_attributes = tuple(_guarded(read_slot(module, name, [noted], constants), noted[0], noted[1],
                                      none_params)
                             for name, noted in statements.self_assigns)
     returns = dict(statements.returns)
@@ -132,12 +164,13 @@ def slots(module: cst.Module, statements: ClassStatements, none_params: frozense
         if name == "__str__":  # `__str__ = __repr__`: that method's returns; else not readable
             same = f"{value.value}()" if isinstance(value, cst.Name) else None
             returns["__str__()"] = returns.get(same, [None]) if same else [None]
-    methods = tuple(read_slot(module, name, found or [None])
+    methods = tuple(read_slot(module, name, found or [None], constants)
                     for name, found in sorted(returns.items()))
     return tuple(class_attributes), self_attributes, methods
 
 
-def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]) -> TextSlot:
+def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None],
+              constants: Constants) -> TextSlot:
     """The alternatives of one or more expressions (a method's returns) as one slot."""
     templates = []
     shown: list[Piece] = []
@@ -147,7 +180,7 @@ def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]
             templates.append(build_template("dynamic", [Piece("None", True)]))
             continue
         value, position, assigned = noted
-        for kind, pieces in _ConstantReader(module, assigned).message(value, position):
+        for kind, pieces in _ConstantReader(module, constants, assigned).message(value, position):
             templates.append(build_template(kind, pieces))
             shown += [p for p in pieces if p.is_placeholder]
             aliases.update(_aliases(module, pieces, position, assigned))
@@ -157,9 +190,12 @@ def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]
 
 
 class _ConstantReader(Reader):
-    """A reader that also reads a module constant of literal text (`PREFIX + message`, `PREFIX`
-    bound once at the module's top level, never declared `global`), where the function around
-    the expression neither assigns the name nor takes it as a parameter."""
+    """A reader that also reads a module constant of literal text (`PREFIX + message`), where
+    the function around the expression neither assigns the name nor takes it as a parameter."""
+
+    def __init__(self, module: cst.Module, constants: Constants, assigned: set[str] | None) -> None:
+        super().__init__(module, assigned)
+        self.constants = constants
 
     def _read(self, node: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         try:
@@ -168,49 +204,11 @@ class _ConstantReader(Reader):
             if type(node) is not cst.Name or not isinstance(node, cst.Name) \
                     or self.assigned is not None and node.value in self.assigned:
                 raise
-            constants, parameters = _module_facts(self.module)
-            value = constants.get(node.value)
-            if value is None or position and node.value in parameters.get(
+            value = self.constants.values.get(node.value)
+            if value is None or position and node.value in self.constants.parameters.get(
                     id(position[0][0]), ()):
                 raise
             return Reader(self.module).read(value, ())  # literal text only
-
-
-_FACTS: list[tuple[cst.Module, tuple[dict[str, cst.BaseExpression], dict[int, set[str]]]]] = []
-
-
-def _module_facts(module: cst.Module
-                  ) -> tuple[dict[str, cst.BaseExpression], dict[int, set[str]]]:
-    """The module's constants (names bound once at its top level by `name = value`, never
-    declared `global`) and each function body's parameters (by the id of its statements)."""
-    cached = _FACTS[0] if _FACTS else None  # one read: another thread may replace it
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    counts = flow.top_bindings(module.body)
-    constants: dict[str, cst.BaseExpression] = {}
-    for statement in module.body:
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                    and isinstance(small.targets[0].target, cst.Name):
-                constants[small.targets[0].target.value] = small.value
-    declared: set[str] = set()
-    parameters: dict[int, set[str]] = {}
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Global):
-            declared.update(item.name.value for item in current.names)
-        elif isinstance(current, cst.FunctionDef) and isinstance(current.body, cst.IndentedBlock):
-            params = current.params
-            every = [*params.posonly_params, *params.params, *params.kwonly_params,
-                     *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
-            parameters[id(current.body.body)] = {p.name.value for p in every}
-        if not isinstance(current, cst.BaseExpression):
-            stack.extend(current.children)
-    kept = {name: value for name, value in constants.items()
-            if counts[name] == 1 and name not in declared and flow.ANY_NAME not in counts}
-    _FACTS[:] = [(module, (kept, parameters))]
-    return kept, parameters
 
 
 def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
@@ -268,17 +266,17 @@ def _takes_self_only(node: cst.CSTNode | None) -> bool:
 
 
 def init_slots(module: cst.Module, call: cst.Call, position: flow.Position,
-               assigned: set[str] | None, none_params: frozenset[str] = frozenset()
+               assigned: set[str] | None, none_params: frozenset[str], constants: Constants
                ) -> tuple[TextSlot, ...]:
     """What `super().__init__(...)` hands on (self already dropped), by position or keyword; a
     starred argument is one `*` slot that cannot be read."""
     found = []
     for index, arg in enumerate(call.args):
         if arg.star:
-            found.append(read_slot(module, "*", [None]))
+            found.append(read_slot(module, "*", [None], constants))
             break
         name = arg.keyword.value if arg.keyword is not None else str(index)
-        slot = read_slot(module, name, [(arg.value, position, assigned)])
+        slot = read_slot(module, name, [(arg.value, position, assigned)], constants)
         found.append(_guarded(slot, arg.value, position, none_params))
     return tuple(found)
 

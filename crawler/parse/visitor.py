@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _positions, _source, followed, names, skeleton
+from crawler.parse import _positions, _source, class_text, followed, names, skeleton
 from crawler.parse._positions import Unread
 from crawler.parse.calls import Follower
 from crawler.parse.class_records import class_record
@@ -260,9 +260,11 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
             tallies[index] += raised
             lookups[index].update(visitor.lookups[looked:])
     classes = []
+    constants = class_text.module_constants(visitor.index.constants, follower.bound_once_at_top)
     for found_class in visitor.classes:
         looked = len(visitor.lookups)
-        made_class = class_record(path, module, found_class, class_lines[id(found_class.node)], visitor)
+        made_class = class_record(path, module, found_class, class_lines[id(found_class.node)],
+                                  visitor, constants)
         classes.append(made_class)
         index = skeleton.region_at(regions, made_class.line)
         if index is not None:
