@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from crawler.catalogue.evidence import EvidenceStats, match_evidence
@@ -50,16 +51,18 @@ class TestEvidence:
 
 def read_test_files(read: BlobReader, files: list[SourceFile], jobs: int,
                     cache: EvidenceCache | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> TestEvidence:
-    """Every test file's assertions, from the cache or the worker pool, in file order."""
+                    progress: Callable[[int, int], None] | None = None,
+                    pool: WorkerPool | None = None) -> TestEvidence:
+    """Every test file's assertions, from the cache or the worker pool (`pool`, a walk's, is
+    left open; else one of `jobs` processes), in file order."""
     found, misses = split_cached(cache, files)
     hits = len(files) - len(misses)
     if progress is not None and files:
         progress(hits, len(files))
     if misses:
-        with WorkerPool(jobs) as pool:
+        with nullcontext(pool) if pool is not None else WorkerPool(jobs) as reading:
             chosen = [files[i] for i in misses]
-            for done, (position, answer) in enumerate(pool.read_tests(read(chosen)), start=1):
+            for done, (position, answer) in enumerate(reading.read_tests(read(chosen)), start=1):
                 found[misses[position]] = answer
                 if cache is not None:
                     cache.put(chosen[position].blob, answer)

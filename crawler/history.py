@@ -45,7 +45,7 @@ from pathlib import Path
 
 from crawler.catalogue.releases import Walk, order_tags, plan_walk
 from crawler.errors import RefError
-from crawler.git.pin import PinnedRepo, default_cache_dir, pin
+from crawler.git.pin import default_cache_dir, pin
 from crawler.git.tags import TagListing, list_tags
 from crawler.parse._forkserver import warm_up
 from crawler.parse.workers import WorkerPool, default_jobs
@@ -56,15 +56,16 @@ from crawler.pipeline import (
     extract,
     load_cache,
     output_folder,
+    read_tests,
     result_cache,
     update,
     visit_files,
     write_held,
 )
-from crawler.records import ExtractOptions, Manifest, SourceFile
-from crawler.selection import select_files, select_test_files
+from crawler.records import ExtractOptions, Manifest
+from crawler.selection import select_files
 from crawler.store import repo_output
-from crawler.store.cache import EvidenceCache, ResultCache, split_cached
+from crawler.store.cache import ResultCache
 from crawler.store.context import StoreContext
 from crawler.store.held_folder import HeldFolder, HeldResults, finish_checkpoint, hold
 from crawler.store.manifest_file import load_manifest
@@ -321,28 +322,11 @@ class _ReadAhead:
             # a file this walk read for an earlier tag is in the cache: not even looked up
             new = [entry for entry in chosen if (entry.path, entry.blob) not in self._seen]
             visit_files(repo, new, pool.jobs, None, cache, before=before, pool=pool)
-            if tests:
-                self._read_tests(repo, select_test_files(listed, self.options), pool)
+            if tests:  # into the evidence cache, where the last step finds them
+                read_tests(repo, listed, self.options, pool.jobs, self.cache_dir, None, pool)
         self._seen.update((entry.path, entry.blob) for entry in new)
         self.visited += len(new)
         return {entry.path: entry.blob for entry in chosen}
-
-
-    def _read_tests(self, repo: PinnedRepo, files: list[SourceFile], pool: WorkerPool) -> None:
-        """The test files' assertions into the evidence cache, where the last step finds them
-        (`evidence_stage.read_test_files`), instead of a parser pool of its own there."""
-        cache = EvidenceCache(self.cache_dir if self.cache_dir is not None
-                              else default_cache_dir())
-        try:
-            _, misses = split_cached(cache, files)
-            todo = [files[i] for i in misses]
-            blobs = ((entry.path, entry.blob, data) for entry, (_, data)
-                     in zip(todo, repo.read_blobs([entry.blob for entry in todo])))
-            for position, found in pool.read_tests(blobs):
-                cache.put(todo[position].blob, found)
-            cache.flush()
-        finally:
-            cache.close()
 
 
 @dataclass(frozen=True)

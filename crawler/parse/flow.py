@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from crawler.parse.if_tests import _tests_before, _walrus_binds, _walrus_value
+from crawler.parse.if_tests import tests_before, walrus_binds, walrus_value
 
 Level = tuple[Sequence[cst.CSTNode], int, str]  # (block statements, index on the path, role)
 Position = tuple[Level, ...]
@@ -274,11 +274,11 @@ class _Search:
         """The value a test of the `if` chain binds the name to by `(name := value)` before
         `block` (one of its branches) runs: the last test evaluated that binds it, when the
         walrus is surely evaluated (not behind `or`, `and`'s right side, `a if c else b`)."""
-        for test in reversed(_tests_before(node, block)):
-            value = _walrus_value(test, self.name)
+        for test in reversed(tests_before(node, block)):
+            value = walrus_value(test, self.name)
             if value is not None:
                 return value
-            if _walrus_binds(test, self.name):
+            if walrus_binds(test, self.name):
                 raise _GiveUp  # bound on some evaluations only
         return None
 
@@ -286,7 +286,7 @@ class _Search:
         """One definition per branch that assigns; a branch that does not falls through."""
         if self.items and _names(node.test, self.name):
             raise _GiveUp
-        if any(_walrus_binds(test, self.name) for test in _tests_before(node, None)):
+        if any(walrus_binds(test, self.name) for test in tests_before(node, None)):
             raise _GiveUp  # `if (name := ...)` met walking back: not followed
         suites: list[cst.BaseSuite] = []
         falls_through = False

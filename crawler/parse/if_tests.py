@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from crawler.parse.flow import Position
 
 
-def _tests_before(node: cst.If, block: Sequence[cst.CSTNode] | None) -> list[cst.BaseExpression]:
+def tests_before(node: cst.If, block: Sequence[cst.CSTNode] | None) -> list[cst.BaseExpression]:
     """The tests of an `if`/`elif` chain evaluated before `block` (a branch's statements) runs;
     every test of the chain for None."""
     tests: list[cst.BaseExpression] = []
@@ -32,7 +32,7 @@ def _tests_before(node: cst.If, block: Sequence[cst.CSTNode] | None) -> list[cst
         return []
 
 
-def _walrus_value(test: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+def walrus_value(test: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
     """`value` of a `(name := value)` that evaluating `test` surely runs: the test itself, the
     left of a comparison or of `and`/`or`, under `not`."""
     node: cst.BaseExpression = test
@@ -51,7 +51,7 @@ def _walrus_value(test: cst.BaseExpression, name: str) -> cst.BaseExpression | N
             return None
 
 
-def _walrus_binds(node: cst.CSTNode, name: str) -> bool:
+def walrus_binds(node: cst.CSTNode, name: str) -> bool:
     """Whether a `(name := ...)` appears in the expression (a lambda's or comprehension's own
     are counted too: a comprehension's walrus binds in the function)."""
     stack = [node]
@@ -73,6 +73,6 @@ def binds_in_test(name: str, position: Position) -> bool:
         parent_statements, parent_index, _ = position[depth - 1]
         parent = parent_statements[parent_index]
         if role == "if" and type(parent) is cst.If \
-                and any(_walrus_binds(t, name) for t in _tests_before(parent, statements)):  # type: ignore[arg-type]
+                and any(walrus_binds(t, name) for t in tests_before(parent, statements)):  # type: ignore[arg-type]
             return True
     return False

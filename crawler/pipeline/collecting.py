@@ -41,14 +41,16 @@ from crawler.store.render import SiteBlocks
 
 
 def read_tests(repo: PinnedRepo, entries: list[SourceFile], options: ExtractOptions, jobs: int,
-               cache_dir: Path | None, progress: Progress | None) -> evidence_stage.TestEvidence:
+               cache_dir: Path | None, progress: Progress | None, pool: WorkerPool | None = None
+               ) -> evidence_stage.TestEvidence:
     """The test files' assertions, through the evidence cache and the parser pool (see
-    `crawler.evidence_stage`): a test file that crashes the parser or runs out of time costs its
-    own evidence and is listed, never another file's, and never hangs the run."""
+    `crawler.evidence_stage`; `pool`: one the caller keeps): a test file that crashes the parser
+    or runs out of time costs its own evidence and is listed, never another file's, and never
+    hangs the run."""
     return evidence_stage.read_test_files(
         partial(_read, repo), select_test_files(entries, options), jobs,
         EvidenceCache(cache_dir if cache_dir is not None else default_cache_dir()),
-        stage_callback(progress, EVIDENCE))
+        stage_callback(progress, EVIDENCE), pool)
 
 
 def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
