@@ -10,9 +10,10 @@ function's calls (so the result cache keeps it as it keeps every call):
   numbers, short strings) by position or keyword, and the caller's own parameters it passes
   straight through (never reassigned in the caller), and the ones that are a class
   (`x.__class__`, `type(x)`, or a local stored once from one) or a bool (`not x`, `a is b`);
-- a function's signature (`signature`), for functions with a guard or a pass-through: its
-  positional and keyword-only parameters, the constant defaults, whether the call supplies its
-  first parameter (`self`, `cls`), and whether its decorators keep its signature as written;
+- a function's signature (`signature`), for functions with a guard or a pass-through and for
+  every `__call__`: its positional and keyword-only parameters, the constant defaults, whether
+  the call supplies its first parameter (`self`, `cls`), whether its decorators keep its
+  signature as written, and what it takes (`accepts`: the arity of a held callable's call);
 - each raise's guard (`guards`): the conjunction of the simple tests on the function's own
   (never reassigned) parameters that must hold for the raise to run: the `if`/`elif` tests
   around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`,
@@ -156,7 +157,8 @@ def is_class(node: ast.expr) -> bool:
 def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, method: bool) -> str:
     """JSON: [positional parameters, keyword-only ones, {parameter: constant default}, what
     supplies the first (0: the caller, 1: an instance or class called, 2: a classmethod's
-    class), whether the decorators keep the signature]."""
+    class), whether the decorators keep the signature, how many positional parameters have a
+    default, whether it takes `*args`, `**kwargs`, its keyword-only parameters without one]."""
     args = node.args
     positional = [a.arg for a in [*args.posonlyargs, *args.args]]
     defaults: dict[str, object] = {}
@@ -171,8 +173,10 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, method:
     decorators = [] if isinstance(node, ast.Lambda) else [_decorator_name(d) for d in node.decorator_list]
     keeps = all(d in KEEPS_SIGNATURE for d in decorators)
     bound = method * (2 if "classmethod" in decorators else 1)
-    return json.dumps([positional, [a.arg for a in args.kwonlyargs], defaults, bound, int(keeps)],
-                      separators=(",", ":"))
+    required = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    return json.dumps([positional, [a.arg for a in args.kwonlyargs], defaults, bound, int(keeps),
+                       len(args.defaults), int(args.vararg is not None),
+                       int(args.kwarg is not None), required], separators=(",", ":"))
 
 
 def _decorator_name(node: ast.expr) -> str:
@@ -321,7 +325,7 @@ def binding(sig: str, args: str, on_object: bool) -> dict[str, Bound]:
     """What one call binds the callee's parameters to: its constants and pass-throughs, and
     the defaults of the parameters it leaves out (none when it unpacks `*args`/`**kwargs`).
     `on_object`: called on an instance or class (`x.m()`, `C()`), not as `C.m(x)`."""
-    positional, keyword_only, defaults, supplied, keeps = json.loads(sig)
+    positional, keyword_only, defaults, supplied, keeps = json.loads(sig)[:5]
     if not keeps:
         return {}
     names = positional[1:] if supplied == 2 or (supplied and on_object) else positional
@@ -338,3 +342,24 @@ def binding(sig: str, args: str, on_object: bool) -> dict[str, Bound]:
             if name not in named and name in defaults:
                 env[name] = ("c", defaults[name])
     return env
+
+
+def accepts(sig: str, args: str) -> bool:
+    """Whether a call on an object (`v(a, b)`, `self.held(a, b)`) can bind to a signature: as
+    many positional arguments as it takes (more only with `*args`), the keywords it names
+    among its parameters (or `**kwargs`), every parameter without a default given. False when
+    the call unpacks `*args`/`**kwargs` (nothing to count) or the decorators do not keep the
+    signature as written."""
+    positional, keyword_only, _, supplied, keeps, with_default, varargs, varkw, needed_kw = \
+        json.loads(sig)
+    count, unpacks, named = json.loads(args or _NO_ARGUMENTS)[:3]
+    if not keeps or unpacks:
+        return False
+    names = positional[1:] if supplied else positional
+    if count > len(names) and not varargs:
+        return False
+    given = set(names[:count])
+    if any(k in given or (k not in names and k not in keyword_only and not varkw) for k in named):
+        return False
+    needed = names[:len(names) - with_default]
+    return all(n in given or n in named for n in needed) and all(k in named for k in needed_kw)

@@ -273,6 +273,6 @@ def test_what_is_read_rides_in_the_calls() -> None:
     assert facts is not None
     f, g = facts.functions
     assert [(c.kind, c.target, c.line) for c in f.calls if c.kind in (GUARD, SIGNATURE)] == [
-        (SIGNATURE, '[["a","b"],["c"],{"b":null,"c":true},0,1]', 1), (GUARD, "(a and (not c))", 3)]
+        (SIGNATURE, '[["a","b"],["c"],{"b":null,"c":true},0,1,1,0,0,[]]', 1), (GUARD, "(a and (not c))", 3)]
     assert [c.args for c in g.calls if c.target == "pkg.f"] == [
         '[2,0,["c"],[[1,2],["c",false]],[],[[0,"x"]]]']
