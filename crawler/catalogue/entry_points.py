@@ -29,10 +29,12 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from functools import cache
 
+from crawler.catalogue import dynamic_calls as _dynamic
 from crawler.catalogue.public_names import public_names
 from crawler.parse.call_edges import (
     CALL,
     GUARD,
+    HELD,
     METHOD,
     PASSED,
     PROPERTY,
@@ -69,10 +71,14 @@ class Graph:
         self._resolving = 0  # how deep `definition` is in resolving one name
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassFacts] = {}
+        self.module_of: dict[str, str] = {}
         for facts in files:
             self.modules[facts.module] = facts
             self.functions.update((f.qualname, f) for f in facts.functions)
+            self.module_of.update((f.qualname, facts.module) for f in facts.functions)
             self.classes.update((c.qualname, c) for c in facts.classes)
+        self.callables = _dynamic.callables_by_module(self.modules.values(), self.functions)
+        self._holding: set[str] = set()
         self.bindings = {m: dict(f.bindings) for m, f in self.modules.items()}
         self._mros: dict[str, list[str]] = {}
         self.attributes = {q: dict(c.attributes) for q, c in self.classes.items()}
@@ -95,7 +101,7 @@ class Graph:
         self.registered: dict[str, list[str]] = defaultdict(list)
         for facts in self.modules.values():
             for value, where in facts.registered:
-                self.registered[_container(where)].append(value)
+                self.registered[_dynamic.container(where)].append(value)
         self.callers: dict[str, list[Edge]] = defaultdict(list)
         # each edge of `callers`, the index of its call in the caller's calls (-1: none); what an
         # update compares to tell that a function's callers are those of the version before
@@ -110,7 +116,7 @@ class Graph:
             for index, call in enumerate(function.calls):
                 if call.kind in _NOT_CALLS:
                     continue
-                for callee, stop in self.resolve(call.kind, call.target, call.name, function):
+                for callee, stop in self.resolve(call.kind, call.target, call.name, function, call.args):
                     self.callers[callee].append((function.qualname, call.line, stop))
                     self.via[callee].append(index)
                     if call.kind == SUPER or call.kind in (METHOD, PROPERTY) \
@@ -239,7 +245,7 @@ class Graph:
 
     # ------------------------------------------------------------ calls to callees
 
-    def resolve(self, kind: str, target: str, name: str, caller: Function
+    def resolve(self, kind: str, target: str, name: str, caller: Function, args: str = ""
                 ) -> list[tuple[str, str | None]]:
         """The functions and classes one call reaches, each with the dynamic call it crosses."""
         if kind == CALL:
@@ -254,7 +260,10 @@ class Graph:
                     return [(f"{klass}.{name}", None)]
             return []
         if kind == STOP:
-            return self._dynamic(target, name)
+            return _dynamic.dynamic_callees(self, target, name)
+        if kind == HELD:
+            module = self.module_of.get(caller.qualname, "")
+            return _dynamic.held_callees(self.callables, module, target, args)
         if kind == RETURNED:  # a nested def handed on: it runs when what holds it is called
             maker = caller.qualname.rpartition(".")[2]
             how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
@@ -263,6 +272,9 @@ class Graph:
         methods = self._methods(target, name) if target else self._by_name(name)
         if kind == PROPERTY:
             return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
+        if not methods and target.startswith("S ") and args and _dynamic.all_ours(self, target[2:]):
+            module = self.module_of.get(caller.qualname, "")  # `self.validator(...)`: held
+            return _dynamic.held_callees(self.callables, module, f"self.{name}", args)
         return [(f, None) for f in methods]
 
     def _methods(self, ref: str, name: str) -> list[str]:
@@ -280,8 +292,15 @@ class Graph:
         return list(dict.fromkeys(found))
 
     def _held(self, held: str) -> list[str]:
-        """What calling an attribute calls: a class held ("V"), a function held ("V"), or the
-        function whose returned closure it holds ("R": a closure belongs to its maker)."""
+        """What calling an attribute calls: a class held ("V"), a function held ("V"), an
+        instance of a known class (its `__call__`), or the function whose returned closure it
+        holds ("R": a closure belongs to its maker)."""
+        if held[:2] != "V " and held not in self._holding and self.classes_of(held):
+            self._holding.add(held)  # an instance's `__call__` may itself be held: once
+            try:
+                return self._methods(held, "__call__")
+            finally:
+                self._holding.discard(held)
         target = self.definition(held[2:]) if held[:2] in ("V ", "R ") else None
         if target in self.functions or (target in self.classes and held.startswith("V ")):
             return [target]  # type: ignore[list-item]
@@ -303,21 +322,6 @@ class Graph:
 
     def _root(self, cls: str, name: str) -> str:
         return next(k for k in reversed(self.mro(cls)) if f"{k}.{name}" in self.functions)
-
-    def _dynamic(self, target: str, prefix: str) -> list[tuple[str, str | None]]:
-        """Candidates of a call a static reader cannot follow, each marked with its source."""
-        ref, _, text = target.partition("\0")
-        if not text:  # `REGISTRY[key](...)`: what is stored in that registry
-            return [(f, f"{ref}(...)") for f in self.registered.get(_container(ref), ())
-                    if f in self.functions]
-        if not prefix:
-            return []
-        found: list[str] = []
-        for cls in self.classes_of(ref):
-            for klass in [*self.mro(cls), *sorted(self.subclasses.get(cls, ()))]:
-                found.extend(f for f in self.methods_of.get(klass, ())
-                             if f.rpartition(".")[2].startswith(prefix))
-        return [(f, text) for f in dict.fromkeys(found)]
 
     # ------------------------------------------------------------ entry points
 
@@ -415,7 +419,8 @@ class Graph:
         for call in function.calls:
             if call.line != at or not call.args or call.kind not in (CALL, METHOD, SUPER):
                 continue
-            if any(c == callee for c, _ in self.resolve(call.kind, call.target, call.name, function)):
+            if any(c == callee for c, _ in self.resolve(call.kind, call.target, call.name, function,
+                                                         call.args)):
                 on_object = call.kind != CALL or callee in self.classes
                 found.append(reduce(parsed(text), binding(sig, call.args, on_object)))
         if not found or None in found or True in found:
@@ -493,8 +498,3 @@ def _mro(graph: Graph, qualname: str, seen: frozenset[str] = frozenset()) -> lis
                 order.append(klass)
     return order
 
-
-def _container(where: str) -> str:
-    """`HANDLERS[...]`, `self._handlers[key]`, `register(...)` -> the registry's last name."""
-    head = where.split("[", 1)[0].split("(", 1)[0]
-    return head.rpartition(".")[2]

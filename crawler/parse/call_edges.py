@@ -5,7 +5,10 @@ resolved once every file is read (`crawler.catalogue.entry_points`): a name as t
 qualify it, a method on a receiver whose type is a reference (`TypeRef`), `super()`, a
 property or a dunder reached by syntax, a function handed to another call. A call whose callee
 only a run can tell (`getattr` with a computed name, a registry's item) is a `STOP` with its
-source: the pass says so on a chain instead of inventing an edge.
+source: the pass says so on a chain instead of inventing an edge; so is a `HELD` call, of a
+callable a local or a parameter holds whose type no reader knows (`v(inst, attr, value)` for
+`v` in `self._validators`), with its arguments: the pass weighs it against the `__call__` of
+the module's classes (`crawler.catalogue.held_calls`).
 
 A nested `def` is a function of its own (`f.<locals>.inner`, `call_scopes.graph_node`): its
 maker calls it only where it calls it or hands it to a call; a nested def it returns or stores
@@ -21,9 +24,10 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from crawler.parse import call_scopes as _scopes
 from crawler.parse._positions import ast_parse
 from crawler.parse.call_guards import call_args, guards, known_names, signature
-from crawler.parse.call_scopes import LOCALS, annotation, nested_defs, split_lambdas
+from crawler.parse.call_scopes import LOCALS, annotation, from_module, nested_defs, split_lambdas
 from crawler.parse.call_scopes import all_nodes as _nodes
 from crawler.parse.call_scopes import catches as _catches
 from crawler.parse.call_scopes import children as _children
@@ -38,16 +42,13 @@ PROPERTY = "property"  # target: a TypeRef, name: an attribute read: an edge onl
 PASSED = "passed"  # target: a dotted name or TypeRef+name handed to a call: only to a function
 STOP = "stop"  # target: the call's source; name: the literal prefix of a computed name
 RETURNED = "returned"  # target: a nested def's qualname; name: "returned" or "stored"
+HELD = "held"  # target: a local or parameter called whose type is unknown; args: the call's
 SIGNATURE, GUARD = "signature", "guard"  # no calls: target a signature / a raise's guard (`call_guards`)
 
 # TypeRef: "<kind> <text>", resolved by the pass to classes:
 #   "N pkg.C"     an instance of the class a name is       "R pkg.f"  what calling a name returns
 #   "S pkg.C"     self in class pkg.C (its subclasses too)  "A pkg.C x"  attribute x of pkg.C
 #   "M pkg.C m"   what method m of pkg.C returns           "V pkg.C"  the class object itself
-DUNDERS = {ast.Subscript: "__getitem__", ast.Add: "__add__", ast.Sub: "__sub__",
-           ast.Mult: "__mul__", ast.MatMult: "__matmul__", ast.Mod: "__mod__"}
-SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": "__repr__",
-                "bool": "__bool__", "hash": "__hash__", "next": "__next__"}
 NOT_PASSED = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "type", "id", "super"}
 _BUILTINS = frozenset(dir(builtins))
 CALLS_NOW = {"map", "filter", "sorted", "min", "max", "any", "all", "list", "tuple", "sum"}
@@ -138,7 +139,7 @@ class _Reader:
                 top = alias.name.split(".")[0]
                 self.bindings[alias.asname or top] = alias.name if alias.asname else top
         elif isinstance(node, ast.ImportFrom):
-            base = self._from_module(node)
+            base = from_module(self.package, node)
             for alias in node.names:
                 if alias.name == "*":
                     self.star.append(base)
@@ -171,13 +172,6 @@ class _Reader:
         dotted = _dotted(element)
         if dotted and dotted[0] in self.bindings:
             self.registered.append((self._qualify(dotted), where))
-
-    def _from_module(self, node: ast.ImportFrom) -> str:
-        if not node.level:
-            return node.module or ""
-        parts = self.package.split(".") if self.package else []
-        parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
-        return ".".join([*parts, *([node.module] if node.module else [])])
 
     def _qualify(self, dotted: list[str]) -> str:
         return ".".join([self.bindings.get(dotted[0], dotted[0]), *dotted[1:]])
@@ -280,7 +274,8 @@ class _FunctionReader:
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
         found = [Call(GUARD, t, "", ln) for ln, t in guards(node, self.known)] if self.raises else []
-        if found or any(c.args and not c.args.endswith(",[]]") for c in self.calls):
+        if found or any(c.args and not c.args.endswith(",[]]") for c in self.calls) \
+                or self.qualname.endswith(".__call__"):  # what a held callable's call can bind
             method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
             self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])
 
@@ -387,7 +382,8 @@ class _FunctionReader:
                 if ref and not ref.startswith("V "):
                     self.calls.append(Call(PROPERTY, ref, inner.attr, inner.lineno))
             elif isinstance(inner, (ast.Subscript, ast.BinOp)):
-                dunder = DUNDERS.get(type(inner.op) if isinstance(inner, ast.BinOp) else ast.Subscript)
+                op = type(inner.op) if isinstance(inner, ast.BinOp) else ast.Subscript
+                dunder = _scopes.DUNDERS.get(op)
                 ref = self.type_of(inner.left if isinstance(inner, ast.BinOp) else inner.value)
                 if dunder and ref and not ref.startswith("V "):
                     self.calls.append(Call(METHOD, ref, dunder, inner.lineno))
@@ -406,10 +402,10 @@ class _FunctionReader:
         if qualified in PARTIALS or (dotted and dotted[-1] in ("partial", "partialmethod")):
             for argument in node.args[:1]:
                 self._passed(argument, line)
-        elif isinstance(func, ast.Name) and func.id in SYNTAX_CALLS and node.args:
+        elif isinstance(func, ast.Name) and func.id in _scopes.SYNTAX_CALLS and node.args:
             ref = self.type_of(node.args[0])
             if ref:
-                self.calls.append(Call(METHOD, ref, SYNTAX_CALLS[func.id], line))
+                self.calls.append(Call(METHOD, ref, _scopes.SYNTAX_CALLS[func.id], line))
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
             return
         if qualified is not None:
@@ -420,6 +416,10 @@ class _FunctionReader:
             self.calls.append(Call(CALL, self.types[func.id][2:], "", line, args))
         elif isinstance(func, ast.Name) and func.id in self.untyped:
             self.calls.append(Call(METHOD, "", self.untyped[func.id], line, args))
+        elif isinstance(func, ast.Name) and func.id in self.types:  # a value of a known type
+            self.calls.append(Call(METHOD, self.types[func.id], "__call__", line, args))
+        elif isinstance(func, ast.Name) and func.id in self.locals:  # a callable it holds
+            self.calls.append(Call(HELD, func.id, "", line, args))
         elif isinstance(func, ast.Attribute):
             self._method_call(func, line, args)
         elif isinstance(func, ast.Call) and _dotted(func.func) == ["getattr"] and len(func.args) >= 2:

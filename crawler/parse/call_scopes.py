@@ -15,6 +15,11 @@ from typing import Protocol
 from crawler.parse._positions import parse_expression
 
 LOCALS = ".<locals>."
+# dunders reached by syntax: an operator or subscript, and builtins called on a value
+DUNDERS = {ast.Subscript: "__getitem__", ast.Add: "__add__", ast.Sub: "__sub__",
+           ast.Mult: "__mul__", ast.MatMult: "__matmul__", ast.Mod: "__mod__"}
+SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": "__repr__",
+                "bool": "__bool__", "hash": "__hash__", "next": "__next__"}
 
 
 class _Qualifies(Protocol):
@@ -67,6 +72,15 @@ def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
     return found, apart
 
 
+def from_module(package: str, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` reads, relative to `package`."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".") if package else []
+    parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
 def computed_name(getter: ast.Call) -> tuple[str, str]:
     """`getattr(x, f"visit_{kind}")`: the literal prefix of the name, and the call as text."""
     name, prefix = getter.args[1], ""
@@ -79,7 +93,7 @@ def computed_name(getter: ast.Call) -> tuple[str, str]:
 
 
 def annotation(self: _Qualifies, node: ast.expr | None) -> str:
-    """A TypeRef of an annotation: `C`, `"C"`, `C | None`, `Optional[C]`, `type[C]`."""
+    """A TypeRef of an annotation: `C`, `"C"`, `C | None`, `Optional[C]`, `type[C]`, `C[T]`."""
     if node is None:
         return ""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -98,7 +112,7 @@ def annotation(self: _Qualifies, node: ast.expr | None) -> str:
         if last in ("type", "Type"):
             inner = annotation(self, node.slice)
             return "V " + inner[2:] if inner.startswith("N ") else ""
-        return ""
+        node = node.value  # `ParamType[t.Any]`: an instance of the generic class
     parts = dotted(node)
     if not parts or parts[0] in ("None", "str", "int", "float", "bool", "bytes"):
         return ""
