@@ -12,7 +12,9 @@ Each mentioned name is, in order of precedence:
   method of a builtin type, a name the annotation's own example binds, or shorter than 3 letters;
 - foreign: a dotted mention that names, as `module.name`, what another module defines at its top
   (`attrs.setters.frozen` on a record of `_make.py`) and the record's facts never write so
-  dotted: both parts, weight `QUALIFIED_WEIGHT` (halved after the package's name);
+  dotted, or, on a record with entry points, a public spelling (`click.command`, the decorator
+  of `decorators.py`) of another module's definition: both parts, weight `QUALIFIED_WEIGHT`
+  (halved after the package's name);
 - fitting: it is in the record's facts (template and placeholders, exception and its class's
   module and bases, function, class, path, snippet, condition, cause, related records, test
   evidence, entry points and call chains): weight 1, or `COMMON_WEIGHT` when it is in the facts
@@ -31,7 +33,9 @@ counts for the annotation.
 
 The record's own key names (its function, class, exception, the code words of its template and
 the template's words its code writes as names) that the annotation never mentions count
-`MISSING_WEIGHT` each against it. The score is fitting / (fitting + against), 1 when nothing is
+`MISSING_WEIGHT` each against it, the function where it happens (a nested def's maker)
+`FUNCTION_WEIGHT`. Names only a folder of examples, documentation or scripts defines are a
+user's, not the library's definitions. The score is fitting / (fitting + against), 1 when nothing is
 judged; an annotation is listed when its score is under `THRESHOLD` and the weight against it
 is at least `MIN_AGAINST` (one foreign name far away, or several of its own names missing).
 docs/annotations.md gives the figures these were tuned on.
@@ -49,6 +53,7 @@ from crawler.serve.annotation_fit_names import (
     code_mentions,
     exception_names,
     key,
+    maker,
     neutral_names,
     own_key_names,
     stdlib_names,
@@ -58,6 +63,7 @@ from crawler.serve.annotation_fit_repo import Repository, repository
 THRESHOLD = 0.55
 MIN_AGAINST = 1.0
 MISSING_WEIGHT = 0.25
+FUNCTION_WEIGHT = 0.75
 SAME_MODULE_WEIGHT = 0.5
 COMMON_WEIGHT = 0.3
 VOCABULARY_WEIGHT = 0.3
@@ -157,11 +163,22 @@ def judge(record: ErrorRecord, repo: Repository) -> Fit | None:
     own = own_key_names(record, repo.code.get(record.id, frozenset()))
     missing = tuple(n for n in own if _slot(n, repo) not in mentioned
                     and (key(n) not in neutral_names() or key(n) in exception_names()))
-    against = sum(f.weight for f in foreign.values()) + MISSING_WEIGHT * len(missing)
+    against = sum(f.weight for f in foreign.values()) + sum(
+        _missing_weight(name, record) for name in missing)
     support = sum(fitting.values())
     score = support / (support + against) if support + against else 1.0
     return Fit(record, round(score, 3), round(against, 3), tuple(fitting), tuple(foreign.values()),
                missing)
+
+
+def _missing_weight(name: str, record: ErrorRecord) -> float:
+    """`FUNCTION_WEIGHT` for the name of the module function or method that raises, or of the
+    function that makes the nested def that raises (where the error happens, which an annotation
+    of it names); `MISSING_WEIGHT` for another own name, and for a dunder (named by its syntax)."""
+    site = record.site
+    where = maker(record) or (site.function or "")
+    dunder = name.startswith("__") and name.endswith("__")
+    return FUNCTION_WEIGHT if name == where and not dunder else MISSING_WEIGHT
 
 
 def _qualified(parts: list[str], record: ErrorRecord,
@@ -171,9 +188,13 @@ def _qualified(parts: list[str], record: ErrorRecord,
     two names dotted: by the part's index, the modules defining it."""
     found: dict[int, tuple[str, ...]] = {}
     pairs = repo.pairs.get(record.id, frozenset())
+    # `click.command` as users import it, when the record's own public calls are all known
+    known = record.entry_points is not None and bool(record.entry_points.items)
     for index in range(len(parts) - 1):
         pair = f"{key(parts[index])}.{key(parts[index + 1])}"
-        paths = repo.modules.get(pair, frozenset())
+        paths = repo.modules.get(pair, frozenset()) or (
+            repo.public.get(f"{parts[index]}.{parts[index + 1]}", frozenset()) if known
+            else frozenset())
         if paths and record.site.path not in paths and pair not in pairs:
             found[index] = found[index + 1] = tuple(sorted(paths))
     return found

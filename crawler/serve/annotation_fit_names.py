@@ -184,12 +184,13 @@ def exception_names() -> frozenset[str]:
 
 
 def own_key_names(record: ErrorRecord, code: Collection[str] = ()) -> list[str]:
-    """What an annotation of this record is expected to name: function, class, exception, the
+    """What an annotation of this record is expected to name: function (and a nested def's
+    maker), class, exception, the
     template's code words (backticked, snake_case, CamelCase), and the template's words that the
     site's `code` writes as names (`chain` in "A group in chain mode ..." raised by a `chain`
     parameter's check)."""
     site = record.site
-    names = [site.function or "", (site.class_name or "").split(".")[-1],
+    names = [site.function or "", maker(record), (site.class_name or "").split(".")[-1],
              site.exception.split(".")[-1]]
     template = re.sub(r"\{[^{}]*\}", " ", site.message.template)
     names += template_code_words(template)
@@ -201,6 +202,13 @@ def own_key_names(record: ErrorRecord, code: Collection[str] = ()) -> list[str]:
                 own.append(part)
     return own
 
+
+
+def maker(record: ErrorRecord) -> str:
+    """The function that makes a nested def (`command` of `command.<locals>.decorator`), by
+    whose name users know it; "" for a function that is not nested."""
+    qualname = record.site.qualname
+    return qualname.split(".<locals>.")[0].split(".")[-1] if ".<locals>." in qualname else ""
 
 
 def template_code_words(template: str) -> list[str]:

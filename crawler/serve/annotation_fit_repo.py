@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crawler.catalogue.public_names import NOT_LIBRARY
 from crawler.records import ErrorRecord, Manifest
 from crawler.serve.annotation_fit_names import (
     DEFINITION,
@@ -55,6 +56,8 @@ class Repository:
     spelled: frozenset[str]
     code: Mapping[str, frozenset[str]]
     code_nearby: Mapping[str, frozenset[str]]
+    # `package.Name` as users import it, as written -> paths of the modules defining it
+    public: Mapping[str, frozenset[str]]
 
     def is_common(self, name: str) -> bool:
         return self.records >= MIN_COMMON_RECORDS and self.counts.get(name, 0) >= (
@@ -92,7 +95,8 @@ def repository(records: Sequence[ErrorRecord], manifest: Manifest | None) -> Rep
                       {name: frozenset(ids) for name, ids in holders.items()}, facts, nearby,
                       counts, len(records), _packages(paths), _qualnames(records),
                       _module_definitions(records, classes.values()), pairs,
-                      _spelled_apart(exact), code, code_nearby)
+                      _spelled_apart(exact), code, code_nearby,
+                      _public_definitions(records, paths))
 
 
 def _qualnames(records: Iterable[ErrorRecord]) -> dict[str, tuple[str, str]]:
@@ -106,15 +110,22 @@ def _qualnames(records: Iterable[ErrorRecord]) -> dict[str, tuple[str, str]]:
 
 
 def _packages(paths: Iterable[str]) -> frozenset[str]:
-    """The top-level packages of the modules' paths: `src/attr/_make.py` gives attr."""
+    """The top-level packages of the library's paths: `src/attr/_make.py` gives attr."""
     found = set()
     for path in paths:
-        parts = module_parts(path)
-        if parts and parts[0] in ("src", "lib"):
-            parts = parts[1:]
+        parts = _library_parts(path)
         if len(parts) > 1:
             found.add(key(parts[0]))
     return frozenset(found)
+
+
+def _library_parts(path: str) -> list[str]:
+    """A module's parts under `src/` or `lib/`; none for a folder of examples, documentation or
+    scripts, whose names are a user's (`def cli()` in `examples/`), not the library's."""
+    parts = module_parts(path)
+    if parts and parts[0] in ("src", "lib"):
+        parts = parts[1:]
+    return [] if parts and parts[0] in NOT_LIBRARY else parts
 
 
 def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, Any]],
@@ -123,7 +134,7 @@ def _definitions(records: Iterable[ErrorRecord], classes: Iterable[Mapping[str, 
     found: dict[str, set[str]] = {}
 
     def define(name: str, path: str) -> None:
-        if name and not name.startswith("<"):
+        if name and not name.startswith("<") and _library_parts(path):
             found.setdefault(name.strip("_") if case else key(name), set()).add(path)
 
     for record in records:
@@ -149,15 +160,43 @@ def _spelled_apart(exact: Iterable[str]) -> frozenset[str]:
 def _module_definitions(records: Iterable[ErrorRecord],
                         classes: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
     """`module.name` for what a module defines at its top (a raise's function or class, an
-    exception class): `setters.frozen`, `exceptions.FrozenAttributeError`, by key."""
+    exception class): `setters.frozen`, `exceptions.FrozenAttributeError`, by key; and
+    `package.name` for the public spelling users import of what a module defines
+        (`click.command`, the decorator of `decorators.py`), read off the records' entry points."""
     found: dict[str, set[str]] = {}
     named = [(record.site.qualname.split(".")[0], record.site.path) for record in records]
     named += [(str(item.get("name") or ""), str(item.get("path") or "")) for item in classes]
     for name, path in named:
-        stem = module_parts(path)[-1] if path else ""
+        stem = module_parts(path)[-1] if _library_parts(path) else ""
         if name and stem and stem != "__init__" and not name.startswith("<"):
             found.setdefault(f"{key(stem)}.{key(name)}", set()).add(path)
     return {pair: frozenset(paths) for pair, paths in found.items()}
+
+
+def _public_definitions(records: Sequence[ErrorRecord],
+                        paths: Iterable[str]) -> dict[str, frozenset[str]]:
+    """`package.Name` as users import it, as written (`click.command`, the decorator of
+    `decorators.py`, is not `click.Command`), -> the paths of the modules defining it: read off
+    the records' entry points, the first of whose chain is the definition."""
+    modules = {".".join(parts).removesuffix(".__init__"): path for path in paths
+               if (parts := _library_parts(path))}
+    found: dict[str, set[str]] = {}
+    for record in records:
+        for entry in record.entry_points.items if record.entry_points else ():
+            path = _module_path(entry.chain[0], modules) if entry.chain else None
+            if entry.name.count(".") == 1 and path is not None:
+                found.setdefault(entry.name, set()).add(path)
+    return {name: frozenset(paths) for name, paths in found.items()}
+
+
+def _module_path(qualified: str, modules: Mapping[str, str]) -> str | None:
+    """The path of the module a qualified name is defined in: its longest module prefix."""
+    parts = qualified.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        path = modules.get(".".join(parts[:end]))
+        if path is not None:
+            return path
+    return None
 
 
 def dotted_pairs(texts: Iterable[str | None]) -> set[str]:

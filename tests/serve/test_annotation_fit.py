@@ -4,11 +4,12 @@ The corpus (annotations/*.yaml) holds annotations written by hand for records of
 attrs, extracted at a pinned commit (annotations/catalogues/*.tar.xz, snippets included). Put on
 their own records, the check lists at most 1 in 20; dealt to other records of the same
 repository (a seeded derangement, tests/serve/annotations/corpus.py), it lists at least 90 % of
-them, and all but the closest neighbours of those that came from another module. The issue's
+them, and all of those that came from another module. The issue's
 case (a remat error annotated with a pytree registry text) is built on a repository the test
 makes, and so is each cause of a miss that was fixed: a `module.name` of another module whose
 parts the facts hold apart, a name defined in two spellings, the template's words the code
-writes as names.
+writes as names, a name only an example program defines, a public spelling (`cli.command`) of
+another module's definition, and the raising function an annotation never names.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from crawler.serve.annotation_fit import folder_fits
+from crawler.store import repo_output
 from tests.gitrepo import GitRepo
 from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack
 
@@ -64,11 +67,9 @@ SEEDS = range(1, 11)
 
 
 def test_right_annotations_pass_and_dealt_to_other_records_are_listed(tmp_path: Path) -> None:
-    """Right: at most 1 in 20 listed. Dealt, over seeds 1..10 (one folder per seed, one check):
-    at least 90 % listed, at least 99 % of those from another module (347 of 348: the one left is
-    click's command decorator text on Group.add_command, whose entry point is `Group.command`),
-    and all of them with the seed 37. scripts/annotation_fit_rates.py gives the figures over 50
-    seeds."""
+    """Right: at most 1 in 20 listed. Dealt, over seeds 1..10 and 37 (one folder per seed, one
+    check): at least 90 % listed, and every one from another module. scripts/annotation_fit_rates.py
+    gives the figures over 50 seeds."""
     records = flagged = dealt = dealt_listed = far = far_listed = 0
     for library in LIBRARIES:
         corpus, right = unpack(library, tmp_path / f"right ä {library}")
@@ -97,7 +98,7 @@ def test_right_annotations_pass_and_dealt_to_other_records_are_listed(tmp_path: 
     assert records >= 40
     assert flagged * 20 <= records, flagged
     assert dealt_listed >= 0.9 * dealt, (dealt_listed, dealt)
-    assert far_listed >= 0.99 * far, (far_listed, far)
+    assert far_listed == far, (far_listed, far)
 
 
 CHECKPOINT = '''\
@@ -398,3 +399,99 @@ def test_the_templates_words_its_code_writes_as_names_are_the_records_own(
         "when_it_happens": "In `Group.__init__` when `argument.optional` and `chain`.",
     }, "Group.__init__")
     assert check_annotations(folder)["annotation_mismatches"] == []
+
+
+GROUPS = '''\
+class Command:
+    def __init__(self, name, callback=None):
+        self.name = name
+        self.callback = callback
+
+
+class Group(Command):
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.commands = {}
+
+    def add_command(self, cmd, name=None):
+        name = name or cmd.name
+        if name is None:
+            raise TypeError("Command has no name.")
+        self.commands[name] = cmd
+
+    def command(self, name=None):
+        from cli.decorators import command
+
+        def decorator(f):
+            cmd = command(name)(f)
+            self.add_command(cmd)
+            return cmd
+
+        return decorator
+'''
+
+APP = '''\
+import cli
+
+
+def app(*argv):
+    if not argv:
+        raise SystemExit("usage: app NAME")
+'''
+
+NO_NAME = {  # written for Group.add_command's raise
+    "what_it_means": "`Group.add_command` was asked to register a command without a name: "
+                     "neither `name` was passed nor does the `Command` have `cmd.name`.",
+    "solutions": ["Pass a name, `group.add_command(cmd, name=\"sync\")`."],
+    "example_fix": "cmd = cli.Command(None, callback=sync)\n"
+                   "app.add_command(cmd, name=\"sync\")\n",
+    "when_it_happens": "When a `Command` made with `name=None` is added with `add_command`.",
+}
+
+
+def groups_repository(make_repo: Callable[[str], GitRepo], tmp_path: Path) -> Path:
+    """A package whose `cli.command` decorator (decorators.py) and `Group.command` method (core.py)
+    share a name, and an example program that defines `app`, as users do."""
+    repo = make_repo("cli")
+    repo.write("cli/__init__.py", "from cli.core import Command, Group\n"
+                                  "from cli.decorators import command\n")
+    repo.write("cli/core.py", GROUPS)
+    repo.write("cli/decorators.py", DECORATORS)
+    repo.write("examples/app.py", APP)
+    repo.commit("groups, the command decorator, an example program")
+    return extracted(repo, tmp_path / "out ä")
+
+
+def test_a_name_an_example_program_defines_is_a_users_name(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """`app` is defined in `examples/`, a program using the library, as a user's code does: an
+    annotation's example naming it is not naming the library's other errors (it weighs as a
+    word of the records, not as a definition)."""
+    folder = groups_repository(make_repo, tmp_path)
+    annotated(folder, NO_NAME, "Group.add_command")
+    assert check_annotations(folder)["annotation_mismatches"] == []
+    loaded = repo_output.load_folder(folder, quick=True)
+    [fit] = [fit for fit in folder_fits(list(loaded.records), loaded.manifest)
+             if fit.record.site.qualname == "Group.add_command"]
+    # a word of the repository's records at most, not another error's definition
+    assert [(f.defined_in, f.weight) for f in fit.foreign if f.name == "app"] == [((), 0.3)], fit
+    annotated(folder, NO_NAME, "app")  # on the example's own raise it is another error
+    [mismatch] = check_annotations(folder)["annotation_mismatches"]
+    assert mismatch["template"] == "usage: app NAME", mismatch
+
+
+def test_a_public_spelling_names_its_definition_and_the_raising_function_is_expected(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """The decorator's annotation on Group.add_command: `cli.command` is the decorator of
+    decorators.py as users import it (read off the entry points), not the `Group.command`
+    method on add_command's chain, and the annotation never names `add_command`, where the
+    error happens. On the decorator's record, where its maker `command` is named, it passes."""
+    folder = groups_repository(make_repo, tmp_path)
+    twice = {**TWICE, "what_it_means": "`@cli.command` was applied to something that is already "
+             "a `Command`: the decorator was stacked twice."}
+    ids = annotated(folder, twice, "Group.add_command", "command.<locals>.decorator")
+    [mismatch] = check_annotations(folder)["annotation_mismatches"]
+    assert mismatch["id"] == ids["Group.add_command"], mismatch
+    assert {f["name"]: f["defined_in"] for f in mismatch["foreign"]
+            if f["mention"] == "cli.command"} == {"command": ["cli/decorators.py"]}, mismatch
+    assert "add_command" in mismatch["missing"] and "command" not in mismatch["fitting"]
