@@ -11,11 +11,13 @@ cannot tell which. The entry-point pass offers, as a stop that the chain names
 the caller's own module defines and whose signature takes the call's arguments
 (`call_guards.accepts`: as many positional arguments, the keywords named, every parameter
 without a default given). Bounded so: a call that unpacks `*args`/`**kwargs` reaches none
-(no arity to weigh), a plain function is never offered (a module's functions are far more
-than its callable objects), and a class of another module never is: a library writes its
-callable objects beside what calls them (attrs' `_OptionalValidator` and the validators it
-wraps, in `validators.py`), and on a large library the same arity alone would tie every held
-call to every `__call__`.
+(no arity to weigh), nor does a `__call__` that names no parameter (`*args`, `**kwargs`
+only); a plain function is never offered (a module's functions are far more than its
+callable objects), nor a class of another module: a library writes its callable objects
+beside what calls them (attrs' `_OptionalValidator` and the validators it wraps, in
+`validators.py`), and on a large library the same arity alone would tie every held call to
+every `__call__`. A parameter or a local called is no held call (jax's `fun(x)`): only a
+callable the instance holds, read off `self` or iterated from one of its attributes.
 
 A callable whose type is known (an attribute annotated or assigned an instance, a local
 assigned a call whose return type is a class) is no such call: the pass follows it to that
@@ -24,6 +26,7 @@ class's `__call__` like any method.
 
 from __future__ import annotations
 
+import builtins
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -34,15 +37,19 @@ from crawler.parse.call_guards import accepts
 if TYPE_CHECKING:
     from crawler.catalogue.entry_points import Graph
 
+_BUILTINS = frozenset(dir(builtins))
 _NO_METHODS = frozenset({"object", "typing.Generic", "typing.Protocol", "abc.ABC"})
 
 
 def callables_by_module(files: Iterable[CallFacts], functions: Mapping[str, Function]
                         ) -> dict[str, list[tuple[str, str]]]:
-    """Each module's classes' own `__call__`, with its signature (none unread: not offered)."""
+    """Each module's classes' own `__call__`, with its signature (none unread: not offered;
+    nor a `Protocol`'s, which describes a callable and is never one)."""
     found: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for facts in files:
         for cls in facts.classes:
+            if any(base.rpartition(".")[2] == "Protocol" for base in cls.bases):
+                continue
             function = functions.get(f"{cls.qualname}.__call__")
             sig = next((c.target for c in function.calls if c.kind == SIGNATURE), "") \
                 if function is not None else ""
@@ -51,17 +58,34 @@ def callables_by_module(files: Iterable[CallFacts], functions: Mapping[str, Func
     return found
 
 
-def all_ours(graph: Graph, cls: str) -> bool:
-    """Whether every base of a class is the library's (or `object`): `self.name(...)` that none
-    of them defines is then a callable the instance holds, not a method of another library."""
-    return all(k in graph.classes or k in _NO_METHODS for k in graph.mro(cls))
+def held_attribute(graph: Graph, target: str, name: str) -> str | None:
+    """`self.validator` (for `self.validator(...)`, or `v = self.validator; v(...)`) when the
+    attribute is a callable the instance holds: every base of its class is the library's (or
+    `object`: no other library's class defines it), and no class of the family defines it as a
+    method or holds in it a class, a function or a builtin (`self.type: type`): unset, or an
+    instance of no class of the library (`t.Callable[..., t.Any]`)."""
+    if target.startswith("S "):
+        cls, attribute, source = target[2:], name, f"self.{name}"
+    elif target.startswith("A ") and name == "__call__":
+        cls, _, attribute = target[2:].partition(" ")
+        source = f"{cls.rpartition('.')[2]}.{attribute}"
+    else:
+        return None
+    if cls not in graph.classes or any(k not in graph.classes and k not in _NO_METHODS
+                                       for k in graph.mro(cls)):
+        return None
+    for klass in [cls, *graph.subclasses.get(cls, ())]:
+        ref = graph.lookup(klass, attribute)
+        if ref is not None and (ref[:2] not in ("N ", "A ", "M ") or ref[2:] in _BUILTINS
+                                or graph.classes_of(ref)):  # `self.type: type`: a class
+            return None
+    return source
 
 
-def held_callees(callables: Mapping[str, list[tuple[str, str]]], module: str, source: str,
-                 args: str) -> list[tuple[str, str | None]]:
-    """The `__call__` a held callable's call in `module` may reach, each with the stop text."""
+def held_callees(graph: Graph, caller: str, source: str, args: str) -> list[tuple[str, str | None]]:
+    """The `__call__` a held callable's call in `caller` may reach, each with the stop text."""
     stop = f"{source}(...) calls what it holds"
-    return [(qualname, stop) for qualname, sig in callables.get(module, ())
+    return [(qualname, stop) for qualname, sig in graph.callables.get(graph.module_of.get(caller, ""), ())
             if accepts(sig, args)]
 
 

@@ -253,7 +253,8 @@ class Graph:
             return [(found, None)] if found is not None else []
         if kind == PASSED:
             one = next(iter(self._methods(target, name)), None) if name else self.definition(target)
-            return [(one, None)] if one in self.functions else []
+            instance = name != "__call__" and one is not None and one.endswith(".__call__")
+            return [(one, None)] if one in self.functions and not instance else []  # not a call
         if kind == SUPER:
             for klass in self.mro(target)[1:]:
                 if f"{klass}.{name}" in self.functions:
@@ -262,8 +263,7 @@ class Graph:
         if kind == STOP:
             return _dynamic.dynamic_callees(self, target, name)
         if kind == HELD:
-            module = self.module_of.get(caller.qualname, "")
-            return _dynamic.held_callees(self.callables, module, target, args)
+            return _dynamic.held_callees(self, caller.qualname, target, args)
         if kind == RETURNED:  # a nested def handed on: it runs when what holds it is called
             maker = caller.qualname.rpartition(".")[2]
             how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
@@ -272,9 +272,9 @@ class Graph:
         methods = self._methods(target, name) if target else self._by_name(name)
         if kind == PROPERTY:
             return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
-        if not methods and target.startswith("S ") and args and _dynamic.all_ours(self, target[2:]):
-            module = self.module_of.get(caller.qualname, "")  # `self.validator(...)`: held
-            return _dynamic.held_callees(self.callables, module, f"self.{name}", args)
+        held = _dynamic.held_attribute(self, target, name) if not methods and args else None
+        if held is not None:  # `self.validator(...)`, `v = self.validator; v(...)`
+            return _dynamic.held_callees(self, caller.qualname, held, args)
         return [(f, None) for f in methods]
 
     def _methods(self, ref: str, name: str) -> list[str]:

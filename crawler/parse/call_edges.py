@@ -4,11 +4,8 @@ Every call a function makes is written as what a static reader knows of its call
 resolved once every file is read (`crawler.catalogue.entry_points`): a name as the imports
 qualify it, a method on a receiver whose type is a reference (`TypeRef`), `super()`, a
 property or a dunder reached by syntax, a function handed to another call. A call whose callee
-only a run can tell (`getattr` with a computed name, a registry's item) is a `STOP` with its
-source: the pass says so on a chain instead of inventing an edge; so is a `HELD` call, of a
-callable a local or a parameter holds whose type no reader knows (`v(inst, attr, value)` for
-`v` in `self._validators`), with its arguments: the pass weighs it against the `__call__` of
-the module's classes (`crawler.catalogue.held_calls`).
+only a run can tell (`getattr` with a computed name, a registry's item; `HELD`: `v(...)` for `v`
+in `self._validators`) is a stop: the pass says so on a chain instead of inventing an edge.
 
 A nested `def` is a function of its own (`f.<locals>.inner`, `call_scopes.graph_node`): its
 maker calls it only where it calls it or hands it to a call; a nested def it returns or stores
@@ -42,17 +39,15 @@ PROPERTY = "property"  # target: a TypeRef, name: an attribute read: an edge onl
 PASSED = "passed"  # target: a dotted name or TypeRef+name handed to a call: only to a function
 STOP = "stop"  # target: the call's source; name: the literal prefix of a computed name
 RETURNED = "returned"  # target: a nested def's qualname; name: "returned" or "stored"
-HELD = "held"  # target: a local or parameter called whose type is unknown; args: the call's
+HELD = "held"  # target: a local iterated from an attribute, called; args: the call's
 SIGNATURE, GUARD = "signature", "guard"  # no calls: target a signature / a raise's guard (`call_guards`)
 
 # TypeRef: "<kind> <text>", resolved by the pass to classes:
 #   "N pkg.C"     an instance of the class a name is       "R pkg.f"  what calling a name returns
 #   "S pkg.C"     self in class pkg.C (its subclasses too)  "A pkg.C x"  attribute x of pkg.C
 #   "M pkg.C m"   what method m of pkg.C returns           "V pkg.C"  the class object itself
-NOT_PASSED = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "type", "id", "super"}
+#   "B int"       a builtin a class attribute holds (`number_class = int`): no class of the library
 _BUILTINS = frozenset(dir(builtins))
-CALLS_NOW = {"map", "filter", "sorted", "min", "max", "any", "all", "list", "tuple", "sum"}
-PARTIALS = {"functools.partial", "functools.partialmethod", "functools.wraps", "functools.reduce"}
 
 
 @dataclass(frozen=True)
@@ -205,9 +200,10 @@ class _Reader:
                 attributes[statement.target.id] = self.annotation(statement.annotation)
             elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                     and isinstance(statement.targets[0], ast.Name):
-                held = _dotted(statement.value)
-                if held and held[0] in self.bindings:  # `loader_class = Loader`
-                    attributes[statement.targets[0].id] = "V " + self._qualify(held)
+                held = _dotted(statement.value)  # `loader_class = Loader`; "B": `number_class = int`
+                kind = "" if not held else "V " if held[0] in self.bindings else "B " * (held[0] in _BUILTINS)
+                if kind:
+                    attributes[statement.targets[0].id] = kind + self._qualify(held)  # type: ignore[arg-type]
             self._statement(statement, qualname, qualname)
         for function in self.functions[first:]:  # its methods are the functions its body added
             if "." not in function.qualname[len(qualname) + 1:]:
@@ -228,6 +224,7 @@ class _FunctionReader:
         self.outer = outer
         self.types: dict[str, str] = dict(outer.types) if outer else {}
         self.untyped: dict[str, str] = {}  # a local bound to an attribute of an untyped value
+        self.held: dict[str, bool] = {}  # a local iterated from an attribute of a typed value
         self.locals: set[str] = set(outer.locals) if outer else set()
         self.nested: dict[str, str] = dict(outer.nested) if outer else {}  # name -> qualname
         self.calls: list[Call] = []
@@ -274,8 +271,8 @@ class _FunctionReader:
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
         found = [Call(GUARD, t, "", ln) for ln, t in guards(node, self.known)] if self.raises else []
-        if found or any(c.args and not c.args.endswith(",[]]") for c in self.calls) \
-                or self.qualname.endswith(".__call__"):  # what a held callable's call can bind
+        if found or self.qualname.endswith(".__call__") or any(  # `__call__`: what a held call binds
+                c.args and not c.args.endswith(",[]]") for c in self.calls):
             method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
             self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])
 
@@ -345,6 +342,8 @@ class _FunctionReader:
             for statement in node.body:
                 self._walk(statement)
             return
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
+            self.held[node.target.id] = self.type_of(node.iter).startswith("A ")
         for child in _children(node):
             if isinstance(child, ast.expr):
                 self._expression(child)
@@ -399,7 +398,7 @@ class _FunctionReader:
         func, line, args = node.func, node.lineno, call_args(node, self.known)
         dotted = _dotted(func)
         qualified = self._global(dotted)
-        if qualified in PARTIALS or (dotted and dotted[-1] in ("partial", "partialmethod")):
+        if qualified in _scopes.PARTIALS or (dotted and dotted[-1] in ("partial", "partialmethod")):
             for argument in node.args[:1]:
                 self._passed(argument, line)
         elif isinstance(func, ast.Name) and func.id in _scopes.SYNTAX_CALLS and node.args:
@@ -418,7 +417,7 @@ class _FunctionReader:
             self.calls.append(Call(METHOD, "", self.untyped[func.id], line, args))
         elif isinstance(func, ast.Name) and func.id in self.types:  # a value of a known type
             self.calls.append(Call(METHOD, self.types[func.id], "__call__", line, args))
-        elif isinstance(func, ast.Name) and func.id in self.locals:  # a callable it holds
+        elif isinstance(func, ast.Name) and self.held.get(func.id):  # `for v in self._validators`
             self.calls.append(Call(HELD, func.id, "", line, args))
         elif isinstance(func, ast.Attribute):
             self._method_call(func, line, args)
@@ -426,8 +425,8 @@ class _FunctionReader:
             self._getattr_call(func, line)
         elif isinstance(func, ast.Subscript):
             self.calls.append(Call(STOP, ast.unparse(func)[:80], "", line))
-        if not (isinstance(func, ast.Name) and func.id in NOT_PASSED):
-            now = qualified in PARTIALS or isinstance(func, ast.Name) and func.id in CALLS_NOW
+        if not (isinstance(func, ast.Name) and func.id in _scopes.NOT_PASSED):
+            now = qualified in _scopes.PARTIALS or isinstance(func, ast.Name) and func.id in _scopes.CALLS_NOW
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 self._passed(argument, line, now)
 

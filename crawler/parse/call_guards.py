@@ -346,17 +346,17 @@ def binding(sig: str, args: str, on_object: bool) -> dict[str, Bound]:
 
 def accepts(sig: str, args: str) -> bool:
     """Whether a call on an object (`v(a, b)`, `self.held(a, b)`) can bind to a signature: as
-    many positional arguments as it takes (more only with `*args`), the keywords it names
+    many positional arguments as it names (`*args` absorbs none; a signature that names none but
+    takes `*args` or `**kwargs` takes no call), the keywords it names
     among its parameters (or `**kwargs`), every parameter without a default given. False when
     the call unpacks `*args`/`**kwargs` (nothing to count) or the decorators do not keep the
     signature as written."""
-    positional, keyword_only, _, supplied, keeps, with_default, varargs, varkw, needed_kw = \
-        json.loads(sig)
+    positional, keyword_only, _, supplied, keeps, with_default, varargs, varkw, needed_kw = json.loads(sig)
     count, unpacks, named = json.loads(args or _NO_ARGUMENTS)[:3]
     if not keeps or unpacks:
         return False
     names = positional[1:] if supplied else positional
-    if count > len(names) and not varargs:
+    if count > len(names) or not names and (varargs or varkw):  # `*args`: no evidence of arity
         return False
     given = set(names[:count])
     if any(k in given or (k not in names and k not in keyword_only and not varkw) for k in named):

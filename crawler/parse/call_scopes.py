@@ -15,6 +15,9 @@ from typing import Protocol
 from crawler.parse._positions import parse_expression
 
 LOCALS = ".<locals>."
+NOT_PASSED = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "type", "id", "super"}
+CALLS_NOW = {"map", "filter", "sorted", "min", "max", "any", "all", "list", "tuple", "sum"}  # call at once
+PARTIALS = {"functools.partial", "functools.partialmethod", "functools.wraps", "functools.reduce"}
 # dunders reached by syntax: an operator or subscript, and builtins called on a value
 DUNDERS = {ast.Subscript: "__getitem__", ast.Add: "__add__", ast.Sub: "__sub__",
            ast.Mult: "__mul__", ast.MatMult: "__matmul__", ast.Mod: "__mod__"}

@@ -52,7 +52,7 @@ from crawler.parse.workers import FileOutcome
 from crawler.records import SCHEMA_VERSION, Skipped, TestAssertion
 from crawler.store import _outcome_json, schemas
 
-FORMAT = 15  # bump when the layout of an entry, or what a checked load keeps, changes
+FORMAT = 16  # bump when the layout of an entry, or what a checked load keeps, changes
 DATABASE = "cache.sqlite3"
 FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entry

@@ -1,7 +1,8 @@
-"""Calls of a held callable (`crawler.catalogue.dynamic_calls`): a callable a local, a
-parameter or `self` holds, of a type no reader knows, reaches the `__call__` of its own
-module's classes whose signature takes the call's arguments, as a stop the chain names; a
-callable of a known type reaches its class's `__call__` as a plain edge."""
+"""Calls of a held callable (`crawler.catalogue.dynamic_calls`): a callable an instance holds
+(`self.validator(...)`, `v(...)` for `v` in `self._validators`), of a type no reader knows,
+reaches the `__call__` of its own module's classes whose named parameters take the call's
+arguments, as a stop the chain names; a parameter called is no such call; a callable of a
+known type reaches its class's `__call__` as a plain edge."""
 
 from __future__ import annotations
 
@@ -39,16 +40,35 @@ VALIDATORS = """\
     class OneArgument:
         def __call__(self, value):
             raise ValueError('one')
+    class AnyArguments:
+        def __call__(self, *args):
+            raise ValueError('any')
     class Keywords:
         def __call__(self, value, *, strict):
             raise ValueError('strict')
+    class Hooks:
+        def __init__(self, hooks):
+            self.hooks = hooks
+        def run(self, value):
+            for hook in self.hooks:
+                hook(value)
+        def run_strict(self, value):
+            hook = self.hooks
+            return hook(value, strict=True)
     class Visitor(ast.NodeVisitor):
         def __call__(self, node):
             self.visit(node)
     def run(hook, value):
         return hook(value)
-    def run_strict(hook, value):
-        return hook(value, strict=True)
+    class Number:
+        number_class = float
+        def convert(self, value):
+            return self.number_class(value)
+    class Default:
+        def __init__(self, default):
+            self.default = default
+        def get(self):
+            return self.default()
     """
 
 OTHER = """\
@@ -75,16 +95,16 @@ def test_a_callable_held_by_self_or_iterated_from_it_is_a_stop(
          "v(...) calls what it holds", None),
         ("pkg.validators.Optional.__call__",
          ("pkg.validators.Optional.__call__", "pkg.validators.InstanceOf.__call__"), held, None)]
-    # a parameter called with one argument, or with the keyword a signature needs
-    assert entries(graph, "pkg.validators.OneArgument.__call__", line=30) == [
+    # iterated from an attribute and called with one argument; read off one, with a keyword
+    assert entries(graph, "pkg.validators.OneArgument.__call__", line=28) == [
         ("pkg.validators.OneArgument.__call__", ("pkg.validators.OneArgument.__call__",), None, None),
-        ("pkg.validators.run", ("pkg.validators.run", "pkg.validators.OneArgument.__call__"),
+        ("pkg.validators.Hooks.run", ("pkg.validators.Hooks.run", "pkg.validators.OneArgument.__call__"),
          "hook(...) calls what it holds", None)]
-    assert entries(graph, "pkg.validators.Keywords.__call__", line=33) == [
+    assert entries(graph, "pkg.validators.Keywords.__call__", line=34) == [
         ("pkg.validators.Keywords.__call__", ("pkg.validators.Keywords.__call__",), None, None),
-        ("pkg.validators.run_strict",
-         ("pkg.validators.run_strict", "pkg.validators.Keywords.__call__"),
-         "hook(...) calls what it holds", None)]
+        ("pkg.validators.Hooks.run_strict",
+         ("pkg.validators.Hooks.run_strict", "pkg.validators.Keywords.__call__"),
+         "Hooks.hooks(...) calls what it holds", None)]
 
 
 def test_what_a_held_callable_does_not_reach(make_repo: Callable[[str], GitRepo]) -> None:
@@ -92,11 +112,14 @@ def test_what_a_held_callable_does_not_reach(make_repo: Callable[[str], GitRepo]
                                          "pkg/other.py": OTHER})
     # another module's `__call__` (`Holder` is in other.py, `InstanceOf` in validators.py);
     # a call that unpacks `*args` (`Unpacks`); a base that is not the library's (`Visitor`:
-    # `self.visit` is `ast.NodeVisitor`'s): none reaches a `__call__` of validators.py
+    # `self.visit` is `ast.NodeVisitor`'s); a parameter called (`run`); an attribute that holds
+    # a builtin (`Number.number_class`); a `__call__` that names no parameter (`AnyArguments`,
+    # for `Default.get`'s call with none): none of these is connected
     callers = {c for c, _, _ in graph.callers["pkg.validators.InstanceOf.__call__"]}
     assert callers == {"pkg.validators.Optional.__call__", "pkg.validators.And.__call__"}
     assert {c for c, _, _ in graph.callers["pkg.validators.OneArgument.__call__"]} == {
-        "pkg.validators.run"}
+        "pkg.validators.Hooks.run"}
+    assert graph.callers["pkg.validators.AnyArguments.__call__"] == []
     assert entries(graph, "pkg.other.Elsewhere.__call__", "TypeError", 3) == [
         ("pkg.other.Elsewhere.__call__", ("pkg.other.Elsewhere.__call__",), None, None),
         ("pkg.other.Holder.__call__", ("pkg.other.Holder.__call__", "pkg.other.Elsewhere.__call__"),
