@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from crawler.parse._positions import ast_parse, ast_statements, position_map
+from crawler.parse._positions import ast_parse_newer, ast_statements, position_map
 from crawler.parse._walk import StatementWalker
 from crawler.parse.flow import Level
 from crawler.records import Skipped, TestAssertion
@@ -309,7 +309,7 @@ def find_assertions(path: str, source: bytes, whole: bool = False) -> FileAssert
     """
     if not whole and not can_hold_evidence(source):
         return FileAssertions(path, ())
-    tree = ast_parse(source)
+    tree = ast_parse_newer(source)
     text = source if whole or tree is None else stubbed(source, tree)
     module = cst.parse_module(text)
     visitor = AssertionVisitor()

@@ -22,7 +22,7 @@ import builtins
 from dataclasses import dataclass
 
 from crawler.parse import call_scopes as _scopes
-from crawler.parse._positions import ast_parse
+from crawler.parse._positions import ast_parse_newer
 from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.call_scopes import LOCALS, annotation, from_module, nested_defs, split_lambdas
 from crawler.parse.call_scopes import all_nodes as _nodes
@@ -100,7 +100,7 @@ class CallFacts:
 def read_calls(source: bytes | str, module: str, is_package: bool = False,
                tree: ast.Module | None = None) -> CallFacts | None:
     """The module's facts (of `tree`, where parsed); None when `ast` cannot parse it."""
-    tree = tree if tree is not None else ast_parse(source)
+    tree = tree if tree is not None else ast_parse_newer(source)
     if tree is None:
         return None
     return _Reader(module, is_package).read(tree)

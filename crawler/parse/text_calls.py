@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from crawler.parse._positions import ast_parse, parse_module
+from crawler.parse._positions import ast_parse_newer, parse_module
 from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.exposed import reading
 from crawler.parse.pieces import Unreadable
@@ -50,7 +50,7 @@ class TextCall:
 def read_call_facts(data: bytes, module: str, is_package: bool
                     ) -> tuple[CallFacts | None, tuple[TextCall, ...]]:
     """A file's call edges and its calls that pass text, from one `ast` tree."""
-    tree = ast_parse(data)
+    tree = ast_parse_newer(data)
     if tree is None:
         return None, ()
     return read_calls(data, module, is_package, tree), read_text_calls(data, tree)

@@ -161,3 +161,34 @@ def test_a_callable_of_a_known_type_is_its_class_call(make_repo: Callable[[str],
                                         "pkg.types.ParamType.convert"), None, None),
         ("pkg.core.prompt", ("pkg.core.prompt", "pkg.types.ParamType.__call__",
                              "pkg.types.ParamType.convert"), None, None)]
+
+
+def test_a_module_of_newer_syntax_is_in_the_graph(make_repo: Callable[[str], GitRepo]) -> None:
+    """jax's core (`class Tracer[TraceType: Trace](...)`, `type Ref = ...`) is Python 3.12
+    syntax: read with its type parameters blanked line for line, its calls are edges as any
+    module's, on every interpreter the crawler runs on, and each line is where it was."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.api import run\n",
+        "pkg/core.py": """\
+            type Ref = int | str
+
+
+            class Tracer[TraceType: (
+                    int,
+                    str)](object):
+                def check(self, value):
+                    if value is None:
+                        raise ValueError("no value")
+
+
+            def trace[T](value: T) -> T:
+                Tracer().check(value)
+                return value
+            """,
+        "pkg/api.py": "from pkg.core import trace\n\n\ndef run(value):\n    return trace(value)\n",
+    })
+    assert graph.functions["pkg.core.Tracer.check"].line == 7
+    assert entries(graph, "pkg.core.Tracer.check") == [
+        ("pkg.core.Tracer.check", ("pkg.core.Tracer.check",), None, None),
+        ("pkg.core.trace", ("pkg.core.trace", "pkg.core.Tracer.check"), None, None),
+        ("pkg.run", ("pkg.api.run", "pkg.core.trace", "pkg.core.Tracer.check"), None, None)]

@@ -116,7 +116,7 @@ def ast_call_lines(source: bytes) -> list[int] | None:
     module = cst.parse_module(source)
     visitor = assertions.AssertionVisitor()
     visitor.visit_module(module)
-    lines = assertions._ast_lines(assertions.ast_parse(source), visitor)  # the tree it reads
+    lines = assertions._ast_lines(assertions.ast_parse_newer(source), visitor)  # the tree it reads
     return None if lines is None else [lines[id(call)] for call in visitor.calls]
 
 
