@@ -51,6 +51,7 @@ STEPS = (
     ("load records", "crawler.store.repo_output", "load_folder"),
     ("check the other records", "crawler.pipeline.applying", "verify_rest"),
     ("merge", "crawler.pipeline.applying", "regenerate"),
+    ("entry points", "crawler.entry_stage", "refresh"),
     ("match evidence", "crawler.pipeline.applying", "_match_tests"),
     ("write", "crawler.pipeline.applying", "_write"),
     ("  render and compare", "crawler.pipeline.applying", "_pending_writes"),

@@ -33,7 +33,22 @@ NO_ENTRY = EntryPoints()
 
 
 def graph_of(facts: Iterable[CallFacts | None]) -> Graph:
-    return Graph(f for f in facts if f is not None)
+    """The graph of these files' facts, built once: the class pass (`callers`) and this stage
+    ask for the same files' graph in one run (the facts themselves are the key)."""
+    given = tuple(f for f in facts if f is not None)
+    if _LAST and len(_LAST[0]) == len(given) and all(a is b for a, b in zip(_LAST[0], given)):
+        return _LAST[1]
+    graph = Graph(given)
+    _LAST[:] = [given, graph]
+    return graph
+
+
+def forget_graph() -> None:
+    """Let the last graph go (a run's stage is done with it)."""
+    _LAST.clear()
+
+
+_LAST: list = []  # [facts, graph] of the last `graph_of`
 
 
 def node_of(site: RaiseSite) -> str | None:
@@ -105,6 +120,12 @@ def before_of(root: Path | None, previous: Manifest,
         graphs.close()
     calls = previous_calls(get, previous, unchanged) if summary is None else None
     return Before(summary, calls, root)
+
+
+def calls_in_order(outcomes: Iterable[FileOutcome]) -> list[CallFacts | None]:
+    """The files' call facts in the order of their paths, as a full run reads them: of two
+    chains as short, the graph keeps the one it meets first."""
+    return [o.calls for o in sorted(outcomes, key=_path)]
 
 
 def _path(outcome: FileOutcome) -> str:
@@ -293,7 +314,8 @@ def _keep(before: Before | None, after: Graph, read: Sequence[FileOutcome], reus
             if key is not None and key not in points:
                 points[key] = reuse.digest(site) or digest_of(entry_points_of(after, site))
     files = [(o.path, o.blob) for o in read if o.failure is None]
-    summary = replace(summary, points=points) if summary is not None else summary_of(after, points)
+    summary = replace(summary, points=points) if summary is not None else GraphSummary(
+        {}, {}, {}, points, node_digests(after))
     GraphCache(before.cache_root).put(files_digest(files), summary)
 
 
@@ -304,11 +326,22 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
             ) -> tuple[list[ErrorRecord], tuple[ErrorRecord, ...]]:
     """The merged records with their entry points, and the records outside the merge whose
     entry points changed (with `others`, the evidence stage's, brought up to date first)."""
+    try:
+        return _refresh(outcomes, context, before, full, previous, records, others, load)
+    finally:
+        forget_graph()
+
+
+def _refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
+             before: Before | None, full: bool, previous: Manifest | None,
+             records: Sequence[ErrorRecord], others: Sequence[ErrorRecord],
+             load: Callable[[set[str]], Sequence[ErrorRecord]]
+             ) -> tuple[list[ErrorRecord], tuple[ErrorRecord, ...]]:
     if not full and not outcomes:
         return list(records), tuple(others)  # nothing read again: no chain can have moved
     # In the files' order, as a full run reads them: of two chains as short, the graph keeps
     # the one it meets first, so the order of callers must not depend on what was read again.
-    after = graph_of(o.calls for o in sorted((*outcomes, *context), key=_path))
+    after = graph_of(calls_in_order([*outcomes, *context]))
     if full or previous is None:
         nothing = Reuse(Keys(after), {}, ())
         records = with_entry_points(records, after)
@@ -316,7 +349,7 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
         return records, tuple(others)
     called = _callees(after)
     nodes = node_digests(after)
-    summary = summary_of(after, {}, nodes, called)
+    summary = GraphSummary({}, {}, {}, {}, nodes)  # what the next update reads of this graph
     was = before.summary if before is not None else None
     reuse = Reuse(Keys(after), {}, set(nodes))  # nothing known: every node moved
     graph_before = None
@@ -327,7 +360,8 @@ def refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
             [*before.calls, *((o.path, o.calls) for o in context)], key=lambda pair: pair[0]))
         modules = {module_name(o.path) for o in outcomes} | {
             module_name(e.path) for e in previous.files} - {module_name(o.path) for o in context}
-        reuse = Reuse(reuse.keys, {}, moved_nodes(summary_of(graph_before, {}), summary, modules))
+        reuse = Reuse(reuse.keys, {}, moved_nodes(
+            summary_of(graph_before, {}), summary_of(after, {}, nodes, called), modules))
     records = with_entry_points(records, after, reuse)
     points, paths = kept_points(reuse, graph_before, after, context, bool(reuse.known))
     _keep(before, after, outcomes, reuse, points, summary)

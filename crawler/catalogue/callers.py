@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from crawler.catalogue.classes import VisitedFile
@@ -48,14 +48,16 @@ class _Parameter:
     raised: tuple[str, ...]  # the raised call's positional arguments, as written
 
 
-def followed_files(files: Sequence[VisitedFile]) -> list[VisitedFile]:
-    """The files with each raise of a parameter given its callers' texts (see the docstring)."""
+def followed_files(files: Sequence[VisitedFile],
+                   graph_of: Callable[[], Graph] | None = None) -> list[VisitedFile]:
+    """The files with each raise of a parameter given its callers' texts (see the docstring);
+    `graph_of` gives the files' call graph where the caller builds it for other uses too."""
     wanted = {id(site): found for visited in files for site in visited.sites
               if (found := _parameter(site)) is not None}
     if not wanted:
         return list(files)
-    facts = [f for f in (getattr(v, "calls", None) for v in files) if f is not None]
-    graph = Graph(facts)
+    graph = graph_of() if graph_of is not None else Graph(
+        [f for f in (getattr(v, "calls", None) for v in files) if f is not None])
     paths = {module_name(v.path): v.path for v in files}
     calls: dict[str, dict[tuple[int, str], list[tuple[str, TextCall]]]] = defaultdict(dict)
     for visited in files:

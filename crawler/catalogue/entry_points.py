@@ -25,6 +25,7 @@ names the function that catches it (`caught_by`): that is not what a user meets.
 from __future__ import annotations
 
 import builtins
+import heapq
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from functools import cache
@@ -383,17 +384,16 @@ class Graph:
             for state in public:
                 if state[1] is crossing:
                     first.setdefault(state[0], state)
-        found = sorted(((s[1], depth[s], self.public[q], s) for q, s in first.items()),
-                       key=lambda item: (item[0], item[1], item[2]))
+        found = heapq.nsmallest(MAX_ENTRIES, ((s[1], depth[s], self.public[q], s) for q, s in
+                                              first.items()), key=lambda item: item[:3])
         steps: dict[State, tuple[State, int, str | None] | None] = {}
-        for _, _, _, state in found[:MAX_ENTRIES]:  # only the chains kept, not the whole walk
+        for _, _, _, state in found:  # only the chains kept, not the whole walk
             while state not in steps:
                 steps[state] = parent[state]
                 if parent[state] is None:
                     break
                 state = parent[state][0]  # type: ignore[index]
-        return ([(name, state) for _, _, name, state in found[:MAX_ENTRIES]],
-                max(0, len(found) - MAX_ENTRIES), steps)
+        return [(name, state) for _, _, name, state in found], max(0, len(first) - MAX_ENTRIES), steps
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import libcst as cst
@@ -99,6 +100,7 @@ def qualify(parts: Sequence[str], scopes: Sequence[Mapping[str, str]],
     return None
 
 
+@lru_cache(maxsize=1 << 16)  # asked for each raise and call of a run, of a few thousand paths
 def module_name(path: str) -> str:
     """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
     parts = list(PurePosixPath(path).with_suffix("").parts)

@@ -281,7 +281,10 @@ def class_pass(collected: Collected, previous: Manifest | None,
         files = [o for o in (*collected.outcomes, *collected.context) if o.failure is None]
         if progress is not None and files:
             progress(0, len(files))
-        resolved = classes.resolve(callers.followed_files(factories.settled_files(files)))
+        everything = [*collected.outcomes, *collected.context]  # the entry stage's graph too
+        resolved = classes.resolve(callers.followed_files(
+            factories.settled_files(files),
+            lambda: entry_stage.graph_of(entry_stage.calls_in_order(everything))))
         if progress is not None and files:
             progress(len(files), len(files))
         return resolved

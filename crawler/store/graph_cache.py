@@ -2,8 +2,8 @@
 
 An update compares each kept raise's entry points before and after the change. Building the
 graph before again costs as much as the graph after (every changed file's previous edges
-decoded, every call resolved); what the comparison needs of it is small: each function's
-module, whom each function calls, the public names, and a digest of each raise's entry points.
+decoded, every call resolved); what the comparison needs of it is small: a digest of each
+raise's entry points, and of each node as a walk back reads it (`entry_stage.node_digests`).
 That summary is kept under a key made of the files the graph was built from (path and blob,
 sorted) and the sources that decide a graph (`graph_digest`), so it is the graph of exactly
 those bytes, whichever run built it.
@@ -80,16 +80,15 @@ class GraphCache(_Cache):
         """Keep a summary and write it at once (one entry a run); never fails the run."""
         if self.database is None:
             return
-        self._put(self.key(files), {"kind": GRAPH, "files": files, "modules": summary.modules,
-                                    "called": summary.called, "public": summary.public,
-                                    "points": summary.points, "nodes": summary.nodes})
+        # what an update reads of the graph before: each raise's digest and each node's; the
+        # rest of a summary is made from a graph at hand (`entry_stage.moved_nodes`)
+        self._put(self.key(files), {"kind": GRAPH, "files": files, "points": summary.points,
+                                    "nodes": summary.nodes})
         self.close()
 
 
 def _summary(entry: dict[str, Any]) -> GraphSummary:
-    modules, called, public, points, nodes = (entry["modules"], entry["called"], entry["public"],
-                                              entry["points"], entry["nodes"])
-    if not all(isinstance(part, dict) for part in (modules, called, public, points, nodes)):
+    points, nodes = entry["points"], entry["nodes"]
+    if not all(isinstance(part, dict) for part in (points, nodes)):
         raise ValueError("not a graph summary")
-    return GraphSummary(modules, {caller: tuple(callees) for caller, callees in called.items()},
-                        public, points, nodes)
+    return GraphSummary({}, {}, {}, points, nodes)
