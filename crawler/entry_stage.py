@@ -36,8 +36,9 @@ def graph_of(facts: Iterable[CallFacts | None]) -> Graph:
     """The graph of these files' facts, built once: the class pass (`callers`) and this stage
     ask for the same files' graph in one run (the facts themselves are the key)."""
     given = tuple(f for f in facts if f is not None)
-    if _LAST and len(_LAST[0]) == len(given) and all(a is b for a, b in zip(_LAST[0], given)):
-        return _LAST[1]
+    last = _LAST[:]  # one copy: another thread's run may set or clear it meanwhile
+    if last and len(last[0]) == len(given) and all(a is b for a, b in zip(last[0], given)):
+        return last[1]
     graph = Graph(given)
     _LAST[:] = [given, graph]
     return graph

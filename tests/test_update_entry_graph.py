@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from crawler import pipeline
+from crawler.catalogue.entry_points import Graph
 from crawler.entry_stage import previous_calls
 from crawler.parse.workers import FileOutcome
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
@@ -162,3 +164,27 @@ def test_of_two_chains_as_short_an_update_keeps_the_one_an_extract_gives(
     assert isinstance(found, list)
     assert {"name": "pkg.run", "chain": ["pkg.api.run", "pkg.a_kept.via_a", "pkg._n.check"]} \
         in found  # pkg/a_kept.py comes first
+
+
+def test_the_class_pass_and_the_stage_build_one_graph(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A raise of a parameter sends the class pass to the call graph for its callers' texts; the
+    entry-point stage then walks the same graph, built once for both."""
+    repo = make_repo("repo")
+    repo.write("pkg/__init__.py", "from pkg.api import run\n")
+    repo.write("pkg/api.py", "def fail(message):\n    raise ValueError(message)\n\n\n"
+                             "def run():\n    fail('no run today')\n")
+    repo.commit("a raise of a parameter")
+    built = []
+    real = Graph.__init__
+
+    def counted(self: Graph, *args: object, **kwargs: object) -> None:
+        built.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Graph, "__init__", counted)
+    pipeline.extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "cache",
+                     jobs=1)
+    assert len(built) == 1
+    record = next((tmp_path / "out").rglob("errors/*.yaml")).read_text(encoding="utf-8")
+    assert "no run today" in record and "pkg.run" in record  # both used it
