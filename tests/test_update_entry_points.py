@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.gitrepo import GitRepo
@@ -160,3 +161,41 @@ def test_the_sqlite_export_lists_entry_points_and_pages_show_the_first(
         "check_path": "pkg.api.open_file: pkg.api.open_file -> pkg._checks.check_path\n"
                       "pkg.load: pkg.api.load -> pkg._checks.check_path",
         "other": "pkg.other.other: pkg.other.other"}
+
+
+HELPERS = {
+    "pkg/__init__.py": "",
+    "pkg/_text.py": "def one_line(text):\n    return ' '.join(text.split())\n",
+    "pkg/cli.py": """\
+from pkg._text import one_line
+
+
+def run(error):
+    raise SystemExit(one_line(str(error)))
+""",
+    "pkg/other.py": "def unrelated():\n    return 1\n",
+}
+
+
+@pytest.mark.parametrize("command", ["extract", "update"])
+def test_a_message_built_by_another_modules_function_is_not_rewritten_for_a_new_commit(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path, command: str) -> None:
+    """The raise of `pkg/cli.py` follows `one_line` into `pkg/_text.py` (the calls it follows
+    are the site's working facts, never written): a commit that changes neither file leaves its
+    record's bytes, its `commit` included."""
+    repo = make_repo("repo")
+    for path, text in HELPERS.items():
+        repo.write(path, text)
+    repo.commit("first")
+    common = ["-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    before = records(folder)
+    assert before["run"][1].count(b"one_line") >= 1
+
+    repo.write("pkg/other.py", HELPERS["pkg/other.py"] + "\n\ndef more():\n    return 2\n")
+    repo.commit("another module")
+    second = crawler(command, str(repo.path), *common)
+
+    assert records(folder)["run"] == before["run"]  # bytes and mtime
+    if command == "update":
+        assert second["files_to_write"] == ["manifest.yaml"]

@@ -243,8 +243,10 @@ class RaiseSite:
     factory: bool = False  # the exception is built by a call that is not a class: raise make_error(...)
     # Calls of another module's functions, followed by `crawler.catalogue.factories`: the
     # factory raised, or the helpers in `deferred`, templates with each call as a placeholder.
-    cross_calls: tuple[CrossCall, ...] = ()
-    deferred: tuple[Template, ...] = ()
+    # Never written: no part of a site's equality, or a site read back from its record would
+    # differ from the same site read again, and its record be rewritten at every new commit.
+    cross_calls: tuple[CrossCall, ...] = field(default=(), compare=False)
+    deferred: tuple[Template, ...] = field(default=(), compare=False)
     # The raised class's call arguments (None: not a call of the class), for the class pass to
     # pick the branch of its `__init__` that runs; never written, so no part of a site's equality.
     arguments: tuple[CallArgument, ...] | None = field(default=None, compare=False)
