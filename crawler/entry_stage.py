@@ -163,14 +163,6 @@ def _digest(value: object) -> str:
     return hashlib.blake2b(repr(value).encode(), digest_size=12).hexdigest()
 
 
-def summary_of(graph: Graph, points: dict[str, str], nodes: dict[str, str] | None = None,
-               called: dict[str, set[str]] | None = None) -> GraphSummary:
-    called = _callees(graph) if called is None else called
-    return GraphSummary({q: _module_of(graph, q) for q in graph.functions}, {
-        caller: tuple(sorted(callees)) for caller, callees in called.items()},
-        dict(graph.public), points, node_digests(graph) if nodes is None else nodes)
-
-
 def node_digests(graph: Graph) -> dict[str, str]:
     """Each node's digest of all the walk back from a raise reads of it (`Graph._reach`,
     `_weigh`, `_edges`, `_item`): its facts, its callers in their order with the call each
@@ -250,24 +242,16 @@ class Reuse:
         return known is not None and known == digest_of(record.entry_points)
 
 
-def moved_nodes(before: GraphSummary, after: GraphSummary, changed: Collection[str]) -> set[str]:
+def moved_nodes(before: Graph, after: Graph, called: dict[str, set[str]],
+                changed: Collection[str]) -> set[str]:
     """Without the nodes' digests before: the functions whose chains may differ, reached from a
-    changed module's function within MAX_DEPTH calls in either graph, or under a public name
-    that changed."""
-    seeds = {q for g in (before, after) for q, module in g.modules.items()
+    changed module's function within MAX_DEPTH calls in either graph (`called`: the graph
+    after's callees), or under a public name that changed."""
+    seeds = {q for g in (before, after) for q, module in g.module_of.items()
              if q.rpartition(".")[0] in changed or module in changed}
     seeds |= {q for q in before.public.keys() | after.public.keys()
               if before.public.get(q) != after.public.get(q)}
-    return {q for graph in (before, after) for q in reached_from(
-        {caller: set(callees) for caller, callees in graph.called.items()}, seeds)}
-
-
-def _module_of(graph: Graph, qualname: str) -> str:
-    parts = qualname.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        if ".".join(parts[:cut]) in graph.modules:
-            return ".".join(parts[:cut])
-    return ""
+    return reached_from(_callees(before), seeds) | reached_from(called, seeds)
 
 
 def _callees(graph: Graph) -> dict[str, set[str]]:
@@ -316,7 +300,7 @@ def _keep(before: Before | None, after: Graph, read: Sequence[FileOutcome], reus
                 points[key] = reuse.digest(site) or digest_of(entry_points_of(after, site))
     files = [(o.path, o.blob) for o in read if o.failure is None]
     summary = replace(summary, points=points) if summary is not None else GraphSummary(
-        {}, {}, {}, points, node_digests(after))
+        points, node_digests(after))
     GraphCache(before.cache_root).put(files_digest(files), summary)
 
 
@@ -350,7 +334,7 @@ def _refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
         return records, tuple(others)
     called = _callees(after)
     nodes = node_digests(after)
-    summary = GraphSummary({}, {}, {}, {}, nodes)  # what the next update reads of this graph
+    summary = GraphSummary({}, nodes)  # what the next update reads of this graph
     was = before.summary if before is not None else None
     reuse = Reuse(Keys(after), {}, set(nodes))  # nothing known: every node moved
     graph_before = None
@@ -361,8 +345,7 @@ def _refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
             [*before.calls, *((o.path, o.calls) for o in context)], key=lambda pair: pair[0]))
         modules = {module_name(o.path) for o in outcomes} | {
             module_name(e.path) for e in previous.files} - {module_name(o.path) for o in context}
-        reuse = Reuse(reuse.keys, {}, moved_nodes(
-            summary_of(graph_before, {}), summary_of(after, {}, nodes, called), modules))
+        reuse = Reuse(reuse.keys, {}, moved_nodes(graph_before, after, called, modules))
     records = with_entry_points(records, after, reuse)
     points, paths = kept_points(reuse, graph_before, after, context, bool(reuse.known))
     _keep(before, after, outcomes, reuse, points, summary)

@@ -24,7 +24,7 @@ from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, Ra
 from crawler.store.cache import DATABASE, ResultCache
 from crawler.store.graph_cache import GraphCache, GraphSummary, files_digest
 from tests.gitrepo import GitRepo
-from tests.test_update_entry_points import FILES, crawler, records
+from tests.test_update_entry_points import FILES, crawler, first_extract, records
 
 # The next commit: open_file is a new public caller of check_path; save, check_mode's only
 # caller, goes, and pkg exports open_file in its place.
@@ -116,15 +116,11 @@ def test_a_cached_outcome_without_edges_is_a_file_with_none(tmp_path: Path) -> N
 
 
 def test_a_graph_summary_is_found_by_its_files_alone(tmp_path: Path) -> None:
-    """What an update reads of it is kept: each raise's digest and each node's (the modules,
-    callers and public names are made from a graph at hand when they are needed)."""
-    summary = GraphSummary({"pkg.f": "pkg"}, {"pkg.f": ("pkg.g",)}, {"pkg.f": "pkg.f"},
-                           {"pkg.g\0ValueError\x003": "ab12"}, {"pkg.g": "cd34"})
+    summary = GraphSummary({"pkg.g\0ValueError\x003": "ab12"}, {"pkg.g": "cd34"})
     GraphCache(tmp_path).put(files_digest([("pkg/__init__.py", "b1"), ("pkg/a.py", "b2")]),
                              summary)
     graphs = GraphCache(tmp_path)
-    assert graphs.get(files_digest([("pkg/a.py", "b2"), ("pkg/__init__.py", "b1")])) == \
-        GraphSummary({}, {}, {}, {"pkg.g\0ValueError\x003": "ab12"}, {"pkg.g": "cd34"})
+    assert graphs.get(files_digest([("pkg/a.py", "b2"), ("pkg/__init__.py", "b1")])) == summary
     assert graphs.get(files_digest([("pkg/a.py", "b3"), ("pkg/__init__.py", "b1")])) is None
 
 
@@ -148,12 +144,7 @@ def test_of_two_chains_as_short_an_update_keeps_the_one_an_extract_gives(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
     """pkg.run reaches check through via_a and via_z, both two calls: the chain is the one the
     graph meets first, in the files' order, whichever files the update read again."""
-    repo = make_repo("repo")
-    for path, text in TIES.items():
-        repo.write(path, text)
-    repo.commit("first")
-    common = ["-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
-    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    repo, common, folder = first_extract(make_repo, tmp_path, TIES)
     repo.write("pkg/z_changed.py", TIES["pkg/z_changed.py"] + "\n\ndef other():\n    return 1\n")
     repo.commit("z changed")
     assert crawler("update", str(repo.path), *common)["files_read_again"] == 1

@@ -79,6 +79,18 @@ def records(folder: Path) -> dict[str, tuple[str, bytes, int, dict[str, object]]
     return found
 
 
+def first_extract(make_repo: Callable[[str], GitRepo], tmp_path: Path, files: dict[str, str]
+                  ) -> tuple[GitRepo, list[str], Path]:
+    """A repository of `files`, committed, and extracted with a cache: the repository, the
+    output and cache options an update repeats, and the records' folder."""
+    repo = make_repo("repo")
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("first")
+    common = ["-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    return repo, common, Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+
+
 def test_a_changed_file_rewrites_only_the_record_whose_chains_moved(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
     repo = make_repo("répo with space")
@@ -112,13 +124,7 @@ def test_a_changed_file_rewrites_only_the_record_whose_chains_moved(
 
 def test_an_update_that_moves_no_chain_rewrites_no_record(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
-    repo = make_repo("repo")
-    for path, text in FILES.items():
-        repo.write(path, text)
-    repo.commit("first")
-    out, cache = tmp_path / "out", tmp_path / "cache"
-    common = ["-o", str(out), "--cache-dir", str(cache)]
-    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    repo, common, folder = first_extract(make_repo, tmp_path, FILES)
     before = records(folder)
 
     repo.write("pkg/api.py", FILES["pkg/api.py"] + "\n\nLIMIT = 3  # no call, no raise\n")
@@ -183,12 +189,7 @@ def test_a_message_built_by_another_modules_function_is_not_rewritten_for_a_new_
     """The raise of `pkg/cli.py` follows `one_line` into `pkg/_text.py` (the calls it follows
     are the site's working facts, never written): a commit that changes neither file leaves its
     record's bytes, its `commit` included."""
-    repo = make_repo("repo")
-    for path, text in HELPERS.items():
-        repo.write(path, text)
-    repo.commit("first")
-    common = ["-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
-    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    repo, common, folder = first_extract(make_repo, tmp_path, HELPERS)
     before = records(folder)
     assert before["run"][1].count(b"one_line") >= 1
 

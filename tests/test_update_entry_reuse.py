@@ -16,7 +16,7 @@ from pathlib import Path
 from crawler.entry_stage import _callees, graph_of, moved_since, node_digests
 from crawler.parse.call_edges import read_calls
 from tests.gitrepo import GitRepo
-from tests.test_update_entry_points import crawler, records
+from tests.test_update_entry_points import crawler, first_extract, records
 
 CHAIN = {
     "pkg/__init__.py": "from pkg.api import load\nfrom pkg.other import helper\n",
@@ -69,12 +69,7 @@ def run(make_repo: Callable[[str], GitRepo], tmp_path: Path, change: dict[str, s
         ) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]], Path]:
     """Entry points by function before and after an update of `change`, checked against a
     fresh extract of the same commit; and the output folder."""
-    repo = make_repo("repo")
-    for path, text in CHAIN.items():
-        repo.write(path, text)
-    repo.commit("first")
-    common = ["-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
-    folder = Path(str(crawler("extract", str(repo.path), *common)["folder"]))
+    repo, common, folder = first_extract(make_repo, tmp_path, CHAIN)
     before = {f: found[3] for f, found in records(folder).items()}
     for path, text in change.items():
         repo.write(path, text)

@@ -85,10 +85,13 @@ def ast_tree(source: str | bytes, lines: list[str]) -> ast.Module | None:
     line for line; whatever positions come of it are checked like any other answer.
     """
     tree = ast_parse(source)
-    if tree is None:
-        older = _without_type_parameters("\n".join(lines))
-        tree = ast_parse(older) if older is not None else None
-    return tree
+    return tree if tree is not None else _older_tree("\n".join(lines))
+
+
+def _older_tree(text: str) -> ast.Module | None:
+    """The tree of `text` (line breaks `\n`) with PEP 695 type parameters blanked, if any."""
+    older = _without_type_parameters(text)
+    return ast_parse(older) if older is not None else None
 
 
 def ast_parse_newer(source: str | bytes) -> ast.Module | None:
@@ -103,11 +106,10 @@ def ast_parse_newer(source: str | bytes) -> ast.Module | None:
             tokenize.detect_encoding(io.BytesIO(source).readline)[0])
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
-    older = _without_type_parameters("\n".join(_LINE_BREAKS.split(text)))
-    return ast_parse(older) if older is not None else None
+    return _older_tree("\n".join(LINE_BREAK.split(text)))
 
 
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")  # as `ast` counts lines
+LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as `ast` counts lines
 
 
 def ast_read(source: str | bytes, lines: list[str], module: cst.Module, text: str

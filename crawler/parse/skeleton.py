@@ -32,13 +32,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from crawler.parse._positions import parse_expression
+from crawler.parse._positions import LINE_BREAK, parse_expression
 from crawler.parse.calls import PLAIN_DECORATORS
 from crawler.parse.class_text import MESSAGE_METHODS
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _BREAKS = "\r\n"
 
@@ -102,7 +101,7 @@ def split_lines(text: str, texts: list[str] | None = None) -> list[str]:
 
 def line_texts(text: str) -> list[str]:
     """The lines of `text` without their breaks (a last empty one after a final break)."""
-    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
 
 
 def digest(lines: Sequence[str], first: int, last: int) -> str:

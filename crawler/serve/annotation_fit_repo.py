@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.catalogue.public_names import NOT_LIBRARY
+from crawler.parse.names import module_name
 from crawler.records import ErrorRecord, Manifest
 from crawler.serve.annotation_fit_names import (
     DEFINITION,
@@ -178,8 +179,7 @@ def _public_definitions(records: Sequence[ErrorRecord],
     """`package.Name` as users import it, as written (`click.command`, the decorator of
     `decorators.py`, is not `click.Command`), -> the paths of the modules defining it: read off
     the records' entry points, the first of whose chain is the definition."""
-    modules = {".".join(parts).removesuffix(".__init__"): path for path in paths
-               if (parts := _library_parts(path))}
+    modules = {module_name(path): path for path in paths if _library_parts(path)}  # as chains name it
     found: dict[str, set[str]] = {}
     for record in records:
         for entry in record.entry_points.items if record.entry_points else ():

@@ -27,9 +27,6 @@ GRAPH = "graph"  # the kind of entry
 class GraphSummary:
     """What an update needs of a graph it does not build again."""
 
-    modules: dict[str, str]  # each function (a graph node) -> its module
-    called: dict[str, tuple[str, ...]]  # each caller -> the functions and classes it calls
-    public: dict[str, str]  # qualified name -> its public name
     points: dict[str, str]  # a raise's key (`entry_stage.Keys.of`) -> digest of its entry points
     # each node -> a digest of all a chain reads of it (`entry_stage.node_digests`): a raise none
     # of whose callers within MAX_DEPTH calls changed its digest has the entry points it had
@@ -80,8 +77,6 @@ class GraphCache(_Cache):
         """Keep a summary and write it at once (one entry a run); never fails the run."""
         if self.database is None:
             return
-        # what an update reads of the graph before: each raise's digest and each node's; the
-        # rest of a summary is made from a graph at hand (`entry_stage.moved_nodes`)
         self._put(self.key(files), {"kind": GRAPH, "files": files, "points": summary.points,
                                     "nodes": summary.nodes})
         self.close()
@@ -91,4 +86,4 @@ def _summary(entry: dict[str, Any]) -> GraphSummary:
     points, nodes = entry["points"], entry["nodes"]
     if not all(isinstance(part, dict) for part in (points, nodes)):
         raise ValueError("not a graph summary")
-    return GraphSummary({}, {}, {}, points, nodes)
+    return GraphSummary(points, nodes)
