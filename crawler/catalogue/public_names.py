@@ -13,6 +13,7 @@ in order), so a name is the same on every run.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -61,6 +62,24 @@ def public_names(graph: Graph) -> dict[str, str]:
                 if function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
                     chosen[function] = spelled
     return chosen
+
+
+def reached_by_public(public: Iterable[str], callers: dict[str, list[tuple[str, int, str | None]]]
+                      ) -> set[str]:
+    """The nodes a public function or class calls, directly or through others (the public ones
+    too): a walk back from a raise never finds a public caller through any other node."""
+    callees: dict[str, list[str]] = {}
+    for callee, edges in callers.items():
+        for caller, _, _ in edges:
+            callees.setdefault(caller, []).append(callee)
+    found = set(public)
+    stack = list(found)
+    while stack:
+        for callee in callees.get(stack.pop(), ()):
+            if callee not in found:
+                found.add(callee)
+                stack.append(callee)
+    return found
 
 
 def _starred(graph: Graph, module: str, name: str) -> str | None:

@@ -409,3 +409,55 @@ def test_a_name_bound_under_itself_is_extracted_as_a_user_runs_it(tmp_path: Path
                          capture_output=True, text=True, env=child_env())
     assert (run.returncode, run.stderr) == (0, "")
     assert len(list((tmp_path / "out").rglob("errors/*.yaml"))) == 1
+
+
+def test_a_caller_no_public_name_reaches_is_not_walked(make_repo: Callable[[str], GitRepo]) -> None:
+    """A lowering rule run only from a registry, and what only it calls, lead to no public
+    caller: the walk leaves them out, and finds what a walk through them finds."""
+    files = {"pkg/__init__.py": "from pkg.api import run\n__all__ = ['run']\n",
+             "pkg/api.py": """\
+                 from pkg._check import check
+                 def run(x):
+                     return check(x)
+                 """,
+             "pkg/_check.py": """\
+                 def check(x):
+                     if x < 0:
+                         raise ValueError(x)
+                     return x
+                 """,
+             "pkg/_rules.py": """\
+                 from pkg._check import check
+                 def _lower(x):
+                     return _emit(x)
+                 def _emit(x):
+                     return check(x)
+                 RULES = {'lower': _lower}
+                 """}
+    graph = graph_of(make_repo("repo"), files)
+    assert entries(graph, "pkg._check.check") == [
+        ("pkg.run", ("pkg.api.run", "pkg._check.check"), None, None)]
+    assert graph.useful == {"pkg.api.run", "pkg._check.check"}
+    everything = graph_of(make_repo("whole"), files)
+    everything.useful = set(everything.functions) | set(everything.classes)
+    assert entries(everything, "pkg._check.check") == entries(graph, "pkg._check.check")
+
+
+def test_leaving_out_what_no_public_name_reaches_finds_the_same_on_a_real_package() -> None:
+    """Every function of this project's own package, walked back with and without the callers
+    no public name reaches: the same entry points, chains and counts."""
+    from crawler.parse.text_calls import read_call_facts
+    root = Path(__file__).resolve().parents[2]
+    facts = []
+    for path in sorted(p.relative_to(root).as_posix() for p in (root / "crawler").rglob("*.py")):
+        read = read_call_facts((root / path).read_bytes(), module_name(path), path.endswith("__init__.py"))[0]
+        assert read is not None
+        facts.append(read)
+    pruned, whole = Graph(facts), Graph(facts)
+    whole.useful = set(whole.functions) | set(whole.classes)
+    nodes = sorted(pruned.functions)
+    assert len(nodes) > 1000
+    assert len(pruned.useful) < len(whole.useful)
+    found = [pruned.entry_points(node, "ValueError", 0) for node in nodes]
+    assert sum(len(f.items) for f in found) > 1000
+    assert found == [whole.entry_points(node, "ValueError", 0) for node in nodes]
