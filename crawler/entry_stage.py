@@ -167,21 +167,28 @@ def node_digests(graph: Graph) -> dict[str, str]:
     """Each node's digest of all the walk back from a raise reads of it (`Graph._reach`,
     `_weigh`, `_edges`, `_item`): its facts, its callers in their order with the call each
     edge comes from, the classes `self` is on those edges, its public name, whether it is a
-    class, and what the classes it catches are. Lines are counted from each function's `def`."""
-    functions = graph.functions
+    class, and what the classes it catches are. Lines are counted from each function's `def`.
+
+    Only the nodes a walk enters (`Graph.useful`) have one, over the callers it enters: a walk
+    from any other finds nothing, whatever it is. A node that becomes one, or stops being one,
+    is new or gone, so what it reaches is walked again."""
+    functions, useful = graph.functions, graph.useful
     base = {q: f.line for q, f in functions.items()}
     dispatch: dict[str, list[tuple[str, int, tuple[str, ...]]]] = {}
     for (callee, caller, line), selves in graph.dispatch.items():
-        dispatch.setdefault(callee, []).append((caller, line - base.get(caller, 0),
-                                                tuple(sorted(selves))))
+        if caller in useful:
+            dispatch.setdefault(callee, []).append((caller, line - base.get(caller, 0),
+                                                    tuple(sorted(selves))))
     found = {}
-    for node in functions.keys() | graph.classes.keys() | graph.callers.keys():
+    for node in useful:
         function = functions.get(node)
-        edges = tuple((caller, at - base.get(caller, 0) if at else None, stop)
-                      for caller, at, stop in graph.callers.get(node, ()))
+        entered = [(edge, index) for edge, index in zip(graph.callers.get(node, ()), graph.via.get(node, ()))
+                   if edge[0] in useful]
+        edges = tuple((caller, at - base.get(caller, 0) if at else None, stop, index)
+                      for (caller, at, stop), index in entered)
         found[node] = _digest((
             _facts(function, graph) if function is not None else None, node in graph.classes,
-            graph.public.get(node), edges, graph.via.get(node), sorted(dispatch.get(node, ()))))
+            graph.public.get(node), edges, sorted(dispatch.get(node, ()))))
     return found
 
 
