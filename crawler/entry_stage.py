@@ -201,7 +201,7 @@ def _facts(function: Function, graph: Graph) -> tuple[object, ...]:
              for start, end, names in function.catches])
 
 
-def reached_from(called: dict[str, set[str]], seeds: Iterable[str]) -> set[str]:
+def reached_from(called: dict[str, list[str]], seeds: Iterable[str]) -> set[str]:
     """The nodes that `seeds` reach within MAX_DEPTH calls: those whose walk back to their
     public callers can meet a seed."""
     depth = dict.fromkeys(seeds, 0)
@@ -217,7 +217,7 @@ def reached_from(called: dict[str, set[str]], seeds: Iterable[str]) -> set[str]:
     return set(depth)
 
 
-def moved_since(before: dict[str, str], after: dict[str, str], called: dict[str, set[str]]
+def moved_since(before: dict[str, str], after: dict[str, str], called: dict[str, list[str]]
                 ) -> set[str]:
     """The nodes whose walk back can read a node changed since `before` (`node_digests` of
     each graph; `called`: whom each node calls after): those a changed, new or gone node
@@ -249,7 +249,7 @@ class Reuse:
         return known is not None and known == digest_of(record.entry_points)
 
 
-def moved_nodes(before: Graph, after: Graph, called: dict[str, set[str]],
+def moved_nodes(before: Graph, after: Graph, called: dict[str, list[str]],
                 changed: Collection[str]) -> set[str]:
     """Without the nodes' digests before: the functions whose chains may differ, reached from a
     changed module's function within MAX_DEPTH calls in either graph (`called`: the graph
@@ -258,15 +258,7 @@ def moved_nodes(before: Graph, after: Graph, called: dict[str, set[str]],
              if q.rpartition(".")[0] in changed or module in changed}
     seeds |= {q for q in before.public.keys() | after.public.keys()
               if before.public.get(q) != after.public.get(q)}
-    return reached_from(_callees(before), seeds) | reached_from(called, seeds)
-
-
-def _callees(graph: Graph) -> dict[str, set[str]]:
-    called: dict[str, set[str]] = {}
-    for callee, edges in graph.callers.items():
-        for caller, _, _ in edges:
-            called.setdefault(caller, set()).add(callee)
-    return called
+    return reached_from(before.callees, seeds) | reached_from(called, seeds)
 
 
 def kept_points(reuse: Reuse, graph_before: Graph | None, after: Graph,
@@ -339,7 +331,7 @@ def _refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
         records = with_entry_points(records, after)
         _keep(before, after, [*outcomes, *context], nothing, {})
         return records, tuple(others)
-    called = _callees(after)
+    called = after.callees
     nodes = node_digests(after)
     summary = GraphSummary({}, nodes)  # what the next update reads of this graph
     was = before.summary if before is not None else None

@@ -1,6 +1,6 @@
 """An update takes over the entry points of raises no change reaches, and recomputes the others.
 
-Each run keeps, with its graph's summary, a digest of every node as a chain reads it (its facts
+Each run keeps, with its graph's summary, a digest of every node a walk enters, as it reads it (its facts
 with lines counted from its `def`, its callers in their order, its public name:
 `entry_stage.node_digests`). The next update searches chains again only for raises that a
 changed node reaches within MAX_DEPTH calls (`moved_since`); the others keep the entry points
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler.entry_stage import _callees, graph_of, moved_since, node_digests
+from crawler.entry_stage import graph_of, moved_since, node_digests
 from crawler.parse.call_edges import read_calls
 from tests.gitrepo import GitRepo
 from tests.test_update_entry_points import crawler, first_extract, records
@@ -45,10 +45,10 @@ def _through(path):
 """}
 
 
-def digests(files: dict[str, str]) -> tuple[dict[str, str], dict[str, set[str]]]:
+def digests(files: dict[str, str]) -> tuple[dict[str, str], dict[str, list[str]]]:
     graph = graph_of(read_calls(text, path[:-3].replace("/", ".").removesuffix(".__init__"),
                                 path.endswith("__init__.py")) for path, text in sorted(files.items()))
-    return node_digests(graph), _callees(graph)
+    return node_digests(graph), graph.callees
 
 
 def test_only_nodes_a_change_reaches_are_searched_again() -> None:
@@ -99,3 +99,33 @@ def test_a_change_deep_in_a_chain_recomputes_it(
         "pkg.api.load", "pkg._mid.step", "pkg._deep.inner", "pkg._deep._through",
         "pkg._checks.check_path"]}]
     assert after["helper"] == before["helper"]
+
+
+# a rule run only from a registry: no public function reaches it, so no walk enters it
+RULE = {"pkg/_rules.py": "from pkg import _checks\n\n\ndef lower(path):\n    return _checks.check_path(path)"
+                         "\n\n\nRULES = {'lower': lower}\n"}
+# then a public function calls it: it is new to the walks
+CALLED = {**RULE, "pkg/api.py": CHAIN["pkg/api.py"].replace("_mid", "_mid, _rules", 1)
+          + "\n\ndef compile(path):\n    return _rules.lower(path)\n"}
+
+
+def test_a_change_no_walk_enters_searches_nothing_again() -> None:
+    before, _ = digests({**CHAIN, **RULE})
+    assert "pkg._rules.lower" not in before
+    rule = RULE["pkg/_rules.py"].replace("    return", "    path = str(path)\n    return", 1)
+    after, called = digests({**CHAIN, "pkg/_rules.py": rule})
+    assert after == before and not moved_since(before, after, called)
+    reached, called = digests({**CHAIN, **CALLED})
+    assert "pkg._rules.lower" in reached
+    assert {"pkg._rules.lower", "pkg._checks.check_path"} <= moved_since(before, reached, called)
+
+
+def test_a_function_a_public_one_comes_to_call_gives_the_extracts_result(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    before, after, _ = run(make_repo, tmp_path, CALLED)
+    had = before["check_path"]["entry_points"]
+    assert isinstance(had, list) and len(had) == 1
+    assert after["check_path"]["entry_points"] == [  # the shorter chain first
+        {"name": "pkg.api.compile",
+         "chain": ["pkg.api.compile", "pkg._rules.lower", "pkg._checks.check_path"]},
+        *had]

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from crawler.catalogue import dynamic_calls as _dynamic
-from crawler.catalogue.public_names import public_names, reached_by_public
+from crawler.catalogue.public_names import callees_of, public_names, reached_by_public
 from crawler.parse.call_edges import (
     CALL,
     GUARD,
@@ -134,7 +134,8 @@ class Graph:
                     self.callers[found].append((qualname, 0, None))
                     self.via[found].append(-1)
         self.public = public_names(self)
-        self.useful = reached_by_public(self.public, self.callers)  # all a walk back can use
+        self.callees = callees_of(self.callers)
+        self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
         self._cache: dict[tuple[str, str], EntryPoints] = {}
         self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], tuple[

@@ -64,14 +64,18 @@ def public_names(graph: Graph) -> dict[str, str]:
     return chosen
 
 
-def reached_by_public(public: Iterable[str], callers: dict[str, list[tuple[str, int, str | None]]]
-                      ) -> set[str]:
-    """The nodes a public function or class calls, directly or through others (the public ones
-    too): a walk back from a raise never finds a public caller through any other node."""
+def callees_of(callers: dict[str, list[tuple[str, int, str | None]]]) -> dict[str, list[str]]:
+    """Whom each node calls (a callee once for each call of it)."""
     callees: dict[str, list[str]] = {}
     for callee, edges in callers.items():
         for caller, _, _ in edges:
             callees.setdefault(caller, []).append(callee)
+    return callees
+
+
+def reached_by_public(public: Iterable[str], callees: dict[str, list[str]]) -> set[str]:
+    """The nodes a public function or class calls, directly or through others (the public ones
+    too): a walk back from a raise never finds a public caller through any other node."""
     found = set(public)
     stack = list(found)
     while stack:
