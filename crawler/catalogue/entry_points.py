@@ -28,7 +28,6 @@ that is not what a user meets.
 from __future__ import annotations
 
 import builtins
-import heapq
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from functools import cache
@@ -391,8 +390,13 @@ class Graph:
             for state in public:
                 if state[1] is crossing:
                     first.setdefault(state[0], state)
-        found = heapq.nsmallest(MAX_ENTRIES, ((s[1], depth[s], self.public[q], s) for q, s in
-                                              first.items()), key=lambda item: item[:3])
+        ranked = list(first.values())  # in order of crossing, then depth: ties go by name
+        cut = MAX_ENTRIES
+        while cut < len(ranked) and ranked[cut][1] is ranked[cut - 1][1] \
+                and depth[ranked[cut]] == depth[ranked[cut - 1]]:
+            cut += 1  # those as close as the last kept may come before it
+        found = sorted(((s[1], depth[s], self.public[s[0]], s) for s in ranked[:cut]),
+                       key=lambda item: item[:3])[:MAX_ENTRIES]
         steps: dict[State, tuple[State, int, str | None] | None] = {}
         for _, _, _, state in found:  # only the chains kept, not the whole walk
             while state not in steps:

@@ -138,7 +138,8 @@ def block_text(data: Mapping[str, Any]) -> str:
     """`dump_yaml(data)` for a mapping, its one-line scalars written without PyYAML.
 
     A mapping's block is its keys' blocks one after the other, so a key whose value is not
-    simple (a multi-line or non-ASCII string, a list of mappings) is dumped alone by PyYAML.
+    simple (a non-ASCII string, a list of lists) is dumped alone by PyYAML; a list of mappings
+    is its items' blocks, each opened by `- ` (an entry point's name and chain).
     A property test holds it to PyYAML's output byte for byte.
     """
     if not data:
@@ -165,6 +166,8 @@ def block_text(data: Mapping[str, Any]) -> str:
         elif kind is list and all(type(item) is str and _scalar(item) for item in value):
             parts.append(f"{key}:\n" + "".join(f"- {_scalar(item)}\n" for item in value)
                          if value else f"{key}: []\n")
+        elif kind is list and value and all(type(item) is dict and item for item in value):
+            parts.append(f"{key}:\n" + "".join("- " + indented(block_text(item))[2:] for item in value))
         else:
             parts.append(dump_yaml({key: value}))
     return "".join(parts)
