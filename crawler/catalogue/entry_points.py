@@ -30,7 +30,6 @@ from __future__ import annotations
 import builtins
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from functools import cache
 
 from crawler.catalogue import dynamic_calls as _dynamic
 from crawler.catalogue.public_names import callees_of, public_names, reached_by_public
@@ -57,6 +56,7 @@ MAX_DEPTH = 12
 MAX_RESOLVING = 100  # bindings followed to resolve one name
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 _NOT_CALLS = frozenset({SIGNATURE, GUARD})
+_BUILTIN_TYPES = {name: kind for name, kind in vars(builtins).items() if isinstance(kind, type)}
 _BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
                            for name in dir(kind))
 Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
@@ -355,6 +355,7 @@ class Graph:
         depth = {start: 0}
         queue = deque([start])
         modes = self._edge_modes
+        plain = set() if raised else {node}  # the functions reached in their plainest state
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
@@ -363,7 +364,7 @@ class Graph:
             edges = modes.get(current)
             for caller, at, stop, mode, taken in self._edges(current) if edges is None else edges:
                 # a caller reached in its plainest state has nothing to add: most are, met again
-                if (caller, False, None, None) in parent or stop is not None and crossed:
+                if caller in plain or stop is not None and crossed:
                     continue
                 # the classes `self` can be in the caller (inlined: met many times over)
                 kept = None if mode == _ANY else selves if mode == _CLOSURE else (
@@ -384,6 +385,8 @@ class Graph:
                 parent[following] = (state, at, stop)
                 depth[following] = depth[state] + 1
                 queue.append(following)
+                if following == (caller, False, None, None):
+                    plain.add(caller)
         first: dict[str, State] = {}
         public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
         for crossing in (False, True):  # those that cross no dynamic call first
@@ -484,17 +487,12 @@ class Graph:
         """Whether a handler of `caught` takes `exception` (qualified names, builtins bare)."""
         if caught in ("", "Exception", "BaseException", "builtins.Exception"):
             return True
-        target = _builtin(caught)
+        theirs = _BUILTIN_TYPES.get(caught.removeprefix("builtins."))
         for klass in [exception, *self.mro(self.definition(exception) or exception)]:
             if klass == caught or self.definition(klass) == self.definition(caught) is not None:
                 return True
-            mine, theirs = _builtin(klass), target
-            if isinstance(mine, type) and isinstance(theirs, type) and issubclass(mine, theirs):
+            mine = _BUILTIN_TYPES.get(klass.removeprefix("builtins."))
+            if mine is not None and theirs is not None and issubclass(mine, theirs):
                 return True
         return False
-
-
-@cache
-def _builtin(name: str) -> object:
-    return getattr(builtins, name.removeprefix("builtins."), None)
 
