@@ -4,7 +4,9 @@ A module is public when no part of its dotted name starts with `_` and it is not
 documentation, examples, benchmarks or scripts. A public module's public names are those of its
 `__all__` when it has a literal one, else its top-level names without a leading `_`: in a
 package's `__init__` imported ones included (that is how `jax.checkpoint` names
-`jax._src.ad_checkpoint.checkpoint`), elsewhere only those it defines. A public
+`jax._src.ad_checkpoint.checkpoint`), elsewhere those it defines and those it imports as
+themselves (`from jax._src.random import normal as normal` in `jax/random.py`: PEP 484's
+explicit re-export, as type checkers read a module's exports). A public
 class's methods are public under the class's name unless they start with `_` (dunders other than
 the constructors are public: `x[i]` calls `__getitem__`); a class is its own constructor's entry.
 Among several spellings the shortest wins (fewest dots, then the shortest text, then the first
@@ -44,7 +46,8 @@ def public_names(graph: Graph) -> dict[str, str]:
         names = facts.all_names if facts.all_names is not None else tuple(
             name for star in (module, *facts.star) if star in graph.modules
             for name, bound in graph.modules[star].bindings
-            if public_name(name) and (module in packages or bound == f"{star}.{name}"))
+            if public_name(name) and (module in packages or bound == f"{star}.{name}"
+                                      or name in graph.modules[star].exported))
         for name in names:
             bound = graph.bindings[module].get(name) or _starred(graph, module, name)
             found = graph.definition(bound) if bound else None

@@ -95,6 +95,7 @@ class CallFacts:
     all_names: tuple[str, ...] | None = None  # a literal `__all__`
     star: tuple[str, ...] = ()  # modules `from M import *` reads
     registered: tuple[tuple[str, str], ...] = ()  # a function stored as a value: (qualname, source)
+    exported: tuple[str, ...] = ()  # names imported as themselves (`call_scopes.explicit_exports`)
 
 
 def read_calls(source: bytes | str, module: str, is_package: bool = False,
@@ -124,7 +125,8 @@ class _Reader:
         for node in tree.body:
             self._statement(node, prefix=self.module, cls=None)
         return CallFacts(self.module, tuple(sorted(self.bindings.items())), tuple(self.functions),
-                         tuple(self.classes), self.all_names, tuple(self.star), tuple(self.registered))
+                         tuple(self.classes), self.all_names, tuple(self.star), tuple(self.registered),
+                         _scopes.explicit_exports(tree.body))
 
     # ------------------------------------------------------------ module-level names
 
@@ -220,8 +222,7 @@ class _FunctionReader:
 
     def __init__(self, reader: _Reader, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
                  qualname: str, cls: str | None, outer: _FunctionReader | None = None) -> None:
-        self.reader, self.node, self.qualname, self.cls = reader, node, qualname, cls
-        self.outer = outer
+        self.reader, self.node, self.qualname, self.cls, self.outer = reader, node, qualname, cls, outer
         self.types: dict[str, str] = dict(outer.types) if outer else {}
         self.untyped: dict[str, str] = {}  # a local bound to an attribute of an untyped value
         self.held: dict[str, bool] = {}  # a local iterated from an attribute of a typed value

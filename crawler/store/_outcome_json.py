@@ -193,4 +193,5 @@ def facts_from_data(data: dict[str, Any]) -> CallFacts:
         classes=tuple(ClassFacts(c["qualname"], tuple(c["bases"]),
                                  tuple((a, t) for a, t in c["attributes"])) for c in data["classes"]),
         all_names=tuple(data["all_names"]) if data["all_names"] is not None else None,
-        star=tuple(data["star"]), registered=tuple((a, b) for a, b in data["registered"]))
+        star=tuple(data["star"]), registered=tuple((a, b) for a, b in data["registered"]),
+        exported=tuple(data.get("exported", ())))

@@ -295,10 +295,11 @@ def test_facts_survive_the_result_cache_json(tmp_path: Path) -> None:
     import json
 
     from crawler.store._outcome_json import ENCODER, facts_from_data
-    text = "class A(B):\n    x: 'C'\n    def m(self):\n        try:\n            self.x.go()\n" \
-           "        except KeyError:\n            pass\n"
+    text = "from pkg._a import b as b\nclass A(B):\n    x: 'C'\n    def m(self):\n        try:\n" \
+           "            self.x.go()\n        except KeyError:\n            pass\n"
     facts = read_calls(text, "pkg.mod")
-    assert facts is not None and facts.functions[0].catches == ((5, 5, ("KeyError",)),)
+    assert facts is not None and facts.functions[0].catches == ((6, 6, ("KeyError",)),)
+    assert facts.exported == ("b",)
     assert facts_from_data(json.loads(ENCODER.encode(facts))) == facts
 
 
@@ -461,3 +462,31 @@ def test_leaving_out_what_no_public_name_reaches_finds_the_same_on_a_real_packag
     found = [pruned.entry_points(node, "ValueError", 0) for node in nodes]
     assert sum(len(f.items) for f in found) > 1000
     assert found == [whole.entry_points(node, "ValueError", 0) for node in nodes]
+
+
+def test_a_public_modules_explicit_re_exports_are_public(make_repo: Callable[[str], GitRepo]) -> None:
+    """`from pkg._src.draw import normal as normal` in `pkg/random.py` (PEP 484's explicit
+    re-export, jax's way): `pkg.random.normal` is public; a name it imports plainly is not."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "",
+        "pkg/random.py": """\
+            from pkg._src.draw import normal as normal
+            from pkg._src.draw import _check
+            try:
+                from pkg._src.draw import uniform as uniform
+            except ImportError:
+                pass
+            """,
+        "pkg/_src/__init__.py": "",
+        "pkg/_src/draw.py": """\
+            def normal(shape):
+                return _check(shape)
+            def uniform(shape):
+                return _check(shape)
+            def _check(shape):
+                raise ValueError(shape)
+            """})
+    assert entries(graph, "pkg._src.draw._check") == [
+        ("pkg.random.normal", ("pkg._src.draw.normal", "pkg._src.draw._check"), None, None),
+        ("pkg.random.uniform", ("pkg._src.draw.uniform", "pkg._src.draw._check"), None, None)]
+    assert "pkg._src.draw._check" not in graph.public
