@@ -17,12 +17,13 @@ overrides X's subclasses (X included) use, never a sibling's.
 
 `entry_points(node, exception)` walks the callers back from a raise's function, shortest first
 (breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
-MAX_ENTRIES, with the number left out. It never enters a caller that no public function or
-class calls, directly or not (`useful`; in jax, two in three of a walk's steps): no public
-caller is found through it, so the walk finds the same, at a third of the cost. A chain on
-which the library catches the exception itself (a `try` around a call, or around the raise,
-whose handler takes that class or a base) names the function that catches it (`caught_by`):
-that is not what a user meets.
+MAX_ENTRIES, with the number left out, counted up to MAX_LEFT_OUT ("99 or more": a raise that
+hundreds of public calls reach gains or loses one most weeks, and its record would be rewritten
+for that alone). It never enters a caller no public function or class calls, directly or not
+(`useful`): no public caller is found through it, so it finds the same at a third of the cost.
+A chain on which the library catches the exception itself (a `try` around a call, or around
+the raise, whose handler takes that class or a base) names the function that catches it
+(`caught_by`): that is not what a user meets.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from crawler.parse.call_edges import (
 from crawler.parse.call_guards import binding, parsed, reduce
 from crawler.records import EntryPoint, EntryPoints
 
-MAX_ENTRIES = 10
+MAX_ENTRIES, MAX_LEFT_OUT = 10, 99  # more left out than that is written as 99: "99 or more"
 MAX_DEPTH = 12
 MAX_RESOLVING = 100  # bindings followed to resolve one name
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
@@ -407,7 +408,8 @@ class Graph:
                 if parent[state] is None:
                     break
                 state = parent[state][0]  # type: ignore[index]
-        return [(name, state) for _, _, name, state in found], max(0, len(first) - MAX_ENTRIES), steps
+        left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
+        return [(name, state) for _, _, name, state in found], left_out, steps
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler.catalogue.entry_points import MAX_DEPTH, MAX_ENTRIES, Graph
+from crawler.catalogue.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
 from tests.gitrepo import GitRepo
@@ -490,3 +490,18 @@ def test_a_public_modules_explicit_re_exports_are_public(make_repo: Callable[[st
         ("pkg.random.normal", ("pkg._src.draw.normal", "pkg._src.draw._check"), None, None),
         ("pkg.random.uniform", ("pkg._src.draw.uniform", "pkg._src.draw._check"), None, None)]
     assert "pkg._src.draw._check" not in graph.public
+
+
+def test_the_count_left_out_stops_at_its_bound(make_repo: Callable[[str], GitRepo]) -> None:
+    """A raise that more public calls reach than the bound says "99 or more": one more or one
+    fewer such caller leaves its record as it was."""
+    def package(callers: int) -> str:
+        return "def _fail():\n    raise ValueError('fail')\n" + "".join(
+            f"def api{i:03}():\n    return _fail()\n" for i in range(callers))
+    for callers, left_out in ((MAX_ENTRIES + MAX_LEFT_OUT - 1, MAX_LEFT_OUT - 1),
+                              (MAX_ENTRIES + MAX_LEFT_OUT, MAX_LEFT_OUT),
+                              (MAX_ENTRIES + MAX_LEFT_OUT + 40, MAX_LEFT_OUT)):
+        graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": package(callers)})
+        found = graph.entry_points("pkg._fail", "ValueError", 0)
+        assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
+        assert found.left_out == left_out
