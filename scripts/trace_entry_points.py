@@ -174,14 +174,18 @@ def _reaches(graph: object, outer: str, node: str | None, line: int) -> str:
     if outer == node:
         return "static"
     # the walk with `outer` as the one public name; the graph keeps each walk back by
-    # (function, guard) for its own public names, so this one is made apart and not kept
-    saved, walks = graph.public, graph._reached
-    graph.public, graph._reached = {outer: outer}, {}
+    # (function, guard) for its own public names, and the callers it enters (those its public
+    # names reach), so this one is made apart and not kept
+    from crawler.catalogue.public_names import reached_by_public
+
+    kept = graph.public, graph.useful, graph._reached, graph._cache, graph._edge_modes
+    graph.public, graph._reached, graph._cache, graph._edge_modes = {outer: outer}, {}, {}, {}
+    graph.useful = reached_by_public([outer], graph.callees)
     try:
-        for entry in graph._entry_points(node, "", line).items:
+        for entry in graph.entry_points(node, "", line).items:
             return "static" if entry.stops is None else "stops"
     finally:
-        graph.public, graph._reached = saved, walks
+        graph.public, graph.useful, graph._reached, graph._cache, graph._edge_modes = kept
     return "missed"
 
 
