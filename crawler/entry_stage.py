@@ -182,10 +182,9 @@ def node_digests(graph: Graph) -> dict[str, str]:
     found = {}
     for node in useful:
         function = functions.get(node)
-        entered = [(edge, index) for edge, index in zip(graph.callers.get(node, ()), graph.via.get(node, ()))
-                   if edge[0] in useful]
+        callers = zip(graph.callers.get(node, ()), graph.via.get(node, ()))
         edges = tuple((caller, at - base.get(caller, 0) if at else None, stop, index)
-                      for (caller, at, stop), index in entered)
+                      for (caller, at, stop), index in callers if caller in useful)
         found[node] = _digest((
             _facts(function, graph) if function is not None else None, node in graph.classes,
             graph.public.get(node), edges, sorted(dispatch.get(node, ()))))
@@ -249,16 +248,15 @@ class Reuse:
         return known is not None and known == digest_of(record.entry_points)
 
 
-def moved_nodes(before: Graph, after: Graph, called: dict[str, list[str]],
-                changed: Collection[str]) -> set[str]:
+def moved_nodes(before: Graph, after: Graph, changed: Collection[str]) -> set[str]:
     """Without the nodes' digests before: the functions whose chains may differ, reached from a
-    changed module's function within MAX_DEPTH calls in either graph (`called`: the graph
-    after's callees), or under a public name that changed."""
+    changed module's function within MAX_DEPTH calls in either graph, or under a public name
+    that changed."""
     seeds = {q for g in (before, after) for q, module in g.module_of.items()
              if q.rpartition(".")[0] in changed or module in changed}
     seeds |= {q for q in before.public.keys() | after.public.keys()
               if before.public.get(q) != after.public.get(q)}
-    return reached_from(before.callees, seeds) | reached_from(called, seeds)
+    return reached_from(before.callees, seeds) | reached_from(after.callees, seeds)
 
 
 def kept_points(reuse: Reuse, graph_before: Graph | None, after: Graph,
@@ -331,20 +329,19 @@ def _refresh(outcomes: Sequence[FileOutcome], context: Sequence[FileOutcome],
         records = with_entry_points(records, after)
         _keep(before, after, [*outcomes, *context], nothing, {})
         return records, tuple(others)
-    called = after.callees
     nodes = node_digests(after)
     summary = GraphSummary({}, nodes)  # what the next update reads of this graph
     was = before.summary if before is not None else None
     reuse = Reuse(Keys(after), {}, set(nodes))  # nothing known: every node moved
     graph_before = None
     if was is not None and was.nodes:
-        reuse = Reuse(reuse.keys, was.points, moved_since(was.nodes, nodes, called))
+        reuse = Reuse(reuse.keys, was.points, moved_since(was.nodes, nodes, after.callees))
     elif before is not None and before.calls is not None:
         graph_before = graph_of(facts for _, facts in sorted(
             [*before.calls, *((o.path, o.calls) for o in context)], key=lambda pair: pair[0]))
         modules = {module_name(o.path) for o in outcomes} | {
             module_name(e.path) for e in previous.files} - {module_name(o.path) for o in context}
-        reuse = Reuse(reuse.keys, {}, moved_nodes(graph_before, after, called, modules))
+        reuse = Reuse(reuse.keys, {}, moved_nodes(graph_before, after, modules))
     records = with_entry_points(records, after, reuse)
     points, paths = kept_points(reuse, graph_before, after, context, bool(reuse.known))
     _keep(before, after, outcomes, reuse, points, summary)

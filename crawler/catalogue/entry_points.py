@@ -355,15 +355,13 @@ class Graph:
         parent: dict[State, tuple[State, int, str | None] | None] = {start: None}
         depth = {start: 0}
         queue = deque([start])
-        modes = self._edge_modes
         plain = set() if raised else {node}  # the functions reached in their plainest state
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] >= MAX_DEPTH:
                 continue
-            edges = modes.get(current)
-            for caller, at, stop, mode, taken in self._edges(current) if edges is None else edges:
+            for caller, at, stop, mode, taken in self._edges(current):
                 # a caller reached in its plainest state has nothing to add: most are, met again
                 if caller in plain or stop is not None and crossed:
                     continue

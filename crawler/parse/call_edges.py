@@ -95,28 +95,26 @@ class CallFacts:
     all_names: tuple[str, ...] | None = None  # a literal `__all__`
     star: tuple[str, ...] = ()  # modules `from M import *` reads
     registered: tuple[tuple[str, str], ...] = ()  # a function stored as a value: (qualname, source)
-    exported: tuple[str, ...] = ()  # names imported as themselves (`call_scopes.explicit_exports`)
+    exported: tuple[str, ...] = ()  # names imported as themselves: PEP 484's explicit re-export
 
 
 def read_calls(source: bytes | str, module: str, is_package: bool = False,
                tree: ast.Module | None = None) -> CallFacts | None:
     """The module's facts (of `tree`, where parsed); None when `ast` cannot parse it."""
     tree = tree if tree is not None else ast_parse_newer(source)
-    if tree is None:
-        return None
-    return _Reader(module, is_package).read(tree)
+    return None if tree is None else _Reader(module, is_package).read(tree)
 
 
 class _Reader:
     def __init__(self, module: str, is_package: bool) -> None:
-        self.module = module
-        self.package = module if is_package else module.rpartition(".")[0]
+        self.module, self.package = module, module if is_package else module.rpartition(".")[0]
         self.bindings: dict[str, str] = {}
         self.functions: list[Function] = []
         self.classes: list[ClassFacts] = []
         self.star: list[str] = []
         self.registered: list[tuple[str, str]] = []
         self.all_names: tuple[str, ...] | None = None
+        self.exported: list[str] = []
         self.self_attributes: dict[str, list[tuple[str, str]]] = {}  # method: `self.x = ...` types
 
     def read(self, tree: ast.Module) -> CallFacts:
@@ -126,11 +124,13 @@ class _Reader:
             self._statement(node, prefix=self.module, cls=None)
         return CallFacts(self.module, tuple(sorted(self.bindings.items())), tuple(self.functions),
                          tuple(self.classes), self.all_names, tuple(self.star), tuple(self.registered),
-                         _scopes.explicit_exports(tree.body))
+                         tuple(self.exported))
 
     # ------------------------------------------------------------ module-level names
 
     def _bind(self, node: ast.stmt) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):  # `from m import x as x` re-exports x
+            self.exported += [alias.name for alias in node.names if alias.asname == alias.name]
         if isinstance(node, ast.Import):
             for alias in node.names:  # `import a.b` binds `a`
                 top = alias.name.split(".")[0]

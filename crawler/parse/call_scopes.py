@@ -84,20 +84,6 @@ def from_module(package: str, node: ast.ImportFrom) -> str:
     return ".".join([*parts, *([node.module] if node.module else [])])
 
 
-def explicit_exports(body: list[ast.stmt]) -> tuple[str, ...]:
-    """The names a module imports as themselves (`import x as x`, `from m import x as x`), at
-    top level or under an `if` or `try`: PEP 484's explicit re-export, as type checkers read
-    it (jax's public modules name their `_src` functions so)."""
-    found: list[str] = []
-    for node in body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found += [alias.name for alias in node.names if alias.asname == alias.name]
-        elif isinstance(node, (ast.If, ast.Try)):
-            found += explicit_exports([*node.body, *node.orelse, *(
-                inner for handler in getattr(node, "handlers", []) for inner in handler.body)])
-    return tuple(found)
-
-
 def computed_name(getter: ast.Call) -> tuple[str, str]:
     """`getattr(x, f"visit_{kind}")`: the literal prefix of the name, and the call as text."""
     name, prefix = getter.args[1], ""

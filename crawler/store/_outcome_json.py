@@ -194,4 +194,4 @@ def facts_from_data(data: dict[str, Any]) -> CallFacts:
                                  tuple((a, t) for a, t in c["attributes"])) for c in data["classes"]),
         all_names=tuple(data["all_names"]) if data["all_names"] is not None else None,
         star=tuple(data["star"]), registered=tuple((a, b) for a, b in data["registered"]),
-        exported=tuple(data.get("exported", ())))
+        exported=tuple(data["exported"]))
