@@ -505,3 +505,29 @@ def test_the_count_left_out_stops_at_its_bound(make_repo: Callable[[str], GitRep
         found = graph.entry_points("pkg._fail", "ValueError", 0)
         assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
         assert found.left_out == left_out
+
+
+def test_a_walk_stops_where_the_first_ten_and_the_count_are_known(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """A raise that more public calls reach at the first step than the ten kept and the 99
+    counted: the walk asks for no caller beyond them, and says what it says walked to the end.
+    One caller fewer, and it goes on to the next step (where a public caller of a public
+    caller is met), since the count is not known before."""
+    def package(callers: int) -> str:
+        return "def _fail():\n    raise ValueError('fail')\n" + "".join(
+            f"def api{i:03}():\n    return _fail()\n" for i in range(callers)) + (
+            "def outer():\n    return api000()\n")
+    for callers, asked in ((MAX_ENTRIES + MAX_LEFT_OUT, ["pkg._fail"]),
+                           (MAX_ENTRIES + MAX_LEFT_OUT - 2, ["pkg._fail", "pkg.api000"])):
+        graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": package(callers)})
+        edges, seen = graph._edges, []
+
+        def recorded(callee: str, edges: Callable = edges, seen: list = seen) -> list:
+            seen.append(callee)
+            return edges(callee)
+        graph._edges = recorded  # type: ignore[method-assign]
+        found = graph.entry_points("pkg._fail", "ValueError", 0)
+        assert seen[:len(asked)] == asked
+        assert len(seen) == (1 if len(asked) == 1 else 1 + callers + 1)
+        assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
+        assert found.left_out == min(MAX_LEFT_OUT, callers + 1 - MAX_ENTRIES)
