@@ -17,14 +17,12 @@ overrides X's subclasses (X included) use, never a sibling's.
 
 `entry_points(node, exception)` walks the callers back from a raise's function, shortest first
 (breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
-MAX_ENTRIES, with the number left out, counted up to MAX_LEFT_OUT ("99 or more": a raise that
-hundreds of public calls reach gains or loses one most weeks, and its record would be rewritten
-for that alone). It never enters a caller no public function or class calls, directly or not
-(`useful`), and stops at the depth where the first ones and the count are known: it finds the
-same either way, at a fraction of the cost.
-A chain on which the library catches the exception itself (a `try` around a call, or around
-the raise, whose handler takes that class or a base) names the function that catches it
-(`caught_by`): that is not what a user meets.
+MAX_ENTRIES, and the number left out up to MAX_LEFT_OUT ("99 or more": a raise hundreds of
+public calls reach gains or loses one most weeks). It never enters a caller no public function
+or class calls (`useful`), and stops once the first ones and the count are known: the same
+result at a fraction of the cost. A chain on which the library catches the exception itself (a
+`try` around a call or the raise, whose handler takes that class or a base) names the function
+that catches it (`caught_by`): that is not what a user meets.
 """
 
 from __future__ import annotations
@@ -357,14 +355,13 @@ class Graph:
         queue = deque([start])
         plain = set() if raised else {node}  # the functions reached in their plainest state
         met = {node: True} if node in self.public else {}  # public callers: met crossing none?
-        level = 0
+        level = closer = 0  # closer: those met crossing none, as close as `level` or closer
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] != level:  # all as close are met: are the first ten and the count known?
-                level = depth[state]
-                if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT \
-                        and sum(met.values()) >= MAX_ENTRIES:
+                level, closer = depth[state], sum(met.values())
+                if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                     break
             for caller, at, stop, mode, taken in self._edges(current):
                 # a caller reached in its plainest state has nothing to add: most are, met again
@@ -393,6 +390,9 @@ class Graph:
                     plain.add(caller)
                 if caller in self.public:
                     met[caller] = met.get(caller, False) or not following[1]
+                    if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
+                        queue.clear()  # the count is full, and the first ten are all closer
+                        break
         first: dict[str, State] = {}
         public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
         for state in sorted(public, key=lambda s: s[1]):  # those crossing no dynamic call first

@@ -531,3 +531,24 @@ def test_a_walk_stops_where_the_first_ten_and_the_count_are_known(
         assert len(seen) == (1 if len(asked) == 1 else 1 + callers + 1)
         assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
         assert found.left_out == min(MAX_LEFT_OUT, callers + 1 - MAX_ENTRIES)
+
+
+def test_a_walk_stops_within_a_step_once_the_count_is_full(make_repo: Callable[[str], GitRepo]) -> None:
+    """Ten public callers one call away, then a private one that 120 public functions call: the
+    count is full within the second step, so the private caller met after it is never asked
+    for its callers; and the entry points are the ten, with "99 or more" left out."""
+    source = "def _fail():\n    raise ValueError('fail')\n" + "".join(
+        f"def api{i:03}():\n    return _fail()\n" for i in range(MAX_ENTRIES)) + (
+        "def _mid():\n    return _fail()\ndef _late():\n    return _fail()\n") + "".join(
+        f"def b{i:03}():\n    return _mid()\n" for i in range(120)) + "def c():\n    return _late()\n"
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
+    edges, seen = graph._edges, []
+
+    def recorded(callee: str) -> list:
+        seen.append(callee)
+        return edges(callee)
+    graph._edges = recorded  # type: ignore[method-assign]
+    found = graph.entry_points("pkg._fail", "ValueError", 0)
+    assert seen == ["pkg._fail", *(f"pkg.api{i:03}" for i in range(MAX_ENTRIES)), "pkg._mid"]
+    assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
+    assert found.left_out == MAX_LEFT_OUT
