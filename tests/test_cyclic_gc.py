@@ -165,3 +165,42 @@ def test_a_worker_collects_between_batches_without_its_modules() -> None:
                           cwd=Path(__file__).resolve().parent.parent, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ok\n"
+
+
+def test_the_class_pass_graph_is_frozen_until_the_entry_stage_lets_it_go(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call graph the class pass builds (for a raise of a parameter) lives through the load,
+    the merge and the evidence stage: no full collection rescans it from the load on. It holds
+    no cycle, so the entry stage's letting it go frees it at once, frozen as it is."""
+    from crawler import entry_stage
+    from crawler.store import repo_output
+    repo = make_repo("lib")
+    repo.write("pkg/__init__.py", "from pkg.core import run\n__all__ = ['run']\n")
+    repo.write("pkg/core.py", "def check(msg):\n    raise ValueError(msg)\n"
+                              "def run(x):\n    if x < 0:\n        check(f'negative: {x}')\n")
+    repo.commit("first")
+    seen: list[object] = []
+    real_load, real_refresh = repo_output.load_folder, entry_stage.refresh
+
+    def frozen() -> bool:
+        graph = entry_stage._LAST[1]
+        return not any(o is graph for o in gc.get_objects())
+
+    def load_folder(*args: object, **kwargs: object) -> object:
+        seen.append(("load", frozen()))
+        return real_load(*args, **kwargs)  # type: ignore[arg-type]
+
+    def refresh(*args: object, **kwargs: object) -> object:
+        seen.append(("stage", frozen()))
+        watched = weakref.ref(entry_stage._LAST[1])
+        found = real_refresh(*args, **kwargs)  # type: ignore[arg-type]
+        seen.append(("after", watched() is None))
+        return found
+
+    monkeypatch.setattr(repo_output, "load_folder", load_folder)
+    monkeypatch.setattr(entry_stage, "refresh", refresh)
+    result = extract(str(repo.path), output_root=tmp_path / "out", jobs=1)
+    assert [[e.name for e in r.entry_points.items] for r in result.merged.records] == [
+        ["pkg.core.check", "pkg.run"]]
+    assert seen == [("load", True), ("stage", True), ("after", True)]

@@ -95,6 +95,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                 web_url=collected.pin.web_url, forge=collected.pin.forge))
         pinned = collected.pin
         resolved = class_pass(collected, previous, stage_callback(progress, CLASSES))
+        cyclic_gc.settled()  # its sites live to the end, its call graph to the entry stage
         if collected.kept and collected.outcomes:
             collected = _reach_of_class_changes(collected, previous, resolved)
             collected = _reach_of_callee_changes(collected)
@@ -115,6 +116,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
             wanted = ids_to_load(previous, collected) | orphans
             loaded = (held.loaded(wanted) if held else
                       repo_output.load_folder(folder, ids=wanted, manifest=previous, loads=loads))
+        cyclic_gc.settled()  # the records loaded live to the end
         # Every other record file is checked as a full run would load it, so a broken one is
         # held back all the same: extract and update agree on every folder. (A held folder
         # loaded whole and whole, at the walk's start: nothing of it is on disk to check.)
