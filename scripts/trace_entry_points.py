@@ -16,12 +16,19 @@ then it prints a sample of static pairs no test observed, for reading by hand.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawler.catalogue.entry_points import Graph
+    from crawler.parse.call_edges import CallFacts
 
 
 def _hook() -> None:
@@ -121,9 +128,9 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     observed = json.loads(Path(observed_file).read_text(encoding="utf-8"))
     pairs: dict[tuple[str, str, int], bool] = {}
     for row in observed:
-        site = at.get((row["path"], row["line"]))
-        if site is not None:
-            key = (row["outer"].removeprefix("src."), site.path, site.line)
+        hit = at.get((row["path"], row["line"]))
+        if hit is not None:
+            key = (row["outer"].removeprefix("src."), hit.path, hit.line)
             pairs[key] = pairs.get(key, False) or row["reached"]
     by_site = {(s.path, s.line): s for s in records}
     found = {"static": 0, "stops": 0, "missed": 0}
@@ -131,12 +138,12 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     for reached_user in (True, False):
         chosen = [k for k, v in pairs.items() if v is reached_user]
         counts = {"static": 0, "stops": 0, "missed": 0}
-        for outer, path, line in sorted(chosen):
-            site = by_site[(path, line)]
-            how = _reaches(graph, outer, node_of(site), line)
+        for outer, where, line in sorted(chosen):
+            site = by_site[(where, line)]
+            how = _reaches(facts, outer, node_of(site), line)
             counts[how] += 1
             if how == "missed" and reached_user:
-                misses.append(f"{outer} -> {node_of(site)} ({path}:{line})")
+                misses.append(f"{outer} -> {node_of(site)} ({where}:{line})")
         label = "reached the outermost library frame" if reached_user else "caught by the library first"
         total = len(chosen)
         print(f"{label}: {total} pairs; found statically {counts['static']}, across one stop "
@@ -163,30 +170,30 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     del found
 
 
-def _reaches(graph: object, outer: str, node: str | None, line: int) -> str:
+def _reaches(facts: Sequence[CallFacts], outer: str, node: str | None, line: int) -> str:
     """'static', 'stops' or 'missed': whether the graph reaches `node` from `outer` (the raise
     at `line`: a call whose constants make its guard false does not reach it)."""
-    from crawler.catalogue.entry_points import Graph
-
-    assert isinstance(graph, Graph)
     if node is None:
         return "missed"
     if outer == node:
         return "static"
-    # the walk with `outer` as the one public name; the graph keeps each walk back by
-    # (function, guard) for its own public names, and the callers it enters (those its public
-    # names reach), so this one is made apart and not kept
+    for entry in _graph_for(tuple(facts), outer).entry_points(node, "", line).items:
+        return "static" if entry.stops is None else "stops"
+    return "missed"
+
+
+@functools.lru_cache(maxsize=8)
+def _graph_for(facts: tuple[CallFacts, ...], outer: str) -> Graph:
+    """A graph of the same files whose one public name is `outer`, and whose walks enter what
+    `outer` reaches: made apart, since a graph keeps its walks and the callers it enters for
+    its own public names."""
+    from crawler.catalogue.entry_points import Graph
     from crawler.catalogue.public_names import reached_by_public
 
-    kept = graph.public, graph.useful, graph._reached, graph._cache, graph._edge_modes
-    graph.public, graph._reached, graph._cache, graph._edge_modes = {outer: outer}, {}, {}, {}
+    graph = Graph(facts)
+    graph.public = {outer: outer}
     graph.useful = reached_by_public([outer], graph.callees)
-    try:
-        for entry in graph.entry_points(node, "", line).items:
-            return "static" if entry.stops is None else "stops"
-    finally:
-        graph.public, graph.useful, graph._reached, graph._cache, graph._edge_modes = kept
-    return "missed"
+    return graph
 
 
 if __name__ == "__main__":
