@@ -16,6 +16,7 @@ either, every kept record is compared.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -34,22 +35,23 @@ NO_ENTRY = EntryPoints()
 
 def graph_of(facts: Iterable[CallFacts | None]) -> Graph:
     """The graph of these files' facts, built once: the class pass (`callers`) and this stage
-    ask for the same files' graph in one run (the facts themselves are the key)."""
+    ask for the same files' graph in one run (the facts themselves are the key). Kept per
+    thread: a run is one thread's, and runs beside it in other threads keep their own."""
     given = tuple(f for f in facts if f is not None)
-    last = _LAST[:]  # one copy: another thread's run may set or clear it meanwhile
-    if last and len(last[0]) == len(given) and all(a is b for a, b in zip(last[0], given)):
+    last = getattr(_LAST, "value", None)
+    if last is not None and len(last[0]) == len(given) and all(a is b for a, b in zip(last[0], given)):
         return last[1]
     graph = Graph(given)
-    _LAST[:] = [given, graph]
+    _LAST.value = (given, graph)
     return graph
 
 
 def forget_graph() -> None:
-    """Let the last graph go (a run's stage is done with it)."""
-    _LAST.clear()
+    """Let this thread's last graph go (its run's stage is done with it)."""
+    _LAST.value = None
 
 
-_LAST: list = []  # [facts, graph] of the last `graph_of`
+_LAST = threading.local()  # .value: (facts, graph) of this thread's last `graph_of`
 
 
 def node_of(site: RaiseSite) -> str | None:

@@ -184,7 +184,7 @@ def test_the_class_pass_graph_is_frozen_until_the_entry_stage_lets_it_go(
     real_load, real_refresh = repo_output.load_folder, entry_stage.refresh
 
     def frozen() -> bool:
-        graph = entry_stage._LAST[1]
+        graph = entry_stage._LAST.value[1]
         return not any(o is graph for o in gc.get_objects())
 
     def load_folder(*args: object, **kwargs: object) -> object:
@@ -193,7 +193,7 @@ def test_the_class_pass_graph_is_frozen_until_the_entry_stage_lets_it_go(
 
     def refresh(*args: object, **kwargs: object) -> object:
         seen.append(("stage", frozen()))
-        watched = weakref.ref(entry_stage._LAST[1])
+        watched = weakref.ref(entry_stage._LAST.value[1])
         found = real_refresh(*args, **kwargs)  # type: ignore[arg-type]
         seen.append(("after", watched() is None))
         return found

@@ -10,6 +10,7 @@ gives. Run as users type it: the installed `crawler`, in a child process.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -179,3 +180,29 @@ def test_the_class_pass_and_the_stage_build_one_graph(
     assert len(built) == 1
     record = next((tmp_path / "out").rglob("errors/*.yaml")).read_text(encoding="utf-8")
     assert "no run today" in record and "pkg.run" in record  # both used it
+
+
+def test_a_run_in_another_thread_neither_takes_nor_drops_this_runs_graph() -> None:
+    """The graph kept for a run's stage is its thread's: another thread's run, building its own
+    graph and letting it go, leaves this one's as it was."""
+    from crawler.entry_stage import forget_graph, graph_of
+    from crawler.parse.call_edges import read_calls
+
+    mine = [read_calls(b"def f():\n    return g()\n\n\ndef g():\n    return 1\n", "pkg.a", False)]
+    theirs = [read_calls(b"def h():\n    return 2\n", "pkg.b", False)]
+    graph = graph_of(mine)
+    seen: list[bool] = []
+
+    def beside() -> None:
+        seen.append(graph_of(mine) is graph)  # the same facts, but not this thread's graph
+        graph_of(theirs)
+        forget_graph()
+
+    thread = threading.Thread(target=beside)
+    thread.start()
+    thread.join()
+    assert seen == [False]
+    assert graph_of(mine) is graph
+    forget_graph()
+    assert graph_of(mine) is not graph
+    forget_graph()
