@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.gitrepo import GitRepo
 
 
@@ -22,3 +25,24 @@ def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Never let a test read or write the user's real cache folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _system_temp_in_the_runs_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What the suite's processes put in the system's temporary folder goes to a folder of this
+    run instead: multiprocessing's `pymp-*` folders (a fork server's socket; left behind by a
+    process a test stops with a signal) and Dask's scratch space. Every process a test starts
+    inherits TMPDIR."""
+    folder = tmp_path_factory.mktemp("system-temp")
+    assert processes.SYSTEM_TEMP  # taken before TMPDIR moves
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # read TMPDIR again
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+        tempfile.tempdir = None

@@ -17,6 +17,9 @@ from typing import NoReturn
 from crawler.pipeline import Collected
 
 ROOT = Path(__file__).resolve().parent.parent
+# the system's temporary folder, before the suite sends TMPDIR to a folder of its run (conftest):
+# where a folder another user may enter is made
+SYSTEM_TEMP = tempfile.gettempdir()
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -72,6 +75,7 @@ def _run_as(user: int, args: list[str], out: int, err: int) -> NoReturn:
         os.setgroups([])
         os.setgid(user)
         os.setuid(user)
+        os.environ["TMPDIR"] = tempfile.tempdir = SYSTEM_TEMP  # as that user has it: the run's is root's
         from crawler.cli import main
 
         try:

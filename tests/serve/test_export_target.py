@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from crawler.cli import main
 from crawler.errors import OutputError
 from crawler.serve import export, export_target
-from tests.processes import ROOT, child_env, crawler_as_user
+from tests.processes import ROOT, SYSTEM_TEMP, child_env, crawler_as_user
 from tests.serve.test_export import output_root  # noqa: F401 - the shared fixture
 
 AS_ROOT = os.geteuid() == 0
@@ -277,8 +277,9 @@ def test_a_block_device_or_socket_is_refused(output_root: Path, tmp_path: Path, 
 
 @pytest.fixture
 def shared_folder() -> Iterator[Path]:
-    """A temporary folder that another user may enter (the test's own is private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix="crawler-export-"))
+    """A temporary folder that another user may enter (the test's own is private to root, and
+    so is the folder of the run that TMPDIR names)."""
+    folder = Path(tempfile.mkdtemp(prefix="crawler-export-", dir=SYSTEM_TEMP))
     folder.chmod(0o755)
     try:
         yield folder
