@@ -16,7 +16,6 @@ then it prints a sample of static pairs no test observed, for reading by hand.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import random
@@ -138,9 +137,10 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     for reached_user in (True, False):
         chosen = [k for k, v in pairs.items() if v is reached_user]
         counts = {"static": 0, "stops": 0, "missed": 0}
+        alone = {outer: _graph_for(facts, outer) for outer, _, _ in chosen}
         for outer, where, line in sorted(chosen):
             site = by_site[(where, line)]
-            how = _reaches(facts, outer, node_of(site), line)
+            how = _reaches(alone[outer], outer, node_of(site), line)
             counts[how] += 1
             if how == "missed" and reached_user:
                 misses.append(f"{outer} -> {node_of(site)} ({where}:{line})")
@@ -170,20 +170,19 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     del found
 
 
-def _reaches(facts: Sequence[CallFacts], outer: str, node: str | None, line: int) -> str:
-    """'static', 'stops' or 'missed': whether the graph reaches `node` from `outer` (the raise
-    at `line`: a call whose constants make its guard false does not reach it)."""
+def _reaches(graph: Graph, outer: str, node: str | None, line: int) -> str:
+    """'static', 'stops' or 'missed': whether `graph` (`outer`'s, `_graph_for`) reaches `node`
+    from `outer` (the raise at `line`: a call whose constants make its guard false does not)."""
     if node is None:
         return "missed"
     if outer == node:
         return "static"
-    for entry in _graph_for(tuple(facts), outer).entry_points(node, "", line).items:
+    for entry in graph.entry_points(node, "", line).items:
         return "static" if entry.stops is None else "stops"
     return "missed"
 
 
-@functools.lru_cache(maxsize=8)
-def _graph_for(facts: tuple[CallFacts, ...], outer: str) -> Graph:
+def _graph_for(facts: Sequence[CallFacts], outer: str) -> Graph:
     """A graph of the same files whose one public name is `outer`, and whose walks enter what
     `outer` reaches: made apart, since a graph keeps its walks and the callers it enters for
     its own public names."""

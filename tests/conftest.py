@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import processes
+import tests.processes  # noqa: F401  # first: it takes the system's temporary folder before TMPDIR moves
 from tests.gitrepo import GitRepo
 
 
@@ -34,7 +34,6 @@ def _system_temp_in_the_runs_folder(tmp_path_factory: pytest.TempPathFactory) ->
     process a test stops with a signal) and Dask's scratch space. Every process a test starts
     inherits TMPDIR."""
     folder = tmp_path_factory.mktemp("system-temp")
-    assert processes.SYSTEM_TEMP  # taken before TMPDIR moves
     before = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = None  # read TMPDIR again

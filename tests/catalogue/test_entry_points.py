@@ -492,16 +492,30 @@ def test_a_public_modules_explicit_re_exports_are_public(make_repo: Callable[[st
     assert "pkg._src.draw._check" not in graph.public
 
 
+def fan_in(callers: int) -> str:
+    """`_fail` and `callers` public functions that call it, `api000` first."""
+    return "def _fail():\n    raise ValueError('fail')\n" + "".join(
+        f"def api{i:03}():\n    return _fail()\n" for i in range(callers))
+
+
+def asked_for(graph: Graph) -> list[str]:
+    """The functions whose callers the graph's walks ask for from now on, in order."""
+    edges, seen = graph._edges, []
+
+    def recorded(callee: str) -> list:
+        seen.append(callee)
+        return edges(callee)
+    graph._edges = recorded  # type: ignore[method-assign]
+    return seen
+
+
 def test_the_count_left_out_stops_at_its_bound(make_repo: Callable[[str], GitRepo]) -> None:
     """A raise that more public calls reach than the bound says "99 or more": one more or one
     fewer such caller leaves its record as it was."""
-    def package(callers: int) -> str:
-        return "def _fail():\n    raise ValueError('fail')\n" + "".join(
-            f"def api{i:03}():\n    return _fail()\n" for i in range(callers))
     for callers, left_out in ((MAX_ENTRIES + MAX_LEFT_OUT - 1, MAX_LEFT_OUT - 1),
                               (MAX_ENTRIES + MAX_LEFT_OUT, MAX_LEFT_OUT),
                               (MAX_ENTRIES + MAX_LEFT_OUT + 40, MAX_LEFT_OUT)):
-        graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": package(callers)})
+        graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": fan_in(callers)})
         found = graph.entry_points("pkg._fail", "ValueError", 0)
         assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
         assert found.left_out == left_out
@@ -513,19 +527,11 @@ def test_a_walk_stops_where_the_first_ten_and_the_count_are_known(
     counted: the walk asks for no caller beyond them, and says what it says walked to the end.
     One caller fewer, and it goes on to the next step (where a public caller of a public
     caller is met), since the count is not known before."""
-    def package(callers: int) -> str:
-        return "def _fail():\n    raise ValueError('fail')\n" + "".join(
-            f"def api{i:03}():\n    return _fail()\n" for i in range(callers)) + (
-            "def outer():\n    return api000()\n")
     for callers, asked in ((MAX_ENTRIES + MAX_LEFT_OUT, ["pkg._fail"]),
                            (MAX_ENTRIES + MAX_LEFT_OUT - 2, ["pkg._fail", "pkg.api000"])):
-        graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": package(callers)})
-        edges, seen = graph._edges, []
-
-        def recorded(callee: str, edges: Callable = edges, seen: list = seen) -> list:
-            seen.append(callee)
-            return edges(callee)
-        graph._edges = recorded  # type: ignore[method-assign]
+        source = fan_in(callers) + "def outer():\n    return api000()\n"
+        graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": source})
+        seen = asked_for(graph)
         found = graph.entry_points("pkg._fail", "ValueError", 0)
         assert seen[:len(asked)] == asked
         assert len(seen) == (1 if len(asked) == 1 else 1 + callers + 1)
@@ -537,17 +543,11 @@ def test_a_walk_stops_within_a_step_once_the_count_is_full(make_repo: Callable[[
     """Ten public callers one call away, then a private one that 120 public functions call: the
     count is full within the second step, so the private caller met after it is never asked
     for its callers; and the entry points are the ten, with "99 or more" left out."""
-    source = "def _fail():\n    raise ValueError('fail')\n" + "".join(
-        f"def api{i:03}():\n    return _fail()\n" for i in range(MAX_ENTRIES)) + (
-        "def _mid():\n    return _fail()\ndef _late():\n    return _fail()\n") + "".join(
-        f"def b{i:03}():\n    return _mid()\n" for i in range(120)) + "def c():\n    return _late()\n"
+    source = (fan_in(MAX_ENTRIES) + "def _mid():\n    return _fail()\ndef _late():\n    return _fail()\n"
+              + "".join(f"def b{i:03}():\n    return _mid()\n" for i in range(120))
+              + "def c():\n    return _late()\n")
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
-    edges, seen = graph._edges, []
-
-    def recorded(callee: str) -> list:
-        seen.append(callee)
-        return edges(callee)
-    graph._edges = recorded  # type: ignore[method-assign]
+    seen = asked_for(graph)
     found = graph.entry_points("pkg._fail", "ValueError", 0)
     assert seen == ["pkg._fail", *(f"pkg.api{i:03}" for i in range(MAX_ENTRIES)), "pkg._mid"]
     assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
