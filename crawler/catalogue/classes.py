@@ -23,8 +23,10 @@ from typing import Any, Protocol, TypeVar
 from crawler.catalogue import class_order, composing
 from crawler.parse.messages import redisplay, substitute
 from crawler.parse.names import BUILTIN_EXCEPTIONS, STAR, module_name
-from crawler.records import ClassDef, RaiseSite, Template
+from crawler.records import ClassDef, RaiseSite, Skipped, Template
 
+# a manifest's `skipped` reason: a class whose reading faulted, its raises kept as read
+ANALYSIS_FAILED = "analysis_failed"
 _EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 # A node of the search for the class a name is: (NAME, qualified name, ""), (STAR_NODE, module,
 # name): the name in the module through its star imports; (FOUND, class, ""): the answer.
@@ -59,6 +61,7 @@ class Resolved:
     from_pending: int = 0  # message-less raises that became sites that way
     from_pending_by_path: dict[str, int] = field(default_factory=dict)  # the same, by file
     renamed: int = 0  # exception qualnames moved to the defining module
+    faults: list[Skipped] = field(default_factory=list)  # ANALYSIS_FAILED, one per class
 
 
 class ClassIndex:
@@ -250,21 +253,53 @@ def first_of_bases(start: str, memo: dict[str, V], own: Callable[[str], V | None
 
 
 def resolve(files: Sequence[VisitedFile]) -> Resolved:
-    """Sites with class defaults applied and canonical exception names; the exception classes."""
+    """Sites with class defaults applied and canonical exception names; the exception classes.
+
+    A fault in one raise's or one class's reading (a bug no test has met yet) costs that reading
+    only: the raise keeps the text its own reading gives (a message-less one stays without a
+    record), the class stays out of the list, and the fault is in `faults`, once per class."""
     index = ClassIndex(files)
     resolved = Resolved(sites=[], exception_classes=[])
     for visited in files:
         for site in visited.sites:
-            resolved.sites.extend(_apply(index, site, resolved, pending=False))
+            resolved.sites.extend(_contained(index, site, resolved, pending=False))
         for site in visited.pending:
-            resolved.sites.extend(_apply(index, site, resolved, pending=True))
+            resolved.sites.extend(_contained(index, site, resolved, pending=True))
     resolved.sites = list(dict.fromkeys(resolved.sites))  # two readings its class made one
     digests: dict[str, str] = {}  # each class's part of `class_order.digest`, made once
     for qualname in sorted(index.classes):
-        if index.is_exception(qualname):
-            resolved.exception_classes.append(_class_entry(index, index.classes[qualname],
-                                                           digests))
+        cls = index.classes[qualname]
+        try:
+            if index.is_exception(qualname):
+                resolved.exception_classes.append(_class_entry(index, cls, digests))
+        except Exception as error:  # noqa: BLE001 - one class's fault costs that class
+            _fault(resolved, cls.path, f"class {qualname}", error)
+    resolved.faults.sort(key=lambda s: (s.path, s.detail or ""))
     return resolved
+
+
+def _contained(index: ClassIndex, site: RaiseSite, resolved: Resolved,
+               pending: bool) -> list[RaiseSite]:
+    """`_apply`, or where it faults the site as its own reading gives it, counted as before."""
+    counts = (resolved.class_default, resolved.from_pending, resolved.renamed,
+              dict(resolved.from_pending_by_path))
+    try:
+        return _apply(index, site, resolved, pending)
+    except Exception as error:  # noqa: BLE001 - one class's fault costs that class's readings
+        (resolved.class_default, resolved.from_pending, resolved.renamed,
+         resolved.from_pending_by_path) = counts
+        name = site.exception_qualname or site.exception
+        cls = index.classes.get(name)
+        _fault(resolved, cls.path if cls is not None else site.path, f"class {name}", error)
+        return [] if pending else [site]
+
+
+def _fault(resolved: Resolved, path: str, what: str, error: Exception) -> None:
+    """A fault of the pass, in one line, once per class."""
+    detail = f"{what}: the class pass failed ({type(error).__name__}: {error})"
+    detail = " ".join(detail.split())[:300]
+    if not any(f.path == path and f.detail == detail for f in resolved.faults):
+        resolved.faults.append(Skipped(path, ANALYSIS_FAILED, detail))
 
 
 def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool) -> list[RaiseSite]:
