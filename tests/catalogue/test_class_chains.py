@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from crawler.catalogue import classes
+from crawler.catalogue.entry_points import Graph
+from crawler.parse.call_edges import read_calls
+from crawler.parse.names import module_name
 from crawler.records import RaiseSite
 from tests.catalogue.test_classes import resolve_sources
 
@@ -169,3 +172,33 @@ def test_a_cycle_of_classes_reads_as_no_template_and_no_exception() -> None:
     assert (site.exception_qualname, site.message.template, site.message.kind) == (
         "cl.a.A", "as written", "literal")
     assert resolved.exception_classes == []
+
+
+def leaf_first_chain(count: int) -> dict[str, str]:
+    """H0 (with a method that raises) ... H{count-1}, each in a module that sorts before its
+    base's: the call graph orders the leaf first, with no base's order made yet."""
+    files = {"z/__init__.py": "",
+             f"z/m{count - 1:04d}.py": "class H0:\n    def check(self):\n        raise ValueError('c')\n"}
+    for i in range(1, count):
+        files[f"z/m{count - 1 - i:04d}.py"] = (f"from z.m{count - i:04d} import H{i - 1}\n\n\n"
+                                              f"class H{i}(H{i - 1}):\n    pass\n")
+    files["z/use.py"] = f"from z.m0000 import H{count - 1}\n\n\ndef go():\n    H{count - 1}().check()\n"
+    return files
+
+
+def test_the_call_graph_orders_a_chain_of_1000_classes_and_a_cycle() -> None:
+    """`Graph.mro` recursed once per base: `crawler extract` on this layout ended in a
+    RecursionError."""
+    facts = [read_calls(text.encode(), module_name(path), path.endswith("__init__.py"))
+             for path, text in sorted(leaf_first_chain(CHAIN).items())]
+    graph = Graph([f for f in facts if f is not None])
+    leaf = f"z.m0000.H{CHAIN - 1}"
+    assert graph.mro(leaf) == [f"z.m{CHAIN - 1 - i:04d}.H{i}" for i in reversed(range(CHAIN))]
+    assert graph.lookup(leaf, "check") == f"z.m{CHAIN - 1:04d}.H0.check"
+    assert [e.name for e in graph.entry_points(f"z.m{CHAIN - 1:04d}.H0.check", "ValueError",
+                                                0).items] == [f"z.m{CHAIN - 1:04d}.H0.check",
+                                                              "z.use.go"]
+    cycle = Graph([f for f in (read_calls(text.encode(), module_name(path)) for path, text in (
+        ("cl/a.py", "from cl.b import B\n\n\nclass A(B):\n    pass\n"),
+        ("cl/b.py", "from cl.a import A\n\n\nclass B(A):\n    pass\n"))) if f is not None])
+    assert (cycle.mro("cl.a.A"), cycle.mro("cl.b.B")) == (["cl.a.A", "cl.b.B"], ["cl.b.B", "cl.a.A"])
