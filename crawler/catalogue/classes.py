@@ -16,17 +16,24 @@ and its module-level bindings (`exports`). This pass, linear in those, then
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from crawler.catalogue import class_order, composing
 from crawler.parse.messages import redisplay, substitute
 from crawler.parse.names import BUILTIN_EXCEPTIONS, STAR, module_name
-from crawler.records import ClassDef, RaiseSite, Template
+from crawler.records import ClassDef, RaiseSite, Skipped, Template
 
-MAX_HOPS = 8
+# a manifest's `skipped` reason: a class whose reading faulted, its raises kept as read
+ANALYSIS_FAILED = "analysis_failed"
 _EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
+# A node of the search for the class a name is: (NAME, qualified name, ""), (STAR_NODE, module,
+# name): the name in the module through its star imports; (FOUND, class, ""): the answer.
+_Node = tuple[str, str, str]
+NAME, STAR_NODE, FOUND = "name", "star", "found"
+_Templates = tuple[tuple[Template, ...], str | None, ClassDef | None]
+NO_TEMPLATE: _Templates = ((), None, None)
 
 
 class VisitedFile(Protocol):
@@ -54,6 +61,7 @@ class Resolved:
     from_pending: int = 0  # message-less raises that became sites that way
     from_pending_by_path: dict[str, int] = field(default_factory=dict)  # the same, by file
     renamed: int = 0  # exception qualnames moved to the defining module
+    faults: list[Skipped] = field(default_factory=list)  # ANALYSIS_FAILED, one per class
 
 
 class ClassIndex:
@@ -67,74 +75,110 @@ class ClassIndex:
                 self.classes.setdefault(cls.qualname, cls)
             self.exports[module_name(visited.path)] = visited.exports
         self._canonical: dict[str, str] = {}
-        self._templates: dict[str, tuple[tuple[Template, ...], str | None, ClassDef | None]] = {}
+        self._starred: dict[tuple[str, str], str | None] = {}
+        self._templates: dict[str, _Templates] = {}
         self._is_exception: dict[str, bool] = {}
+        # nodes one search may read: each binding and each module's star imports once, which a
+        # search whose names do not grow never exceeds
+        self._budget = sum(len(b) for b in self.exports.values()) + len(self.exports) + 1
 
     def canonical(self, qualname: str) -> str:
-        """The qualified name of the class a name stands for, following re-exports."""
-        if qualname in self._canonical:
-            return self._canonical[qualname]
-        current = qualname
-        for _ in range(MAX_HOPS):
-            if current in self.classes or current.startswith("builtins."):
-                break
-            parts = current.split(".")
-            for cut in range(len(parts) - 1, 0, -1):
-                bindings = self.exports.get(".".join(parts[:cut]))
-                if bindings is not None and parts[cut] in bindings:
-                    target = ".".join([bindings[parts[cut]], *parts[cut + 1:]])
-                    break
-                starred = self.star_class(".".join(parts[:cut]), parts[cut]) \
-                    if bindings is not None and cut == len(parts) - 1 else None
-                if starred is not None:  # the module has the class through `from M import *`
-                    target = starred
-                    break
-            else:
-                break
-            if target == current:
-                break
-            current = target
-        self._canonical[qualname] = current
-        return current
+        """The qualified name of the class a name stands for, following re-exports; where no
+        class is reached, the last name its explicit bindings lead to."""
+        if qualname not in self._canonical:
+            found = self._search((NAME, qualname, ""))
+            self._canonical[qualname] = found if found is not None else self._bound(qualname)
+        return self._canonical[qualname]
 
-    def star_class(self, module: str, name: str, depth: int = 0) -> str | None:
+    def star_class(self, module: str, name: str) -> str | None:
         """The repository class that `name`, bound by no import of `module`, is through the
         module's `from M import *`: the last such import that has it wins, as in Python. None
         where none does; never a guess."""
-        stars = self.exports.get(module, {}).get(STAR)
-        if not stars or depth > MAX_HOPS:
-            return None
-        for star in reversed(stars.split()):
-            bindings = self.exports.get(star, {})
-            found = f"{star}.{name}"
-            if name in bindings:
-                found = self.canonical(found)
-            if found in self.classes:
-                return found
-            deeper = self.star_class(star, name, depth + 1)
-            if deeper is not None:
-                return deeper
+        key = (module, name)
+        if key not in self._starred:
+            self._starred[key] = self._search((STAR_NODE, module, name))
+        return self._starred[key]
+
+    def _search(self, start: _Node) -> str | None:
+        """The first repository class reached from `start`, depth first in the order Python
+        binds names, each node once: a chain of imports that comes back to a node it is
+        reading (`pkg` star-imports `pkg.sub`, which imports a name from `pkg`) reads as not
+        having the name there, and the search goes on to the next import. Iterative (a chain
+        is as long as the repository makes it); at most `_budget` nodes, since a binding
+        under itself (`a = pkg.a.b` in `pkg`) grows a new name at each step."""
+        seen = {start}
+        stack = [self._alternatives(start)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+            elif node[0] == FOUND:
+                return node[1]
+            elif node not in seen and len(seen) < self._budget:
+                seen.add(node)
+                stack.append(self._alternatives(node))
         return None
+
+    def _alternatives(self, node: _Node) -> Iterator[_Node]:
+        """What a node may be, in the order Python would have bound it."""
+        kind, first, name = node
+        if kind == STAR_NODE:  # `name` in module `first`, through its star imports, last first
+            for star in reversed(self.exports.get(first, {}).get(STAR, "").split()):
+                found = f"{star}.{name}"
+                if name in self.exports.get(star, {}):
+                    yield (NAME, found, "")
+                elif found in self.classes:
+                    yield (FOUND, found, "")
+                yield (STAR_NODE, star, name)
+            return
+        if first in self.classes:
+            yield (FOUND, first, "")
+            return
+        if first.startswith("builtins."):
+            return
+        parts = first.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            bindings = self.exports.get(".".join(parts[:cut]))
+            if bindings is None:
+                continue
+            if parts[cut] in bindings:  # an explicit binding is the name: nothing else is tried
+                yield (NAME, ".".join([bindings[parts[cut]], *parts[cut + 1:]]), "")
+                return
+            if cut == len(parts) - 1:  # the module may have the class through `from M import *`
+                yield (STAR_NODE, ".".join(parts[:cut]), parts[cut])
+
+    def _bound(self, qualname: str) -> str:
+        """The last name a name's explicit bindings lead to, each followed once (a cycle, or a
+        name that grows under its own binding, ends where it repeats or at `_budget`)."""
+        current, followed = qualname, {qualname}
+        while len(followed) < self._budget and not (current in self.classes
+                                                    or current.startswith("builtins.")):
+            parts = current.split(".")
+            target = next((".".join([bindings[parts[cut]], *parts[cut + 1:]])
+                           for cut in range(len(parts) - 1, 0, -1)
+                           for bindings in [self.exports.get(".".join(parts[:cut])) or {}]
+                           if parts[cut] in bindings), None)
+            if target is None or target in followed:
+                break
+            followed.add(target)
+            current = target
+        return current
 
     def templates(self, qualname: str) -> tuple[tuple[Template, ...], str | None, ClassDef | None]:
         """A class's default templates, where from, and the class that defines them; inherited
-        through bases that do not define __init__."""
-        if qualname in self._templates:
-            return self._templates[qualname]
-        self._templates[qualname] = ((), None, None)  # a cycle reads as no template
+        through bases that do not define __init__ (the first base that has them)."""
+        def own(name: str) -> _Templates | None:
+            cls = self.classes.get(name)
+            if cls is not None and cls.templates:
+                return (cls.templates, cls.template_from, cls)
+            return NO_TEMPLATE if cls is None or cls.has_init else None
+
+        return first_of_bases(qualname, self._templates, own, self._bases, NO_TEMPLATE,
+                              lambda found: bool(found[0]))
+
+    def _bases(self, qualname: str) -> list[str]:
         cls = self.classes.get(qualname)
-        found: tuple[tuple[Template, ...], str | None, ClassDef | None] = ((), None, None)
-        if cls is not None:
-            if cls.templates:
-                found = (cls.templates, cls.template_from, cls)
-            elif not cls.has_init:
-                for base in cls.bases:
-                    inherited = self.templates(self.canonical(base))
-                    if inherited[0]:
-                        found = inherited
-                        break
-        self._templates[qualname] = found
-        return found
+        return [self.canonical(base) for base in cls.bases] if cls is not None else []
 
     def _mro(self, qualname: str) -> list[str]:
         """The class and its repository bases, depth first, each once (cycles cut)."""
@@ -163,43 +207,99 @@ class ClassIndex:
 
     def is_exception(self, qualname: str) -> bool:
         """Derives from a builtin exception, or from a class whose name says it is one."""
-        if qualname in self._is_exception:
-            return self._is_exception[qualname]
-        self._is_exception[qualname] = False
-        result = False
-        cls = self.classes.get(qualname)
-        if cls is not None:
-            for base in cls.bases:
-                resolved = self.canonical(base)
-                name = resolved.rpartition(".")[2]
-                if resolved in self.classes:
-                    result = self.is_exception(resolved)
-                elif resolved.startswith("builtins."):
-                    result = name in BUILTIN_EXCEPTIONS
-                else:
-                    result = name.endswith(_EXCEPTION_SUFFIXES)
-                if result:
-                    break
-        self._is_exception[qualname] = result
-        return result
+        def own(name: str) -> bool | None:
+            if name in self.classes:
+                return None  # its bases say
+            last = name.rpartition(".")[2]
+            return last in BUILTIN_EXCEPTIONS if name.startswith("builtins.") \
+                else last.endswith(_EXCEPTION_SUFFIXES)
+
+        return qualname in self.classes and first_of_bases(
+            qualname, self._is_exception, own, self._bases, False, bool)
+
+
+V = TypeVar("V")
+
+
+def first_of_bases(start: str, memo: dict[str, V], own: Callable[[str], V | None],
+                   bases: Callable[[str], Iterable[str]], nothing: V,
+                   found: Callable[[V], bool]) -> V:
+    """What a class has of its own (`own`: None where its bases decide), else the first of its
+    bases' answers that is `found`, depth first in the order of the bases; `nothing` where none
+    is. `memo` keeps each class whose bases were read; a class met again while its bases are
+    read (a cycle) reads as `nothing`. Iterative: a chain of bases is as long as the repository
+    makes it."""
+    if start in memo:
+        return memo[start]
+    first = own(start)
+    if first is not None:
+        return first
+    memo[start] = nothing
+    stack = [(start, iter(bases(start)))]
+    while stack:
+        base = next(stack[-1][1], None)
+        if base is None:
+            stack.pop()  # none of its bases has it: it stays `nothing`
+            continue
+        value = memo[base] if base in memo else own(base)
+        if value is None:
+            memo[base] = nothing
+            stack.append((base, iter(bases(base))))
+        elif found(value):  # each class on the stack takes the first base that has it
+            for name, _ in stack:
+                memo[name] = value
+            break
+    return memo[start]
 
 
 def resolve(files: Sequence[VisitedFile]) -> Resolved:
-    """Sites with class defaults applied and canonical exception names; the exception classes."""
+    """Sites with class defaults applied and canonical exception names; the exception classes.
+
+    A fault in one raise's or one class's reading (a bug no test has met yet) costs that reading
+    only: the raise keeps the text its own reading gives (a message-less one stays without a
+    record), the class stays out of the list, and the fault is in `faults`, once per class."""
     index = ClassIndex(files)
     resolved = Resolved(sites=[], exception_classes=[])
     for visited in files:
         for site in visited.sites:
-            resolved.sites.extend(_apply(index, site, resolved, pending=False))
+            resolved.sites.extend(_contained(index, site, resolved, pending=False))
         for site in visited.pending:
-            resolved.sites.extend(_apply(index, site, resolved, pending=True))
+            resolved.sites.extend(_contained(index, site, resolved, pending=True))
     resolved.sites = list(dict.fromkeys(resolved.sites))  # two readings its class made one
     digests: dict[str, str] = {}  # each class's part of `class_order.digest`, made once
     for qualname in sorted(index.classes):
-        if index.is_exception(qualname):
-            resolved.exception_classes.append(_class_entry(index, index.classes[qualname],
-                                                           digests))
+        cls = index.classes[qualname]
+        try:
+            if index.is_exception(qualname):
+                resolved.exception_classes.append(_class_entry(index, cls, digests))
+        except Exception as error:  # noqa: BLE001 - one class's fault costs that class
+            _fault(resolved, cls.path, f"class {qualname}", error)
+    resolved.faults.sort(key=lambda s: (s.path, s.detail or ""))
     return resolved
+
+
+def _contained(index: ClassIndex, site: RaiseSite, resolved: Resolved,
+               pending: bool) -> list[RaiseSite]:
+    """`_apply`, or where it faults the site as its own reading gives it, counted as before."""
+    counts = (resolved.class_default, resolved.from_pending, resolved.renamed,
+              dict(resolved.from_pending_by_path))
+    try:
+        return _apply(index, site, resolved, pending)
+    except Exception as error:  # noqa: BLE001 - one class's fault costs that class's readings
+        (resolved.class_default, resolved.from_pending, resolved.renamed,
+         resolved.from_pending_by_path) = counts
+        name = site.exception_qualname or site.exception
+        cls = index.classes.get(name)
+        _fault(resolved, cls.path if cls is not None else site.path, f"class {name}", error)
+        return [] if pending else [site]
+
+
+def _fault(resolved: Resolved, path: str, what: str, error: Exception) -> None:
+    """A fault of the pass, in one line, once per class."""
+    detail = f"{what}: the class pass failed ({type(error).__name__}: {error})"
+    detail = " ".join(detail.split())[:300]
+    if not any(f.path == path and f.detail == detail for f in resolved.faults):
+        resolved.faults.append(Skipped(path, ANALYSIS_FAILED, detail))
 
 
 def _apply(index: ClassIndex, site: RaiseSite, resolved: Resolved, pending: bool) -> list[RaiseSite]:

@@ -31,6 +31,7 @@ import builtins
 from collections import defaultdict, deque
 from collections.abc import Iterable
 
+from crawler.catalogue import class_order
 from crawler.catalogue import dynamic_calls as _dynamic
 from crawler.catalogue.public_names import callees_of, public_names, reached_by_public
 from crawler.parse.call_edges import (
@@ -209,13 +210,9 @@ class Graph:
         return None
 
     def mro(self, qualname: str) -> list[str]:
-        """The class and its bases, nearest first (a depth-first order, not C3)."""
-        if qualname not in self._mros:
-            self._mros[qualname] = order = [qualname]  # a class met again while ordered: itself
-            for base in self.classes[qualname].bases if qualname in self.classes else ():
-                order.extend(k for k in self.mro(self.definition(base) or base) if k not in order)
-            self._mros[qualname] = list(order)
-        return self._mros[qualname]
+        """The class and its bases, nearest first (`class_order.depth_first`, not C3)."""
+        return class_order.depth_first(qualname, self._mros, lambda name: (
+            self.definition(base) or base for base in getattr(self.classes.get(name), "bases", ())))
 
     def lookup(self, cls: str, name: str) -> str | None:
         """The method `name` of `cls` through its bases, or the TypeRef of such an attribute."""

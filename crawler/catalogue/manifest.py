@@ -72,7 +72,7 @@ def build_manifest(collected: Collected, previous: Manifest | None, records: Seq
             if left:
                 removed.setdefault(path, []).extend(left)
     files = tuple(entries[path] for path in sorted(entries))
-    all_skipped = tuple(sorted([*collected.skipped, *failures, *extra_skipped],
+    all_skipped = tuple(sorted([*collected.skipped, *failures, *resolved.faults, *extra_skipped],
                                key=lambda s: (s.path, s.reason)))
     review = {r.id for r in records if r.status == NEEDS_REVIEW}
     raises = sum((e.raises for e in files), RaiseCounts())

@@ -22,6 +22,7 @@ import builtins
 from dataclasses import dataclass
 
 from crawler.parse import call_scopes as _scopes
+from crawler.parse import type_refs
 from crawler.parse._positions import ast_parse_newer
 from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.call_scopes import LOCALS, annotation, from_module, nested_defs, split_lambdas
@@ -472,29 +473,10 @@ class _FunctionReader:
 
     def type_of(self, node: ast.expr) -> str:
         """A TypeRef of what an expression gives, or "" when a static reader cannot tell."""
-        if isinstance(node, ast.Name):
-            if node.id in self.types:
-                return self.types[node.id]
-            qualified = self._global([node.id])
-            return "V " + qualified if qualified else ""
-        if isinstance(node, ast.Attribute):
-            owner = self.type_of(node.value)
-            if owner.startswith("S ") or owner.startswith("N "):
-                return f"A {owner[2:]} {node.attr}"
-            if owner.startswith("V "):
-                return f"V {owner[2:]}.{node.attr}"
-            return ""
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute):
-                owner = self.type_of(func.value)
-                if owner[:2] in ("S ", "N "):
-                    return f"M {owner[2:]} {func.attr}"
-                if owner.startswith("V "):
-                    return f"R {owner[2:]}.{func.attr}"
-                if owner.startswith("A "):
-                    return ""
-            called = self.type_of(func)
-            if called.startswith("V "):
-                return "R " + called[2:]
-        return ""
+        return type_refs.type_of(node, self._type_of_name)
+
+    def _type_of_name(self, name: str) -> str:
+        if name in self.types:
+            return self.types[name]
+        qualified = self._global([name])
+        return "V " + qualified if qualified else ""

@@ -74,8 +74,8 @@ def definitions(name: str, position: Position, items: bool = False,
     module's docstring)."""
     try:
         found = _Search(name, items, limit).reaching(position)
-    except _GiveUp:
-        return None
+    except (_GiveUp, RecursionError):  # its depth is MAX_STEPS's, a bound of ours: a chain of
+        return None  # some 200 `+=` is deeper than Python's stack, and is unknown, as past it
     if found is None or len(found) > limit:
         return None
     return found

@@ -43,6 +43,7 @@ from crawler.records import (
     Manifest,
     Pin,
     Releases,
+    Skipped,
 )
 from crawler.serve import lookup_index
 from crawler.store import record_files, repo_output
@@ -95,6 +96,7 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
                 web_url=collected.pin.web_url, forge=collected.pin.forge))
         pinned = collected.pin
         resolved = class_pass(collected, previous, stage_callback(progress, CLASSES))
+        notes.extend(f"{fault.path}: {fault.detail}" for fault in resolved.faults)
         cyclic_gc.settled()  # its sites live to the end, its call graph to the entry stage
         if collected.kept and collected.outcomes:
             collected = _reach_of_class_changes(collected, previous, resolved)
@@ -289,10 +291,19 @@ def class_pass(collected: Collected, previous: Manifest | None,
             lambda: entry_stage.graph_of(entry_stage.calls_in_order(everything))))
         if progress is not None and files:
             progress(len(files), len(files))
+        passed = {o.path for o in files}  # a fault of a file the pass did not read stays listed
+        resolved.faults.extend(_faults(previous, lambda s: s.path not in passed))
         return resolved
     raw = sum(entry.raises.without_message for entry in previous.files)
     return classes.Resolved(sites=[], exception_classes=list(previous.exception_classes),
-                            from_pending=raw - previous.counts.raises.without_message)
+                            from_pending=raw - previous.counts.raises.without_message,
+                            faults=_faults(previous, lambda s: True))
+
+
+def _faults(previous: Manifest | None, kept: Callable[[Skipped], bool]) -> list[Skipped]:
+    """The class pass's faults a previous run listed, those `kept` says."""
+    return [s for s in previous.skipped if s.reason == classes.ANALYSIS_FAILED and kept(s)] \
+        if previous is not None else []
 
 
 def _match_tests(folder: Path, collected: Collected, previous: Manifest | None,
