@@ -131,14 +131,14 @@ def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json:
           quiet: bool) -> None:
     """List records whose annotation may not fit their message any more, and orphaned annotations.
 
-    A record is listed when its annotation's written_for is not its current message template,
-    or when it is in needs_review (its message was reworded). After checking the annotation,
-    set annotation.written_for to the current template: the next `crawler update` makes the
-    record active again. A removed record that carries an annotation is listed with the live
-    record without one that most resembles it and the score (or "no candidate"): move the
-    annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a record
-    cannot be read. A record file whose exact bytes passed the schema before (in any run using
-    the same cache folder) is not checked in full again.
+    A record is listed when its annotation's written_for is not its current message template, or
+    when it carries an annotation and is in needs_review (its message was reworded). After
+    checking the annotation, set annotation.written_for to the current template: the next `crawler
+    update` makes the record active again. A removed record that carries an annotation is listed
+    with the live record without one that most resembles it and the score (or "no candidate"):
+    move the annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a
+    record cannot be read. A record file whose exact bytes passed the schema before (in any run
+    using the same cache folder) is not checked in full again.
 
     Every annotation is also asked whether it fits its record: one whose code names are defined
     elsewhere in the repository, and that never names its record's function, class or exception,
