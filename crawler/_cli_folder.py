@@ -42,7 +42,8 @@ from crawler._cli_common import echo_lines, echo_skipped, one_line, require_fold
 def validate(output: Path, as_json: bool, quiet: bool) -> None:
     """Check every record and manifest under OUTPUT against the schemas in schemas/.
 
-    Prints each bad file with the field and what is wrong; exits 1 if any file is bad.
+    Prints each bad file with the field and what is wrong, one line each on standard output
+    (with -q too); exits 1 if any file is bad.
 
     \b
     Example:
@@ -50,8 +51,8 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
       crawler validate output/github.com/jax-ml/jax --json
     """
     summary = ValidateSummary.of_folder(output)
-    for problem in summary.problems:
-        click.echo(one_line(problem), err=True)
+    if not as_json:  # the command's findings: on stdout, -q too (as ruff prints its diagnostics)
+        echo_lines(one_line(problem) for problem in summary.problems)
     show(summary, as_json, quiet)
     if summary.problems:
         sys.exit(1)
@@ -156,9 +157,8 @@ def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json:
     # a record file whose exact bytes passed the schema before (in any run) is not read again
     review = review_output(output, load_cache(cache_dir), annotations_only)
     summary = CheckSummary(review)
-    if not as_json:
-        for problem in review.problems:
-            click.echo(problem, err=True)
+    if not as_json:  # a file that is no record is a finding too: on stdout, as validate's
+        echo_lines(review.problems)
     if quiet and not as_json:
         echo_lines(summary.findings())  # -q leaves out the count, never what needs a look
     show(summary, as_json, quiet)

@@ -129,6 +129,17 @@ class UpdateSummary:
             "test_files_crashed": _crashed(result),
         }))
 
+    def findings(self) -> Iterator[Line]:
+        """What `-q` still prints: the stale annotations, and with --check a stale folder."""
+        yield from self._stale_annotations()
+        if self.check_only and self.result.pending:
+            yield f"stale: {len(self.result.pending)} files would change"
+
+    def _stale_annotations(self) -> Iterator[str]:
+        for stale in self.result.stale:
+            yield (f"stale annotation {stale.id}: written for {stale.annotation.written_for!r}, "
+                   f"the message is now {stale.site.message.template!r}")
+
     def lines(self) -> Iterator[Line]:
         result, pending = self.result, self.result.pending
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
@@ -142,9 +153,7 @@ class UpdateSummary:
             shown = " ".join(ids[:4]) + (f" (+{len(ids) - 4})" if len(ids) > 4 else "")
             table.add_row(key, str(len(ids)), shown, meaning)
         yield table
-        for stale in result.stale:
-            yield (f"stale annotation {stale.id}: written for {stale.annotation.written_for!r}, "
-                   f"the message is now {stale.site.message.template!r}")
+        yield from self._stale_annotations()
         by_id = {r.id: r for r in result.merged.records}
         for record_id, why in result.merged.paired_by.items():
             if by_id[record_id].status == "needs_review":  # a pair a person must look at

@@ -51,6 +51,7 @@ from crawler._cli_common import (
     TerminatedExit,
     after_interrupt,
     batch_progress,
+    echo_lines,
     echo_notes,
     files_progress,
     one_line,
@@ -258,7 +259,10 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
                             wait=wait, evidence=evidence, web_url=web_url)
-    show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
+    summary = UpdateSummary(result, dry_run or check_only, check_only)
+    if quiet and not as_json:
+        echo_lines(summary.findings())  # -q leaves out the summary, never what is stale
+    show(summary, as_json, quiet)
     echo_notes(result.notes, quiet)
     raise_problems(result.problems, result.folder)
     if check_only and result.pending:

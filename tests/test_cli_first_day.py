@@ -50,3 +50,36 @@ def test_a_record_in_review_without_an_annotation_is_not_listed(
                       encoding="utf-8")
     code, stdout, _ = run("check", out)
     assert code == 1 and f"{record}: needs_review: the message changed" in stdout, stdout
+
+
+def test_update_check_quiet_says_the_folder_is_stale(make_repo: Callable[[str], GitRepo],
+                                                      tmp_path: Path) -> None:
+    """`-q` leaves out the summary, never the finding: a stale folder is one line on stdout
+    (it printed nothing, exit 1); an up-to-date one prints nothing."""
+    repo, out, _ = reworded(make_repo, tmp_path)
+    code, stdout, stderr = run("update", repo.path, "-o", out, "--check", "-q", "-j", "1",
+                               "--no-evidence")
+    assert (code, stdout, stderr) == (1, "stale: 2 files would change\n", ""), (stdout, stderr)
+    assert run("update", repo.path, "-o", out, "-q", "-j", "1", "--no-evidence")[0] == 0
+    assert run("update", repo.path, "-o", out, "--check", "-q", "-j", "1",
+               "--no-evidence") == (0, "", "")
+
+
+def test_validate_and_check_print_what_they_find_on_stdout(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """One convention, ruff's: a command's findings are its output, on stdout, with -q too;
+    stderr is for errors that stop it. validate printed its problems on stderr, check its
+    findings on stdout and its unreadable files on stderr."""
+    repo = make_repo("lib")
+    repo.write("lib/core.py", "def load(name):\n    raise KeyError(f'no dataset {name!r}')\n")
+    repo.commit("first")
+    out = tmp_path / "out"
+    assert run("extract", repo.path, "-o", out, "-q", "-j", "1", "--no-evidence")[0] == 0
+    [record] = out.rglob("errors/*.yaml")
+    record.write_text(record.read_text(encoding="utf-8").replace("status: active", "status: lost"),
+                      encoding="utf-8")
+    for command in ("validate", "check"):
+        for quiet in ((), ("-q",)):
+            code, stdout, stderr = run(command, out, *quiet)
+            assert (code, stderr) == (1, ""), (command, stdout, stderr)
+            assert f"{record}:" in stdout and "status" in stdout, (command, stdout)
