@@ -238,7 +238,8 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
            as_json: bool, quiet: bool, web_url: str | None = None) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
-    Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
+    Needs the output folder of an earlier `crawler extract`; the identity it was given (--name,
+    --web-url) is read from the folder's manifest. Only files
     whose content changed are read again; records whose site did not change are not rewritten.
     A record whose message was reworded gets status needs_review; annotations whose written_for
     is not the current message are listed. Setting written_for to the current message marks
