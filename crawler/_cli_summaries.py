@@ -386,13 +386,24 @@ class HistorySummary:
 
     def lines(self) -> Iterator[Line]:
         result = self.result
-        for tag, why in result.walk.ignored:
-            yield f"left out {tag}: {why}"
+        yield from self.left_out(result.walk.ignored)
         walked = [step.tag for step in result.steps if step.tag is not None]
         order = "tag date (no tag names a version)" if result.walk.by_date else "version order"
         yield (f"{len(walked)} release tags walked in {order}"
                + (f", {walked[0]} to {walked[-1]}" if walked else "")
                + f", in {round(result.seconds, 3):.2f}s; records in {result.folder}")
+
+    @staticmethod
+    def left_out(ignored: tuple[tuple[str, str], ...]) -> Iterator[str]:
+        """One line a reason, in the order first given: the tag, or how many and the first and
+        last (the tags before --since, 63 of them on a web framework, were a line each);
+        `--json` lists every tag."""
+        tags: dict[str, list[str]] = {}
+        for tag, why in ignored:
+            tags.setdefault(why, []).append(tag)
+        for why, named in tags.items():
+            yield (f"left out {named[0]}: {why}" if len(named) == 1 else
+                   f"left out {len(named)} tags ({named[0]} to {named[-1]}): {why}")
 
     @staticmethod
     def step_line(step: TagStep) -> str:

@@ -4,6 +4,7 @@ identity `update` reads from the manifest."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,3 +84,91 @@ def test_validate_and_check_print_what_they_find_on_stdout(
             code, stdout, stderr = run(command, out, *quiet)
             assert (code, stderr) == (1, ""), (command, stdout, stderr)
             assert f"{record}:" in stdout and "status" in stdout, (command, stdout)
+
+
+def tagged(make_repo: Callable[[str], GitRepo], releases: int) -> tuple[GitRepo, dict[str, str]]:
+    """A library with a release tag per version, one raise more in each: the tags' commits."""
+    repo = make_repo("lib")
+    commits = {}
+    for number in range(1, releases + 1):
+        repo.write(f"lib/m{number}.py", f"def f{number}(x):\n    raise ValueError(f'bad {number} {{x}}')\n")
+        commits[f"v{number}.0"] = repo.commit(f"release {number}")
+        repo.tag(f"v{number}.0")
+    repo.write("lib/after.py", "def g(x):\n    raise KeyError(f'no key {x}')\n")
+    repo.commit("after the last release")
+    return repo, commits
+
+
+def test_history_since_lists_the_tags_it_walks_not_every_one_before(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """Tags before --since are left out in one line, with their count, the first and the last
+    (the web framework's were 63 lines, one a tag); --json still lists each."""
+    repo, _ = tagged(make_repo, 6)
+    out = tmp_path / "out"
+    code, stdout, stderr = run("history", repo.path, "--tags", "v*", "--since", "v5.0", "-o", out,
+                               "-j", "1", "--no-evidence")
+    assert code == 0, (stdout, stderr)
+    steps = stderr.splitlines()  # one line a step: the two tags, then the commit after them
+    assert [step.split(" ")[1] for step in steps] == ["v5.0", "v6.0", "HEAD"], steps
+    assert stdout.splitlines()[0] == ("left out 4 tags (v1.0 to v4.0): before v5.0, where the "
+                                      "walk starts"), stdout
+    assert stdout.splitlines()[1].startswith("2 release tags walked in version order, v5.0 to v6.0")
+    done = CliRunner().invoke(main, ["history", str(repo.path), "--tags", "v*", "--since", "v5.0",
+                                     "-o", str(tmp_path / "again"), "-j", "1", "--no-evidence",
+                                     "--json"])
+    assert [item["tag"] for item in json.loads(done.stdout)["ignored"]] == [
+        "v1.0", "v2.0", "v3.0", "v4.0"]
+
+
+def test_a_walk_over_an_extracts_folder_dates_first_seen_by_the_first_release(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """`extract` at the newest commit, then `history`: each record's history.first_seen is the
+    commit of its first release (versions.first), as a walk from nothing gives; it stayed the
+    extract's commit. The record of no release keeps the commit where it was first seen."""
+    repo, commits = tagged(make_repo, 3)
+    head = repo.head()
+    walked = {}
+    for name, first in (("extracted", True), ("walked", False)):
+        out = tmp_path / name
+        if first:
+            assert run("extract", repo.path, "-o", out, "-q", "-j", "1", "--no-evidence")[0] == 0
+        code, stdout, stderr = run("history", repo.path, "--tags", "v*", "-o", out, "-q", "-j",
+                                   "1", "--no-evidence")
+        assert code == 0, (stdout, stderr)
+        records = [yaml.safe_load(path.read_text(encoding="utf-8"))
+                   for path in sorted(out.rglob("errors/*.yaml"))]
+        seen = {r["extracted"]["qualname"]: (r["versions"]["first"] if r.get("versions") else None,
+                                             r["history"]["first_seen"]) for r in records}
+        walked[name] = seen
+    assert walked["extracted"] == walked["walked"], walked
+    assert walked["walked"] == {"f1": ("v1.0", commits["v1.0"]), "f2": ("v2.0", commits["v2.0"]),
+                                "f3": ("v3.0", commits["v3.0"]), "g": (None, head)}, walked
+
+
+def test_update_reads_the_identity_extract_was_given_from_the_manifest(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """`extract --name` and `--web-url`, then `update SOURCE` alone: the records in that folder
+    move on, their permalinks still the web page's (update looked for the folder the source
+    alone names and said to run extract first). An option that names another identity: one
+    line, exit 1, nothing written."""
+    repo, out, _ = reworded(make_repo, tmp_path)
+    named = tmp_path / "named"
+    web = "https://git.example.org/acme/lib"
+    code, stdout, stderr = run("extract", repo.path, "-o", named, "-q", "-j", "1",
+                               "--no-evidence", "--commit", "HEAD~1", "--web-url", web)
+    assert code == 0, (stdout, stderr)
+    [record] = named.rglob("errors/*.yaml")
+    assert record.parent.parent == named / "git.example.org" / "acme" / "lib"
+    before = {path: path.read_bytes() for path in named.rglob("*") if path.is_file()}
+    code, stdout, stderr = run("update", repo.path, "-o", named, "-q", "-j", "1", "--no-evidence",
+                               "--name", "acme/other")
+    assert code == 1 and len(stderr.splitlines()) == 1, (stdout, stderr)
+    assert f"records are in {record.parent.parent} (identity git.example.org/acme/lib, {web})" \
+        in stderr, stderr
+    assert {path: path.read_bytes() for path in named.rglob("*") if path.is_file()} == before
+    code, stdout, stderr = run("update", repo.path, "-o", named, "-q", "-j", "1", "--no-evidence")
+    assert (code, stderr) == (0, ""), (stdout, stderr)
+    data = yaml.safe_load(record.read_text(encoding="utf-8"))
+    assert data["extracted"]["message"]["template"] == "no data set {name}"
+    assert data["extracted"]["url"].startswith(f"{web}/-/blob/"), data["extracted"]["url"]
+    assert sorted(path.name for path in named.iterdir()) == ["git.example.org"]
