@@ -101,8 +101,13 @@ class CrawlerGroup(click.Group):
 
 @click.group(cls=CrawlerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="crawler")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Catalogue a Python library's raise sites as skeleton error records.
+
+    Options a site repeats (output, name, web-url, include, exclude, jobs, tags) may be given
+    once in crawler.toml or in [tool.crawler] of pyproject.toml, in the folder the command runs
+    from; the command line wins over the file.
 
     \b
     Example:
@@ -112,6 +117,9 @@ def main() -> None:
       crawler check output/
       crawler validate output/
     """
+    from crawler._cli_config import default_map
+
+    ctx.default_map = default_map(Path.cwd())  # each command's defaults, from the file
 
 
 @main.command()
