@@ -92,7 +92,9 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     answers). Matches are
     exact, an exact prefix of a template, or only close (~), ranked with ties shown. Exits 0
     when a template's own text explains most of the paste, 1 when none does (the closest are
-    listed, or the plain line that no raise site prints it) or a record file cannot be read.
+    listed, or the plain line that no raise site prints it) or a record file cannot be read as
+    YAML (named on stderr, left out). A record that reads but breaks the schema answers as it
+    is: `crawler validate` checks the schema.
 
     \b
     Example:

@@ -5,6 +5,8 @@ identity `update` reads from the manifest."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -172,3 +174,66 @@ def test_update_reads_the_identity_extract_was_given_from_the_manifest(
     assert data["extracted"]["message"]["template"] == "no data set {name}"
     assert data["extracted"]["url"].startswith(f"{web}/-/blob/"), data["extracted"]["url"]
     assert sorted(path.name for path in named.iterdir()) == ["git.example.org"]
+
+
+def test_the_shell_completion_the_readme_gives_completes_commands(tmp_path: Path) -> None:
+    """The README's lines for each shell print a script, and bash's completes `crawler ex`."""
+    for shell in ("bash", "zsh", "fish"):
+        env = {**os.environ, "_CRAWLER_COMPLETE": f"{shell}_source"}
+        script = subprocess.run(["crawler"], env=env, capture_output=True, text=True, timeout=60)
+        assert script.returncode == 0 and "_CRAWLER_COMPLETE" in script.stdout, script
+    env = {**os.environ, "_CRAWLER_COMPLETE": "bash_complete", "COMP_WORDS": "crawler ex",
+           "COMP_CWORD": "1"}
+    done = subprocess.run(["crawler"], env=env, capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert done.stdout.split() == ["plain,export", "plain,extract"], done
+
+
+def test_the_schema_gives_each_annotation_slot_a_description_and_its_items_a_type(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """A newcomer learnt from `validate` that solutions is a list: the schema says what goes in
+    each slot, and what an item of a list slot is (a text, or an object for a structured one:
+    every annotation valid before stays valid). A number as an item is named by validate."""
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "record.schema.json")
+                        .read_text(encoding="utf-8"))
+    slots = schema["properties"]["annotation"]["properties"]
+    assert all(slot.get("description") for slot in slots.values()), slots
+    for name in ("solutions", "defensive_patterns", "prevention", "related"):
+        assert slots[name]["items"]["type"] == ["string", "object"], name
+        assert slots[name]["items"]["description"], name
+    _, out, record = reworded(make_repo, tmp_path)
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("  solutions: []\n", "  solutions:\n  - Give a known name.\n"
+                                   "  - text: Or list them first.\n    code: names()\n", 1),
+                      encoding="utf-8")
+    assert run("validate", out)[0] == 0
+    record.write_text(text.replace("  solutions: []\n", "  solutions:\n  - 3\n", 1), encoding="utf-8")
+    code, stdout, _ = run("validate", out)
+    assert code == 1 and f"{record}:" in stdout and "annotation.solutions" in stdout, stdout
+
+
+def test_what_the_docs_say_of_identity_index_and_lookup_is_what_happens(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """Issue 45's contradictions, as behaviour: the default identity of a local repository is
+    its folder name with other characters than [A-Za-z0-9._-] made `-` (README); extract makes
+    the lookup index (lookup_index's docstring said it never did); a record that breaks the
+    schema is answered from, exit 0, and one that is no YAML is named, exit 1 (lookup --help
+    said any record that cannot be read gave 1)."""
+    repo = make_repo("my clöne")
+    repo.write("m.py", "def f(x):\n    raise ValueError(f'bad {x}')\n")
+    repo.commit("first")
+    out = tmp_path / "out"
+    assert run("extract", repo.path, "-o", out, "-q", "-j", "1", "--no-evidence")[0] == 0
+    [folder] = [path.parent for path in out.rglob("manifest.yaml")]
+    assert folder.name == "my-cl-ne" and folder.parent.parent.name == "local", folder
+    assert (folder / "lookup.sqlite").is_file()
+    help_text = " ".join(run("lookup", "--help")[1].split())
+    assert "A record that reads but breaks the schema answers as it is" in help_text, help_text
+    [record] = folder.glob("errors/*.yaml")
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("  line: 2\n", "  line: two\n", 1), encoding="utf-8")
+    code, stdout, _ = run("lookup", "ValueError: bad 3", out)
+    assert code == 0 and "m.py:two" in stdout, stdout
+    record.write_text(text.replace("status: active", "status: [oops", 1), encoding="utf-8")
+    code, _, stderr = run("lookup", "ValueError: bad 3", out)
+    assert code == 1 and f"skipped: {record}:" in stderr, stderr
