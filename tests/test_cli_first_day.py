@@ -237,3 +237,25 @@ def test_what_the_docs_say_of_identity_index_and_lookup_is_what_happens(
     record.write_text(text.replace("status: active", "status: [oops", 1), encoding="utf-8")
     code, _, stderr = run("lookup", "ValueError: bad 3", out)
     assert code == 1 and f"skipped: {record}:" in stderr, stderr
+
+
+def test_update_never_takes_another_repositorys_folder_by_the_source_as_typed(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """Two repositories extracted as `.` from their own folders into one output root, one under
+    --name: `update .` of the other, which has no folder, says to run extract first, and the
+    named folder's records are left as they are (the source `.` names no repository)."""
+    first, second = make_repo("first"), make_repo("second")
+    for repo, text in ((first, "no dataset"), (second, "no table")):
+        repo.write("m.py", f"def f(x):\n    raise KeyError(f'{text} {{x}}')\n")
+        repo.commit("one")
+    out = tmp_path / "out"
+    assert crawler_in(first.path, "extract", ".", "-o", out, "--name", "acme/first").returncode == 0
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    done = crawler_in(second.path, "update", ".", "-o", out)
+    assert done.returncode == 1 and "run `crawler extract` first" in done.stderr, done
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+
+
+def crawler_in(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["crawler", *map(str, args), "-q", "-j", "1", "--no-evidence"], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)

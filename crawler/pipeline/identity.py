@@ -4,7 +4,7 @@
 folder it writes (HOST/OWNER/NAME) and the records' permalinks. A later run given the source
 alone would look for another folder. When that folder holds no manifest, the manifests under
 the output root say where this repository's records are: one of this repository (its first
-commit, its web page, or its very source as given) is the identity to go on with. An option
+commit, else its web page) is the identity to go on with. An option
 given that names another identity than that manifest's is refused in one line.
 """
 
@@ -20,12 +20,12 @@ from crawler.store.manifest_file import MANIFEST, load_manifest
 
 
 def same_repository(held: Pin, pin: Pin) -> bool:
-    """Do the records of a folder pinned as `held` belong to `pin`'s repository, for sure?"""
+    """Do the records of a folder pinned as `held` belong to `pin`'s repository, for sure? Its
+    first commit says so, else its web page; a source as typed (`.`) or a manifest older than
+    the first commit's field cannot tell, and is not taken."""
     if held.root and pin.root:
         return held.root == pin.root
-    if held.web_url and pin.web_url:
-        return held.web_url.lower() == pin.web_url.lower()
-    return held.source == pin.source
+    return bool(held.web_url and pin.web_url and held.web_url.lower() == pin.web_url.lower())
 
 
 def known_folders(output_root: Path, pinned: Pin,
