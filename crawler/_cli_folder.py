@@ -42,7 +42,8 @@ from crawler._cli_common import echo_lines, echo_skipped, one_line, require_fold
 def validate(output: Path, as_json: bool, quiet: bool) -> None:
     """Check every record and manifest under OUTPUT against the schemas in schemas/.
 
-    Prints each bad file with the field and what is wrong; exits 1 if any file is bad.
+    Prints each bad file with the field and what is wrong, one line each on standard output
+    (with -q too); exits 1 if any file is bad.
 
     \b
     Example:
@@ -50,8 +51,8 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
       crawler validate output/github.com/jax-ml/jax --json
     """
     summary = ValidateSummary.of_folder(output)
-    for problem in summary.problems:
-        click.echo(one_line(problem), err=True)
+    if not as_json:  # the command's findings: on stdout, -q too (as ruff prints its diagnostics)
+        echo_lines(one_line(problem) for problem in summary.problems)
     show(summary, as_json, quiet)
     if summary.problems:
         sys.exit(1)
@@ -91,7 +92,9 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     answers). Matches are
     exact, an exact prefix of a template, or only close (~), ranked with ties shown. Exits 0
     when a template's own text explains most of the paste, 1 when none does (the closest are
-    listed, or the plain line that no raise site prints it) or a record file cannot be read.
+    listed, or the plain line that no raise site prints it) or a record file cannot be read as
+    YAML (named on stderr, left out). A record that reads but breaks the schema answers as it
+    is: `crawler validate` checks the schema.
 
     \b
     Example:
@@ -131,14 +134,14 @@ def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json:
           quiet: bool) -> None:
     """List records whose annotation may not fit their message any more, and orphaned annotations.
 
-    A record is listed when its annotation's written_for is not its current message template,
-    or when it is in needs_review (its message was reworded). After checking the annotation,
-    set annotation.written_for to the current template: the next `crawler update` makes the
-    record active again. A removed record that carries an annotation is listed with the live
-    record without one that most resembles it and the score (or "no candidate"): move the
-    annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a record
-    cannot be read. A record file whose exact bytes passed the schema before (in any run using
-    the same cache folder) is not checked in full again.
+    A record is listed when its annotation's written_for is not its current message template, or
+    when it carries an annotation and is in needs_review (its message was reworded). After
+    checking the annotation, set annotation.written_for to the current template: the next `crawler
+    update` makes the record active again. A removed record that carries an annotation is listed
+    with the live record without one that most resembles it and the score (or "no candidate"):
+    move the annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a
+    record cannot be read. A record file whose exact bytes passed the schema before (in any run
+    using the same cache folder) is not checked in full again.
 
     Every annotation is also asked whether it fits its record: one whose code names are defined
     elsewhere in the repository, and that never names its record's function, class or exception,
@@ -156,9 +159,8 @@ def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json:
     # a record file whose exact bytes passed the schema before (in any run) is not read again
     review = review_output(output, load_cache(cache_dir), annotations_only)
     summary = CheckSummary(review)
-    if not as_json:
-        for problem in review.problems:
-            click.echo(problem, err=True)
+    if not as_json:  # a file that is no record is a finding too: on stdout, as validate's
+        echo_lines(review.problems)
     if quiet and not as_json:
         echo_lines(summary.findings())  # -q leaves out the count, never what needs a look
     show(summary, as_json, quiet)

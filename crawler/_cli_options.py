@@ -41,13 +41,13 @@ cache_dir_option = click.option(
 name_option = click.option(
     "--name", default=None,
     help="Override the output identity: HOST/OWNER/NAME, OWNER/NAME or NAME "
-         "(`update` needs the one `extract` was given).")
+         "(`update` reads the one `extract` was given from the folder's manifest).")
 
 web_url_option = click.option(
     "--web-url", default=None, metavar="URL",
     help="The repository's web page on a self-hosted forge (https://HOST/OWNER/NAME): its "
          "identity and the records' permalinks (GitLab-shaped unless the host says Gitea, "
-         "Forgejo or GitHub); `update` needs the one `extract` was given.")
+         "Forgejo or GitHub); `update` reads the one `extract` was given from the manifest.")
 
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None,

@@ -129,6 +129,17 @@ class UpdateSummary:
             "test_files_crashed": _crashed(result),
         }))
 
+    def findings(self) -> Iterator[Line]:
+        """What `-q` still prints: the stale annotations, and with --check a stale folder."""
+        yield from self._stale_annotations()
+        if self.check_only and self.result.pending:
+            yield f"stale: {len(self.result.pending)} files would change"
+
+    def _stale_annotations(self) -> Iterator[str]:
+        for stale in self.result.stale:
+            yield (f"stale annotation {stale.id}: written for {stale.annotation.written_for!r}, "
+                   f"the message is now {stale.site.message.template!r}")
+
     def lines(self) -> Iterator[Line]:
         result, pending = self.result, self.result.pending
         yield (f"{result.pin.repo} @ {result.pin.sha[:12]} ({result.pin.ref}): "
@@ -142,9 +153,7 @@ class UpdateSummary:
             shown = " ".join(ids[:4]) + (f" (+{len(ids) - 4})" if len(ids) > 4 else "")
             table.add_row(key, str(len(ids)), shown, meaning)
         yield table
-        for stale in result.stale:
-            yield (f"stale annotation {stale.id}: written for {stale.annotation.written_for!r}, "
-                   f"the message is now {stale.site.message.template!r}")
+        yield from self._stale_annotations()
         by_id = {r.id: r for r in result.merged.records}
         for record_id, why in result.merged.paired_by.items():
             if by_id[record_id].status == "needs_review":  # a pair a person must look at
@@ -377,13 +386,24 @@ class HistorySummary:
 
     def lines(self) -> Iterator[Line]:
         result = self.result
-        for tag, why in result.walk.ignored:
-            yield f"left out {tag}: {why}"
+        yield from self.left_out(result.walk.ignored)
         walked = [step.tag for step in result.steps if step.tag is not None]
         order = "tag date (no tag names a version)" if result.walk.by_date else "version order"
         yield (f"{len(walked)} release tags walked in {order}"
                + (f", {walked[0]} to {walked[-1]}" if walked else "")
                + f", in {round(result.seconds, 3):.2f}s; records in {result.folder}")
+
+    @staticmethod
+    def left_out(ignored: tuple[tuple[str, str], ...]) -> Iterator[str]:
+        """One line a reason, in the order first given: the tag, or how many and the first and
+        last (the tags before --since, 63 of them on a web framework, were a line each);
+        `--json` lists every tag."""
+        tags: dict[str, list[str]] = {}
+        for tag, why in ignored:
+            tags.setdefault(why, []).append(tag)
+        for why, named in tags.items():
+            yield (f"left out {named[0]}: {why}" if len(named) == 1 else
+                   f"left out {len(named)} tags ({named[0]} to {named[-1]}): {why}")
 
     @staticmethod
     def step_line(step: TagStep) -> str:

@@ -51,6 +51,7 @@ from crawler._cli_common import (
     TerminatedExit,
     after_interrupt,
     batch_progress,
+    echo_lines,
     echo_notes,
     files_progress,
     one_line,
@@ -100,8 +101,13 @@ class CrawlerGroup(click.Group):
 
 @click.group(cls=CrawlerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="crawler")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Catalogue a Python library's raise sites as skeleton error records.
+
+    Options a site repeats (output, name, web-url, include, exclude, jobs, tags) may be given
+    once in crawler.toml or in [tool.crawler] of pyproject.toml, in the folder the command runs
+    from; the command line wins over the file.
 
     \b
     Example:
@@ -111,6 +117,9 @@ def main() -> None:
       crawler check output/
       crawler validate output/
     """
+    from crawler._cli_config import default_map
+
+    ctx.default_map = default_map(Path.cwd())  # each command's defaults, from the file
 
 
 @main.command()
@@ -237,7 +246,8 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
            as_json: bool, quiet: bool, web_url: str | None = None) -> None:
     """Move existing records of SOURCE to a new commit; annotations follow their records.
 
-    Needs the output folder of an earlier `crawler extract` and repeats its options. Only files
+    Needs the output folder of an earlier `crawler extract`; the identity it was given (--name,
+    --web-url) is read from the folder's manifest. Only files
     whose content changed are read again; records whose site did not change are not rewritten.
     A record whose message was reworded gets status needs_review; annotations whose written_for
     is not the current message are listed. Setting written_for to the current message marks
@@ -258,7 +268,10 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
         result = run_update(source, ref=ref, output_root=output_root, cache_dir=cache_dir,
                             name=name, jobs=jobs, progress=progress, dry_run=dry_run or check_only,
                             wait=wait, evidence=evidence, web_url=web_url)
-    show(UpdateSummary(result, dry_run or check_only, check_only), as_json, quiet)
+    summary = UpdateSummary(result, dry_run or check_only, check_only)
+    if quiet and not as_json:
+        echo_lines(summary.findings())  # -q leaves out the summary, never what is stale
+    show(summary, as_json, quiet)
     echo_notes(result.notes, quiet)
     raise_problems(result.problems, result.folder)
     if check_only and result.pending:

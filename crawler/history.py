@@ -391,8 +391,10 @@ class _Checkpoints:
 def _step(source: str, ref: str, tag: str | None, previous: Manifest | None, *,
           output_root: Path, options: ExtractOptions, cache_dir: Path | None, name: str | None,
           jobs: int | None, evidence: bool) -> RunResult:
-    """One regeneration: a full extract where no walk built the folder yet, else an update."""
+    """One regeneration: a full extract where no walk built the folder yet (with the options
+    of the extract that made it, if one did), else an update."""
     if previous is None or previous.releases is None:
+        options = previous.options if previous is not None else options
         return extract(source, ref=ref, output_root=output_root, options=options,
                        cache_dir=cache_dir, name=name, jobs=jobs, evidence=evidence, release=tag,
                        wait=LOCK_WAIT)

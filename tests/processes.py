@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -18,8 +21,41 @@ from crawler.pipeline import Collected
 
 ROOT = Path(__file__).resolve().parent.parent
 # the system's temporary folder, before the suite sends TMPDIR to a folder of its run (conftest):
-# where a folder another user may enter is made
+# the first place tried for a folder another user may enter
 SYSTEM_TEMP = tempfile.gettempdir()
+# where else the standard library looks for a temporary folder when TMPDIR names none
+_COMMON_TEMPS = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def _others_may_enter(folder: Path) -> bool:
+    """Every folder from the root down to `folder` lets others through (o+x)."""
+    try:
+        return all(part.stat().st_mode & stat.S_IXOTH for part in [folder, *folder.parents])
+    except OSError:
+        return False
+
+
+@contextmanager
+def folder_for_another_user() -> Iterator[Path]:
+    """A new folder (0755, the test's own) that another user may enter, with `tmp` in it that
+    every user may write (1777, as /tmp is): the TMPDIR of `crawler_as_user`. It is made where
+    every folder above it lets others through: the system's temporary folder, or where the
+    standard library would look without TMPDIR when TMPDIR names a private folder. Removed after;
+    the test is skipped where no such place exists."""
+    bases = [Path(SYSTEM_TEMP), *map(Path, _COMMON_TEMPS)]
+    base = next((b for b in bases if b.is_dir() and _others_may_enter(b)), None)
+    if base is None:
+        import pytest
+
+        pytest.skip(f"no folder another user may enter among {[str(b) for b in bases]}")
+    folder = Path(tempfile.mkdtemp(prefix="crawler-shared-", dir=base))
+    try:
+        folder.chmod(0o755)
+        (folder / "tmp").mkdir()
+        (folder / "tmp").chmod(0o1777)
+        yield folder
+    finally:
+        shutil.rmtree(folder)
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -41,16 +77,17 @@ def pickled(collected: Collected, path: Path) -> Path:
     return path
 
 
-def crawler_as_user(user: int, args: Sequence[str | Path],
+def crawler_as_user(user: int, args: Sequence[str | Path], temp: Path,
                     timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`crawler ARGS` with another user's ids, in a forked child that executes nothing: the
     interpreter may live where that user may not read (a home folder of mode 0700, as here), so
     every module the command needs must be imported before the fork (run it once as root).
-    Stopped by its id if it overruns."""
+    `temp` is the child's TMPDIR, a folder that user may write (`folder_for_another_user`'s
+    `tmp`). Stopped by its id if it overruns."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
         if pid == 0:  # the child: never returns into pytest
-            _run_as(user, [str(arg) for arg in args], out.fileno(), err.fileno())
+            _run_as(user, [str(arg) for arg in args], temp, out.fileno(), err.fileno())
         deadline = time.monotonic() + timeout
         while not (status := os.waitpid(pid, os.WNOHANG))[0]:
             if time.monotonic() > deadline:
@@ -65,7 +102,7 @@ def crawler_as_user(user: int, args: Sequence[str | Path],
                                            out.read().decode(), err.read().decode())
 
 
-def _run_as(user: int, args: list[str], out: int, err: int) -> NoReturn:
+def _run_as(user: int, args: list[str], temp: Path, out: int, err: int) -> NoReturn:
     code = 70
     try:
         os.dup2(out, 1)
@@ -75,7 +112,7 @@ def _run_as(user: int, args: list[str], out: int, err: int) -> NoReturn:
         os.setgroups([])
         os.setgid(user)
         os.setuid(user)
-        os.environ["TMPDIR"] = tempfile.tempdir = SYSTEM_TEMP  # as that user has it: the run's is root's
+        os.environ["TMPDIR"] = tempfile.tempdir = str(temp)  # the run's is root's alone
         from crawler.cli import main
 
         try:

@@ -1,8 +1,13 @@
 """Installed means complete: a wheel, installed non-editable in a fresh virtualenv, runs every
 command on a small repository from a folder far from the checkout.
 
-The virtualenv sees this interpreter's packages (`--system-site-packages`), so the wheel goes in
-with `--no-index --no-deps` and nothing is downloaded to install it. Building the wheel takes
+The virtualenv sees the packages of the environment that runs the tests, whichever way it was made
+(a virtualenv, one with system site packages, the system's interpreter): a `.pth` file lists that
+environment's site folders, which come after the virtualenv's own, so the wheel's copy of the crawler
+is the one imported and its dependencies are the runner's. The wheel goes in with
+`--no-index --no-deps` and nothing is downloaded to install it. (`--system-site-packages` showed
+the base interpreter's packages, not a virtualenv runner's: `No module named 'fastjsonschema'`.)
+Building the wheel takes
 pip's isolated build environment (setuptools and wheel from the configured indexes): about two
 minutes here, most of it waiting, hence `slow`; `.ci/run` runs every test, this one included.
 """
@@ -11,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import site
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +29,14 @@ from tests.processes import ROOT
 
 # What the wheel is built from: the project's own files, copied so no build folder is left here.
 _SOURCES = ("pyproject.toml", "README.md", "LICENSE", "crawler", "schemas")
+
+
+def _runner_site_folders() -> list[str]:
+    """The site folders this interpreter reads its installed packages from, in its order."""
+    folders = set(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        folders.add(site.getusersitepackages())
+    return [entry for entry in sys.path if entry in folders]
 
 
 def _run(*args: str | Path, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
@@ -52,8 +66,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"pip cannot fetch the build backend here: {result.stderr.strip()[-200:]}")
     assert result.returncode == 0, result.stderr
     [wheel] = (base / "dist").glob("*.whl")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(base / "venv")],
-                   check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, timeout=300)
+    [own] = (base / "venv").glob("lib/python*/site-packages")
+    # plain folder lines: appended to sys.path after `own`, their own .pth files not read (so no
+    # editable install of this checkout in the runner's environment is followed)
+    (own / "runner-site-packages.pth").write_text(
+        "".join(f"{folder}\n" for folder in _runner_site_folders()), encoding="utf-8")
     subprocess.run([str(base / "venv" / "bin" / "python"), "-m", "pip", "install", "-q",
                     "--no-index", "--no-deps", "--force-reinstall", str(wheel)], check=True,
                    timeout=300)

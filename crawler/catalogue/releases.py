@@ -6,7 +6,8 @@ PEP 440 order, or by tag date where none of them is a version, after the ones al
 and keeps each record's release history as a step's merge hands its records on (`mark_step`):
 
 - `versions`: the first release that contained the site, and the last one once it is gone
-  (None while it is there);
+  (None while it is there); the first release's commit is the record's `history.first_seen`,
+  also where the record was in the folder before the walk (an `extract` at a later commit);
 - `history.templates`: spans of consecutive releases with one wording, exception class and
   file; a span closes at the last release that had it, and a new one opens where any of the
   three changed or where the site came back after it was removed.
@@ -135,7 +136,7 @@ def mark_step(records: Sequence[ErrorRecord], existing: Mapping[str, ErrorRecord
     change here, and the unreleased ones at a release step: every other one keeps its bytes.
     """
     previous = step.before.last  # the last release that the folder's records were at
-    marked = [_marked(record, existing.get(record.id), step.tag, previous) for record in records]
+    marked = [_marked(record, existing.get(record.id), step, previous) for record in records]
     seen = {record.id for record in marked}
     unreleased = {i for i in step.before.unreleased if i not in seen}  # not loaded: still waiting
     unreleased.update(record.id for record in marked if _open_unreleased(record))
@@ -145,8 +146,9 @@ def mark_step(records: Sequence[ErrorRecord], existing: Mapping[str, ErrorRecord
     return marked, Releases(walked=walked, unreleased=tuple(sorted(unreleased)))
 
 
-def _marked(record: ErrorRecord, old: ErrorRecord | None, tag: str | None,
+def _marked(record: ErrorRecord, old: ErrorRecord | None, step: Step,
             previous: str | None) -> ErrorRecord:
+    tag = step.tag
     live = record.status != REMOVED
     was_live = old is not None and old.status != REMOVED
     spans = list(record.history.templates) if record.history is not None else []
@@ -160,6 +162,8 @@ def _marked(record: ErrorRecord, old: ErrorRecord | None, tag: str | None,
     if old is None or not was_live or versions is None:  # new, back, or first seen by a walk
         spans = _closed(spans, previous)  # a removed record's spans are closed already
         first = versions.first if versions is not None and versions.first is not None else tag
+        if versions is None and tag is not None:  # its first release: first seen there
+            record = _first_seen(record, step.commit)
         return _with(record, [*spans, _span(record, tag)], Versions(first, None))
     if not spans or spans[-1].last is not None:  # its open span was lost: start one here
         return _with(record, [*spans, _span(record, tag)], versions)
@@ -169,6 +173,14 @@ def _marked(record: ErrorRecord, old: ErrorRecord | None, tag: str | None,
         spans[-1] = replace(spans[-1], first=tag)
         return _with(record, spans, Versions(versions.first or tag, None))
     return record
+
+
+def _first_seen(record: ErrorRecord, commit: str) -> ErrorRecord:
+    """The record as first seen at `commit`: a walk over a folder `extract` made meets its
+    records at their first release, older than the extract's commit (which was when the
+    extract ran), so `history.first_seen` agrees with `versions.first`."""
+    history = record.history or History(first_seen=commit)
+    return replace(record, history=replace(history, first_seen=commit))
 
 
 def _span(record: ErrorRecord, tag: str | None) -> TemplateSpan:

@@ -14,6 +14,7 @@ from crawler.git.pin import pin
 from crawler.parse._forkserver import warm_up
 from crawler.pipeline.applying import apply
 from crawler.pipeline.collecting import collect_again, earlier_local_folder, load_cache, output_folder
+from crawler.pipeline.identity import from_manifests
 from crawler.pipeline.stages import Progress, RunResult
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import load_manifest
@@ -35,6 +36,11 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
     with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
         folder = output_folder(output_root, repo.pin)
         previous = load_manifest(folder, store.loads)
+        known = (from_manifests(output_root, folder, repo.pin, loads=store.loads,
+                                given=name is not None or web_url is not None)
+                 if previous is None else None)
+        if known is not None:  # the identity extract was given, read from its manifest
+            repo.pin, folder, previous = known
         if previous is None:
             hint = "".join(f"; {note}" for note in earlier_local_folder(output_root, repo.pin,
                                                                          None))

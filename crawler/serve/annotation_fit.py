@@ -37,7 +37,9 @@ the template's words its code writes as names) that the annotation never mention
 `FUNCTION_WEIGHT`. Names only a folder of examples, documentation or scripts defines are a
 user's, not the library's definitions. The score is fitting / (fitting + against), 1 when nothing is
 judged; an annotation is listed when its score is under `THRESHOLD` and the weight against it
-is at least `MIN_AGAINST` (one foreign name far away, or several of its own names missing).
+is at least `MIN_AGAINST` (one foreign name far away, or several of its own names missing), and it
+names something that fits or is foreign: one that names no such code (prose) is never listed on
+its own names' absence alone.
 docs/annotations.md gives the figures these were tuned on.
 """
 
@@ -98,7 +100,10 @@ class Fit:
 
     @property
     def listed(self) -> bool:
-        return self.score < THRESHOLD and self.against >= MIN_AGAINST
+        """Under `THRESHOLD` with `MIN_AGAINST` against it, and naming something the record is
+        judged by (a fitting or a foreign name): never on its own names' absence alone."""
+        return (self.score < THRESHOLD and self.against >= MIN_AGAINST
+                and bool(self.fitting or self.foreign))
 
 
 def confirmed(record: ErrorRecord) -> bool:

@@ -22,9 +22,10 @@ before it had one, the index's own tables). A link, a pipe, a device, a folder o
 file named lookup.sqlite is left as it is and named in one line; the lookup is then answered
 from an index built in memory, as it is in a folder that cannot be written.
 
-The first lookup in a folder builds it; extract and update then keep it (`refresh` with the
-records they hold) but never create it: a folder without one stays exactly what its records and
-manifest make it, byte for byte, while the index's bytes depend on the machine (signatures).
+Extract, update and history make it or bring it up to date (`refresh` with the records they
+hold), and a lookup in a folder without one builds it. Its bytes depend on the machine (the
+files' signatures), so it is left out of git and of folder comparisons: the records and the
+manifest alone are the folder's content, byte for byte.
 """
 
 from __future__ import annotations

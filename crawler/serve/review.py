@@ -3,7 +3,8 @@
 `check_output` lists the records whose annotation may not fit their message any more. An
 annotation is bound to the template it was written for (`annotation.written_for`); a record is
 listed when that binding is broken (stale), missing while the annotation holds text, or when the
-record waits in `needs_review` for a person to look again. `review_output` lists these too, and
+record waits in `needs_review` for a person to look again at its annotation (one without an
+annotation has nothing to look at). `review_output` lists these too, and
 every annotation left on a `removed` record (an `Orphan`), with the live records of its
 repository most like it that carry no annotation (`catalogue.successors`), for a person to
 `crawler adopt`; and each adoption a kill left half done (`Unfinished`); and each annotation
@@ -152,7 +153,7 @@ def review_output(root: Path, loads: LoadCache | None = None,
     """Every record under `root`, one repository folder at a time: what a person should look at.
 
     Listed: live records whose annotation names another template than theirs, or names none
-    while holding text, and records in review; removed records that carry an annotation, each
+    while holding text, and annotated records in review; removed records that carry an annotation, each
     with its likeliest successors; and adoptions left half done. Every file in errors/ that is
     not a record is a problem: a broken record, a renamed copy of one (which holds its site
     back), a stray. With `loads`, record files whose bytes were checked before are not again.
@@ -176,7 +177,8 @@ def review_output(root: Path, loads: LoadCache | None = None,
             if record.status == REMOVED:
                 continue
             unbound = record.annotation.written_for is None and not record.annotation.is_empty
-            if is_stale(record) or unbound or record.status == NEEDS_REVIEW:
+            in_review = record.status == NEEDS_REVIEW and has_annotation(record)  # else: nothing to read
+            if is_stale(record) or unbound or in_review:
                 findings.append(Finding(path, record))
         half_done = _unfinished(records)
         unfinished += half_done

@@ -495,3 +495,30 @@ def test_a_public_spelling_names_its_definition_and_the_raising_function_is_expe
     assert {f["name"]: f["defined_in"] for f in mismatch["foreign"]
             if f["mention"] == "cli.command"} == {"command": ["cli/decorators.py"]}, mismatch
     assert "add_command" in mismatch["missing"] and "command" not in mismatch["fitting"]
+
+
+PROSE = {  # right, two lines of prose: it names no code at all
+    "what_it_means": "The wrapped function has side effects that partial evaluation cannot "
+                     "replay.\nMove the effectful work out of the wrapped function.",
+}
+
+
+def test_a_prose_annotation_that_names_nothing_is_not_listed_on_absence_alone(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """Issue 45: a right two-line prose annotation, no code name in it, scored 0.00 (its own
+    names missing, nothing fitting, nothing foreign) and `check` exited 1. Absence alone does
+    not list it (docs/annotations.md); the same names missing beside a foreign name still do."""
+    folder = extracted(remat_repository(make_repo), tmp_path / "out ä")
+    ids = annotated(folder, PROSE, "RematTraced._check_differentiable")
+    loaded = repo_output.load_folder(folder, quick=True)
+    [fit] = folder_fits(list(loaded.records), loaded.manifest)
+    assert (fit.score, fit.fitting, fit.foreign) == (0.0, (), ()), fit
+    assert fit.against >= 1.0 and "_check_differentiable" in fit.missing  # absence, and only it
+    assert check_annotations(folder)["annotation_mismatches"] == []
+    done = crawler("check", folder)
+    assert (done.returncode, done.stderr) == (0, ""), done
+    assert "0 to review" in done.stdout and "0 annotations that do not fit" in done.stdout, done
+    foreign = {"what_it_means": PROSE["what_it_means"] + " See `tree_structure`."}
+    annotated(folder, foreign, "RematTraced._check_differentiable")
+    [mismatch] = check_annotations(folder)["annotation_mismatches"]
+    assert mismatch["id"] == ids["RematTraced._check_differentiable"], mismatch

@@ -14,7 +14,6 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import closing
@@ -26,7 +25,7 @@ from click.testing import CliRunner
 from crawler.cli import main
 from crawler.errors import OutputError
 from crawler.serve import export, export_target
-from tests.processes import ROOT, SYSTEM_TEMP, child_env, crawler_as_user
+from tests.processes import ROOT, child_env, crawler_as_user, folder_for_another_user
 from tests.serve.test_export import output_root  # noqa: F401 - the shared fixture
 
 AS_ROOT = os.geteuid() == 0
@@ -36,11 +35,13 @@ NOTES = b"# my notes\n\nweeks of work, not an export\n"
 needs_root = pytest.mark.skipif(not AS_ROOT, reason="os.mknod of a device node needs root")
 
 
-def crawler(*args: str | Path, user: int | None = None) -> subprocess.CompletedProcess[str]:
+def crawler(*args: str | Path, user: int | None = None,
+            shared: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m crawler ARGS` in a real process, stopped (by its id) if it overruns; as
-    `user`, a forked child with that user's ids."""
+    `user`, a forked child with that user's ids, its TMPDIR in `shared` (`shared_folder`)."""
     if user is not None:
-        return crawler_as_user(user, args, LIMIT)
+        assert shared is not None
+        return crawler_as_user(user, args, shared / "tmp", LIMIT)
     return subprocess.run([sys.executable, "-m", "crawler", *map(str, args)], cwd=ROOT,
                           env=child_env(), capture_output=True, text=True, timeout=LIMIT)
 
@@ -278,13 +279,9 @@ def test_a_block_device_or_socket_is_refused(output_root: Path, tmp_path: Path, 
 @pytest.fixture
 def shared_folder() -> Iterator[Path]:
     """A temporary folder that another user may enter (the test's own is private to root, and
-    so is the folder of the run that TMPDIR names)."""
-    folder = Path(tempfile.mkdtemp(prefix="crawler-export-", dir=SYSTEM_TEMP))
-    folder.chmod(0o755)
-    try:
+    so is the folder of the run that TMPDIR names), with a `tmp` that user may write."""
+    with folder_for_another_user() as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder)
 
 
 def demoted(root: Path, tmp_path: Path) -> int:
@@ -321,13 +318,15 @@ def test_as_a_user_the_same_rules_hold_and_permissions_are_one_line(
     null = mine / "null"
     os.mknod(null, 0o666 | stat.S_IFCHR, NULL)
     null.chmod(0o666)  # as /dev/null is, whatever the umask made of mknod's mode
-    refused = crawler("export", root, "--format", "jsonl", "--to", notes, user=user)
+    refused = crawler("export", root, "--format", "jsonl", "--to", notes, user=user,
+                      shared=shared_folder)
     assert "a file the crawler did not write" in one_line(refused) and notes.read_bytes() == NOTES
-    assert crawler("export", root, "--format", "sqlite", "--to", null, user=user).returncode == 0
+    assert crawler("export", root, "--format", "sqlite", "--to", null, user=user,
+                   shared=shared_folder).returncode == 0
     closed = shared_folder / "closed"
     closed.mkdir(mode=0o755)  # root's: root may write here, the user may not
     line = one_line(crawler("export", root, "--format", "jsonl", "--to", closed / "r.jsonl",
-                            user=user))
+                            user=user, shared=shared_folder))
     assert "Permission denied" in line and list(closed.iterdir()) == []
 
 
@@ -340,7 +339,8 @@ def test_as_a_user_a_node_that_cannot_be_opened_says_it_cannot_be_written(
     os.mknod(node, 0o600 | stat.S_IFCHR, NULL)
     node.chmod(0o600)  # root's alone
     for fmt in ("jsonl", "sqlite"):
-        line = one_line(crawler("export", root, "--format", fmt, "--to", node, user=user))
+        line = one_line(crawler("export", root, "--format", fmt, "--to", node, user=user,
+                                shared=shared_folder))
         assert f"{node}: cannot write (Permission denied); nothing was written" in line, line
         assert stat.S_ISCHR(os.lstat(node).st_mode)
 
