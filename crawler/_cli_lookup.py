@@ -110,6 +110,11 @@ class LookupSummary:
     def lines(self) -> Iterator[str]:
         from crawler.serve.ranking import NO_SITE
 
+        paste = self.answer.paste
+        if paste is not None and paste.left_out:
+            yield (f"read the last {paste.read:,} characters of the paste: its first "
+                   f"{paste.left_out:,} were left out (a traceback ends with the exception "
+                   "raised last)")
         if self.answer.verdict == "none":
             yield NO_SITE
             return
