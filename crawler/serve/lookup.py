@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 from collections import Counter
@@ -43,6 +44,7 @@ from crawler.serve.ranking import (
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
 
+_TOKEN = re.compile(r"\w+")  # a paste's words, as `lookup_index` reads them
 __all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "class_bases", "describe",
            "literal_runs", "load_records", "lookup", "lookup_database", "lookup_output",
            "parse_message", "repository_folders"]
@@ -62,12 +64,23 @@ class LookupIndex:
             for word in shared_words(wording.literal_text):
                 self._words.setdefault(word, []).append(number)
         self._names = frozenset(w.exception_name for w in self.wordings)
+        self._anchored: dict[str, list[int]] | None = None  # made by the first `containing`
 
     def exception_names(self) -> frozenset[str]:
         return self._names
 
     def containing(self, texts: Sequence[str]) -> Iterator[Wording]:
-        return (w for w in self.wordings if any(w.required in text for text in texts))
+        """As the stored index answers: only the wordings whose anchor is a word of a text
+        (or that have none) are looked at, whatever the number of wordings."""
+        if self._anchored is None:
+            self._anchored = {}
+            for number, wording in enumerate(self.wordings):
+                anchor = lookup_index.anchor_of(wording.required)
+                self._anchored.setdefault(anchor, []).append(number)
+        tokens = {token for text in texts for token in _TOKEN.findall(text)} | {""}
+        numbers = sorted(n for anchor in tokens for n in self._anchored.get(anchor, ()))
+        return (self.wordings[n] for n in numbers
+                if any(self.wordings[n].required in text for text in texts))
 
     def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
         shared: Counter[int] = Counter()

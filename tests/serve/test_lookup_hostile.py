@@ -144,6 +144,27 @@ def test_a_hostile_paste_is_answered_within_a_second_and_300_mib(
     assert answer["paste"]["left_out"] == max(characters - MAX_PASTE, 0)
 
 
+@pytest.mark.parametrize("name", ["50 MB on one line", "4 MB of repetitive lines",
+                                  "256 KB of source code, many words"])
+def test_a_hostile_paste_to_an_export_is_bounded_too(catalogue: Path, tmp_path: Path,
+                                                    name: str) -> None:
+    """`lookup --db`: the records held in memory (`LookupIndex`), asked as the index is."""
+    database = tmp_path / "errors.db"
+    done = subprocess.run([CRAWLER, "export", str(catalogue), "--format", "sqlite", "-o",
+                           str(database), "-q"], env=child_env(), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    paste = tmp_path / "paste"
+    data = HOSTILE[name]()
+    paste.write_bytes(data)
+    run = measured(catalogue, paste, "--db", str(database), "--json")
+    assert run["code"] in (0, 1), (name, run["code"], run["cpu"], run["err"])
+    assert run["cpu"] < CPU_SECONDS and run["peak_mib"] < PEAK_MIB, (name, run["cpu"],
+                                                                     run["peak_mib"])
+    read = json.loads(str(run["out"]))["paste"]["read"]
+    assert read == min(len(data.decode().replace("\r", "\n")), MAX_PASTE)
+
+
 def test_the_cut_is_said_in_the_text_answer_and_the_traceback_end_is_read(
         catalogue: Path, tmp_path: Path) -> None:
     """A traceback over the cap keeps its end: its exception line is read and answered."""
