@@ -69,10 +69,12 @@ def show(summary: Summary, as_json: bool, quiet: bool = False) -> None:
 
 
 def echo_lines(lines: Iterable[Line]) -> None:
-    """Text lines as they are (no markup, no emoji codes); tables through rich."""
+    """Text lines (no markup, no emoji codes), each through `one_line`: what a summary says of
+    the catalogue (templates, paths, tags, an annotation) is shown escaped, on a terminal or
+    not; tables through rich."""
     for line in lines:
         if isinstance(line, str):
-            click.echo(line)
+            click.echo(one_line(line))
         else:
             from rich.console import Console
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from crawler._cli_lookup import said, split_paste_args
+from crawler._cli_lookup import pasted_argument, pasted_stdin, said, split_paste_args
 from crawler._cli_options import (
     OUTPUT_HELP,
     MissingFolder,
@@ -104,19 +104,20 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
     """
     from crawler.serve.lookup import lookup_database, lookup_output
 
-    if message == "-":  # the paste from standard input: `crawler lookup - out/ < traceback.txt`
-        message = click.get_text_stream("stdin").read()
+    # the paste from standard input (`crawler lookup - out/ < traceback.txt`) or the argument
+    pasted = pasted_stdin(sys.stdin.buffer) if message == "-" else pasted_argument(message)
     problems: tuple[str, ...] = ()
     if db is not None:
         if not db.exists() and not db.is_symlink():  # anything else: lookup_database says what
             raise MissingFolder(f"{db}: no such database; write one with "
                                 "`crawler export --format sqlite -o FILE`")
-        answer = lookup_database(db, message, limit)
+        answer = lookup_database(db, pasted.text, limit, pasted.left_out)
     else:
         require_folder(output)
-        found = lookup_output(output, message, limit)
+        found = lookup_output(output, pasted.text, limit, pasted.left_out)
         answer, problems = found.answer, found.problems
-    lines, code = said(answer, problems, as_json, quiet)  # as the installed command prints them
+    # as the installed command prints them
+    lines, code = said(answer, problems, as_json, quiet, pasted.undecodable)
     for text, err in lines:
         click.echo(text, err=err)
     if code:

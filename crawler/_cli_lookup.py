@@ -7,12 +7,18 @@ them (`_cli_folder._PasteCommand`, then click), and answers. Anything else (anot
 `--help`, `--db`, an option it does not know, a value click would refuse, a folder that is not
 there, a shell's completion) goes to the full command line (`crawler.cli.main`) before anything
 is read or printed, so options, messages and exit codes are the full command line's. What
-`lookup` prints is made here for both (`said`), and printed as click prints it (`echo`); a
-failure during the lookup is said as `cli.CrawlerGroup` says it.
+`lookup` prints is made here for both (`said`), the paste is read here for both (`Pasted`),
+and a failure during the lookup is said as `cli.CrawlerGroup` says it.
+
+Every human-readable line carries text of the catalogue (templates, paths, names, a repository's
+own words) through `one_line`, the one function that makes such text safe on a terminal; no
+line `lookup` prints holds an escape character, so what click would strip off a pipe is never
+there, and the two paths print the same bytes whatever click's release.
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import re
@@ -20,7 +26,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 if TYPE_CHECKING:
     from crawler.serve.ranking import Answer
@@ -29,7 +35,8 @@ if TYPE_CHECKING:
 OPTIONS = {"-n": True, "--limit": True, "--db": True, "--json": False, "-q": False,
            "--quiet": False, "-h": False, "--help": False}
 _OPTION_SHAPED = re.compile(r"--?[A-Za-z][\w-]*(?:=.*)?\Z", re.DOTALL)
-ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # what click.echo strips off a terminal
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a byte that is not UTF-8, read with surrogateescape
+READ_CHUNK = 1 << 20  # bytes of standard input read at a time
 DEFAULT_LIMIT = 10
 DEFAULT_OUTPUT = "output"
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
@@ -110,6 +117,11 @@ class LookupSummary:
     def lines(self) -> Iterator[str]:
         from crawler.serve.ranking import NO_SITE
 
+        paste = self.answer.paste
+        if paste is not None and paste.left_out:
+            yield (f"read the last {paste.read:,} characters of the paste: its first "
+                   f"{paste.left_out:,} were left out (a traceback ends with the exception "
+                   "raised last)")
         if self.answer.verdict == "none":
             yield NO_SITE
             return
@@ -152,17 +164,20 @@ def _hit_lines(exact: bool, head: str, template: str, captures: Mapping[str, Any
         yield f"    {name} = {value!r}"
 
 
-def said(answer: Answer, problems: tuple[str, ...], as_json: bool,
-         quiet: bool) -> tuple[list[tuple[str, bool]], int]:
+def said(answer: Answer, problems: tuple[str, ...], as_json: bool, quiet: bool,
+         undecodable: int = 0) -> tuple[list[tuple[str, bool]], int]:
     """What `lookup` prints, in order, each line with whether it goes to stderr, and its exit
-    code: the files left out (stderr, whatever the options: the output is incomplete), the
-    answer (JSON, lines, or with -q nothing), a note on regexes that ran out of time."""
-    out = [(f"skipped: {one_line(problem)}", True) for problem in problems]
+    code: the bytes of the paste that were not UTF-8 and the files left out (stderr, whatever
+    the options: the answer is to another text, or incomplete), the answer (JSON, lines each
+    through `one_line`, or with -q nothing), a note on regexes that ran out of time."""
+    out = [("note: the paste is not all UTF-8: its undecodable bytes were read as U+FFFD, the "
+            f"replacement character: {undecodable}", True)] if undecodable else []
+    out.extend((f"skipped: {one_line(problem)}", True) for problem in problems)
     summary = LookupSummary(answer)
     if as_json:
         out.append((summary.to_json(), False))
     elif not quiet:
-        out.extend((line, False) for line in summary.lines())
+        out.extend((one_line(line), False) for line in summary.lines())
     if answer.timed_out and not quiet:
         out.append((f"note: {len(answer.timed_out)} records' regexes ran out of time and were "
                     f"not tried in full ({' '.join(answer.timed_out[:4])}); `crawler validate` "
@@ -171,7 +186,21 @@ def said(answer: Answer, problems: tuple[str, ...], as_json: bool,
 
 
 def one_line(message: str) -> str:
-    """Messages are one line: a newline or control character in a name must not break that."""
+    """`message` as one line safe on a terminal: every character Python does not call printable
+    written as its escape, as `repr` writes it (`\\x1b`, `\\r`, `\\n`, `\\u202e`).
+
+    The one function through which the command line shows text of the catalogue, or anything
+    else a repository or a user wrote (templates, paths, tag names, a file's problem): an OSC 52
+    sequence would write the clipboard, OSC 0 the window title, a `\\r` or a CSI overwrite what
+    was printed before, a line break forge a line of the answer, a bidirectional override
+    reorder it. It escapes whether or not standard output is a terminal: output piped to a file
+    or a pager reaches a terminal later, and the same answer is then the same bytes anywhere
+    (a pipe changes how wide a table is drawn and whether colours are, never text). JSON
+    output does not pass here: JSON escapes control characters itself and stays exact. Printable
+    text is left as it is, a `\\` included: what was an escape character reads `\\x1b`, as it
+    would in Python."""
+    if message.isprintable():
+        return message
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
@@ -206,16 +235,10 @@ def after_interrupt(unraisable: Any) -> None:
 
 
 def echo(text: str, err: bool = False) -> None:
-    """One line as click.echo prints it: ANSI codes stripped off a terminal, flushed."""
+    """One line, flushed. What click.echo would strip off a pipe (escape sequences) is never in
+    what lookup prints (`one_line`; JSON escapes it), so nothing is stripped here."""
     stream = sys.stderr if err else sys.stdout
-    out = text + "\n"
-    try:
-        terminal = stream.isatty()
-    except Exception:  # noqa: BLE001 - click's own test: a stream that cannot say is no terminal
-        terminal = False
-    if not terminal:
-        out = ANSI.sub("", out)
-    stream.write(out)
+    stream.write(text + "\n")
     stream.flush()
 
 
@@ -243,10 +266,43 @@ def _folder_readable(output: Path) -> bool:
     return os.access(output, os.R_OK) and output.is_dir()
 
 
-def _stdin_text() -> str:
-    """Standard input as click's text stream reads it: UTF-8, strict, universal newlines."""
-    text = sys.stdin.buffer.read().decode("utf-8")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+@dataclass(frozen=True)
+class Pasted:
+    """A paste as the command read it: its text, with each byte that is not UTF-8 read as
+    U+FFFD (`undecodable` of them); `left_out`: the characters of its beginning not kept
+    (a lookup reads a paste's end, `serve.paste.MAX_PASTE` characters)."""
+
+    text: str
+    left_out: int = 0
+    undecodable: int = 0
+
+
+def pasted_argument(message: str) -> Pasted:
+    """The paste given as the argument: Python reads a command line's bytes that are not UTF-8
+    as surrogate escapes, which no text can be written with (SQLite, a terminal)."""
+    return _readable(message, 0)
+
+
+def pasted_stdin(stream: BinaryIO) -> Pasted:
+    """The paste on standard input, read as click's text stream reads it (UTF-8, universal
+    newlines) but for what is not UTF-8 (replaced, counted) and for its length: only its last
+    `MAX_PASTE` characters are kept while it is read, so a paste of any size costs that."""
+    from crawler.serve.paste import MAX_PASTE
+
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    kept, left_out = "", 0
+    while chunk := stream.read(READ_CHUNK):
+        kept += decoder.decode(chunk)
+        if len(kept) > 2 * MAX_PASTE:
+            left_out += len(kept) - MAX_PASTE
+            kept = kept[-MAX_PASTE:]
+    kept += decoder.decode(b"", final=True)
+    return _readable(kept.replace("\r\n", "\n").replace("\r", "\n"), left_out)
+
+
+def _readable(text: str, left_out: int) -> Pasted:
+    undecodable = len(_SURROGATE.findall(text))
+    return Pasted(_SURROGATE.sub("\ufffd", text) if undecodable else text, left_out, undecodable)
 
 
 def quick_lookup(args: list[str]) -> int | None:
@@ -262,9 +318,12 @@ def quick_lookup(args: list[str]) -> int | None:
     try:
         from crawler.serve.lookup import lookup_output
 
-        message = _stdin_text() if question.message == "-" else question.message
-        found = lookup_output(Path(question.output), message, question.limit)
-        lines, code = said(found.answer, found.problems, question.as_json, question.quiet)
+        pasted = (pasted_stdin(sys.stdin.buffer) if question.message == "-"
+                  else pasted_argument(question.message))
+        found = lookup_output(Path(question.output), pasted.text, question.limit,
+                              pasted.left_out)
+        lines, code = said(found.answer, found.problems, question.as_json, question.quiet,
+                           pasted.undecodable)
         for text, err in lines:
             echo(text, err)
     except KeyboardInterrupt:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from crawler._cli_lookup import one_line
+
 if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler lookup` stays quick
     from rich.table import Table
 
@@ -210,7 +212,7 @@ class BatchSummary:
         style = {"done": "green", "up to date": "dim", "failed": "bold red"}
         for r in result.results:
             failed = r.status == "failed"
-            table.add_row(Text(r.pin.repo if r.pin else r.entry.source),
+            table.add_row(Text(one_line(r.pin.repo if r.pin else r.entry.source)),
                           r.pin.sha[:8] if r.pin else "", "" if failed else str(r.records),
                           "" if failed else f"+{r.added} ~{r.changed} -{r.removed}",
                           *(_tasks(r),) * split, f"{r.seconds:.1f}s",
@@ -339,7 +341,7 @@ class AdoptSummary:
                    "annotation.written_for to the new message")
         if a.replaced is not None:
             yield f"--force replaced the annotation {a.new.id} held:"
-            yield a.replaced.rstrip("\n")
+            yield from a.replaced.rstrip("\n").split("\n")  # each line shown escaped
         if self.dry_run:
             yield f"dry run: {len(a.files)} files would change, nothing written"
         else:

@@ -220,8 +220,8 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
     except Terminated:
         raise TerminatedExit("terminated") from None
     for failed in result.failed:
-        stderr_console().print(f"repos[{failed.entry.index}]: {failed.error}", markup=False, highlight=False,
-                   soft_wrap=True)
+        stderr_console().print(one_line(f"repos[{failed.entry.index}]: {failed.error}"),
+                               markup=False, highlight=False, soft_wrap=True)
     show(BatchSummary(result), as_json, quiet)
     if result.failed:
         sys.exit(1)
@@ -327,7 +327,7 @@ def history(source: str, tags: str, since: str | None, checkpoint_steps: int | N
     def report(step: TagStep) -> bool:
         if not quiet:  # on stderr: --json keeps stdout for the summary
             try:
-                click.echo(HistorySummary.step_line(step), err=True)
+                click.echo(one_line(HistorySummary.step_line(step)), err=True)
             except BrokenPipeError:
                 return False  # the reader went away: the walk stops at a checkpoint
         return True

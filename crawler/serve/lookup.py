@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 from collections import Counter
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.errors import CrawlerError, OutputError
 from crawler.serve import lookup_index, sqlite_guard
+from crawler.serve.literal_text import literal_runs
 from crawler.serve.paste import read_paste
 from crawler.serve.ranking import (
     NO_SITE,
@@ -34,7 +36,6 @@ from crawler.serve.ranking import (
     Answer,
     Match,
     Wording,
-    literal_runs,
     rank,
     shared_words,
     wordings,
@@ -43,6 +44,7 @@ from crawler.serve.ranking import (
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
 
+_TOKEN = re.compile(r"\w+")  # a paste's words, as `lookup_index` reads them
 __all__ = ["Answer", "FolderAnswer", "LookupIndex", "Match", "class_bases", "describe",
            "literal_runs", "load_records", "lookup", "lookup_database", "lookup_output",
            "parse_message", "repository_folders"]
@@ -62,12 +64,23 @@ class LookupIndex:
             for word in shared_words(wording.literal_text):
                 self._words.setdefault(word, []).append(number)
         self._names = frozenset(w.exception_name for w in self.wordings)
+        self._anchored: dict[str, list[int]] | None = None  # made by the first `containing`
 
     def exception_names(self) -> frozenset[str]:
         return self._names
 
     def containing(self, texts: Sequence[str]) -> Iterator[Wording]:
-        return (w for w in self.wordings if any(w.required in text for text in texts))
+        """As the stored index answers: only the wordings whose anchor is a word of a text
+        (or that have none) are looked at, whatever the number of wordings."""
+        if self._anchored is None:
+            self._anchored = {}
+            for number, wording in enumerate(self.wordings):
+                anchor = lookup_index.anchor_of(wording.required)
+                self._anchored.setdefault(anchor, []).append(number)
+        tokens = {token for text in texts for token in _TOKEN.findall(text)} | {""}
+        numbers = sorted(n for anchor in tokens for n in self._anchored.get(anchor, ()))
+        return (self.wordings[n] for n in numbers
+                if any(self.wordings[n].required in text for text in texts))
 
     def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
         shared: Counter[int] = Counter()
@@ -115,9 +128,11 @@ class FolderAnswer:
     problems: tuple[str, ...]
 
 
-def lookup_output(folder: Path, message: str, limit: int = 10) -> FolderAnswer:
+def lookup_output(folder: Path, message: str, limit: int = 10, left_out: int = 0
+                  ) -> FolderAnswer:
     """What a user pasted, looked up in every repository under `folder` (the output root or one
-    repository's folder) through their stored indexes, each brought up to date first."""
+    repository's folder) through their stored indexes, each brought up to date first;
+    `left_out`: characters of the paste's beginning its reader did not keep."""
     folders = repository_folders(folder)
     if not folders:
         raise OutputError(f"{folder}: no records found; run `crawler extract` first")
@@ -129,7 +144,7 @@ def lookup_output(folder: Path, message: str, limit: int = 10) -> FolderAnswer:
         bases: dict[str, tuple[str, ...]] = {}
         for where, index in zip(folders, indexes, strict=True):
             bases.update(class_bases(where, index.connection))
-        answer = rank(message, _Sources(indexes), limit, bases)
+        answer = rank(message, _Sources(indexes), limit, bases, left_out)
     return FolderAnswer(answer, problems)
 
 
@@ -168,7 +183,7 @@ _DATABASE_TABLES = {
 _EXPORT_AGAIN = "export it again with `crawler export --format sqlite -o FILE`"
 
 
-def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
+def lookup_database(db: Path, message: str, limit: int = 10, left_out: int = 0) -> Answer:
     """What a user pasted, looked up in an SQLite export: the same ranking, the same answer as
     from the output folder it was exported from. The database is the user's, not the
     crawler's: only its plain tables are read, within a bound in SQLite steps (`sqlite_guard`)."""
@@ -193,7 +208,7 @@ def lookup_database(db: Path, message: str, limit: int = 10) -> Answer:
         raise OutputError(f"{db}: cannot read the records of the database ({error}); "
                           f"{_EXPORT_AGAIN}") from error
     found = (w for row in rows for w in _database_wordings(row, spans.get(row["id"], ())))
-    return rank(message, LookupIndex(of=found), limit)
+    return rank(message, LookupIndex(of=found), limit, left_out=left_out)
 
 
 def _require_sqlite_file(db: Path) -> None:
@@ -336,6 +351,9 @@ def describe(answer: Answer) -> dict[str, object]:
         "says": _says(answer),
         "paste": {
             "forms": list(paste.forms) if paste else [],
+            # the characters read (the paste's end) and those of its beginning left out
+            "read": paste.read if paste else 0,
+            "left_out": paste.left_out if paste else 0,
             "exceptions": [{"exception": r.exception, "prefixes": list(r.prefixes),
                             "text": r.text, "cut": r.cut, "texts": list(r.texts),
                             "frames": [{"path": f.path, "line": f.line, "function": f.function}

@@ -6,8 +6,10 @@ template (`words`, for the closest templates) and, for every file of errors/, th
 had when it was read (`files`: inode, size, mtime and ctime) with the problem it had, if it was
 no record.
 
-SQLite rather than a JSON file: a query reads only the rows whose literal run is in the message
-(`instr` in SQL) and the word rows it shares, so a cold lookup does not parse the whole index;
+SQLite rather than a JSON file: a query reads only the rows whose anchor (a whole word of the
+literal run) is a word of the message, through the `anchor` index and a temporary table of the
+message's words (any number of them), and the word rows it shares, so a cold lookup does not
+parse the whole index;
 one record changed is one row rewritten in a transaction, not a whole file; and the standard
 library reads it. It is a cache: never the truth, rebuilt when missing, empty, of another
 version or damaged, and brought up to date before every use (`refresh`): every file of errors/
@@ -118,7 +120,6 @@ class FileState:
 
 
 _TOKEN = re.compile(r"\w+")
-MAX_ANCHORS = 900  # words of a paste looked up as anchors, within any SQLite's bound on parameters
 
 
 def anchor_of(required: str) -> str:
@@ -206,24 +207,31 @@ class StoredIndex:
         return frozenset(row[0] for row in rows)
 
     def containing(self, texts: Sequence[str]) -> Iterator[Wording]:
-        clause = " OR ".join("instr(?, required) > 0" for _ in texts)
-        tokens = sorted({token for text in texts for token in _TOKEN.findall(text)})
-        if len(tokens) > MAX_ANCHORS:  # a paste of a book: every row's run looked for
-            yield from self._wordings(f"WHERE {clause}", tuple(texts))
-            return
-        # only the rows whose anchor is a word of a text (or that have none) are looked at
-        marks = "".join(", ?" * len(tokens))
-        yield from self._wordings(f"WHERE anchor IN (''{marks}) AND ({clause})",
-                                  (*tokens, *texts))
+        # only the rows whose anchor is a word of a text (or that have none) are looked at,
+        # however many words the texts have; their runs are looked for here (`in` searches
+        # a long text many times faster than SQLite's `instr`)
+        tokens = {token for text in texts for token in _TOKEN.findall(text)}
+        self._asked(tokens | {""})
+        for wording in self._wordings("WHERE anchor IN (SELECT word FROM temp.asked)", ()):
+            if any(wording.required in text for text in texts):
+                yield wording
+
+    def _asked(self, words: Iterable[str]) -> None:
+        """`words` in the connection's own temporary table `asked`, for a query to join."""
+        self.connection.execute("CREATE TEMP TABLE IF NOT EXISTS asked (word TEXT PRIMARY KEY)"
+                                " WITHOUT ROWID")
+        self.connection.execute("DELETE FROM temp.asked")
+        self.connection.executemany("INSERT INTO temp.asked VALUES (?)", ((w,) for w in words))
+        self.connection.commit()  # the implicit transaction ends: no lock held on the index
 
     def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
         if not words:
             return []
-        marks = ",".join("?" * len(words))
-        best = (f"SELECT file, position, count(*) AS shared FROM words WHERE word IN ({marks}) "
+        self._asked(words)
+        best = ("SELECT file, position, count(*) AS shared FROM words WHERE word IN "
+                "(SELECT word FROM temp.asked) "
                 "GROUP BY file, position ORDER BY shared DESC, file, position LIMIT ?")
-        return list(self._wordings(f"JOIN ({best}) AS best USING (file, position)",
-                                   (*sorted(words), limit),
+        return list(self._wordings(f"JOIN ({best}) AS best USING (file, position)", (limit,),
                                    order="best.shared DESC, file, position"))
 
     def count(self) -> int:

@@ -101,33 +101,36 @@ def template_pieces(template: str) -> list[str | None]:
 def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:
     """`text` (squashed) against a template's pieces: EXACT when it runs to the template's end,
     PREFIX when it stops inside it, None when it goes another way. Literal pieces are found
-    leftmost (right for placeholders that take any text); the last one is held to the end."""
+    leftmost (right for placeholders that take any text); the last one is held to the end.
+    Nothing of `text` is copied but what a piece can overlap: the cost is a search a piece."""
     total = sum(len(piece) for piece in pieces if piece is not None)
+    size = len(text)
     position = found = 0
     gap = False
     for number, piece in enumerate(pieces):
         if piece is None:
             gap = True
             continue
-        rest = text[position:]
         last = number == len(pieces) - 1
         if not gap:
-            if not rest.startswith(piece):
-                if piece.startswith(rest):  # the paste stops inside this piece
-                    return Fit(PREFIX, found + len(rest), len(text), total)
+            if not text.startswith(piece, position):
+                left = size - position
+                if left <= len(piece) and piece.startswith(text[position:]):
+                    return Fit(PREFIX, found + left, size, total)  # the paste stops inside it
                 return None
             at = position
-        elif last and text.endswith(piece) and len(text) - len(piece) >= position:
-            at = len(text) - len(piece)
+        elif last and text.endswith(piece) and size - len(piece) >= position:
+            at = size - len(piece)
         else:
             at = text.find(piece, position)
             if at < 0:  # the paste stops in a placeholder, or inside this piece
-                return Fit(PREFIX, found + _overlap(rest, piece), len(text), total)
+                tail = text[max(position, size - len(piece)):]
+                return Fit(PREFIX, found + _overlap(tail, piece), size, total)
         position = at + len(piece)
         found += len(piece)
         gap = False
-    if gap or position == len(text):
-        return Fit(EXACT, found, len(text), total)
+    if gap or position == size:
+        return Fit(EXACT, found, size, total)
     return None
 
 
@@ -143,21 +146,36 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(_URL.sub(" ", text))]
 
 
-def paste_matcher(paste_words: Sequence[str]) -> difflib.SequenceMatcher[str]:
+MAX_WORDS = 500  # a paste's words a template's are looked for in: its first ones
+
+
+@dataclass
+class PasteWords:
+    """A paste's words made ready once for `word_overlap` with many templates: its first
+    MAX_WORDS, where a message's own words are (difflib's cost grows with the words of the
+    paste a template's words are met at), and the characters of all of them."""
+
+    words: Sequence[str]
+    chars: int
+    matcher: difflib.SequenceMatcher[str]
+
+
+def paste_matcher(paste_words: Sequence[str]) -> PasteWords:
     """A paste's words made ready once for `word_overlap` with many templates."""
-    return difflib.SequenceMatcher(None, (), paste_words, autojunk=False)
+    return PasteWords(paste_words, sum(map(len, paste_words)),
+                      difflib.SequenceMatcher(None, (), paste_words[:MAX_WORDS], autojunk=False))
 
 
 def word_overlap(template_words: Sequence[str], paste_words: Sequence[str],
-                 matcher: difflib.SequenceMatcher[str] | None = None) -> Fit:
+                 matcher: PasteWords | None = None) -> Fit:
     """The template's literal words found in the paste in the same order, in characters;
     `matcher`: `paste_matcher(paste_words)`, the paste's side worked out once."""
     if matcher is None:
         matcher = paste_matcher(paste_words)
-    matcher.set_seq1(template_words)
-    found = sum(len(word) for block in matcher.get_matching_blocks()
+    matcher.matcher.set_seq1(template_words)
+    found = sum(len(word) for block in matcher.matcher.get_matching_blocks()
                 for word in template_words[block.a:block.a + block.size])
-    return Fit(CLOSEST, found, sum(map(len, paste_words)), sum(map(len, template_words)))
+    return Fit(CLOSEST, found, matcher.chars, sum(map(len, template_words)))
 
 
 # ------------------------------------------------------------------ exception classes' kinship

@@ -9,6 +9,13 @@ into `Reported` exceptions, the last raised first (the one a user asks about), a
 texts to try: the message after every `Name: ` prefix it carries (`FilteredStackTrace:
 ValueError: ...`), and the whole line where a prefix may be message text. Wrapping is left in the
 text: the ranking matches line breaks loosely (`matching`).
+
+A paste is read up to MAX_PASTE characters, its *end*: what every form prints last is what a
+user asks about (Python's traceback ends with the exception raised last, after its frames and
+the chained ones; pytest's summary line and a logger's record end with it too), and a longer
+message alone is long for a placeholder's value (a repr, a dump), which identifies nothing.
+256 KiB holds the longest real tracebacks whole (jax's run to a few tens of KB); what was left
+out of the beginning is counted (`Paste.left_out`) and said with the answer.
 """
 
 from __future__ import annotations
@@ -22,9 +29,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _HEAD = re.compile(r"^\s*(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):?\s*$"
                    r"|^╭.*Traceback")
 _IPYTHON_HEAD = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
-_CHAIN = re.compile(r"^\s*(?:During\s+handling\s+of\s+the\s+above\s+exception,\s+another\s+exception"
+# (the margins are spaces and tabs only: `^\s*` at every one of many blank lines would run
+# over all the blank lines after it, a quadratic cost on a paste of line breaks)
+_CHAIN = re.compile(r"^[^\S\n]*(?:During\s+handling\s+of\s+the\s+above\s+exception,\s+another\s+exception"
                     r"\s+occurred:|The\s+above\s+exception\s+was\s+the\s+direct\s+cause\s+of\s+the"
-                    r"\s+following\s+exception:)\s*$", re.MULTILINE)
+                    r"\s+following\s+exception:)[^\S\n]*$", re.MULTILINE)
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
 _IPYTHON_FRAME = re.compile(r"^(?:File (?P<path>\S+?):(?P<line>\d+)(?:, in (?P<function>[^(\s]+))?"
                             r"|Cell In\[\d+\], line (?P<cell>\d+))")
@@ -87,14 +96,31 @@ class Reported:
 @dataclass(frozen=True)
 class Paste:
     """What a user pasted: its forms (`traceback`, `pytest`, `ipython`, `rich`, `logging`,
-    `group`, `chained`, `message`) and the exceptions it reports, the last raised first."""
+    `group`, `chained`, `message`) and the exceptions it reports, the last raised first;
+    `read`: the characters read (its end), `left_out`: those of its beginning that were not."""
 
     forms: tuple[str, ...]
     reported: tuple[Reported, ...]
+    read: int = 0
+    left_out: int = 0
 
 
-def read_paste(pasted: str) -> Paste:
-    """The exceptions `pasted` reports, the last raised first (see the module's docstring)."""
+MAX_INSIDE = 8  # texts found inside one report (`_texts_inside`): the first ones, in order
+MAX_PASTE = 262_144  # the characters of a paste read: its last ones (see the module's docstring)
+
+
+def cut_paste(pasted: str) -> tuple[str, int]:
+    """The end of `pasted` that a lookup reads (at most MAX_PASTE characters), and how many
+    characters of its beginning are left out."""
+    if len(pasted) <= MAX_PASTE:
+        return pasted, 0
+    return pasted[-MAX_PASTE:], len(pasted) - MAX_PASTE
+
+
+def read_paste(pasted: str, left_out: int = 0) -> Paste:
+    """The exceptions `pasted` reports, the last raised first (see the module's docstring);
+    `left_out`: characters of the paste its reader did not keep (`cut_paste` adds its own)."""
+    pasted, cut = cut_paste(pasted)
     forms: list[str] = []
     text = _clean(pasted, forms)
     sections = _sections(text, forms)
@@ -104,7 +130,8 @@ def read_paste(pasted: str) -> Paste:
         reported = [_reported(text.strip("\n"), ())]
     if not forms:
         forms.append("message")
-    return Paste(tuple(dict.fromkeys(forms)), tuple(_unique(reported)))
+    return Paste(tuple(dict.fromkeys(forms)), tuple(_unique(reported)), len(pasted),
+                 left_out + cut)
 
 
 def _clean(pasted: str, forms: list[str]) -> str:
@@ -232,8 +259,9 @@ def _report_span(lines: list[str], forms: list[str]) -> tuple[int, int] | None:
     return None
 
 
-def _reported(report: str, frames: tuple[Frame, ...]) -> Reported:
-    """A report's class, text and the texts to try: each `Name: ` prefix removed in turn."""
+def _reported(report: str, frames: tuple[Frame, ...], inside: bool = True) -> Reported:
+    """A report's class, text and the texts to try: each `Name: ` prefix removed in turn;
+    `inside`: with the texts found inside it (`_texts_inside`), which reads only their text."""
     report = _LOGGING.sub("", report, count=1) if _LOGGING.match(report) else report
     cut = bool(_CUT.search(report))
     if cut:
@@ -250,7 +278,7 @@ def _reported(report: str, frames: tuple[Frame, ...]) -> Reported:
     found = _EXCEPTION_LINE.match(rest)
     if found is not None and found["text"]:
         texts.append(found["text"])
-    texts.extend(_texts_inside(rest) if not prefixes else [])
+    texts.extend(_texts_inside(rest) if inside and not prefixes else [])
     # a note printed after the message, below a rule (jax's "For simplicity, JAX has removed
     # its internal frames ..."): the message without it, cut at the last rule
     rules = [found.start() for found in _RULE.finditer(rest)]
@@ -264,14 +292,16 @@ def _texts_inside(report: str) -> list[str]:
     """Where a message may begin inside a report that does not start with it: a program's
     usage error after its usage lines or command (`Error: text`, `prog: error: text`), each
     line that reads as `Name: text`, a class named inside a title's prose."""
-    texts = []
+    texts: list[str] = []
     lines = report.split("\n")
     for number, line in enumerate(lines[1:], 1):
+        if len(texts) == MAX_INSIDE:  # a paste of many such lines: each text is tried on every
+            break  # candidate, and each is the rest of the paste
         cli = _CLI_ERROR.match(line)
         if cli is not None:
             texts.append("\n".join([cli["text"], *lines[number + 1:]]))
         elif _EXCEPTION_LINE.match(line) and _LOOKS_RAISED.match(line):
-            texts.append(_reported("\n".join(lines[number:]), ()).text)
+            texts.append(_reported("\n".join(lines[number:]), (), inside=False).text)
     inside = _NAMED_INSIDE.search(lines[0])
     if inside is not None and inside.start() > 0:
         texts.append("\n".join([inside["text"], *lines[1:]]))

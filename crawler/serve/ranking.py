@@ -39,12 +39,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+from crawler.serve.literal_text import literal_runs
 from crawler.serve.matching import (
     CLOSEST,
     EXACT,
     PREFIX,
     SAME,
     Fit,
+    PasteWords,
     kinship,
     loose_match,
     paste_matcher,
@@ -58,8 +60,6 @@ from crawler.serve.matching import (
 from crawler.serve.paste import Paste, Reported, read_paste
 
 if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer: not loaded
-    from difflib import SequenceMatcher
-
     from crawler.records import ErrorRecord
 
 _WORD = re.compile(r"\w+")
@@ -67,6 +67,9 @@ _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
 CLOSEST_CANDIDATES = 50  # per repository: the wordings sharing most words with a paste
 MAX_REPORTS = 6  # exceptions of one paste tried (a chain, a group's members)
 LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
+# The longest text a backtracking regex is tried on (the loose fit decides beyond), and a
+# candidate's literal run is looked for in (beyond: in its first and last halves of it)
+WINDOW = 16_384
 REMOVED = "removed"  # `records.REMOVED`
 CONFIDENT_EXPLAINED = 0.5
 MIN_LITERAL = 12
@@ -200,21 +203,33 @@ class Source(Protocol):
 
 
 def rank(pasted: str, source: Source, limit: int = 10,
-         bases: Mapping[str, Sequence[str]] | None = None) -> Answer:
+         bases: Mapping[str, Sequence[str]] | None = None, left_out: int = 0) -> Answer:
     """The records for what a user pasted, best first, at most `limit`, each exception the
     paste reports tried (the last raised first). `bases`: the repositories' classes to their
-    bases, for kinship. See the module's docstring for the order and the thresholds."""
-    paste = read_paste(pasted)
+    bases, for kinship; `left_out`: characters of the paste its reader did not keep (its
+    beginning, `paste.cut_paste`). See the module's docstring for the order and the thresholds.
+
+    What it costs is bounded whatever the paste: it is read to MAX_PASTE characters; the
+    candidates come from the source's index (a wording's literal run, its words), never from
+    every record tried on the paste; a template without literal text is not tried (it explains
+    nothing); a record's regex of the crawler's linear shape runs in time linear in the text and
+    what it explains is counted on its literal runs alone, and any other regex runs on a text
+    of WINDOW characters at most, within LOOKUP_SECONDS; literal runs are looked for in a
+    window of each text (`_windows`); words are compared on the paste's first
+    `matching.MAX_WORDS`."""
+    paste = read_paste(pasted, left_out)
     best: dict[str, Match] = {}
     fits: dict[str, dict[str, Wording]] = {}  # each record's wordings the paste fits exactly
     timed_out: dict[str, None] = {}
     budget = Budget(LOOKUP_SECONDS)
     for order_of_report, reported in enumerate(paste.reported[:MAX_REPORTS]):
         # each text read once (squashed, its words), each class's kinship found once
-        readings = [(text, squash(text), found, paste_matcher(found))
+        readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin: dict[str, str | None] = {}
         for wording in _candidates(reported, source, readings):
+            if _explains_nothing(wording):
+                continue
             raised = wording.exception_qualname or wording.exception
             if raised not in kin:
                 kin[raised] = kinship(reported.exception, raised, bases or {})
@@ -245,21 +260,37 @@ def _with_also(match: Match, fitting: Mapping[str, Wording]) -> Match:
     return replace(match, also=others) if others else match
 
 
-# a pasted text, squashed (`matching.squash`), its words and their `matching.paste_matcher`
-_Reading = tuple[str, str, list[str], "SequenceMatcher[str]"]
+@dataclass(frozen=True)
+class _Reading:
+    """A pasted text as every wording is fitted to it, worked out once."""
+
+    text: str
+    squashed: str  # `matching.squash`
+    words: list[str]
+    matcher: PasteWords  # `matching.paste_matcher`
+    has_url: bool  # `squash` reads a URL as one token, so it is not additive over its parts
 
 
 def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading]
                 ) -> list[Wording]:
     """The wordings whose longest literal run the paste holds (any line break read as a space
     or as nothing), and those sharing the most words with it."""
-    texts = [variant for text in reported.texts
-             for variant in (text, text.replace("\n", " "), text.replace("\n", ""))]
+    texts = [variant for text in reported.texts for part in _windows(text)
+             for variant in (part, part.replace("\n", " "), part.replace("\n", ""))]
     found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
-    shared = frozenset(w for _, _, found_words, _ in readings for w in found_words)
+    shared = frozenset(w for reading in readings for w in reading.words)
     for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
         found.setdefault(_key(wording), wording)
     return list(found.values())
+
+
+def _windows(text: str) -> tuple[str, ...]:
+    """Where candidates' literal runs are looked for in a text: all of it up to WINDOW
+    characters; in a longer one (a message is not that long: a placeholder's value is), its
+    beginning and its end, where a template's literal text is around such a value."""
+    if len(text) <= WINDOW:
+        return (text,)
+    return text[:WINDOW // 2], text[-(WINDOW // 2):]
 
 
 def _key(wording: Wording) -> tuple[str, str, str]:
@@ -270,9 +301,10 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
          kin: str | None, order_of_report: int) -> Match | None:
     """The wording against one pasted text: its regex, else loosely, else by its words.
     `kin`: how the record's class stands to the pasted one (`matching.kinship`)."""
-    text, squashed, text_words, matcher = reading
+    text, squashed, text_words, matcher = (reading.text, reading.squashed, reading.words,
+                                           reading.matcher)
     captures: dict[str, str] = {}
-    fit = _regex_fit(wording, text, squashed, budget, captures)
+    fit = _regex_fit(wording, reading, budget, captures)
     loose = fit is None
     if fit is None:
         fit = loose_match(_pieces(wording.template), squashed)
@@ -299,22 +331,49 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
                  cut_prefix=cut_prefix)
 
 
-def _regex_fit(wording: Wording, text: str, squashed: str, budget: Budget,
+def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
                captures: dict[str, str]) -> Fit | None:
-    """The record's own regex on the whole text: exact, its captures kept."""
+    """The record's own regex on the whole text: exact, its captures kept. A regex of the
+    crawler's linear shape on any text; another on WINDOW characters at most."""
+    text, squashed = reading.text, reading.squashed
     if wording.template.endswith("\n") and not text.endswith("\n"):
         text += "\n"  # str(exc) ends in a line break that a paste, read line by line, drops
-    if wording.required not in text:
-        return None
     pattern = _compiled(wording.regex)
-    found = pattern.fullmatch(text, budget.left()) if pattern is not None else None
+    if pattern is None or (pattern.shape is None and len(text) > WINDOW):
+        return None
+    if len(text) <= WINDOW and wording.required not in text:  # a quick no; beyond, the linear
+        return None  # shape's own test is quicker: the text's two ends against the runs
+    found = pattern.fullmatch(text, budget.left())
     if found is None:
         return None
-    captured = "".join(text[start:end] for start, end in found.spans if start >= 0)
-    literal = len(squashed) - len(squash(captured))
+    if pattern.shape is not None and (not reading.has_url or len(text) > WINDOW):
+        # the text outside the groups is the regex's literal runs: squashing (whitespace left
+        # out) is additive where no URL is, so they alone count what the template explains
+        # (beyond WINDOW, a URL across a group's edge may count its characters apart)
+        ends = [0, *(edge for span in found.spans for edge in span), len(text)]
+        literal = sum(len(squash(text[ends[n]:ends[n + 1]])) for n in range(0, len(ends), 2))
+    else:
+        captured = "".join(text[start:end] for start, end in found.spans if start >= 0)
+        literal = len(squashed) - len(squash(captured))
     captures.update(found.captures)
     template = sum(len(p) for p in _pieces(wording.template) if p is not None)
     return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
+
+
+_NOTHING: dict[tuple[str, str], bool] = {}
+
+
+def _explains_nothing(wording: Wording) -> bool:
+    """A template with no literal text (`{message}`) whose regex has none either: every fit
+    of it finds no literal character, and `_fit` gives None for each paste; not tried."""
+    key = (wording.template, wording.regex)
+    if key not in _NOTHING:
+        pattern = _compiled(wording.regex)
+        _NOTHING[key] = (pattern is not None and pattern.shape is not None
+                         and not any(squash(run) for run in pattern.shape.runs)
+                         and not any(piece for piece in _pieces(wording.template))
+                         and not _template_words(wording.template))
+    return _NOTHING[key]
 
 
 _PIECES: dict[str, list[str | None]] = {}
@@ -382,60 +441,3 @@ def _placed(matches: list[Match]) -> list[Match]:
 def shared_words(text: str) -> frozenset[str]:
     """The lowercase words closeness counts in a template's literal text."""
     return frozenset(word.lower() for word in _WORD.findall(text))
-
-
-def literal_runs(regex: str) -> list[str]:
-    """The runs of literal text a crawler regex requires, outside its groups and classes."""
-    body = regex[1:] if regex.startswith("^") else regex
-    body = body[:-1] if body.endswith("$") and not body.endswith("\\$") else body
-    runs: list[str] = []
-    run: list[str] = []
-    index = 0
-    while index < len(body):
-        char = body[index]
-        if char == "\\" and index + 1 < len(body):
-            if body[index + 1].isalnum():
-                return []  # a class escape like \d: not our format, no prefilter
-            run.append(body[index + 1])
-            index += 2
-            continue
-        if char in "?*+":
-            if run:
-                run.pop()
-            runs.append("".join(run))
-            run = []
-        elif char in "([":
-            runs.append("".join(run))
-            run = []
-            index = _skip(body, index)
-            continue
-        elif char in ".|^$)]{}":
-            return []
-        else:
-            run.append(char)
-        index += 1
-    runs.append("".join(run))
-    return [r for r in runs if r]
-
-
-def _skip(body: str, index: int) -> int:
-    """The index after the group or class that opens at `index`."""
-    depth = 0
-    in_class = False
-    while index < len(body):
-        char = body[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        if depth == 0 and not in_class:
-            return index + 1
-        index += 1
-    return index

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import click
-import click._compat
 import pytest
 
 from crawler import _cli_lookup
@@ -111,14 +110,44 @@ def test_a_paste_from_standard_input_and_a_broken_record_alike(out: Path) -> Non
 
 def test_the_quick_parser_knows_the_options_lookup_has() -> None:
     """`_cli_lookup` reads lookup's arguments as `_PasteCommand` does: the same options, each
-    taking a value or not; and it strips what click.echo strips."""
+    taking a value or not. (What click.echo strips off a pipe is never printed by lookup, so
+    the two paths print alike whatever click's release: `tests/test_terminal_text.py`.)"""
     command = main.commands["lookup"]
     with click.Context(main, **main.context_settings) as parent, \
             click.Context(command, parent=parent) as ctx:
         known = {name: not (param.is_flag or param.count) for param in command.get_params(ctx)
                  if isinstance(param, click.Option) for name in param.opts + param.secondary_opts}
     assert known == _cli_lookup.OPTIONS
-    assert _cli_lookup.ANSI.pattern == click._compat._ansi_re.pattern
+
+
+UNDECODABLE = b"ValueError: bad shape (3, \xff4) for the widget"
+NOTE = ("note: the paste is not all UTF-8: its undecodable bytes were read as U+FFFD, the "
+        "replacement character: 1")
+
+
+@pytest.mark.parametrize("on_stdin", [False, True], ids=["argument", "stdin"])
+@pytest.mark.parametrize("options", [[], ["--json"]], ids=["text", "json"])
+def test_bytes_that_are_not_utf8_are_read_as_replacement_characters_and_said(
+        out: Path, on_stdin: bool, options: list[str]) -> None:
+    """An argument or a standard input that is not UTF-8: the answer, with one line saying so,
+    from the installed command and the full command line alike; never a Traceback."""
+    args: list[str | bytes] = ["lookup", "-" if on_stdin else UNDECODABLE, "out", *options]
+    runs = [subprocess.run([*command, *args], cwd=out.parent, env=child_env(),
+                           input=UNDECODABLE if on_stdin else b"", capture_output=True,
+                           timeout=120)
+            for command in ([CRAWLER], [sys.executable, "-c", FULL])]
+    for run in runs:
+        stderr = run.stderr.decode()
+        assert "Traceback" not in stderr and stderr.splitlines() == [NOTE], stderr
+        assert run.returncode == 0, stderr
+        said = run.stdout.decode()
+        if options:
+            reported = json.loads(said)["paste"]["exceptions"][0]
+            assert reported["text"] == "bad shape (3, \ufffd4) for the widget"
+        else:
+            assert said.startswith("= "), said  # found: the template explains it still
+    assert (runs[0].returncode, runs[0].stdout, runs[0].stderr) == \
+        (runs[1].returncode, runs[1].stdout, runs[1].stderr)
 
 
 QUICK_IMPORTS = (
