@@ -230,3 +230,40 @@ def test_every_relative_link_of_the_readme_and_docs_names_a_file() -> None:
             if not (page.parent / target.split("#")[0]).exists():
                 broken.append(f"{page.relative_to(root)}: {target}")
     assert broken == []
+
+
+@pytest.mark.parametrize(("change", "command", "said"), [
+    # written_for left null once the slots are written: check lists the record.
+    (("  written_for: 'port must be a number, got {text}'\n", "  written_for: null\n"),
+     "check", "annotation.written_for is empty"),
+    # every way out in one string: solutions is a list, and validate names the file.
+    (("  solutions:\n"
+      "  - Pass the number only, without the scheme or the host (`'8080'`, not `'http:8080'`).\n"
+      "  - Strip the spaces around a value read from a file or the environment before passing it.\n",
+      "  solutions: Pass the number only, without the scheme or the host; strip the spaces around it.\n"),
+     "validate", "annotation.solutions: "),
+])
+def test_the_bad_examples_of_the_annotating_page_are_caught_as_it_says(
+        tmp_path: Path, upstream: GitRepo, change: tuple[str, str], command: str, said: str) -> None:
+    from click.testing import CliRunner
+
+    from crawler.cli import main
+
+    out = tmp_path / "out"
+    extracted = CliRunner().invoke(main, ["extract", str(upstream.path), "--commit", "v1.0",
+                                          "-o", str(out), "-j", "1", "-q", "--no-evidence"])
+    assert extracted.exit_code == 0, extracted.output
+    (annotation,) = blocks("annotating.md", "yaml")
+    (record,) = [path for path in out.glob("*/*/*/errors/*.yaml")
+                 if yaml.safe_load(path.read_text(encoding="utf-8"))["extracted"]["message"]["template"]
+                 == "port must be a number, got {text}"]
+    text = record.read_text(encoding="utf-8")
+    start, end = text.index("\nannotation:\n") + 1, text.index("\nhistory:\n") + 1
+    record.write_text(text[:start] + annotation + text[end:], encoding="utf-8")
+    for name in ("check", "validate"):  # the page's annotation passes both
+        assert CliRunner().invoke(main, [name, str(out)]).exit_code == 0
+    old, new = change
+    assert annotation.count(old) == 1
+    record.write_text(text[:start] + annotation.replace(old, new) + text[end:], encoding="utf-8")
+    result = CliRunner().invoke(main, [command, str(out)])
+    assert result.exit_code == 1 and said in result.output, result.output
