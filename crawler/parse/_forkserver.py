@@ -72,10 +72,19 @@ def ctrl_c_ignored_by_forks() -> Iterator[None]:
     progress bar's, a writer's), and setting SIG_IGN drops one already pending. Ctrl-C then did
     nothing at all, the run going on to exit 0 (tests/parse/test_launch.py starts workers with a
     thread beside them and a SIGINT sent during each start). A SIGINT already pending here
-    skips the ignoring: it stops the run as soon as the mask is lifted.
+    skips the ignoring: it stops the run as soon as the mask is lifted. Nothing inside the window
+    may lift the mask: multiprocessing's resource tracker, which the fork server's start starts
+    first, did (SIG_UNBLOCK as it ends), so it is started before.
 
     Only the main thread may change a handler; elsewhere the mask alone is held."""
     global _server_started
+    if not _server_started and threading.current_thread() is threading.main_thread():
+        # Before the window: multiprocessing starts its resource tracker as the fork server's
+        # first step, and unblocks SIGINT after (SIG_UNBLOCK, not the mask it found): inside
+        # the window a Ctrl-C was then neither held nor handled, but dropped.
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
     with ctrl_c_held():
         if (_server_started or threading.current_thread() is not threading.main_thread()
                 or signal.SIGINT in signal.sigpending()):

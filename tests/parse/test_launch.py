@@ -211,3 +211,34 @@ def test_ctrl_c_while_a_worker_starts_stops_the_crawler(start: str) -> None:
     assert done.returncode == 0, done.stderr
     honoured = int(done.stdout.split()[-1])
     assert honoured == (trials if start == "warm" else trials - 1), done.stdout
+
+
+SIGNAL_DURING_SERVER_START = textwrap.dedent("""
+    import os, signal, time
+    from multiprocessing import resource_tracker
+    from crawler.parse import _forkserver
+
+    real = resource_tracker.ensure_running
+
+    def ensure_running_with_ctrl_c():  # Ctrl-C arrives as the fork server starts, once
+        real()
+        if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # inside the start's window
+            os.kill(os.getpid(), signal.SIGINT)
+
+    resource_tracker.ensure_running = ensure_running_with_ctrl_c
+    try:
+        _forkserver.warm_up()
+        time.sleep(0.5)
+        print("lost")
+    except KeyboardInterrupt:
+        print("honoured")
+""")
+
+
+def test_ctrl_c_while_the_fork_server_starts_stops_the_crawler() -> None:
+    """A SIGINT that comes while the fork server starts (with Ctrl-C ignored, at a command's
+    start) is held and raised after, with no other thread: multiprocessing's resource tracker,
+    started inside that window, unblocked SIGINT as it ended, and the signal was dropped."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_DURING_SERVER_START], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, preexec_fn=_ctrl_c_default)
+    assert done.stdout.split() == ["honoured"], (done.stdout, done.stderr)
