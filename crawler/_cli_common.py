@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from crawler.pipeline import Progress as RunProgress
 
 
-TERMINATED = 143  # a batch stopped by SIGTERM (128 + SIGTERM)
+TERMINATED = 143  # a command stopped by SIGTERM (128 + SIGTERM)
 
 
 UNWRAPPED_WIDTH = 100_000  # a table's width off a terminal: as wide as its longest row
@@ -47,7 +47,8 @@ class Interrupted(click.ClickException):
 
 
 class TerminatedExit(click.ClickException):
-    """SIGTERM to a batch: one line, exit 143 (128 + SIGTERM), its workers stopped."""
+    """SIGTERM: one line, exit 143 (128 + SIGTERM), whatever the command was doing (every write
+    is atomic; its workers are stopped)."""
 
     exit_code = TERMINATED
 

@@ -57,7 +57,8 @@ scheduler_option = click.option(
     "--scheduler", default=None, metavar="ADDRESS",
     help="Parse on this Dask scheduler's workers (tcp://HOST:8786); merges and writes stay here "
          "[default: Dask's scheduler-address setting, else local processes; `local` forces local "
-         "processes].")
+         "processes]. One that does not answer as a Dask scheduler within Dask's connect timeout "
+         "(its distributed.comm.timeouts.connect setting, 30 s) ends the command.")
 dry_run_option = click.option(
     "--dry-run", is_flag=True, help="Do everything but write: show what would change.")
 

@@ -40,6 +40,7 @@ from crawler._cli_summaries import (
     UpdateSummary,
 )
 from crawler.errors import CrawlerError, MissingSourceError
+from crawler.stopping import Terminated, sigterm_raises
 
 if TYPE_CHECKING:
 
@@ -70,11 +71,13 @@ __all__ = ["INTERRUPTED", "CrawlerGroup", "main"]
 class CrawlerGroup(click.Group):
     """One exit code per outcome, never a traceback: 0 done, 1 findings or a failure (a
     `CrawlerError` as one line), 2 usage (click's, and a folder named that is not there),
-    130 interrupted (Ctrl-C); a closed standard output (`| head -1`) ends the command quietly."""
+    130 interrupted (Ctrl-C), 143 terminated (SIGTERM); a closed standard output (`| head -1`)
+    ends the command quietly."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with sigterm_raises():  # SIGTERM ends every command as Ctrl-C does, with its own code
+                return super().invoke(ctx)
         except MissingSourceError as error:  # a folder named that is not there: usage
             raise MissingFolder(one_line(str(error))) from None
         except CrawlerError as error:
@@ -82,6 +85,9 @@ class CrawlerGroup(click.Group):
         except KeyboardInterrupt:
             sys.unraisablehook = after_interrupt
             raise Interrupted("interrupted") from None
+        except Terminated:
+            sys.unraisablehook = after_interrupt
+            raise TerminatedExit("terminated") from None
         except OSError as error:  # the machine's trouble (permissions, a full disk), not a bug
             if error.errno == errno.EPIPE and stdout_closed():
                 quiet_stdout()
@@ -204,7 +210,7 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
       crawler batch repos.yaml
       crawler batch repos.yaml --scheduler tcp://10.0.0.5:8786 --json
     """
-    from crawler.batch.driver import Terminated, run_batch, scheduler_address
+    from crawler.batch.driver import run_batch, scheduler_address
     from crawler.batch.reposfile import load_batch
 
     given = click.get_current_context().get_parameter_source("output_root")
@@ -212,13 +218,10 @@ def batch(repos_file: Path, output_root: Path, scheduler: str | None, jobs: int 
                          output_given=given is click.core.ParameterSource.COMMANDLINE,
                          split_files=split_files)
     address = scheduler_address(scheduler)
-    try:
-        with batch_progress(quiet or as_json, len(entries)) as progress:
-            result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
-                               force=force, dry_run=dry_run, progress=progress,
-                               wait_workers=wait_workers)
-    except Terminated:
-        raise TerminatedExit("terminated") from None
+    with batch_progress(quiet or as_json, len(entries)) as progress:
+        result = run_batch(entries, scheduler=address, jobs=jobs, cache_dir=cache_dir,
+                           force=force, dry_run=dry_run, progress=progress,
+                           wait_workers=wait_workers)
     for failed in result.failed:
         stderr_console().print(one_line(f"repos[{failed.entry.index}]: {failed.error}"),
                                markup=False, highlight=False, soft_wrap=True)

@@ -9,8 +9,9 @@ For `apply`, CRAWLER_TEST_KILL_AT=N makes the process SIGKILL itself just before
 step (a temp file made, an fsync, a rename), and CRAWLER_TEST_LOG=PATH appends when it loads
 and when it starts and ends writing, so that a test can see whether two runs interleaved;
 CRAWLER_TEST_GO=1 makes it wait for a line on stdin after "ready", so two start together.
-For `crawler`, CRAWLER_TEST_KILL_AT works the same, and CRAWLER_TEST_COUNT_STEPS=PATH writes
-the number of file steps the run took to PATH when it exits.
+For `crawler`, CRAWLER_TEST_KILL_AT works the same, CRAWLER_TEST_COUNT_STEPS=PATH writes
+the number of file steps the run took to PATH when it exits, and CRAWLER_TEST_SIGNAL_AT=N:SIGNUM
+sends the signal SIGNUM to the process just before its Nth file step.
 """
 
 from __future__ import annotations
@@ -65,6 +66,19 @@ def kill_before(step: int) -> None:
     hook_steps(kill_at)
 
 
+def signal_before(step: int, signum: int) -> None:
+    """Send `signum` to this process just before its Nth file step, once (from whichever thread
+    takes the step: the main thread raises when it next runs, as with a signal from outside)."""
+    sent = [False]
+
+    def signal_at(count: int) -> None:
+        if count == step and not sent[0]:
+            sent[0] = True
+            os.kill(os.getpid(), signum)
+
+    hook_steps(signal_at)
+
+
 def count_steps(path: str) -> None:
     """Count this process's file steps; write the count to `path` when it exits."""
     import atexit
@@ -80,6 +94,9 @@ def crawler(argv: list[str]) -> None:
         kill_before(int(os.environ["CRAWLER_TEST_KILL_AT"]))
     if os.environ.get("CRAWLER_TEST_COUNT_STEPS"):
         count_steps(os.environ["CRAWLER_TEST_COUNT_STEPS"])
+    if os.environ.get("CRAWLER_TEST_SIGNAL_AT"):
+        step, signum = os.environ["CRAWLER_TEST_SIGNAL_AT"].split(":")
+        signal_before(int(step), int(signum))
     from crawler.cli import main as command_line
 
     sys.argv = ["crawler", *argv]

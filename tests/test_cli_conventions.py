@@ -18,6 +18,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from crawler._cli_common import TERMINATED
 from crawler.cli import INTERRUPTED, main
 from tests import killprocs
 from tests.gitrepo import GitRepo
@@ -222,6 +223,36 @@ def test_ctrl_c_in_extract_exits_130_without_a_traceback(big_repo: GitRepo, tmp_
                               "-j", "2", "--cache-dir", str(tmp_path / "cache")), tmp_path / "logs")
     interrupt_when(child, lambda: bool(killprocs.pool_workers(child.pid)))
     assert_interrupted(child, tmp_path / "logs")
+
+
+@pytest.mark.parametrize("command", ["extract", "history"])
+def test_sigterm_ends_a_command_with_143_and_one_line(big_repo: GitRepo, tmp_path: Path,
+                                                      run_group: Callable[..., Any],
+                                                      command: str) -> None:
+    """SIGTERM (a service manager's stop, `kill PID`) to the crawler alone, mid-parse: one line
+    and 143, as a batch already did, where its default action ended it with no word (-15)."""
+    extra = []
+    if command == "history":
+        if not big_repo.git("tag", "--list", "v1.0"):
+            big_repo.git("tag", "v1.0")  # a release to walk; the other tests read HEAD
+        extra = ["--tags", "v*"]
+    child = run_group(crawler(command, str(big_repo.path), *extra, "-o", str(tmp_path / "out"),
+                              "-j", "2", "--cache-dir", str(tmp_path / "cache")), tmp_path / "logs")
+    deadline = time.monotonic() + 120
+    while not killprocs.pool_workers(child.pid):
+        assert child.poll() is None, (tmp_path / "logs" / "stderr").read_text()
+        assert time.monotonic() < deadline, "the command never got to work"
+        time.sleep(0.02)
+    family = killprocs.family(child.pid)
+    os.kill(child.pid, signal.SIGTERM)
+    code = child.wait(timeout=60)
+    stderr = (tmp_path / "logs" / "stderr").read_text()
+    assert code == TERMINATED, stderr
+    assert stderr.splitlines()[-1:] == ["Error: terminated"] and "Traceback" not in stderr, stderr
+    deadline = time.monotonic() + killprocs.grace()
+    while killprocs.alive(family) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not killprocs.alive(family), [killprocs.describe(p.pid) for p in family]
 
 
 def test_ctrl_c_in_a_batch_with_workers_exits_130_without_a_traceback(

@@ -13,7 +13,6 @@ workers with `subprocess` there (`crawler.parse._launch`), so any cluster will d
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import threading
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from multiprocessing.context import SpawnContext, SpawnProcess
 from typing import Any
 
+from crawler.batch._connect import connect, dask_muted
 from crawler.batch._worker import FILES_TOPIC, STARTED_TOPIC, Outcome, Task, init_local_worker, run_task
 from crawler.errors import CrawlerError
 
@@ -260,16 +260,7 @@ def _settle_once(setter: Callable[[Any], None], value: Any) -> None:
 @contextmanager
 def dask_runner(address: str, wait: float = WORKERS_WAIT) -> Iterator[DaskRunner]:
     """A runner on the Dask scheduler at `address`, once it has a worker (`wait` seconds at most)."""
-    try:
-        from distributed import Client
-    except ImportError as error:
-        raise CrawlerError(f"--scheduler {address}: dask.distributed is not installed; "
-                           "install the extra with `pip install 'raise-site-crawler[dask]'`") from error
-    try:
-        client = Client(address, timeout=30)
-    except (OSError, TimeoutError) as error:
-        raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
-                           "start one with `dask scheduler`") from error
+    client = connect(address)
     try:
         try:
             client.wait_for_workers(1, timeout=wait)
@@ -277,30 +268,11 @@ def dask_runner(address: str, wait: float = WORKERS_WAIT) -> Iterator[DaskRunner
             raise CrawlerError(f"--scheduler {address}: no worker joined the cluster within "
                                f"{wait:g} s; start some with `dask worker {address}` (or wait "
                                "longer with --wait-workers)") from None
-        with _dask_muted():
+        with dask_muted():
             yield DaskRunner(client, wait)
     except BaseException:
-        with _dask_muted(), contextlib.suppress(Exception):
+        with dask_muted(), contextlib.suppress(Exception):
             # the scheduler forgets the tasks no client wants any more
             client.close(timeout=CLOSE_SECONDS)
         raise
     client.close()
-
-
-@contextmanager
-def _dask_muted() -> Iterator[None]:
-    """Mute Dask's own logging while the batch runs and stops: it would print tracebacks of a
-    lost connection, of its reconnection, and of tasks cancelled under it. The batch tells what
-    it meets (a worker lost, a task killed, the scheduler gone) in its own lines."""
-    # Each of Dask's modules has its logger, some with a level of their own: a level set on
-    # "distributed" alone would not reach them.
-    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
-               if name.split(".", 1)[0] == "distributed"]
-    before = [logger.disabled for logger in loggers]
-    for logger in loggers:
-        logger.disabled = True
-    try:
-        yield
-    finally:
-        for logger, disabled in zip(loggers, before):
-            logger.disabled = disabled

@@ -23,12 +23,11 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from crawler.batch._executors import _dask_muted
+from crawler.batch._connect import connect, dask_muted
 from crawler.errors import CrawlerError
 from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.workers import FileOutcome, Job, WorkerPool, visit_file
 
-CONNECT_SECONDS = 30  # to reach the scheduler
 WORKERS_SECONDS = 10.0  # for a first worker to join it
 IN_FLIGHT = 3  # tasks on the cluster per worker thread: one running, the next ones queued
 
@@ -38,17 +37,7 @@ class DaskPool(WorkerPool):
 
     def __init__(self, address: str) -> None:
         super().__init__(1)
-        try:
-            from distributed import Client
-        except ImportError as error:
-            raise CrawlerError(f"--scheduler {address}: dask.distributed is not installed; "
-                               "install the extra with `pip install 'raise-site-crawler[dask]'`"
-                               ) from error
-        try:
-            self.client = Client(address, timeout=CONNECT_SECONDS)
-        except (OSError, TimeoutError) as error:
-            raise CrawlerError(f"--scheduler {address}: cannot reach the scheduler ({error}); "
-                               "start one with `dask scheduler`") from error
+        self.client = connect(address)
         try:
             self.client.wait_for_workers(1, timeout=WORKERS_SECONDS)
         except TimeoutError:
@@ -60,7 +49,7 @@ class DaskPool(WorkerPool):
         self.jobs = max(1, sum(threads.values()))
 
     def close(self) -> None:
-        with _dask_muted(), contextlib.suppress(Exception):
+        with dask_muted(), contextlib.suppress(Exception):
             self.client.close()
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:

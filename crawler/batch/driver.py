@@ -16,15 +16,12 @@ seconds, and lets the exception through. Nothing here prints: progress goes to t
 from __future__ import annotations
 
 import os
-import signal
-import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +36,7 @@ from crawler.errors import CrawlerError
 from crawler.git.source import redact
 from crawler.pipeline import RunResult, apply, load_cache, output_folder
 from crawler.records import Pin, is_network_address
+from crawler.stopping import Terminated, sigterm_raises
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext
 
@@ -69,28 +67,6 @@ def scheduler_address(option: str | None) -> str | None:
         return None
     address = dask.config.get("scheduler-address", None)
     return str(address) if address else None
-
-
-class Terminated(BaseException):
-    """SIGTERM reached the driver: raised where it waits, so that the batch stops its workers
-    and ends as Ctrl-C does (a BaseException, so that no handler of task failures takes it)."""
-
-
-@contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises `Terminated` while the batch runs (only the main thread may set that)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminate(signum: int, frame: Any) -> None:
-        raise Terminated
-
-    before = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 # ---------------------------------------------------------------- the driver
@@ -160,7 +136,7 @@ def run_batch(entries: list[RepoEntry], *, scheduler: str | None = None, jobs: i
     known = [] if force else scan_outputs({entry.output_root for entry in entries})
     driver = _Driver(entries, known, dry_run, progress, load_cache(cache_dir))
     tasks = driver.plan(None if cache_dir is None else str(cache_dir))
-    with _sigterm_raises():
+    with sigterm_raises():
         if scheduler is None:
             pool = LocalPool(max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
             try:

@@ -20,6 +20,7 @@ WORKER_MODULE = "crawler.parse.workers"
 ORPHAN_MODULE = "crawler.parse._orphan"  # imported first, it has the kernel kill the server
 PARENT_VARIABLE = "CRAWLER_FORK_SERVER_PARENT"  # the pid the fork server must not outlive
 _preload = [WORKER_MODULE]
+_server_started = False  # has this process started its fork server with Ctrl-C ignored?
 
 
 def die_with_parent() -> None:
@@ -62,16 +63,37 @@ def ctrl_c_ignored_by_forks() -> Iterator[None]:
     server gives each child it forks the disposition it started with (multiprocessing restores
     it there), while the mask `ctrl_c_held` sets does not reach the workers through the fork
     server's start (measured: its SigBlk is 0). Without this, a Ctrl-C sent to the process group
-    while a worker unpickles its task or imports printed a traceback from the worker. Only the
-    main thread may change a handler; elsewhere the mask alone is held. A Ctrl-C meanwhile
-    stays pending (Linux never discards a blocked signal) and reaches the crawler after."""
+    while a worker unpickles its task or imports printed a traceback from the worker.
+
+    Ignoring is process-wide, so this is done once, for the fork server's start (`warm_up`, or
+    the first worker's), and never around a later worker's: the server already has its
+    disposition. Ignored, a SIGINT sent to the crawler while its main thread holds the mask is
+    not kept pending: Linux gives it to any other thread of the process, which drops it (a
+    progress bar's, a writer's), and setting SIG_IGN drops one already pending. Ctrl-C then did
+    nothing at all, the run going on to exit 0 (tests/parse/test_launch.py starts workers with a
+    thread beside them and a SIGINT sent during each start). A SIGINT already pending here
+    skips the ignoring: it stops the run as soon as the mask is lifted. Nothing inside the window
+    may lift the mask: multiprocessing's resource tracker, which the fork server's start starts
+    first, did (SIG_UNBLOCK as it ends), so it is started before.
+
+    Only the main thread may change a handler; elsewhere the mask alone is held."""
+    global _server_started
+    if not _server_started and threading.current_thread() is threading.main_thread():
+        # Before the window: multiprocessing starts its resource tracker as the fork server's
+        # first step, and unblocks SIGINT after (SIG_UNBLOCK, not the mask it found): inside
+        # the window a Ctrl-C was then neither held nor handled, but dropped.
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
     with ctrl_c_held():
-        if threading.current_thread() is not threading.main_thread():
+        if (_server_started or threading.current_thread() is not threading.main_thread()
+                or signal.SIGINT in signal.sigpending()):
             yield
             return
         before = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             yield
+            _server_started = context().get_start_method() == "forkserver"  # spawn: every start
         finally:
             signal.signal(signal.SIGINT, before)
 

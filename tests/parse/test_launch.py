@@ -163,3 +163,82 @@ def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -
                           capture_output=True, text=True, timeout=60,
                           preexec_fn=_ctrl_c_default)  # as from a terminal, also under nohup
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+SIGNAL_DURING_STARTS = textwrap.dedent("""
+    import multiprocessing.process, os, signal, sys, threading, time
+    from crawler.parse import _forkserver, _launch
+    from tests.parse.test_launch import report_disposition
+
+    if sys.argv[1] == "warm":
+        _forkserver.warm_up()
+    # a thread beside the main one, as a progress bar's or a writer's: it does not block SIGINT
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+    real_start = multiprocessing.process.BaseProcess.start
+
+    def start_with_ctrl_c(self):  # Ctrl-C reaches the crawler while a worker starts
+        os.kill(os.getpid(), signal.SIGINT)
+        real_start(self)
+
+    multiprocessing.process.BaseProcess.start = start_with_ctrl_c
+    honoured = 0
+    for _ in range(int(sys.argv[2])):
+        try:
+            process, conn = _launch.start_worker(report_disposition, 0)
+            ignores = conn.recv()
+            time.sleep(0.2)  # a KeyboardInterrupt raised in the main thread comes here at last
+        except KeyboardInterrupt:
+            honoured += 1
+            process, conn = None, None
+        if process is not None:
+            process.join(10)
+            assert ignores, "a worker did not ignore Ctrl-C from its first instruction"
+    print(honoured)
+""")
+
+
+@pytest.mark.parametrize("start", ["warm", "cold"])
+def test_ctrl_c_while_a_worker_starts_stops_the_crawler(start: str) -> None:
+    """A SIGINT sent while a worker starts raises KeyboardInterrupt in the crawler, every time,
+    with another thread of the crawler alive beside it: the fork server's start ignored Ctrl-C
+    process-wide for each worker, and the kernel gave the signal to that other thread, which
+    dropped it (0 of 5 honoured with a warm fork server; the run went on to exit 0). Only the
+    very first start, which starts the fork server itself, may ignore it ("cold")."""
+    trials = 5
+    done = subprocess.run([sys.executable, "-c", SIGNAL_DURING_STARTS, start, str(trials)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          preexec_fn=_ctrl_c_default)
+    assert done.returncode == 0, done.stderr
+    honoured = int(done.stdout.split()[-1])
+    assert honoured == (trials if start == "warm" else trials - 1), done.stdout
+
+
+SIGNAL_DURING_SERVER_START = textwrap.dedent("""
+    import os, signal, time
+    from multiprocessing import resource_tracker
+    from crawler.parse import _forkserver
+
+    real = resource_tracker.ensure_running
+
+    def ensure_running_with_ctrl_c():  # Ctrl-C arrives as the fork server starts, once
+        real()
+        if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # inside the start's window
+            os.kill(os.getpid(), signal.SIGINT)
+
+    resource_tracker.ensure_running = ensure_running_with_ctrl_c
+    try:
+        _forkserver.warm_up()
+        time.sleep(0.5)
+        print("lost")
+    except KeyboardInterrupt:
+        print("honoured")
+""")
+
+
+def test_ctrl_c_while_the_fork_server_starts_stops_the_crawler() -> None:
+    """A SIGINT that comes while the fork server starts (with Ctrl-C ignored, at a command's
+    start) is held and raised after, with no other thread: multiprocessing's resource tracker,
+    started inside that window, unblocked SIGINT as it ended, and the signal was dropped."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_DURING_SERVER_START], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, preexec_fn=_ctrl_c_default)
+    assert done.stdout.split() == ["honoured"], (done.stdout, done.stderr)
