@@ -10,11 +10,12 @@ runs it:
 3. `crawler update SOURCE --commit COMMIT --check` (the output just written must be up to date);
 4. `crawler export` to JSON Lines (one line a record: the count must be the extract's) and to
    SQLite;
-5. `crawler lookup` of three of the library's own templates, each pasted as
-   `Exception: template`, which must rank that record first (exit 0); the first also through
-   `--db` on the SQLite export. The three are chosen from the records alone, the same ones each
-   run: active literal messages shown with `str`, printable, whose template no other record of
-   the library has, with the most words (then the smaller id).
+5. `crawler lookup` of three of the library's own messages, each pasted as
+   `Exception: message` (the template, each placeholder filled with a word), which must rank
+   that record first (exit 0); the first also through `--db` on the SQLite export. The three
+   are chosen from the records alone, the same ones each run: active, shown with `str`, not
+   `dynamic`, printable, a template no other record of the library has, its filled text taken
+   by the record's own regex, with the most literal words (then the smaller id).
 
 Each step is measured as a whole process tree: it runs under a small parent that makes itself
 the reaper of orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`), so the crawler's fork
@@ -62,6 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTED_EXITS = frozenset({0, 1, 2, 130, 141, 143})
 TRACEBACK = "Traceback (most recent call last)"
 LOOKUPS = 3
+_FILL = "spam"  # what a placeholder of a looked-up message is filled with
 STDERR_LINES = 5  # the first and the last lines of a failing step's standard error shown
 
 # The parent each step runs under: it reaps every descendant (the fork server outlives the
@@ -170,6 +172,10 @@ class Outcome:
         return self.problems + [step.describe() for step in self.steps if step.failed]
 
 
+class Stopped(Exception):
+    """The run was interrupted: no further command starts."""
+
+
 class ListError(Exception):
     """The list of libraries cannot be read: the message names the file and the line."""
 
@@ -258,9 +264,12 @@ class Runner:
         self.timeout = timeout
         self._groups: set[int] = set()
         self._lock = threading.Lock()
+        self._stopping = False
 
     def stop_all(self) -> None:
+        """Kill every command under way; a library's next command is then not started."""
         with self._lock:
+            self._stopping = True
             for group in self._groups:
                 try:
                     os.killpg(group, signal.SIGKILL)
@@ -273,11 +282,12 @@ class Runner:
         out, err, result = (logs / f"{name}.{what}" for what in ("out", "err", "exit"))
         result.unlink(missing_ok=True)
         started = time.monotonic()
-        with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        with self._lock, open(out, "wb") as stdout, open(err, "wb") as stderr:
+            if self._stopping:
+                raise Stopped(name)
             process = subprocess.Popen(
                 [sys.executable, "-c", _MEASURED, str(result), *argv], stdin=subprocess.DEVNULL,
                 stdout=stdout, stderr=stderr, start_new_session=True)
-        with self._lock:
             self._groups.add(process.pid)
         timer = threading.Timer(self.timeout, self._kill, (process.pid,))
         timer.start()
@@ -308,8 +318,21 @@ class Runner:
             pass
 
 
-def pick_templates(records: list[dict], count: int = LOOKUPS) -> list[dict]:
-    """The records whose own template is looked up: the same ones from the same records."""
+def pasted_text(message: dict) -> str | None:
+    """The message as it would print, each placeholder filled with a word, if the record's own
+    regex takes it with that word in each of its groups (else None: a template whose
+    placeholders this cannot fill)."""
+    text = message["template"]
+    for placeholder in message.get("placeholders") or []:
+        text = text.replace("{" + placeholder + "}", _FILL)
+    regex = message.get("regex")
+    fit = re.fullmatch(regex, text) if regex is not None else None
+    return text if fit is not None and all(group == _FILL for group in fit.groups()) else None
+
+
+def pick_templates(records: list[dict], count: int = LOOKUPS) -> list[tuple[dict, str]]:
+    """The records whose own message is looked up, with the text pasted: the same ones from
+    the same records (the most literal words, then the smaller id)."""
     templates: dict[str, int] = {}
     for record in records:
         template = record["extracted"]["message"]["template"]
@@ -319,12 +342,20 @@ def pick_templates(records: list[dict], count: int = LOOKUPS) -> list[dict]:
         extracted = record["extracted"]
         message = extracted["message"]
         template = message["template"]
-        if (record["status"] == "active" and message["kind"] == "literal"
-                and message.get("display") == "str" and not extracted.get("factory")
-                and templates[template] == 1 and template.strip()
-                and all(char.isprintable() or char == "\n" for char in template)):
-            eligible.append((-len(re.findall(r"\w+", template)), record["id"], record))
-    return [record for *_, record in sorted(eligible, key=lambda item: item[:2])[:count]]
+        if (record["status"] != "active" or message["kind"] == "dynamic"
+                or message.get("display") != "str" or extracted.get("factory")
+                or templates[template] > 1
+                or not all(char.isprintable() or char == "\n" for char in template)):
+            continue
+        literal = template
+        for placeholder in message.get("placeholders") or []:
+            literal = literal.replace("{" + placeholder + "}", " ")
+        words = len(re.findall(r"\w+", literal))
+        text = pasted_text(message) if words else None
+        if text is not None:
+            eligible.append((-words, record["id"], record, text))
+    return [(record, text) for *_, record, text in sorted(eligible, key=lambda item: item[:2])][
+        :count]
 
 
 def _looked_up(step: Step, record_id: str) -> None:
@@ -378,8 +409,8 @@ def run_library(library: Library, runner: Runner, mirrors: Path | None, base: Pa
     outcome.steps.append(exported)
     outcome.steps.append(runner.run(
         "export-sqlite", ["export", str(output), "-o", str(database), "-q"], logs))
-    if exported.failed or not jsonl.exists():
-        return outcome
+    if exported.crashed or exported.traceback or not jsonl.exists():
+        return outcome  # a record left out of the export (exit 1) still leaves the others
     with open(jsonl, encoding="utf-8") as lines:
         records = [json.loads(line) for line in lines if line.strip()]
     if len(records) != outcome.records:
@@ -392,10 +423,10 @@ def run_library(library: Library, runner: Runner, mirrors: Path | None, base: Pa
     chosen = pick_templates(records)
     if len(chosen) < LOOKUPS:
         outcome.problems.append(
-            f"lookup: only {len(chosen)} templates fit for a lookup (literal, unique, printable)")
-    for number, record in enumerate(chosen, 1):
-        extracted = record["extracted"]
-        paste = f"{extracted['exception']}: {extracted['message']['template']}"
+            f"lookup: only {len(chosen)} templates fit for a lookup (active, shown with str, "
+            "unique, printable, with a word, placeholders the record's regex takes)")
+    for number, (record, text) in enumerate(chosen, 1):
+        paste = f"{record['extracted']['exception']}: {text}"
         step = runner.run(f"lookup-{number}", ["lookup", "--json", "-n", "5", "--", paste,
                                                str(repo_folder)], logs)
         _looked_up(step, record["id"])
@@ -527,27 +558,28 @@ def main(argv: list[str] | None = None) -> int:
     runner = Runner(crawler, args.timeout)
     outcomes: dict[str, Outcome] = {}
     base = args.list.resolve().parent
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = [pool.submit(run_library, library, runner, mirrors, base, work,
-                                   args.crawler_jobs)
-                       for library in sorted(libraries, key=lambda lib: size(lib, mirrors, base))]
-            for future in concurrent.futures.as_completed(futures):
-                outcome = future.result()
-                outcomes[outcome.library.name] = outcome
-                print(f"{outcome.library.name}: {outcome.records} records, "
-                      f"{outcome.cpu_seconds:.1f} s CPU, {len(outcome.failures)} failures",
-                      file=sys.stderr, flush=True)
-                if args.json_file:  # so far, in the list's order: a run cut short still tells
-                    done = [outcomes[lib.name] for lib in libraries if lib.name in outcomes]
-                    args.json_file.write_text(
-                        json.dumps(report(done, commit, started), indent=2) + "\n",
-                        encoding="utf-8")
+        futures = [pool.submit(run_library, library, runner, mirrors, base, work,
+                               args.crawler_jobs)
+                   for library in sorted(libraries, key=lambda lib: size(lib, mirrors, base))]
+        for future in concurrent.futures.as_completed(futures):
+            outcome = future.result()
+            outcomes[outcome.library.name] = outcome
+            print(f"{outcome.library.name}: {outcome.records} records, "
+                  f"{outcome.cpu_seconds:.1f} s CPU, {len(outcome.failures)} failures",
+                  file=sys.stderr, flush=True)
+            if args.json_file:  # so far, in the list's order: a run cut short still tells
+                done = [outcomes[lib.name] for lib in libraries if lib.name in outcomes]
+                args.json_file.write_text(
+                    json.dumps(report(done, commit, started), indent=2) + "\n",
+                    encoding="utf-8")
     except KeyboardInterrupt:
-        runner.stop_all()
+        runner.stop_all()  # before the pool is shut down, which waits for its threads
         print("corpus: interrupted", file=sys.stderr)
         return 130
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         if temporary:
             shutil.rmtree(work, ignore_errors=True)
     ordered = [outcomes[library.name] for library in libraries]

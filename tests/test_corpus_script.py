@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,29 +63,39 @@ def _script() -> ModuleType:
 
 
 def _record(record_id: str, template: str, kind: str = "literal", status: str = "active",
-            display: str = "str") -> dict:
+            display: str = "str", placeholders: tuple[str, ...] = ()) -> dict:
+    regex = "^" + re.escape(template) + "$"
+    for placeholder in placeholders:
+        regex = regex.replace(re.escape("{" + placeholder + "}"), "([\\s\\S]*?)")
     return {"id": record_id, "status": status, "extracted": {
         "exception": "ValueError", "factory": False,
-        "message": {"kind": kind, "template": template, "display": display}}}
+        "message": {"kind": kind, "template": template, "display": display,
+                    "placeholders": list(placeholders), "regex": regex}}}
 
 
-def test_the_three_templates_are_unique_literal_ones_with_most_words_whatever_the_order() -> None:
+def test_the_three_messages_are_unique_ones_with_most_literal_words_whatever_the_order() -> None:
     script = _script()
     records = [
         _record("a1", "one two three four five six"),
         _record("a2", "one two three four five six"),  # the same template twice: left out
         _record("b1", "alpha beta gamma delta"),
-        _record("b0", "alpha beta gamma epsilon"),  # as many words: the smaller id first
-        _record("c1", "a {x} b c d e f g h", kind="fstring"),
+        _record("b0", "alpha beta {x} gamma epsilon", kind="fstring", placeholders=("x",)),
+        _record("c1", "{x}{y}{z} bad words", kind="fstring",  # its groups cannot be told apart
+                placeholders=("x", "y", "z")),
         _record("d1", "removed one with many many words in it", status="removed"),
         _record("e1", "shown as repr with many many words in it", display="repr"),
+        _record("e2", "dynamic with many many words in it", kind="dynamic"),
         _record("f1", "a control\x1b[31m character with many words in it"),
-        _record("g1", "short one"),
-        _record("h1", "shortest"),
+        _record("g1", "short {one}", kind="fstring", placeholders=("one",)),
     ]
-    chosen = [record["id"] for record in script.pick_templates(records)]
-    assert chosen == ["b0", "b1", "g1"]
-    assert [r["id"] for r in script.pick_templates(list(reversed(records)))] == chosen
+    chosen = [(record["id"], text) for record, text in script.pick_templates(records)]
+    assert chosen == [("b0", "alpha beta spam gamma epsilon"), ("b1", "alpha beta gamma delta"),
+                      ("g1", "short spam")]
+    assert [(r["id"], text) for r, text in script.pick_templates(records[::-1])] == chosen
+    assert [r["id"] for r, _ in script.pick_templates(records[5:])] == ["g1"]
+    odd = _record("h1", "a {x!r} b c d e f", kind="fstring", placeholders=("x",))
+    odd["extracted"]["message"]["regex"] = "^a (?P<x>[\\s\\S]*?) b c d e f$"  # not filled: left out
+    assert script.pick_templates([odd]) == []
 
 
 def test_the_list_is_read_from_the_docs_table_and_a_bad_row_is_named(tmp_path: Path) -> None:
@@ -138,6 +149,8 @@ def test_a_library_that_reads_well_passes_and_a_faulty_one_is_failed_step_by_ste
     assert good_steps["extract"]["cpu_seconds"] > 0 and good_steps["extract"]["peak_mib"] > 5
     faulty_steps = {step["name"]: step for step in libraries["faulty"]["steps"]}
     assert faulty_steps["validate"]["exit"] == 1 and faulty_steps["validate"]["failed"]
+    assert faulty_steps["export-jsonl"]["exit"] == 1  # the planted record left out
+    assert "export-jsonl: exit 1 (expected 0): 5 records exported, the extract said 6" in done.stdout
     assert faulty_steps["export-sqlite"]["crashed"] and faulty_steps["export-sqlite"]["signal"] == 11
     lookups = [step for name, step in faulty_steps.items() if name.startswith("lookup")]
     assert len(lookups) == 3 and all(step["traceback"] and not step["crashed"] for step in lookups)
