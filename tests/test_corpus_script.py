@@ -135,7 +135,8 @@ def test_a_library_that_reads_well_passes_and_a_faulty_one_is_failed_step_by_ste
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--list", str(listing), "--work", str(tmp_path / "work"),
-         "--jobs", "2", "--crawler", f"{sys.executable} {crawler}", "--json", str(report)],
+         "--jobs", "2", "--crawler", f"{sys.executable} {crawler}", "--json", str(report),
+         "--timeout", "120"],  # the script kills a command of its own that runs longer
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ")
