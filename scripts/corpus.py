@@ -42,6 +42,7 @@ smallest first (by their Python files at the commit); the table is in the list's
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import datetime
 import json
@@ -142,6 +143,12 @@ class Step:
             err[:STDERR_LINES] + [f"... ({len(err) - 2 * STDERR_LINES} lines)"]
             + err[-STDERR_LINES:])
         lines += ["    | " + line[:300] for line in shown]
+        frames = collections.Counter(
+            f"{Path(match[0]).name}:{match[1]}"
+            for match in re.findall(r'^  File "([^"]+)", line \d+, in (\S+)$', self.stderr, re.M))
+        repeated = [f"{frame} x{times}" for frame, times in frames.most_common(3) if times > 2]
+        if repeated:  # a deep recursion's frames, which the first and last lines leave out
+            lines.append(f"    frames repeated most: {', '.join(repeated)}")
         return "\n".join(lines)
 
 

@@ -98,6 +98,29 @@ def test_the_three_messages_are_unique_ones_with_most_literal_words_whatever_the
     assert script.pick_templates([odd]) == []
 
 
+def test_a_failure_names_its_command_exit_stderr_ends_and_a_recursion_s_frames() -> None:
+    script = _script()
+    frames = ['  File "/x/pkg/classes.py", line 9, in canonical\n    a\n'
+              '  File "/x/pkg/classes.py", line 5, in star_class\n    b\n'] * 400
+    step = script.Step("extract", ["crawler", "extract", "a b"], 0, exit=1, stderr=(
+        "Traceback (most recent call last):\n" + "".join(frames) + "RecursionError: deep\n"))
+    assert step.failed and step.traceback and not step.crashed
+    assert step.describe().splitlines() == [
+        "extract: exit 1 (expected 0) [Traceback]", '    $ crawler extract "a b"',
+        "    | Traceback (most recent call last):",
+        '    |   File "/x/pkg/classes.py", line 9, in canonical', "    |     a",
+        '    |   File "/x/pkg/classes.py", line 5, in star_class', "    |     b",
+        "    | ... (1592 lines)",
+        '    |   File "/x/pkg/classes.py", line 9, in canonical', "    |     a",
+        '    |   File "/x/pkg/classes.py", line 5, in star_class', "    |     b",
+        "    | RecursionError: deep",
+        "    frames repeated most: classes.py:canonical x400, classes.py:star_class x400"]
+    killed = script.Step("lookup-1", ["crawler"], 0, exit=139, signal=11)
+    assert killed.crashed and killed.describe().startswith("lookup-1: killed by signal 11 [crash]")
+    assert script.Step("validate", ["crawler"], 0, exit=2).describe().startswith(
+        "validate: exit 2 (expected 0)\n")
+
+
 def test_the_list_is_read_from_the_docs_table_and_a_bad_row_is_named(tmp_path: Path) -> None:
     script = _script()
     libraries = script.read_list(ROOT / "docs" / "corpus.md")
