@@ -69,14 +69,21 @@ STDERR_LINES = 5  # the first and the last lines of a failing step's standard er
 
 # The parent each step runs under: it reaps every descendant (the fork server outlives the
 # crawler's own process for a moment), so the tree's whole CPU and largest process are counted
-# in what its own parent reads from wait4. argv: RESULT_FILE COMMAND...
+# in what its own parent reads from wait4; at the timeout it kills the command, so what the
+# command cost is still counted. argv: RESULT_FILE TIMEOUT COMMAND...
 _MEASURED = r"""
 import ctypes, os, subprocess, sys
 try:
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 except (AttributeError, OSError):
     pass
-code = subprocess.call(sys.argv[2:])
+child = subprocess.Popen(sys.argv[3:])
+try:
+    code = str(child.wait(timeout=float(sys.argv[2])))
+except subprocess.TimeoutExpired:
+    child.kill()
+    child.wait()
+    code = "timeout"
 while True:
     try:
         os.wait()
@@ -127,8 +134,9 @@ class Step:
 
     def describe(self) -> str:
         """The failure as the team needs it: the command, the exit, the ends of stderr."""
+        note = self.note
         if self.exit is None:
-            ended = "killed at the timeout"
+            ended, note = self.note or "killed at the timeout", ""
         elif self.signal is not None:
             ended = f"killed by signal {self.signal}"
         else:
@@ -136,7 +144,7 @@ class Step:
         kinds = [word for word, there in (("crash", self.crashed), ("Traceback", self.traceback))
                  if there]
         lines = [f"{self.name}: {ended}" + (f" [{', '.join(kinds)}]" if kinds else "")
-                 + (f": {self.note}" if self.note else ""),
+                 + (f": {note}" if note else ""),
                  "    $ " + " ".join(_quote(word) for word in self.argv)]
         err = self.stderr.splitlines()
         shown = err if len(err) <= 2 * STDERR_LINES else (
@@ -293,10 +301,11 @@ class Runner:
             if self._stopping:
                 raise Stopped(name)
             process = subprocess.Popen(
-                [sys.executable, "-c", _MEASURED, str(result), *argv], stdin=subprocess.DEVNULL,
+                [sys.executable, "-c", _MEASURED, str(result), str(self.timeout), *argv],
+                stdin=subprocess.DEVNULL,
                 stdout=stdout, stderr=stderr, start_new_session=True)
             self._groups.add(process.pid)
-        timer = threading.Timer(self.timeout, self._kill, (process.pid,))
+        timer = threading.Timer(self.timeout + 60, self._kill, (process.pid,))  # a last resort
         timer.start()
         try:
             _, status, usage = os.wait4(process.pid, 0)
@@ -309,7 +318,9 @@ class Runner:
         step.cpu_seconds = usage.ru_utime + usage.ru_stime
         step.peak_kib = usage.ru_maxrss
         code = result.read_text().strip() if result.exists() else ""
-        if code:
+        if code == "timeout":
+            step.note = f"killed at the timeout ({self.timeout:g} s)"
+        elif code:
             step.exit = int(code) if int(code) >= 0 else None
             step.signal = -int(code) if int(code) < 0 else None
             if step.signal is not None:

@@ -117,6 +117,9 @@ def test_a_failure_names_its_command_exit_stderr_ends_and_a_recursion_s_frames()
         "    frames repeated most: classes.py:canonical x400, classes.py:star_class x400"]
     killed = script.Step("lookup-1", ["crawler"], 0, exit=139, signal=11)
     assert killed.crashed and killed.describe().startswith("lookup-1: killed by signal 11 [crash]")
+    timed_out = script.Step("extract", ["crawler"], 0, note="killed at the timeout (4 s)")
+    assert timed_out.crashed and timed_out.describe().startswith(
+        "extract: killed at the timeout (4 s) [crash]\n")
     assert script.Step("validate", ["crawler"], 0, exit=2).describe().startswith(
         "validate: exit 2 (expected 0)\n")
 
