@@ -318,7 +318,9 @@ class Runner:
         step.cpu_seconds = usage.ru_utime + usage.ru_stime
         step.peak_kib = usage.ru_maxrss
         code = result.read_text().strip() if result.exists() else ""
-        if code == "timeout":
+        if not code:
+            step.note = "killed with its measuring parent (the last-resort timer, or from outside)"
+        elif code == "timeout":
             step.note = f"killed at the timeout ({self.timeout:g} s)"
         elif code:
             step.exit = int(code) if int(code) >= 0 else None
