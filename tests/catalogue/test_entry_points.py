@@ -9,6 +9,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from crawler.catalogue.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
@@ -315,6 +317,34 @@ def test_star_imports_that_read_each_other(make_repo: Callable[[str], GitRepo]) 
         ("pkg.f5", ("pkg.m5.f5",), None, None),
         ("pkg.f4", ("pkg.m4.f4", "pkg.m5.f5"), None, None)]
     assert graph.definition("pkg.m0.nowhere") is None
+
+
+def test_star_imports_of_modules_without_source_bind_nothing(
+        make_repo: Callable[[str], GitRepo], monkeypatch: pytest.MonkeyPatch) -> None:
+    """scipy's `spatial/__init__.py` star-imports compiled modules (`_ckdtree`, `_qhull`) beside
+    its own: a name is looked for in the modules the repository has, and the compiled ones, which
+    bind nothing a reader can see, are passed over. Read as names of their package they grew the
+    name at every star import (`spatial._ckdtree._qhull._ckdtree...`): 2**100 resolutions, and
+    scipy's extract grew past 7 GiB."""
+    stars = "".join(f"from spatial.{m} import *\n" for m in ("_ckdtree", "_qhull", "_voronoi", "kdtree"))
+    original, calls = Graph._definition, []
+
+    def counted(self: Graph, name: str) -> str | None:
+        calls.append(name)
+        assert len(calls) < 1_000, f"still resolving after 1,000 names: {name[:80]}"
+        return original(self, name)
+
+    monkeypatch.setattr(Graph, "_definition", counted)
+    graph = graph_of(make_repo("repo"), {
+        "spatial/__init__.py": stars,
+        "spatial/kdtree.py": "from spatial._ckdtree import cKDTree\n"
+                             "def query(x):\n    raise ValueError(x)\n",
+        "spatial/distance.py": "import spatial\ndef cdist(x):\n    return spatial.query(x)\n"})
+    assert graph.definition("spatial.query") == "spatial.kdtree.query"
+    assert graph.definition("spatial.nowhere") is None
+    assert graph.definition("spatial._ckdtree.cKDTree") is None
+    assert graph.definition("spatial.kdtree.cKDTree") is None
+    assert entries(graph, "spatial.kdtree.query")[0][:2] == ("spatial.query", ("spatial.kdtree.query",))
 
 
 def test_closures_are_reached_by_what_calls_them(make_repo: Callable[[str], GitRepo]) -> None:
