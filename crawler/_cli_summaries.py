@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler look
     from crawler.batch.driver import BatchResult, RepoResult
     from crawler.history import HistoryResult, TagStep
     from crawler.pipeline import RunResult
+    from crawler.records import TagMove
     from crawler.serve.review import Mismatch, Review
     from crawler.store.adoption import Adoption
 
@@ -383,12 +384,15 @@ class HistorySummary:
             "ignored": [{"tag": tag, "why": why} for tag, why in result.walk.ignored],
             "by_date": result.walk.by_date,
             "read_ahead": result.read_ahead,
+            "moved": [{"tag": m.tag, "walked": m.walked, "now": m.now} for m in result.moved],
             "seconds": round(result.seconds, 3),
         }, ascii_only=False)
 
     def lines(self) -> Iterator[Line]:
         result = self.result
         yield from self.left_out(result.walk.ignored)
+        for move in result.moved:
+            yield tag_moved_line(move)
         walked = [step.tag for step in result.steps if step.tag is not None]
         order = "tag date (no tag names a version)" if result.walk.by_date else "version order"
         yield (f"{len(walked)} release tags walked in {order}"
@@ -421,6 +425,15 @@ class HistorySummary:
         return (f"[{step.number}/{step.steps}] {where}{dated} @ {result.pin.sha[:12]}: "
                 f"{result.manifest.counts.records} records; {changes or 'no change'}; "
                 f"{result.parsed} files read in {round(result.seconds, 3):.2f}s{left}")
+
+
+def tag_moved_line(move: TagMove) -> str:
+    """One line for a walked tag that moved or went: the records' releases were read where it
+    was, and stay so (a walk never goes back to re-read a release)."""
+    where = (f"moved from {move.walked[:12]} to {move.now[:12]}" if move.now is not None
+             else f"is gone (it named {move.walked[:12]})")
+    return (f"tag {move.tag} {where} since it was walked: the records' releases still say what "
+            f"{move.tag} held at {move.walked[:12]}")
 
 
 def _duration(seconds: float) -> str:

@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from crawler.catalogue.releases import Walk, order_tags, plan_walk
+from crawler.catalogue.releases import Walk, moved_tags, order_tags, plan_walk
 from crawler.errors import RefError
 from crawler.git.pin import default_cache_dir, pin
 from crawler.git.tags import TagListing, list_tags
@@ -62,7 +62,7 @@ from crawler.pipeline import (
     visit_files,
     write_held,
 )
-from crawler.records import ExtractOptions, Manifest
+from crawler.records import ExtractOptions, Manifest, TagMove
 from crawler.selection import select_files
 from crawler.store import repo_output
 from crawler.store.cache import ResultCache
@@ -108,6 +108,7 @@ class HistoryResult:
     checkpoints: int = 0  # checkpoints that wrote files, the end's included
     stopped: bool = False  # `on_step` stopped it before its last step: a re-run goes on
     read_ahead: int = 0  # (path, blob) pairs read ahead of the steps: parsed, or in the cache
+    moved: tuple[TagMove, ...] = ()  # walked tags that moved or went since they were walked
 
 
 def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Path = Path("output"),
@@ -127,6 +128,7 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     started = time.perf_counter()
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         listing = list_tags(repo, tags)
+        every = {tag.name: tag.commit for tag in list_tags(repo, "*").tags}
         folder = output_folder(output_root, repo.pin)
         local = repo.spec.kind == "local" or bool(repo.spec.file_url)
     found = listing.tags
@@ -141,6 +143,12 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     store = StoreContext(load_cache(cache_dir))
     store = replace(store, held=_hold(output_root, folder, store))
     previous = store.held.manifest if store.held is not None else load_manifest(folder)
+    moved: tuple[TagMove, ...] = ()
+    if previous is not None and previous.releases is not None:
+        moved = moved_tags(previous.releases, every)
+        previous = replace(previous, releases=replace(previous.releases, moved=moved))
+        if store.held is not None:  # the steps go on from the held manifest: it says so too
+            store.held.manifest = previous
     walk = plan_walk(found, previous.releases if previous is not None else None,
                      stop_at=ref if ref in {tag.name for tag in found} else None, since=since)
     walk = replace(walk, ignored=(*listing.not_commits, *walk.ignored))
@@ -202,7 +210,7 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
                                         "the steps read their own files"))
         steps[-1] = replace(steps[-1], result=last)
     return HistoryResult(folder, walk, tuple(steps), time.perf_counter() - started,
-                         checkpoints.written, stopped, reader.visited if reader else 0)
+                         checkpoints.written, stopped, reader.visited if reader else 0, moved)
 
 
 def _counted(step: TagStep) -> TagStep:

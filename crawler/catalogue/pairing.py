@@ -288,20 +288,80 @@ class PairScore:
         return f"{self.signal}: score {self.total:.2f} ({parts})"
 
 
-def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = ()) -> PairScore:
+def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = (),
+          memo: Memo | None = None) -> PairScore:
     """How well `site` fits as the successor of `record`'s site; `moved_to` are the paths git
-    says the record's file went to (renamed or copied), which count as its own file."""
+    says the record's file went to (renamed or copied), which count as its own file. `memo`
+    keeps the texts' and the functions' similarities for the next pair of the same ones."""
     old = record.site
+    memo = memo or Memo()
+    template, words = memo.texts(old.message.template, site.message.template)
     return PairScore(
-        template=similarity(old.message.template, site.message.template),
-        context=_lines_similarity(context(old), context(site)),
+        template=template,
+        context=_lines_similarity(memo.context(old), memo.context(site)),
         qualname=_qualname_score(old.qualname, site.qualname),
         condition=_condition_score(old.condition, site.condition),
         exception=1.0 if _exception(old) == _exception(site) else 0.0,
-        snippet=_lines_similarity(_lines(old.snippet), _lines(site.snippet)),
+        snippet=memo.code(old.snippet, site.snippet),
         same_file=site.path == old.path or site.path in set(moved_to),
-        wording=_wording_similarity(old.message.template, site.message.template),
+        wording=words,
     )
+
+
+class Memo:
+    """Similarities already measured in one pairing, by the texts compared: many pairs share a
+    template and a function (a reworded message in 2,000 places, 2,000 raises in one function
+    of 4,000 lines), and the functions' lines are the costly part of a score."""
+
+    KEEP = 100_000  # pairs kept at most: past them, a pair is measured again (memory stays bounded)
+
+    def __init__(self) -> None:
+        self._texts: dict[tuple[str, str], tuple[float, float]] = {}
+        self._code: dict[tuple[str, str], float] = {}
+        self._lines: dict[str, tuple[str, ...]] = {}
+        self._split: dict[str, list[str]] = {}
+        self._context: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
+
+    def texts(self, old: str, new: str) -> tuple[float, float]:
+        """The templates' `similarity` and their wordings'."""
+        found = self._texts.get((old, new))
+        if found is None:
+            found = (similarity(old, new), _wording_similarity(old, new))
+            if len(self._texts) < self.KEEP:
+                self._texts[(old, new)] = found
+        return found
+
+    def code(self, old: str, new: str) -> float:
+        """The similarity of two functions' lines."""
+        found = self._code.get((old, new))
+        if found is None:
+            found = _lines_similarity(self.lines(old), self.lines(new))
+            if len(self._code) < self.KEEP:
+                self._code[(old, new)] = found
+        return found
+
+    def context(self, site: RaiseSite) -> tuple[str, ...]:
+        """`context(site)`, each function's lines split once."""
+        key = (site.snippet, site.line, site.end_line, site.snippet_line)
+        found = self._context.get(key)
+        if found is None:
+            split = self._split.get(site.snippet)
+            if split is None:
+                split = site.snippet.splitlines()
+                if len(self._split) < self.KEEP:
+                    self._split[site.snippet] = split
+            found = context(site, split)
+            if len(self._context) < self.KEEP:
+                self._context[key] = found
+        return found
+
+    def lines(self, snippet: str) -> tuple[str, ...]:
+        found = self._lines.get(snippet)
+        if found is None:
+            found = _lines(snippet)
+            if len(self._lines) < self.KEEP:
+                self._lines[snippet] = found
+        return found
 
 
 def _wording_similarity(old: str, new: str) -> float:
@@ -323,11 +383,12 @@ def wording(template: str) -> str:
                      for piece in template.split("{{"))
 
 
-def context(site: RaiseSite) -> tuple[str, ...]:
+def context(site: RaiseSite, lines: Sequence[str] | None = None) -> tuple[str, ...]:
     """Up to `CONTEXT_LINES` lines of the function on each side of the raise, stripped, each with
     a word: a line of brackets alone (`):`, `]`) closes code in any function, and two unrelated
-    raises in jax shared one (`):`) that made their code look a fifth alike."""
-    lines = site.snippet.splitlines()
+    raises in jax shared one (`):`) that made their code look a fifth alike. `lines`: the
+    snippet's lines, when they are at hand."""
+    lines = site.snippet.splitlines() if lines is None else lines
     start, end = site.line - site.snippet_line, site.end_line - site.snippet_line + 1
     before = [line.strip() for line in lines[max(0, start - 2 * CONTEXT_LINES):max(0, start)]]
     after = [line.strip() for line in lines[end:end + 2 * CONTEXT_LINES]]

@@ -34,6 +34,7 @@ from crawler.records import (
     Release,
     Releases,
     ReleaseTag,
+    TagMove,
     Template,
     TemplateSpan,
     Versions,
@@ -143,7 +144,15 @@ def mark_step(records: Sequence[ErrorRecord], existing: Mapping[str, ErrorRecord
     walked = step.before.walked
     if step.tag is not None and (not walked or walked[-1].tag != step.tag):
         walked = (*walked, Release(step.tag, step.commit))
-    return marked, Releases(walked=walked, unreleased=tuple(sorted(unreleased)))
+    return marked, Releases(walked=walked, unreleased=tuple(sorted(unreleased)),
+                            moved=step.before.moved)
+
+
+def moved_tags(walked: Releases, now: Mapping[str, str]) -> tuple[TagMove, ...]:
+    """The walked tags that name another commit now, or are gone (`now`: every tag's commit,
+    by name), in the order walked."""
+    return tuple(TagMove(release.tag, release.commit, now.get(release.tag))
+                 for release in walked.walked if now.get(release.tag) != release.commit)
 
 
 def _marked(record: ErrorRecord, old: ErrorRecord | None, step: Step,

@@ -16,6 +16,7 @@ from crawler.records.manifest import (
     Releases,
     ReleaseTag,
     Skipped,
+    TagMove,
 )
 from crawler.records.record import (
     Annotation,
@@ -60,7 +61,7 @@ __all__ = ["ACTIVE", "Annotation", "ArgumentText", "BrokenFile", "BuiltException
            "ClassDef", "Counts", "CrossCall", "EntryPoint", "EntryPoints", "ErrorRecord",
            "Evidence", "ExposedFunction", "ExtractOptions", "FileEntry", "History",
            "MAX_FILE_BYTES", "MESSAGE_KINDS", "Manifest", "NEEDS_REVIEW", "Pin", "REMOVED",
-           "RaiseCounts", "RaiseSite", "Related", "Release", "ReleaseTag", "Releases",
+           "RaiseCounts", "RaiseSite", "Related", "Release", "ReleaseTag", "Releases", "TagMove",
            "SCHEMA_VERSION", "STATUSES", "Skipped", "SourceFile", "Template", "TemplateSpan",
            "TestAssertion", "TextReading", "TextRun", "TextSlot", "Versions", "empty_annotation",
            "is_network_address", "record_id"]

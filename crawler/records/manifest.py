@@ -111,6 +111,15 @@ class ReleaseTag:
 
 
 @dataclass(frozen=True)
+class TagMove:
+    """A release tag walked before that names another commit now, or no longer exists."""
+
+    tag: str
+    walked: str  # the commit it named when it was walked
+    now: str | None  # the commit it names now; None: the tag is gone
+
+
+@dataclass(frozen=True)
 class Releases:
     """What `crawler history` walked, so that a new run walks only the tags after these."""
 
@@ -118,6 +127,9 @@ class Releases:
     # live records whose current wording appeared after the last release walked: the next
     # release step loads them to set where that wording began
     unreleased: tuple[str, ...] = ()
+    # walked tags that moved or went since they were walked, found by the last walk: the
+    # records' releases were read at the commits in `walked`, not at these
+    moved: tuple[TagMove, ...] = ()
 
     @property
     def last(self) -> str | None:

@@ -29,6 +29,7 @@ from crawler.records import (
     Release,
     Releases,
     Skipped,
+    TagMove,
     Template,
     TemplateSpan,
     Versions,
@@ -256,15 +257,19 @@ def _releases_data(releases: Releases | None) -> dict[str, Any]:
     """The manifest's `releases` (written by `crawler history` only), as a mapping to merge."""
     if releases is None:
         return {}
+    moved = [{"tag": m.tag, "walked": m.walked, "now": m.now} for m in releases.moved]
     return {"releases": {"walked": [{"tag": r.tag, "commit": r.commit} for r in releases.walked],
-                         "unreleased": sorted(releases.unreleased)}}
+                         "unreleased": sorted(releases.unreleased),
+                         **({"moved": moved} if moved else {})}}
 
 
 def _releases_from_data(data: Any) -> Releases | None:
     if not data:
         return None
     return Releases(walked=tuple(Release(r["tag"], r["commit"]) for r in data["walked"]),
-                    unreleased=tuple(data.get("unreleased") or ()))
+                    unreleased=tuple(data.get("unreleased") or ()),
+                    moved=tuple(TagMove(m["tag"], m["walked"], m["now"])
+                                for m in data.get("moved") or ()))
 
 
 # The manifest's `counts` is one flat mapping: the raise counts sit among the others, in this order.

@@ -1,0 +1,212 @@
+"""Step 4 without scoring every pair: each record's best site, proved by bounds.
+
+`best_pairs.pair_best` weighs candidate pairs for `assignment.best_assignment`. In a file where
+many raises were reworded alike (2,000 copies of one message, each in its own function or all in
+one), every record is a candidate for every site of its file: N² scores, each comparing the code
+around the raise and the enclosing functions, and N² weights held at once.
+
+Here a record is scored exactly only against the sites that share a rarely seen line of code
+around the raise with it, the sites of small groups, and the sites in other files its candidates
+name (`Bounds.exact`); every other site of its file is bounded a group at a time (the sites of
+one exception class and one template) by a `PairScore` whose parts are each at least the real
+one's (`Bounds.ceiling_score`): its signal is None only if every site's is, and its total is at
+least every site's (both only grow with each part).
+
+When every record that can pair at all has one site that weighs strictly more than any other it
+could take, scored or bounded, and no two records have the same best site, those pairs are the
+one assignment of greatest total weight (any other gives some record less than its best, and
+nothing more to another), and it is what `best_assignment` returns however it solves a block:
+exactly (the unique optimum) or trimmed to each row's heaviest edges and taken heaviest first
+(each row's heaviest edge comes before its others and finds its column free). So the answer is
+the one that weighing every pair gives. When the proof fails (a tie, two records wanting one
+site, a bound too loose), `prove_best` returns None and the caller weighs every pair.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from crawler.catalogue.pairing import (
+    Memo,
+    PairScore,
+    _condition_score,
+    _exception,
+    _qualname_score,
+    score,
+)
+from crawler.records import ErrorRecord, RaiseSite
+
+RARE_LINE_SITES = 8  # a line of code around a raise in at most this many sites pairs them exactly
+SMALL_GROUP = 8  # a group with at most this many sites is scored site by site
+FEW_VALUES = 8  # a group with at most this many guards (functions) is bounded by each of them
+
+Weigh = Callable[[ErrorRecord, RaiseSite, PairScore], int]
+Ceiling = Callable[[PairScore], int]  # at least the weight of any pair whose score is at most this
+
+
+@dataclass
+class _Group:
+    """The sites of one file, exception class and template."""
+
+    cols: list[int] = field(default_factory=list)
+    qualnames: Counter[str] = field(default_factory=Counter)
+    last_names: Counter[str] = field(default_factory=Counter)
+    conditions: set[str | None] | None = field(default_factory=set)  # None: more than FEW_VALUES
+    snippets: set[str] | None = field(default_factory=set)
+
+    def add(self, col: int, site: RaiseSite) -> None:
+        self.cols.append(col)
+        self.qualnames[site.qualname] += 1
+        self.last_names[_last(site.qualname)] += 1
+        if self.conditions is not None:
+            self.conditions.add(site.condition)
+            if len(self.conditions) > FEW_VALUES:
+                self.conditions = None
+        if self.snippets is not None:
+            self.snippets.add(site.snippet)
+            if len(self.snippets) > FEW_VALUES:
+                self.snippets = None
+
+
+def _last(qualname: str) -> str:
+    return qualname.rsplit(".", 1)[-1]
+
+
+class Bounds:
+    """The new sites grouped by file, exception class and template, and by the lines of code
+    around each raise; the text similarities measured, once per pair of texts."""
+
+    def __init__(self, sites: Sequence[RaiseSite], memo: Memo) -> None:
+        self.sites = sites
+        self.memo = memo
+        self.groups: dict[str, dict[tuple[str, str], _Group]] = defaultdict(dict)
+        self.by_line: dict[str, list[int]] = defaultdict(list)
+        for col, site in enumerate(sites):
+            groups = self.groups[site.path]
+            key = (_exception(site), site.message.template)
+            groups.setdefault(key, _Group()).add(col, site)
+            for line in set(memo.context(site)):
+                self.by_line[line].append(col)
+
+    def exact(self, record: ErrorRecord, own: Collection[str]) -> set[int]:
+        """The sites of the record's own files to score one by one: those that share a rare
+        line of code around the raise with it, and those of small groups."""
+        found: set[int] = set()
+        for line in set(self.memo.context(record.site)):
+            places = self.by_line.get(line, ())
+            if len(places) <= RARE_LINE_SITES:
+                found.update(col for col in places if self.sites[col].path in own)
+        for path in own:
+            for group in self.groups.get(path, {}).values():
+                if len(group.cols) <= SMALL_GROUP:
+                    found.update(group.cols)
+        return found
+
+    def rest(self, own: Collection[str], exact: Collection[int]
+             ) -> list[tuple[tuple[str, str], _Group, list[RaiseSite]]]:
+        """The groups of the record's own files that keep sites not scored one by one, each with
+        its sites that were (to take out of its counts)."""
+        scored: dict[tuple[str, tuple[str, str]], list[RaiseSite]] = defaultdict(list)
+        for col in exact:
+            site = self.sites[col]
+            scored[(site.path, (_exception(site), site.message.template))].append(site)
+        found = []
+        for path in own:
+            for key, group in self.groups.get(path, {}).items():
+                taken = scored.get((path, key), [])
+                if len(taken) < len(group.cols):
+                    found.append((key, group, taken))
+        return found
+
+    def ceiling_score(self, record: ErrorRecord, key: tuple[str, str], group: _Group,
+                      scored: Sequence[RaiseSite]) -> PairScore:
+        """A score at least as high, part by part, as that of the record with any site of the
+        group not in `scored` (all of them in the record's own files)."""
+        old = record.site
+        exception, template = key
+        text, words = self.memo.texts(old.message.template, template)
+        return PairScore(
+            template=text,
+            context=self._context_ceiling(old),
+            qualname=self._qualname_ceiling(old.qualname, group, scored),
+            condition=(1.0 if group.conditions is None else
+                       max(_condition_score(old.condition, c) for c in group.conditions)),
+            exception=1.0 if _exception(old) == exception else 0.0,
+            snippet=(1.0 if group.snippets is None else
+                     max(self.memo.code(old.snippet, other) for other in group.snippets)),
+            same_file=True,
+            wording=words,
+        )
+
+    def _context_ceiling(self, old: RaiseSite) -> float:
+        """The most the code around the raise can share with a site that has none of its rare
+        lines: its frequent lines (with their repeats), all of them, in the best proportion."""
+        lines = self.memo.context(old)
+        frequent = sum(1 for line in lines if len(self.by_line.get(line, ())) > RARE_LINE_SITES)
+        return 2.0 * frequent / (len(lines) + frequent) if frequent else 0.0
+
+    @staticmethod
+    def _qualname_ceiling(qualname: str, group: _Group, scored: Sequence[RaiseSite]) -> float:
+        same = group.qualnames[qualname] - sum(1 for s in scored if s.qualname == qualname)
+        namesakes = (group.last_names[_last(qualname)]
+                     - sum(1 for s in scored if _last(s.qualname) == _last(qualname)))
+        best = _qualname_score(qualname, qualname) if same > 0 else 0.0
+        return max(best, 0.5) if namesakes > same else best
+
+
+def prove_best(sites: Sequence[RaiseSite], live: Sequence[ErrorRecord],
+               moved_to: Callable[[str], tuple[str, ...]],
+               elsewhere: Callable[[ErrorRecord, Collection[str]], Collection[int]],
+               weigh: Weigh, ceiling: Ceiling, memo: Memo) -> Proved | None:
+    """The edges that decide the assignment of greatest total weight, when they are proved;
+    None when they are not (the caller then weighs every pair).
+
+    Either each record that can pair has one site it weighs strictly more on than on any
+    other, no two the same (`Proved.best`: those pairs are the assignment), or every record's
+    pairs are all known (`Proved.edges`: the very weights that weighing every pair gives).
+    `elsewhere(record, own)`: the record's candidates outside its own files; `memo` measures.
+    """
+    bounds = Bounds(sites, memo)
+    edges: dict[tuple[int, int], tuple[int, PairScore]] = {}
+    best: dict[int, tuple[int, int]] = {}  # row -> its strictly heaviest column and weight
+    complete = True  # every row's edges known
+    for row, record in enumerate(live):
+        paths = moved_to(record.site.path)
+        own = {record.site.path, *paths}
+        exact = bounds.exact(record, own)
+        weights: dict[int, int] = {}
+        for col in sorted(exact | set(elsewhere(record, own))):
+            found = score(record, sites[col], paths, bounds.memo)
+            if found.signal is not None:
+                weights[col] = weigh(record, sites[col], found)
+                edges[(row, col)] = (weights[col], found)
+        heaviest = max(weights.values(), default=None)
+        tops = [col for col, weight in weights.items() if weight == heaviest]
+        if len(tops) == 1 and heaviest is not None:
+            best[row] = (tops[0], heaviest)
+        ceilings = [ceiling(bound) for bound in (
+            bounds.ceiling_score(record, key, group, scored)
+            for key, group, scored in bounds.rest(sorted(own), exact)) if bound.signal is not None]
+        if ceilings:
+            complete = False  # some of its pairs are only bounded: its best must be proved
+            if row not in best or max(ceilings) >= best[row][1]:
+                return None
+    if complete:
+        return Proved(edges=edges)
+    rows_with_edges = {row for row, _ in edges}
+    columns = [col for col, _ in best.values()]
+    if rows_with_edges <= set(best) and len(set(columns)) == len(columns):
+        return Proved(edges={(row, col): edges[(row, col)] for row, (col, _) in best.items()},
+                      best=True)
+    return None
+
+
+@dataclass(frozen=True)
+class Proved:
+    """What `prove_best` proved: the edges (row, column) -> (weight, score) to assign over, and
+    whether they are each row's best alone (then they are the assignment)."""
+
+    edges: Mapping[tuple[int, int], tuple[int, PairScore]]
+    best: bool = False
