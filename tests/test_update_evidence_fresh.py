@@ -49,8 +49,9 @@ def test_each_update_gives_a_fresh_extracts_evidence_and_rewrites_only_changed_r
     repo.write("other.py", "def g():\n    raise KeyError('no such key')\n")
     repo.write("tests/test_check.py", TEST)
     steps = [repo.commit("first")]
-    repo.write(f"mod{count - 1:02d}.py", module(count - 1, above=2))  # the last one moves
-    steps.append(repo.commit("a record moves"))
+    for n in range(1, count):  # an update holds the records it reads again first
+        repo.write(f"mod{n:02d}.py", module(n, above=2))
+    steps.append(repo.commit("all records but one move"))
     repo.write("other.py", "def g():\n    raise KeyError('no such key at all')\n")
     steps.append(repo.commit("a record no test names is reworded"))
     repo.write("tests/test_check.py", TEST + "\n\ndef test_more():\n    assert True\n")
