@@ -95,10 +95,10 @@ def evidence_digest(assertions: Iterable[TestAssertion]) -> str:
 def _fit_rule_digest() -> str:
     """Of the fit rule's code: the rule, and the bounded runs that decide which patterns it cuts."""
     from crawler import regexes
-    from crawler.catalogue import evidence
+    from crawler.catalogue import evidence, globs
 
     digest = hashlib.sha256()
-    for module in (evidence, regexes):
+    for module in (evidence, globs, regexes):
         with open(module.__file__ or "", "rb") as source:
             digest.update(source.read())
     return digest.hexdigest()

@@ -17,11 +17,20 @@ The rule, for a test's pattern P (a regex the test searches in the message) and 
    in one run of at least MIN_RUN characters. This admits tests that name a value where the
    template has a placeholder ("No such option: 'bad_key'" for "No such option: '{key}'") and
    refuses the ones a placeholder alone would carry (`raise ValueError(msg)` fits no test).
-   The search (`coverage`, quadratic, in Python) is tried on the MAX_WEAK_TRIES records that
+   The search (`coverage`, quadratic, in Python) is tried on the MAX_WEAK_TRIES templates that
    share the most pattern text, a cost cap: a weak fit beyond them is missed, never invented.
+   Templates tied with the last of them are tried too (up to MAX_WEAK_TIED in all).
 
 An assertion with STRONG fits is listed on those records only; one with WEAK fits only, on those;
 one that fits more than MAX_FITS records is too vague to list anywhere (it is counted).
+
+What an assertion is evidence for follows from the facts alone: the test's pattern and exception
+names, the records' templates and exceptions. Never from record ids, the order records come in,
+or the folder's name: records are tried as templates (every record of one template fits or none
+does), candidates are ranked by what they share with the pattern, then by their text. So an
+assertion that fits several records equally is listed on each of them, and its `fits` says on
+how many: a user reading one record sees that the test may be exercising another raise of the
+same text (see docs/evidence.md).
 """
 
 from __future__ import annotations
@@ -35,8 +44,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import accumulate
 
+from crawler.catalogue.globs import (
+    WILD,
+    Glob,
+    coverage,
+    fragments,
+    pattern_globs,
+    template_glob,
+)
 from crawler.records import REMOVED, ErrorRecord, Evidence, TestAssertion
 from crawler.regexes import BoundedRegex, OverBound, StepBudget
 
@@ -49,142 +65,14 @@ MIN_LITERAL = 3  # a pattern with fewer literal characters is no evidence for an
 MIN_RUN = 4  # a weak fit needs this many pattern characters in a row on the template's text
 MAX_EVIDENCE = 20  # per record: the most specific assertions (fewest fits), then by place
 MAX_FITS = 10  # an assertion that fits more records than this ('.*supported') is evidence for none
-MAX_DP_CELLS = 200_000  # a weak-fit search larger than this is not tried
-MAX_WEAK_TRIES = 8  # weak fits are searched on the records sharing the most pattern text only
+MAX_WEAK_TRIES = 8  # weak fits are searched on the templates sharing the most pattern text only
+MAX_WEAK_TIED = 32  # ... and on those tied with the last of them, up to this many in all
 PROGRESS_EVERY = 200  # assertions between two progress reports
 PATTERN_STEPS = 10**10  # bound steps a pattern may take over its records: 10**9 ran in 20 ms at
 # most on the slowest forms tried; the stdlib's costliest pattern is bounded at 4 * 10**7
 SEPARATOR = "\x00"  # between two examples in a group's haystack (a needle holding it is not used)
 
-WILD = None  # a glob symbol: any text
-Glob = tuple[str | None, ...]
 STRONG, WEAK, NONE = 2, 1, 0
-
-
-# ---------------------------------------------------------------- templates and patterns as globs
-
-
-def template_glob(template: str, placeholders: Sequence[str]) -> Glob:
-    """A template as a glob: its literal characters, each placeholder one wildcard."""
-    symbols: list[str | None] = []
-    index, k = 0, 0
-    while index < len(template):
-        char = template[index]
-        if template.startswith("{{", index) or template.startswith("}}", index):
-            symbols.append(char)
-            index += 2
-        elif char == "{" and k < len(placeholders) and \
-                template.startswith("{" + placeholders[k] + "}", index):
-            if not symbols or symbols[-1] is not WILD:
-                symbols.append(WILD)
-            index += len(placeholders[k]) + 2
-            k += 1
-        else:
-            symbols.append(char)
-            index += 1
-    return tuple(symbols)
-
-
-def pattern_globs(pattern: str, parsed: _sre.SubPattern | None = None) -> tuple[list[Glob], bool]:
-    """A searched regex as globs (one per top-level alternative), and whether it ignores case.
-
-    Literal characters are kept; anything else (classes, `.`, repeats, back references) is a
-    wildcard; zero-width parts are dropped; `^` and `$` at the ends anchor the glob.
-    """
-    parsed = _sre.parse(pattern) if parsed is None else parsed  # `parsed`: the caller's parse of it
-    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
-    items = list(parsed)
-    branches = [items]
-    if len(items) == 1 and items[0][0] == _sre.BRANCH:
-        branches = [list(branch) for branch in items[0][1][1]]
-    globs = []
-    for branch in branches:
-        start = bool(branch) and branch[0][0] == _sre.AT and \
-            branch[0][1] in (_sre.AT_BEGINNING, _sre.AT_BEGINNING_STRING)
-        end = bool(branch) and branch[-1][0] == _sre.AT and \
-            branch[-1][1] in (_sre.AT_END, _sre.AT_END_STRING)
-        symbols: list[str | None] = [] if start else [WILD]
-        _flatten(branch, symbols, ignore_case)
-        if not end:
-            symbols.append(WILD)
-        globs.append(_collapse(symbols))
-    return globs, ignore_case
-
-
-def _flatten(items: Iterable[tuple[object, object]], out: list[str | None], ignore_case: bool) -> None:
-    for op, arg in items:
-        if op == _sre.LITERAL:
-            char = chr(arg)  # type: ignore[arg-type]
-            out.append(char.lower() if ignore_case else char)
-        elif op == _sre.SUBPATTERN:
-            _flatten(arg[-1], out, ignore_case)  # type: ignore[index]
-        elif op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
-            continue  # zero-width
-        else:
-            out.append(WILD)
-
-
-def _collapse(symbols: list[str | None]) -> Glob:
-    out: list[str | None] = []
-    for symbol in symbols:
-        if symbol is WILD and out and out[-1] is WILD:
-            continue
-        out.append(symbol)
-    return tuple(out)
-
-
-def coverage(template: Glob, pattern: Glob) -> int:
-    """The most literal pattern characters matched by literal template characters, over every
-    message the template can give that the pattern finds; -1 when there is no such message.
-
-    A dynamic programme over (template position, pattern position), filled from the ends: a
-    wild of either side takes nothing or the other side's next symbol; two equal literals match
-    and count one. A row is built whole, by the kind of its template symbol (this runs for each
-    weak fit of a run's tests): under a wild, the running maximum of the row below from the
-    right; under a literal, -1 but where the pattern has that literal (a few places, looked up)
-    and at the pattern's wilds, filled from the right."""
-    rows, cols = len(template), len(pattern)
-    if (rows + 1) * (cols + 1) > MAX_DP_CELLS:
-        return -1
-    wilds = [j for j in range(cols - 1, -1, -1) if pattern[j] is WILD]  # right to left
-    places: dict[str, list[int]] = defaultdict(list)  # a literal -> where the pattern has it
-    for j, symbol in enumerate(pattern):
-        if symbol is not WILD:
-            places[symbol].append(j)
-    below = [-1] * (cols + 1)  # past the template's end, only pattern wilds taking nothing
-    below[cols] = 0
-    for j in wilds:
-        below[j] = below[j + 1]
-    for i in range(rows - 1, -1, -1):
-        symbol = template[i]
-        if symbol is WILD:
-            row = list(accumulate(reversed(below), max))
-            row.reverse()
-        else:
-            row = [-1] * (cols + 1)
-            for j in places.get(symbol, ()):
-                if below[j + 1] >= 0:
-                    row[j] = below[j + 1] + 1
-            for j in wilds:
-                row[j] = max(row[j + 1], below[j])
-        below = row
-    return below[0]
-
-
-def _fragments(glob: Glob) -> list[str]:
-    """The literal runs of a glob, in order."""
-    runs: list[str] = []
-    current: list[str] = []
-    for symbol in glob:
-        if symbol is WILD:
-            if current:
-                runs.append("".join(current))
-            current = []
-        else:
-            current.append(symbol)
-    if current:
-        runs.append("".join(current))
-    return runs
 
 
 # ---------------------------------------------------------------- one pattern, one template
@@ -202,7 +90,7 @@ class Target:
     @classmethod
     def of(cls, template: str, placeholders: Sequence[str]) -> Target:
         glob = template_glob(template, placeholders)
-        runs = _fragments(glob)
+        runs = fragments(glob)
         return cls("".join(runs), glob, tuple(runs), sum(1 for s in glob if s is WILD))
 
 
@@ -232,7 +120,7 @@ class Pattern:
         except (re.error, RecursionError, OverflowError):
             return None
         literal = min(sum(1 for s in g if s is not WILD) for g in globs)
-        needles = tuple(max(_fragments(g), key=len, default="") for g in globs)
+        needles = tuple(max(fragments(g), key=len, default="") for g in globs)
         usable = case_sensitive and all(needle and SEPARATOR not in needle for needle in needles)
         return cls(compiled, tuple(globs), ignore_case, literal, needles if usable else None)
 
@@ -284,7 +172,7 @@ def weak(pattern: Pattern, target: Target) -> bool:
 
 
 def _has_run(branch: Glob, runs: Sequence[str]) -> bool:
-    for fragment in _fragments(branch):
+    for fragment in fragments(branch):
         for start in range(len(fragment) - MIN_RUN + 1):
             gram = fragment[start:start + MIN_RUN]
             if any(gram in run for run in runs):
@@ -322,19 +210,32 @@ class EvidenceStats:
 
 @dataclass
 class _Group:
-    """The records answering to one exception name, with an index of their literal text."""
+    """The records answering to one exception name, by template: the records of one template fit
+    a pattern alike, so a pattern is tried on each template once. Templates are held in the
+    order of their text (`_target_order`), with an index of their literal text; a position is a
+    template's place in that order, whatever order the records came in."""
 
-    records: list[tuple[ErrorRecord, Target]] = field(default_factory=list)
+    members: dict[Target, list[ErrorRecord]] = field(default_factory=dict)
+    _targets: list[Target] | None = None
     _grams: dict[str, set[int]] | None = None
     _haystack: tuple[str, list[int]] | None = None  # examples joined by SEPARATOR; their starts
 
+    def add(self, record: ErrorRecord, target: Target) -> None:
+        self.members.setdefault(target, []).append(record)
+
+    @property
+    def targets(self) -> list[Target]:
+        if self._targets is None:
+            self._targets = sorted(self.members, key=_target_order)
+        return self._targets
+
     def strong_candidates(self, pattern: Pattern) -> Sequence[int]:
-        """The records whose example holds one of the pattern's needles, in order: the only
+        """The templates whose example holds one of the pattern's needles, in order: the only
         ones it can find (a match holds every literal run of the alternative it takes)."""
         if pattern.needles is None:
-            return range(len(self.records))
+            return range(len(self.targets))
         if self._haystack is None:
-            examples = [target.example for _, target in self.records]
+            examples = [target.example for target in self.targets]
             starts, at = [], 0
             for example in examples:
                 starts.append(at)
@@ -352,27 +253,28 @@ class _Group:
         return sorted(found)
 
     def grams(self) -> dict[str, set[int]]:
-        """MIN_RUN-grams of every record's literal runs -> positions in `records`."""
+        """MIN_RUN-grams of every template's literal runs -> positions in `targets`."""
         if self._grams is None:
             self._grams = defaultdict(set)
-            for position, (_, target) in enumerate(self.records):
+            for position, target in enumerate(self.targets):
                 for run in target.runs:
                     for start in range(len(run) - MIN_RUN + 1):
                         self._grams[run[start:start + MIN_RUN]].add(position)
         return self._grams
 
     def weak_candidates(self, pattern: Pattern) -> list[int]:
-        """The records a weak fit can reach, best first, at most MAX_WEAK_TRIES of them.
+        """The templates a weak fit can reach, best first: MAX_WEAK_TRIES of them, and those
+        tied with the last (up to MAX_WEAK_TIED in all).
 
-        A record must share a MIN_RUN-gram with the pattern. Records are ranked by how many of
-        the pattern's literal characters fall in such shared grams (then by position), a bound
-        on what the glob search can find; the search is tried on the best few only.
+        A template must share a MIN_RUN-gram with the pattern. Templates are ranked by how many
+        of the pattern's literal characters fall in such shared grams (then by their text), a
+        bound on what the glob search can find; the search is tried on the best few only.
         """
         grams = self.grams()
-        covered: dict[int, int] = defaultdict(int)  # record position -> bitmask of pattern chars
+        covered: dict[int, int] = defaultdict(int)  # template position -> bitmask of pattern chars
         for branch in pattern.globs:
             offset = 0
-            for fragment in _fragments(branch):
+            for fragment in fragments(branch):
                 text = fragment.lower() if pattern.ignore_case else fragment
                 for start in range(len(text) - MIN_RUN + 1):
                     bits = ((1 << MIN_RUN) - 1) << (offset + start)
@@ -382,9 +284,17 @@ class _Group:
         needed = max(MIN_LITERAL, (pattern.literal + 1) // 2)
         least = min(needed, MIN_RUN)
         counted = ((mask.bit_count(), position) for position, mask in covered.items())
-        ranked = heapq.nsmallest(MAX_WEAK_TRIES, ((-count, position) for count, position in counted
-                                                  if count >= least))
+        ranked = heapq.nsmallest(MAX_WEAK_TIED, ((-count, position) for count, position in counted
+                                                 if count >= least))
+        if len(ranked) > MAX_WEAK_TRIES:  # the first few, and the ones tied with the last of them
+            last = ranked[MAX_WEAK_TRIES - 1][0]
+            ranked = [item for at, item in enumerate(ranked) if at < MAX_WEAK_TRIES or item[0] == last]
         return [position for _, position in ranked]
+
+
+def _target_order(target: Target) -> tuple[str, tuple[tuple[bool, str], ...]]:
+    """A total order of templates by their text (placeholders as wilds)."""
+    return target.example, tuple((symbol is WILD, symbol or "") for symbol in target.glob)
 
 
 def _names(record: ErrorRecord) -> set[str]:
@@ -414,7 +324,7 @@ def match_evidence(records: Sequence[ErrorRecord], assertions: Sequence[TestAsse
         if key not in targets:
             targets[key] = Target.of(*key)
         for name in sorted(_names(record)):
-            groups[name].records.append((record, targets[key]))
+            groups[name].add(record, targets[key])
     patterns: dict[str, Pattern | None] = {}
     budgets: dict[str, StepBudget] = {}  # each pattern's steps over its assertions and records
     found: dict[str, list[Evidence]] = defaultdict(list)
@@ -479,7 +389,8 @@ def _fit(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group],
 
 def _hits(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group], test: object,
           candidates: bool = False) -> dict[str, str]:
-    """Record id -> the exception as the test wrote it, for the records `test` accepts."""
+    """Record id -> the exception as the test wrote it, for the records `test` accepts: every
+    record of a template it accepts (the first of the test's exceptions that names it)."""
     hits: dict[str, str] = {}
     for written in assertion.exceptions:
         group = groups.get(written.rsplit(".", 1)[-1])
@@ -488,9 +399,13 @@ def _hits(pattern: Pattern, assertion: TestAssertion, groups: dict[str, _Group],
         positions = group.weak_candidates(pattern) if candidates else \
             group.strong_candidates(pattern)
         for position in positions:
-            record, target = group.records[position]
-            if record.id not in hits and test(pattern, target):  # type: ignore[operator]
-                hits[record.id] = written
+            target = group.targets[position]
+            members = group.members[target]
+            if all(record.id in hits for record in members):
+                continue
+            if test(pattern, target):  # type: ignore[operator]
+                for record in members:
+                    hits.setdefault(record.id, written)
     return hits
 
 

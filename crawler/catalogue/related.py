@@ -8,8 +8,11 @@ Two records are related when
   the shared literal text is long enough to mean something (MIN_SHAPE_TEXT characters).
 
 Each record lists at most MAX_PER_REASON of each, `same_shape` first; the order depends on
-nothing but the records: `same_scope` nearest line first (then id), `same_shape` by path,
-qualname and id, so a record's list moves only when its own file or its shape's records do.
+nothing but the records' sites: `same_scope` nearest line first, `same_shape` by path and
+qualname, both then by line, column, exception and template (an id only between two records of
+one site, which no folder holds), so a record's list moves only when its own file or its shape's
+records do, and never with the ids: two folders of one repository under different names list the
+same sites.
 Removed records are neither given nor listed as related: their derived parts stay as they were
 when they were last seen.
 """
@@ -22,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from crawler.catalogue.evidence import WILD, template_glob
+from crawler.catalogue.globs import WILD, template_glob
 from crawler.records import REMOVED, ErrorRecord, Evidence, Related
 
 MAX_PER_REASON = 10
@@ -51,6 +54,13 @@ def _scope_key(record: ErrorRecord) -> tuple[str, str, str]:
     return (record.site.path, record.site.class_name or "", _exception_key(record))
 
 
+def _site_order(record: ErrorRecord) -> tuple[int, int, str, str, str]:
+    """Between two records at one distance or of one file and function: by their sites' facts
+    (the id only where two records share every one, as no two live records do)."""
+    site = record.site
+    return (site.line, site.column, _exception_key(record), site.message.template, record.id)
+
+
 def related_records(records: Sequence[ErrorRecord]) -> dict[str, tuple[Related, ...]]:
     """Related records by id, for every record that is not removed."""
     live = [r for r in records if r.status != REMOVED]
@@ -63,10 +73,10 @@ def related_records(records: Sequence[ErrorRecord]) -> dict[str, tuple[Related, 
         if key is not None:
             by_shape[key].append(record)
     for group in by_shape.values():
-        group.sort(key=lambda r: (r.site.path, r.site.qualname, r.id))
+        group.sort(key=lambda r: (r.site.path, r.site.qualname, _site_order(r)))
     place: dict[str, int] = {}
     for group in by_scope.values():
-        group.sort(key=lambda r: (r.site.line, r.id))
+        group.sort(key=_site_order)
         place.update((r.id, at) for at, r in enumerate(group))
     result: dict[str, tuple[Related, ...]] = {}
     for record in live:
@@ -85,9 +95,9 @@ def related_records(records: Sequence[ErrorRecord]) -> dict[str, tuple[Related, 
 
 def _nearest(group: list[ErrorRecord], at: int, seen: set[str], most: int = MAX_PER_REASON
              ) -> list[ErrorRecord]:
-    """The first `most` of `group` not `seen`, by distance in lines from `group[at]`, then id.
+    """The first `most` of `group` not `seen`, by distance in lines from `group[at]`, then site.
 
-    `group` is sorted by line, then id. As sorting it all, but looking near `at` only: past
+    `group` is sorted by `_site_order` (line first). As sorting it all, but looking near `at` only: past
     `most + len(seen)` records on one side, and past the line those end on, a record is
     farther than enough nearer ones to never be listed.
     """
@@ -99,7 +109,7 @@ def _nearest(group: list[ErrorRecord], at: int, seen: set[str], most: int = MAX_
     while high < len(group) and group[high].site.line == group[high - 1].site.line:
         high += 1
     return heapq.nsmallest(most, (r for r in group[low:high] if r.id not in seen),
-                           key=lambda r: (abs(r.site.line - line), r.id))
+                           key=lambda r: (abs(r.site.line - line), _site_order(r)))
 
 
 def with_derived(records: Sequence[ErrorRecord], related: Mapping[str, tuple[Related, ...]],

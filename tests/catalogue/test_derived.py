@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.catalogue.merge import MergeResult
-from crawler.catalogue.related import MAX_PER_REASON, _nearest, related_records
+from crawler.catalogue.related import MAX_PER_REASON, _nearest, _site_order, related_records
 from crawler.pipeline import extract
 from crawler.records import TestAssertion
 from crawler.store import record_files, render, safe_yaml, schemas
@@ -143,14 +143,14 @@ def test_nearest_is_the_head_of_all_sorted_by_distance(lines: list[int], data: s
                                                         ) -> None:
     """Looking near a record only finds what sorting its whole scope would (ties on lines too)."""
     group = sorted((a_record(id=f"{i:016x}", site=replace(a_record().site, line=line))
-                    for i, line in enumerate(lines)), key=lambda r: (r.site.line, r.id))
+                    for i, line in enumerate(lines)), key=_site_order)
     at = data.draw(st.integers(0, len(group) - 1))
     most = data.draw(st.sampled_from([1, 2, 3, MAX_PER_REASON]))
     seen = {group[at].id} | set(data.draw(st.lists(st.sampled_from([r.id for r in group]),
                                                    max_size=most)))
     line = group[at].site.line
     expected = sorted((r for r in group if r.id not in seen),
-                      key=lambda r: (abs(r.site.line - line), r.id))[:most]
+                      key=lambda r: (abs(r.site.line - line), _site_order(r)))[:most]
     assert _nearest(group, at, seen, most) == expected
 
 
@@ -178,3 +178,25 @@ def test_regenerate_derives_only_on_a_full_run() -> None:
     with_tests = run(True, ())
     assert with_tests.evidence is not None and with_tests.evidence.assertions == 0
     assert [r.id for r in with_tests.records] == [r.id for r in update.records]
+
+
+def test_related_lists_name_the_same_sites_whatever_the_ids() -> None:
+    """Issue 44: ties (one shape, equal distance) went to the lower id, so two folders of one
+    repository under different names listed other records past the first MAX_PER_REASON."""
+    base = a_record().site
+    sites = [replace(base, line=20 + step, column=4 + side)
+             for step in range(-8, 9, 2) for side in (0, 4)]
+
+    def listed(ids: list[str]) -> dict[tuple[int, int], list[tuple[int, int, str]]]:
+        records = [a_record(id=i, site=s) for i, s in zip(ids, sites, strict=True)]
+        where = {r.id: (r.site.line, r.site.column) for r in records}
+        found = related_records(records)
+        return {where[r.id]: [(*where[item.id], item.reason) for item in found[r.id]]
+                for r in records}
+
+    ids = [f"{n:016x}" for n in range(1, len(sites) + 1)]
+    first = listed(ids)
+    for items in first.values():  # MAX_PER_REASON of one shape, then the scope's nearest others
+        assert [reason for *_, reason in items].count("same_shape") == MAX_PER_REASON
+        assert len(items) == len(sites) - 1
+    assert listed(ids[::-1]) == first

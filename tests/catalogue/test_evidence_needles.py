@@ -43,12 +43,12 @@ def test_a_record_left_out_is_one_the_pattern_cannot_find(pattern: str, texts: l
     compiled = Pattern.of(pattern)
     if compiled is None:
         return
-    group = _Group([(record(n, text), Target.of(text, ())) for n, text in enumerate(texts, 1)])
+    group = grouped(texts)
     kept = set(group.strong_candidates(compiled))
-    assert list(group.strong_candidates(compiled)) == sorted(kept)  # in the records' order
-    for position, text in enumerate(texts):
+    assert list(group.strong_candidates(compiled)) == sorted(kept)  # in the templates' order
+    for text in texts:
         if re.search(pattern, text) is not None:
-            assert position in kept, (pattern, text)
+            assert group.targets.index(Target.of(text, ())) in kept, (pattern, text)
 
 
 def test_the_needles_are_the_longest_literal_runs_and_absent_where_case_is_ignored() -> None:
@@ -57,6 +57,13 @@ def test_the_needles_are_the_longest_literal_runs_and_absent_where_case_is_ignor
     assert Pattern.of("no such key|unknown name").needles == ("no such key", "unknown name")
     assert Pattern.of("(?i)no such key").needles is None
     assert Pattern.of("no (?i:such) key").needles is None
-    group = _Group([(record(n, text), Target.of(text, ()))
-                    for n, text in enumerate(["no such key", "unknown name: x", "other"], 1)])
-    assert list(group.strong_candidates(Pattern.of("no such key|unknown name"))) == [0, 1]
+    group = grouped(["no such key", "unknown name: x", "other"])
+    found = group.strong_candidates(Pattern.of("no such key|unknown name"))
+    assert [group.targets[at].example for at in found] == ["no such key", "unknown name: x"]
+
+
+def grouped(texts: list[str]) -> _Group:
+    group = _Group()
+    for n, text in enumerate(texts, 1):
+        group.add(record(n, text), Target.of(text, ()))
+    return group

@@ -1,0 +1,150 @@
+"""Replay weekly steps of a repository's history with test evidence on: at each step the updated
+folder is compared with a fresh extract of the same commit, and each record file the update
+rewrote with the facts the fresh extracts give it before and after.
+
+Step 0 extracts the first week's commit; each later step runs `crawler update` to the week's
+commit (the first commit on the branch's first-parent line at or after the date) and
+`crawler extract` of it into a new folder with its own cache. Per step it prints:
+
+- records: the updated folder's live records, and those with evidence;
+- evidence_differs: records (matched by site, never by id) whose evidence differs between the
+  updated folder and the fresh extract, or that one of them lacks;
+- other_facts_differ: the same for the other facts a run derives (site, related, entry points);
+- rewritten: record files the update wrote (new, or bytes changed);
+- rewritten_unchanged: of those, the ones whose facts (status, site, evidence, related, entry
+  points) are the same in the fresh extracts of the step's two commits: a rewrite for nothing.
+
+The records behind each count are listed in DETAILS.txt under --work.
+
+    python scripts/replay_evidence.py /path/to/repo.git --start 2026-02-01 --weeks 13 \\
+        --work /tmp/replay-evidence [--code /path/to/another/checkout] [--branch main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's crawler and tests, not an installed one
+
+from crawler.store import repo_output  # noqa: E402
+from tests.folder_diff import SiteKey, differing, live_records, site_key  # noqa: E402
+
+NAME = "replay/repo"
+FACTS = ("status", "site", "evidence", "related", "entry_points")  # not the commit read at
+DERIVED = ("site", "related", "entry_points")
+
+
+def weekly_commits(source: str, branch: str, start: dt.date, weeks: int) -> list[tuple[str, str]]:
+    """(date, sha) of the first commit on the branch's first-parent line at or after each week."""
+    out = subprocess.run(["git", "--git-dir", source, "log", "--first-parent", "--format=%H %cI",
+                          branch], check=True, capture_output=True, text=True).stdout
+    history = sorted((dt.datetime.fromisoformat(line.split()[1]), line.split()[0])
+                     for line in out.splitlines())
+    found = []
+    for week in range(weeks + 1):
+        day = dt.datetime.combine(start + dt.timedelta(days=7 * week), dt.time(),
+                                  tzinfo=dt.timezone.utc)
+        later = [sha for when, sha in history if when >= day]
+        if later:
+            found.append((day.date().isoformat(), later[0]))
+    return found
+
+
+def crawl(code: Path, command: str, source: str, sha: str, root: Path, cache: Path,
+          jobs: int) -> dict:
+    """One run of the crawler of checkout `code`, as a user runs it; its --json summary."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run([sys.executable, "-m", "crawler", command, source, "--commit", sha,
+                           "-o", str(root), "--cache-dir", str(cache), "--name", NAME, "--json",
+                           "-j", str(jobs)], cwd=code, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"crawler {command} at {sha[:10]} failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def folder_of(root: Path) -> Path:
+    return root / "local" / NAME
+
+
+def texts(folder: Path) -> dict[str, bytes]:
+    return {p.stem: p.read_bytes() for p in (folder / "errors").glob("*.yaml")}
+
+
+def describe(key: SiteKey) -> str:
+    path, line, _, column, exception, _, template = key
+    return f"{path}:{line}:{column} {exception}({template!r})"
+
+
+def step_figures(updated: Path, fresh: Path, fresh_before: Path | None,
+                 before: dict[str, bytes]) -> tuple[dict, list[str]]:
+    """One step's counts, and the records behind them, one line each."""
+    now, new = live_records(updated), live_records(fresh)
+    evidence = differing(now, new, ["evidence"])
+    other = differing(now, new, DERIVED)
+    after = texts(updated)
+    rewritten = {site_key(record) for record in repo_output.load_folder(updated).records
+                 if after.get(record.id) != before.get(record.id)}  # removed ones too
+    changed = set(differing(live_records(fresh_before), new, FACTS)) if fresh_before else set(new)
+    idle = sorted(rewritten - changed)
+    lines = [*(f"evidence differs: {describe(k)} {v}" for k, v in evidence.items()),
+             *(f"other facts differ: {describe(k)} {v}" for k, v in other.items()),
+             *(f"rewritten, facts unchanged: {describe(k)}" for k in idle)]
+    return {"records": len(now), "with_evidence": sum(bool(r.evidence) for r in now.values()),
+            "fresh_records": len(new), "evidence_differs": len(evidence),
+            "other_facts_differ": len(other), "rewritten": len(rewritten),
+            "rewritten_unchanged": len(idle)}, lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", help="a git directory (bare or not) with the branch")
+    parser.add_argument("--start", type=dt.date.fromisoformat, required=True)
+    parser.add_argument("--weeks", type=int, default=13)
+    parser.add_argument("--branch", default="main")
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--code", type=Path, default=ROOT, help="the crawler checkout to run")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    commits = weekly_commits(args.source, args.branch, args.start, args.weeks)
+    print("commits:", " ".join(f"{day} {sha[:10]}" for day, sha in commits), flush=True)
+    shutil.rmtree(args.work, ignore_errors=True)
+    code = args.code.resolve()
+    updated_root, cache = args.work / "updated", args.work / "cache"
+    fresh_cache = args.work / "fresh-cache"
+    rows, details = [], []
+    fresh_before: Path | None = None
+    for step, (day, sha) in enumerate(commits):
+        before = texts(folder_of(updated_root)) if step else {}
+        started = time.perf_counter()
+        crawl(code, "update" if step else "extract", args.source, sha, updated_root, cache,
+              args.jobs)
+        seconds = time.perf_counter() - started
+        fresh_root = args.work / f"fresh-{step:02d}"
+        crawl(code, "extract", args.source, sha, fresh_root, fresh_cache, args.jobs)
+        figures, lines = step_figures(folder_of(updated_root), folder_of(fresh_root),
+                                      fresh_before, before)
+        row = {"step": step, "date": day, "sha": sha[:10], "seconds": round(seconds, 1), **figures}
+        rows.append(row)
+        details += [f"step {step} ({day}) {line}" for line in lines]
+        print(json.dumps(row), flush=True)
+        if fresh_before is not None:  # only the last fresh extract is needed
+            shutil.rmtree(fresh_before.parents[2], ignore_errors=True)
+        fresh_before = folder_of(fresh_root)
+    later = rows[1:]
+    print("steps:", len(later), "evidence_differs:", [r["evidence_differs"] for r in later],
+          "rewritten_unchanged:", [r["rewritten_unchanged"] for r in later], flush=True)
+    (args.work / "DETAILS.txt").write_text("\n".join(details) + "\n", encoding="utf-8")
+    (args.work / "report.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
