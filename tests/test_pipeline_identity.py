@@ -146,6 +146,9 @@ def test_an_earlier_folder_named_local_local_is_pointed_out(two_libs: tuple[GitR
     x, _ = two_libs
     out = tmp_path / "out"
     earlier = annotated_folder(x, out, "lib")  # local/local/lib, as every run made it before
+    manifest = earlier / "manifest.yaml"  # and with a manifest of then, which named no first commit
+    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    manifest.write_text("".join(line for line in lines if not line.startswith("root:")), encoding="utf-8")
     hint = (f"{earlier} holds records from before local repositories were told apart by their "
             "first commit; if they are this repository's, pass --name lib to go on there")
     with pytest.raises(OutputError, match=re.escape(hint)):

@@ -198,10 +198,7 @@ class Graph:
                     return None
                 return self.definition(".".join([bound, *rest]))
             for star in self.modules[module].star:
-                if star not in self.modules:
-                    # a module the repository has no source for (compiled: scipy's `_qhull`,
-                    # numpy's `_multiarray_umath`) binds nothing we can read; reading it as a name
-                    # in its package grew the name at each star import, 2**100 names on scipy
+                if star not in self.modules:  # compiled (scipy's `_qhull`): nothing to read
                     continue
                 found = self.definition(".".join([star, head, *rest]))
                 if found is not None:
