@@ -166,7 +166,7 @@ def test_a_hostile_paste_to_an_export_is_bounded_too(catalogue: Path, tmp_path: 
     run = measured(catalogue, paste, "--db", str(database), "--json")
     assert run["code"] in (0, 1), (name, run["code"], run["cpu"], run["err"])
     added = float(run["cpu"]) - float(start["cpu"])  # type: ignore[arg-type]
-    assert added < CPU_SECONDS / 2 and run["peak_mib"] < PEAK_MIB, (name, run["cpu"], start["cpu"],
+    assert added < CPU_SECONDS and run["peak_mib"] < PEAK_MIB, (name, run["cpu"], start["cpu"],
                                                                      run["peak_mib"])
     read = json.loads(str(run["out"]))["paste"]["read"]
     assert read == min(len(data.decode().replace("\r", "\n")), MAX_PASTE)
