@@ -34,6 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's crawler and tests, not an installed one
+sys.path.insert(0, str(ROOT / "scripts"))  # the weeks are picked as replay_history picks them
+
+from replay_history import weekly_commits  # noqa: E402
 
 from crawler.store import repo_output  # noqa: E402
 from tests.folder_diff import SiteKey, differing, live_records, site_key  # noqa: E402
@@ -41,22 +44,6 @@ from tests.folder_diff import SiteKey, differing, live_records, site_key  # noqa
 NAME = "replay/repo"
 FACTS = ("status", "site", "evidence", "related", "entry_points")  # not the commit read at
 DERIVED = ("site", "related", "entry_points")
-
-
-def weekly_commits(source: str, branch: str, start: dt.date, weeks: int) -> list[tuple[str, str]]:
-    """(date, sha) of the first commit on the branch's first-parent line at or after each week."""
-    out = subprocess.run(["git", "--git-dir", source, "log", "--first-parent", "--format=%H %cI",
-                          branch], check=True, capture_output=True, text=True).stdout
-    history = sorted((dt.datetime.fromisoformat(line.split()[1]), line.split()[0])
-                     for line in out.splitlines())
-    found = []
-    for week in range(weeks + 1):
-        day = dt.datetime.combine(start + dt.timedelta(days=7 * week), dt.time(),
-                                  tzinfo=dt.timezone.utc)
-        later = [sha for when, sha in history if when >= day]
-        if later:
-            found.append((day.date().isoformat(), later[0]))
-    return found
 
 
 def crawl(code: Path, command: str, source: str, sha: str, root: Path, cache: Path,
