@@ -4,7 +4,7 @@ Python's `re` backtracks: `^(?P<a>[\\s\\S]*?) (?P<b>[\\s\\S]*?) ... !$` with eig
 over a second on one 65-character message, and `(a|aa)+$` doubles with each character. Nothing
 here runs a pattern that way:
 
-- The shape `crawler.parse.messages` writes (literal text, `(?P<name>[\\s\\S]*?)` or
+- The shape `crawler.parse.message.templates` writes (literal text, `(?P<name>[\\s\\S]*?)` or
   `([\\s\\S]*?)` groups, anchored by `^` and `$`) is matched as literal runs found in order with
   `str.find`: linear, no backtracking, and the same groups `re.fullmatch` gives (each lazy group
   is as short as the rest allows, which is the first place its next run occurs).

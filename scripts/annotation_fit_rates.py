@@ -3,7 +3,7 @@
     python scripts/annotation_fit_rates.py [--seeds 1-50] [--passed N] [--listed N]
 
 Reads the corpus of tests/serve/annotations/ (hand-written annotations of click and attrs
-records, with their catalogues) and judges, in process, with crawler.serve.annotation_fit:
+records, with their catalogues) and judges, in process, with crawler.serve.review.annotation_fit:
 
 - right: each annotation on its own record; the false-positive rate is listed / judged;
 - dealt: for each seed, a derangement (tests/serve/annotations/corpus.py, shared with the
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from crawler.records import Annotation, ErrorRecord  # noqa: E402
-from crawler.serve.annotation_fit import Fit, folder_fits  # noqa: E402
+from crawler.serve.review.annotation_fit import Fit, folder_fits  # noqa: E402
 from crawler.store import repo_output  # noqa: E402
 from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack  # noqa: E402
 

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from crawler.serve.lookup import describe, load_records, lookup_database, lookup_output
+from crawler.serve.lookup.sources import describe, load_records, lookup_database, lookup_output
 
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)([^{}]*)\}")
 VALUES = (  # the first rule whose word is in the placeholder's name gives its value

@@ -1,6 +1,6 @@
 """The reading's cost over LibCST's bare parse, file by file, several checkouts paired.
 
-Whole runs of `crawler.bench` on one machine move by up to 10 % between two runs of the same
+Whole runs of `scripts.bench` on one machine move by up to 10 % between two runs of the same
 code: more than a change to the reading costs. Here every file the extraction selects is parsed
 by the floor (`libcst.parse_module` alone, the cyclic collector on, as `bench --phase floor`) and
 visited by each checkout's `visit_file` (the collector off, as a worker runs it), one after the
@@ -60,7 +60,7 @@ def _jobs(repo: str, ref: str, code: Path, folder: Path) -> Path:
         "from pathlib import Path\n"
         "from crawler.git.pin import pin\n"
         "from crawler.records import ExtractOptions\n"
-        "from crawler.selection import select_files\n"
+        "from crawler.pipeline.selection import select_files\n"
         "with pin(sys.argv[1], sys.argv[2], cache_dir=Path(sys.argv[3])) as repo:\n"
         "    chosen, _, _ = select_files(repo.list_files(), ExtractOptions())\n"
         "    jobs = [(f.path, f.blob, data) for f, (_, data) in\n"

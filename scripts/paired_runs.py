@@ -1,6 +1,6 @@
 """Whole extraction runs of several checkouts, alternated round by round, with the floor.
 
-Each round runs `crawler.bench --phase floor` and then `--phase extract` (1 worker, no evidence:
+Each round runs `scripts.bench --phase floor` and then `--phase extract` (1 worker, no evidence:
 the benchmark's row against the floor) once per checkout, the checkouts' order rotating from
 round to round, each in a fresh output and cache folder that is removed afterwards. The floor
 stays first: on this kind of machine a run right after another crawler run is faster than one
@@ -42,7 +42,7 @@ def run(code: Path, phase: str, repo: str, ref: str, scratch: Path) -> dict[str,
     env["PYTHONPATH"] = str(code)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "crawler.bench", "--phase", phase, repo, "--ref", ref,
+            [sys.executable, "-m", "scripts.bench", "--phase", phase, repo, "--ref", ref,
              "--cache-dir", str(folder / "cache"), "--jobs", "1", "--output", str(folder / "out")],
             cwd=code, env=env, capture_output=True, text=True, check=True)
     finally:

@@ -44,7 +44,7 @@ WAYS = Path(__file__).resolve().with_name("real_messages_ways.py")
 
 def sites_of(folder: Path) -> tuple[list[Site], collections.Counter[str]]:
     """The folder's active records as Sites, and the count of records by message kind."""
-    from crawler.serve.lookup import load_records
+    from crawler.serve.lookup.sources import load_records
 
     records, problems = load_records(folder)
     for problem in problems:
@@ -55,7 +55,7 @@ def sites_of(folder: Path) -> tuple[list[Site], collections.Counter[str]]:
 
 
 def _site(record_id: str, site: Any) -> Site:
-    from crawler.parse.messages import pieces_of
+    from crawler.parse.message.templates import pieces_of
 
     message = site.message
     pieces = pieces_of(message)
@@ -165,7 +165,7 @@ def _mismatch(way: str, site: Site, message: str) -> Mismatch:
 
 def compare(before: Path, after: Path, examples: int) -> list[str]:
     """Lines on what an earlier crawler made of the same source: dynamic counts, changed templates."""
-    from crawler.serve.lookup import load_records
+    from crawler.serve.lookup.sources import load_records
 
     old_records, new_records = load_records(before)[0], load_records(after)[0]
     old, new = _by_raise(old_records), _by_raise(new_records)

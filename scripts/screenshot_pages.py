@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from crawler.serve.datasette_metadata import metadata_path
+from crawler.serve.export.datasette_metadata import metadata_path
 
 # Chromium's own background traffic is switched off: a closed network refuses it anyway.
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -201,7 +201,7 @@ def wall(split: int) -> None:
 
     from crawler.batch.driver import run_batch
     from crawler.batch.reposfile import load_batch
-    from crawler.bench import stdlib_repo
+    from scripts.bench import stdlib_repo
 
     site_packages = Path(site.getsitepackages()[0])
     with tempfile.TemporaryDirectory(prefix="size-wall-") as folder, \

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from crawler.catalogue.entry_points import Graph
+    from crawler.callgraph.entry_points import Graph
     from crawler.parse.call_edges import CallFacts
 
 
@@ -99,12 +99,12 @@ def trace(libroot: str, out: str, command: list[str]) -> int:
 def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> None:
     import yaml
 
-    from crawler.catalogue.entry_points import Graph
-    from crawler.entry_stage import node_of
+    from crawler.callgraph.entry_points import Graph
     from crawler.parse.call_edges import read_calls
     from crawler.parse.names import module_name
+    from crawler.pipeline.entry_stage import node_of
+    from crawler.pipeline.selection import is_test_path
     from crawler.records import RaiseSite, Template
-    from crawler.selection import is_test_path
 
     root = Path(libroot)
     facts = []
@@ -186,8 +186,8 @@ def _graph_for(facts: Sequence[CallFacts], outer: str) -> Graph:
     """A graph of the same files whose one public name is `outer`, and whose walks enter what
     `outer` reaches: made apart, since a graph keeps its walks and the callers it enters for
     its own public names."""
-    from crawler.catalogue.entry_points import Graph
-    from crawler.catalogue.public_names import reached_by_public
+    from crawler.callgraph.entry_points import Graph
+    from crawler.callgraph.public_names import reached_by_public
 
     graph = Graph(facts)
     graph.public = {outer: outer}

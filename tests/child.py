@@ -97,7 +97,7 @@ def crawler(argv: list[str]) -> None:
     if os.environ.get("CRAWLER_TEST_SIGNAL_AT"):
         step, signum = os.environ["CRAWLER_TEST_SIGNAL_AT"].split(":")
         signal_before(int(step), int(signum))
-    from crawler.cli import main as command_line
+    from crawler.cli.commands import main as command_line
 
     sys.argv = ["crawler", *argv]
     command_line()

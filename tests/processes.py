@@ -113,7 +113,7 @@ def _run_as(user: int, args: list[str], temp: Path, out: int, err: int) -> NoRet
         os.setgid(user)
         os.setuid(user)
         os.environ["TMPDIR"] = tempfile.tempdir = str(temp)  # the run's is root's alone
-        from crawler.cli import main
+        from crawler.cli.commands import main
 
         try:
             main(args, prog_name="crawler")

@@ -23,9 +23,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from crawler import pipeline
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord
-from crawler.serve.review import review_output
+from crawler.serve.review.checks import review_output
 from crawler.store import adoption, record_files, render
 from crawler.store.manifest_file import load_manifest
 from tests.child import kill_before

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler import bench
+from scripts import bench
 from tests.gitrepo import GitRepo
 
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import crawler
-from crawler.cli import main
+from crawler.cli.commands import main
 from tests.gitrepo import GitRepo
 
 
@@ -102,7 +102,7 @@ def test_lookup_over_the_folder_and_over_the_database(small_repo: GitRepo, tmp_p
 
 
 def test_an_option_shared_by_commands_is_described_once() -> None:
-    """Declared once (crawler/_cli_options.py), an option cannot say two things in two commands."""
+    """Declared once (crawler/cli/options.py), an option cannot say two things in two commands."""
     helps: dict[str, set[str]] = {}
     for command in main.commands.values():
         for param in command.params:

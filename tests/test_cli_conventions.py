@@ -18,8 +18,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from crawler._cli_common import TERMINATED
-from crawler.cli import INTERRUPTED, main
+from crawler.cli.commands import INTERRUPTED, main
+from crawler.cli.common import TERMINATED
 from tests import killprocs
 from tests.gitrepo import GitRepo
 from tests.killlib import library
@@ -289,7 +289,7 @@ def test_an_interrupt_prints_one_line_even_when_a_finalizer_raises(tmp_path: Pat
     script = tmp_path / "interrupted.py"
     script.write_text(
         "import click\n"
-        "from crawler.cli import CrawlerGroup\n"
+        "from crawler.cli.commands import CrawlerGroup\n"
         "class Stream:\n"
         "    def __del__(self):\n"
         "        raise ValueError('read of closed file')\n"

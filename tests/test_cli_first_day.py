@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from tests.gitrepo import GitRepo
 
 

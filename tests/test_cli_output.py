@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.pipeline import Collected, extract_run
 from crawler.records import Pin
 from crawler.store import atomic

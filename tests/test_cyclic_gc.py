@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler import cyclic_gc
-from crawler.pipeline import applying, extract, update
+from crawler.pipeline import applying, cyclic_gc, extract, update
 from tests.gitrepo import GitRepo
 
 
@@ -173,7 +172,7 @@ def test_the_class_pass_graph_is_frozen_until_the_entry_stage_lets_it_go(
     """The call graph the class pass builds (for a raise of a parameter) lives through the load,
     the merge and the evidence stage: no full collection rescans it from the load on. It holds
     no cycle, so the entry stage's letting it go frees it at once, frozen as it is."""
-    from crawler import entry_stage
+    from crawler.pipeline import entry_stage
     from crawler.store import repo_output
     repo = make_repo("lib")
     repo.write("pkg/__init__.py", "from pkg.core import run\n__all__ = ['run']\n")

@@ -28,13 +28,13 @@ from crawler.batch._executors import LocalPool
 from crawler.batch.driver import DONE, FAILED, run_batch
 from crawler.batch.history_task import HistoryTask, run_history
 from crawler.batch.reposfile import TagWalk, load_batch
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.errors import BatchError
-from crawler.history import HistoryResult, walk_releases
 from crawler.pipeline import extract
+from crawler.pipeline.history_run import HistoryResult, walk_releases
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
-from crawler.serve.export import export
-from crawler.serve.lookup import LookupIndex, load_records
+from crawler.serve.export.writers import export
+from crawler.serve.lookup.sources import LookupIndex, load_records
 from crawler.store import manifest_file, record_files
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate

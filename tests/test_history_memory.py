@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import OutputError
-from crawler.history import HistoryResult, TagStep, walk_releases
 from crawler.parse.workers import STATS, FileOutcome, Job, WorkerPool
 from crawler.pipeline import extract, update
+from crawler.pipeline.history_run import HistoryResult, TagStep, walk_releases
 from crawler.store import record_files
 from crawler.store.held_folder import JOURNAL
 from crawler.store.repo_output import LOCK_FILE

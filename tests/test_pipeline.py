@@ -10,8 +10,8 @@ import pytest
 from crawler.errors import RefError, SourceError
 from crawler.parse.names import module_name
 from crawler.pipeline import extract
+from crawler.pipeline.selection import is_test_path
 from crawler.records import ErrorRecord, ExtractOptions
-from crawler.selection import is_test_path
 from crawler.store import record_files, safe_yaml, schemas
 from tests.gitrepo import GitRepo
 

@@ -12,9 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from crawler import evidence_stage
 from crawler.parse.workers import Limits, WorkerPool
-from crawler.pipeline import CLASSES, EVIDENCE, MATCHING, PARSING, WRITING, applying, extract, update
+from crawler.pipeline import (
+    CLASSES,
+    EVIDENCE,
+    MATCHING,
+    PARSING,
+    WRITING,
+    applying,
+    evidence_stage,
+    extract,
+    update,
+)
 from crawler.records import ErrorRecord, ExtractOptions
 from crawler.store import record_files
 from tests.gitrepo import GitRepo
@@ -185,7 +194,7 @@ def test_a_backtracking_match_pattern_is_cut_counted_and_the_lock_released(
     repo.commit("a pattern that backtracks for ages on the message")
     from click.testing import CliRunner
 
-    from crawler import cli
+    from crawler.cli import commands as cli
 
     started = time.monotonic()
     shown = CliRunner().invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out")])
@@ -236,7 +245,8 @@ def test_progress_goes_to_stderr_on_a_terminal_and_stdout_stays_clean(
     from click.testing import CliRunner
     from rich.console import Console
 
-    from crawler import _cli_common, cli
+    from crawler.cli import commands as cli
+    from crawler.cli import common as _cli_common
 
     terminal = io.StringIO()
     monkeypatch.setattr(_cli_common, "stderr_console",

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.errors import OutputError
 from crawler.pipeline import extract, update
 from crawler.store import record_files

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.pipeline import extract
 from crawler.store import manifest_file, record_files, schemas
 from tests.gitrepo import GitRepo

@@ -252,7 +252,7 @@ def test_the_bad_examples_of_the_annotating_page_are_caught_as_it_says(
         tmp_path: Path, upstream: GitRepo, change: tuple[str, str], command: str, said: str) -> None:
     from click.testing import CliRunner
 
-    from crawler.cli import main
+    from crawler.cli.commands import main
 
     out = tmp_path / "out"
     extracted = CliRunner().invoke(main, ["extract", str(upstream.path), "--commit", "v1.0",

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from crawler import regexes
-from crawler.parse.messages import build_template, redisplay
-from crawler.parse.reading import Piece
+from crawler.parse.message.reading import Piece
+from crawler.parse.message.templates import build_template, redisplay
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout, _sre, as_re_reads, literal_shape
 
 SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,

@@ -22,7 +22,7 @@ from tests.gitrepo import GitRepo
 from tests.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
-FULL = "import sys\nfrom crawler.cli import main\nmain(sys.argv[1:], prog_name='crawler')\n"
+FULL = "import sys\nfrom crawler.cli.commands import main\nmain(sys.argv[1:], prog_name='crawler')\n"
 ESCAPES = "\x1b]52;c;aGVsbG8=\x07\x1b]0;pwned\x07\r\x1b[2K"
 TEMPLATE = ESCAPES + "bad shape {x} for the widget"
 SHOWN = r"\x1b]52;c;aGVsbG8=\x07\x1b]0;pwned\x07\r\x1b[2Kbad shape {x} for the widget"

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawler import pipeline
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.parse.skeleton import Region
 from crawler.parse.workers import FileOutcome
 from crawler.records import (
@@ -32,7 +32,7 @@ from crawler.records import (
     RaiseSite,
     Template,
 )
-from crawler.serve.review import check_output
+from crawler.serve.review.checks import check_output
 from crawler.store import manifest_file, record_files, render, repo_output
 from crawler.store.cache import DATABASE, ResultCache
 from tests.gitrepo import GitRepo

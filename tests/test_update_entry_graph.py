@@ -1,6 +1,6 @@
 """An update finds the graph before in the cache, kept by the run that built it, and stays exact.
 
-Each run keeps a summary of its entry-point graph in the cache folder (`crawler.store.graph_cache`)
+Each run keeps a summary of its entry-point graph in the cache folder (`crawler.callgraph.graph_cache`)
 under the files it was built from; the next update reads it instead of building the graph before
 again. Whether the summary is there or not (then the graph before is built from the previous
 edges), the records after an update carry the entry points a fresh extract at the same commit
@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from crawler import pipeline
-from crawler.catalogue.entry_points import Graph
-from crawler.entry_stage import previous_calls
+from crawler.callgraph.entry_points import Graph
+from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
 from crawler.parse.workers import FileOutcome
+from crawler.pipeline.entry_stage import previous_calls
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
 from crawler.store.cache import DATABASE, ResultCache
-from crawler.store.graph_cache import GraphCache, GraphSummary, files_digest
 from tests.gitrepo import GitRepo
 from tests.test_update_entry_points import FILES, crawler, first_extract, records
 
@@ -185,8 +185,8 @@ def test_the_class_pass_and_the_stage_build_one_graph(
 def test_a_run_in_another_thread_neither_takes_nor_drops_this_runs_graph() -> None:
     """The graph kept for a run's stage is its thread's: another thread's run, building its own
     graph and letting it go, leaves this one's as it was."""
-    from crawler.entry_stage import forget_graph, graph_of
     from crawler.parse.call_edges import read_calls
+    from crawler.pipeline.entry_stage import forget_graph, graph_of
 
     mine = [read_calls(b"def f():\n    return g()\n\n\ndef g():\n    return 1\n", "pkg.a", False)]
     theirs = [read_calls(b"def h():\n    return 2\n", "pkg.b", False)]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler.entry_stage import graph_of, moved_since, node_digests
 from crawler.parse.call_edges import read_calls
+from crawler.pipeline.entry_stage import graph_of, moved_since, node_digests
 from tests.gitrepo import GitRepo
 from tests.test_update_entry_points import crawler, first_extract, records
 

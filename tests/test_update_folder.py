@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.catalogue.holdback import HELD_BACK
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.records import ACTIVE
-from crawler.serve.review import check_output, validate_output
+from crawler.serve.review.checks import check_output, validate_output
 from crawler.store import manifest_file, record_files, render
 from tests.gitrepo import GitRepo
 from tests.test_update import BASE, OTHER, POSITIVE, UNTOUCHED, Output

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from crawler import pipeline
 from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord
 from tests.gitrepo import GitRepo
 from tests.test_update import Output

@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 
 from crawler.batch._worker import SOURCES, TESTS, Listing, RepoTask, ShardOutcome, ShardTask
-from crawler.evidence_stage import evidence_digest
 from crawler.pipeline import Collected
+from crawler.pipeline.evidence_stage import evidence_digest
 from crawler.records import SourceFile
 
 

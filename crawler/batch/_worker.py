@@ -22,12 +22,12 @@ from crawler.batch.history_task import HistoryOutcome, history_task, run_history
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.pin import pin
-from crawler.parse._forkserver import die_with_parent, warm_up
-from crawler.parse._launch import exit_with_parent
+from crawler.parse.forkserver import die_with_parent, warm_up
+from crawler.parse.launch import exit_with_parent
 from crawler.parse.workers import FileOutcome
 from crawler.pipeline import PARSING, Collected, collect, read_tests, result_cache, visit_files
+from crawler.pipeline.selection import select_files, select_test_files
 from crawler.records import Pin, Skipped, SourceFile, TestAssertion
-from crawler.selection import select_files, select_test_files
 
 FILES_TOPIC = "crawler-files-parsed"  # Dask event by which workers report files parsed
 STARTED_TOPIC = "crawler-task-started"  # Dask event by which a worker says it began a task

@@ -2,7 +2,7 @@
 
 `DaskPool` stands where `pipeline.visit_files` takes a worker pool: each file it is handed is
 one task, `parse.workers.visit_file` on a cluster worker (`read_assertions` for a test file),
-and the outcomes come back as they finish. The walk's reader (`crawler.history`) reads the
+and the outcomes come back as they finish. The walk's reader (`crawler.pipeline.history_run`) reads the
 blobs here and sends their bytes, so the workers need no copy of the repository, only the
 crawler installed. A task whose worker dies is retried by Dask and, failing again, fails the
 reader: the walk's steps then parse their own files locally.

@@ -35,8 +35,8 @@ from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.source import redact
 from crawler.pipeline import RunResult, apply, load_cache, output_folder
+from crawler.pipeline.stopping import Terminated, sigterm_raises
 from crawler.records import Pin, is_network_address
-from crawler.stopping import Terminated, sigterm_raises
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext
 

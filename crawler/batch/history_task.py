@@ -17,7 +17,7 @@ from pathlib import Path
 
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
-from crawler.history import walk_releases
+from crawler.pipeline.history_run import walk_releases
 from crawler.records import ExtractOptions, Pin
 
 

@@ -2,9 +2,9 @@
 
 `def fail(self, message): raise UsageError(message, self)` prints whatever the callers of `fail`
 hand it: a worker reads `{message}` (kind `dynamic`). Here, with every module at hand, the call
-graph (`crawler.catalogue.entry_points.Graph`, over each file's `crawler.parse.call_edges`)
+graph (`crawler.callgraph.entry_points.Graph`, over each file's `crawler.parse.call_edges`)
 says which calls reach the function, in its module or another, and each file's `TextCall`s
-(`crawler.parse.text_calls`) say what those calls pass. The raise then has one site per text
+(`crawler.parse.message.text_calls`) say what those calls pass. The raise then has one site per text
 its callers pass (as a raise with a message in a variable assigned in branches has one per
 branch), each with the caller's own placeholders (`{" ".join(map(str, args))}`), its
 `defined_at` the caller's line.
@@ -24,14 +24,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.callgraph.entry_points import Graph
 from crawler.catalogue.classes import VisitedFile
-from crawler.catalogue.entry_points import Graph
-from crawler.parse._positions import parse_module
 from crawler.parse.exposed import alternative
-from crawler.parse.messages import build_template, display_regex
+from crawler.parse.message.pieces import Piece
+from crawler.parse.message.templates import build_template, display_regex
+from crawler.parse.message.text_calls import TextCall
 from crawler.parse.names import module_name
-from crawler.parse.pieces import Piece
-from crawler.parse.text_calls import TextCall
+from crawler.parse.positions import parse_module
 from crawler.records import ArgumentText, RaiseSite, Template
 
 MAX_CALLERS = 16  # calls of one function read for one raise's text

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from crawler.catalogue import class_order, composing
-from crawler.parse.messages import redisplay, substitute
+from crawler.parse.message.templates import redisplay, substitute
 from crawler.parse.names import BUILTIN_EXCEPTIONS, STAR, module_name
 from crawler.records import ClassDef, RaiseSite, Skipped, Template
 

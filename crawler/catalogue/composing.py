@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from crawler.catalogue.class_order import linearize, place
-from crawler.parse.class_text import SEVERAL
-from crawler.parse.messages import build_template, pieces_of
-from crawler.parse.reading import MAX_ALTERNATIVES, Piece, _merge_text
+from crawler.parse.message.class_text import SEVERAL
+from crawler.parse.message.reading import MAX_ALTERNATIVES, Piece, _merge_text
+from crawler.parse.message.templates import build_template, pieces_of
 from crawler.records import CallArgument, ClassDef, Template, TextSlot
 
 if TYPE_CHECKING:

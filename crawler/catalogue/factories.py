@@ -2,7 +2,7 @@
 
 A worker sees one file, so `raise errors.bad_thing(msg)` or `raise error(msg)` with `error`
 imported is read there as an unknown callee: its argument's template is kept, `factory` is set
-and the template's `reason` says why (`crawler.parse.calls`); `raise ValueError(msgs.too_many(n))`
+and the template's `reason` says why (`crawler.parse.message.calls`); `raise ValueError(msgs.too_many(n))`
 is `dynamic`, with a second reading in `deferred` that keeps the call as a placeholder. Each
 such call is a `CrossCall`, and each module says which of its functions build text or an
 exception (`ExposedFunction`, `crawler.parse.exposed`). Here, with every module at hand, a site
@@ -12,7 +12,7 @@ is settled before the class pass:
   it is no factory; the class pass then composes its message like any other raise;
 - the name is a function of the repository (through re-exports, `ClassIndex.canonical`) that
   builds an exception from text: one site per exception and template it builds, its parameters
-  bound to the call's arguments as `crawler.parse.calls` binds them in one module (literal text
+  bound to the call's arguments as `crawler.parse.message.calls` binds them in one module (literal text
   substituted, other arguments named by their source), `via` the function;
 - a helper in the message that returns text: its readings take the call's place;
 - a function that cannot be followed exactly: the site stays as the worker read it, and its
@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from crawler.catalogue.classes import ClassIndex, VisitedFile
-from crawler.parse.calls import MAX_ALTERNATIVES, Binding, substitute
 from crawler.parse.exposed import alternative
-from crawler.parse.messages import build_template, redisplay, single_argument_display
-from crawler.parse.messages import substitute as put_in
+from crawler.parse.message.calls import MAX_ALTERNATIVES, Binding, substitute
+from crawler.parse.message.pieces import Piece
+from crawler.parse.message.reading import Alternative
+from crawler.parse.message.templates import build_template, redisplay, single_argument_display
+from crawler.parse.message.templates import substitute as put_in
 from crawler.parse.names import module_name
-from crawler.parse.pieces import Piece
-from crawler.parse.reading import Alternative
 from crawler.records import (
     ArgumentText,
     CrossCall,

@@ -1,7 +1,7 @@
 """The catalogue across releases: which tags to walk, in what order, and what each step records.
 
 `crawler history` walks a repository's release tags one regeneration at a time (see
-`crawler.history`). This module decides the walk (`plan_walk`: the tags matching the glob in
+`crawler.pipeline.history_run`). This module decides the walk (`plan_walk`: the tags matching the glob in
 PEP 440 order, or by tag date where none of them is a version, after the ones already walked)
 and keeps each record's release history as a step's merge hands its records on (`mark_step`):
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from packaging.version import InvalidVersion, Version
 
-from crawler.parse.messages import build_template, pieces_of
+from crawler.parse.message.templates import build_template, pieces_of
 from crawler.records import (
     REMOVED,
     ErrorRecord,

@@ -13,8 +13,8 @@ from typing import Generic, TypeVar, cast
 
 import libcst as cst
 
-from crawler.parse import flow
 from crawler.parse._source import Guard
+from crawler.parse.message import flow
 
 S = TypeVar("S")
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from crawler.parse._positions import ast_parse_newer, ast_statements, position_map
 from crawler.parse._walk import StatementWalker
-from crawler.parse.flow import Level
+from crawler.parse.message.flow import Level
+from crawler.parse.positions import ast_parse_newer, ast_statements, position_map
 from crawler.records import Skipped, TestAssertion
 
 REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}

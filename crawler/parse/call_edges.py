@@ -1,7 +1,7 @@
 """One file's definitions and call edges, read with `ast`, for the repository-wide entry-point pass.
 
 Every call a function makes is written as what a static reader knows of its callee, to be
-resolved once every file is read (`crawler.catalogue.entry_points`): a name as the imports
+resolved once every file is read (`crawler.callgraph.entry_points`): a name as the imports
 qualify it, a method on a receiver whose type is a reference (`TypeRef`), `super()`, a
 property or a dunder reached by syntax, a function handed to another call. A call whose callee
 only a run can tell (`getattr` with a computed name, a registry's item; `HELD`: `v(...)` for `v`
@@ -22,8 +22,6 @@ import builtins
 from dataclasses import dataclass
 
 from crawler.parse import call_scopes as _scopes
-from crawler.parse import type_refs
-from crawler.parse._positions import ast_parse_newer
 from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.call_scopes import LOCALS, annotation, from_module, nested_defs, split_lambdas
 from crawler.parse.call_scopes import all_nodes as _nodes
@@ -31,6 +29,8 @@ from crawler.parse.call_scopes import catches as _catches
 from crawler.parse.call_scopes import children as _children
 from crawler.parse.call_scopes import computed_name as _computed_name
 from crawler.parse.call_scopes import dotted as _dotted
+from crawler.parse.message import type_refs
+from crawler.parse.positions import ast_parse_newer
 
 # Kinds of `Call`
 CALL = "call"  # target: a dotted name qualified by the imports (a function or a class)

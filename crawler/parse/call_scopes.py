@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Protocol
 
-from crawler.parse._positions import parse_expression
+from crawler.parse.positions import parse_expression
 
 LOCALS = ".<locals>."
 NOT_PASSED = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "type", "id", "super"}

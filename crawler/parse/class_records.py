@@ -11,9 +11,10 @@ from dataclasses import replace
 
 import libcst as cst
 
-from crawler.parse import class_text, flow, names
+from crawler.parse import names
 from crawler.parse._source import exact
-from crawler.parse.messages import Reader, build_template, call_templates
+from crawler.parse.message import class_text, flow
+from crawler.parse.message.templates import Reader, build_template, call_templates
 from crawler.parse.raise_visitor import FoundClass, RaiseVisitor, qualify
 from crawler.records import ClassDef, Template, TextSlot
 

@@ -11,7 +11,7 @@ the repository-wide pass (`crawler.catalogue.factories`):
 - `cross_call`: at the raise, a call of a name the module imports, with its arguments read in
   the caller's terms (their source, and their text when they are text).
 
-The pass binds one to the other as `crawler.parse.calls` binds a same-module call: the same
+The pass binds one to the other as `crawler.parse.message.calls` binds a same-module call: the same
 substitution of literal arguments, the same names for what is not literal, the same depth.
 """
 
@@ -23,11 +23,11 @@ from dataclasses import replace
 
 import libcst as cst
 
-from crawler.parse import flow
-from crawler.parse.calls import Binding, Context, Follower, FunctionScope, _followable, _parameters
-from crawler.parse.messages import MESSAGE_KEYWORDS
+from crawler.parse.message import flow
+from crawler.parse.message.calls import Binding, Context, Follower, FunctionScope, _followable, _parameters
+from crawler.parse.message.reading import Alternative, Piece, Reader, Unreadable
+from crawler.parse.message.templates import MESSAGE_KEYWORDS
 from crawler.parse.names import dotted
-from crawler.parse.reading import Alternative, Piece, Reader, Unreadable
 from crawler.parse.skeleton import FUNCTION, Region
 from crawler.records import (
     ArgumentText,

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
-from crawler.parse import _source, flow
-from crawler.parse.calls import Follower
+from crawler.parse import _source
+from crawler.parse.message import flow
+from crawler.parse.message.calls import Follower
 from crawler.parse.site_records import FOLLOWED
 from crawler.parse.skeleton import FUNCTION, Region
 

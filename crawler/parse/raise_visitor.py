@@ -3,7 +3,7 @@
 `RaiseVisitor` walks statement blocks only (`crawler.parse._walk`): a `raise` is always a
 statement, so expressions are never entered. It keeps the stack of enclosing classes and
 functions (`Scope`), the `if` tests each raise runs under, the module's bindings, and what
-`crawler.parse.calls` follows (functions, methods, module constants: `ModuleIndex`). The
+`crawler.parse.message.calls` follows (functions, methods, module constants: `ModuleIndex`). The
 names at the end of this module resolve a dotted name through that stack.
 """
 
@@ -15,10 +15,11 @@ from typing import Any, cast
 
 import libcst as cst
 
-from crawler.parse import class_text, flow, names
+from crawler.parse import names
 from crawler.parse._source import Guard
 from crawler.parse._walk import StatementWalker
-from crawler.parse.calls import ModuleIndex
+from crawler.parse.message import class_text, flow
+from crawler.parse.message.calls import ModuleIndex
 
 # Class attributes that hold a default message template.
 MESSAGE_ATTRIBUTES = frozenset({"message", "msg_template", "msg", "default_message",

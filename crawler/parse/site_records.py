@@ -1,7 +1,7 @@
 """Raise statements as `RaiseSite` records: one per exception and template a raise may raise.
 
 `sites` reads one raise the visitor found: its exception's qualified name, its message's
-templates (through the module's helpers, factories and constants, `crawler.parse.calls`), its
+templates (through the module's helpers, factories and constants, `crawler.parse.message.calls`), its
 condition, cause and snippet. A message-less raise of a class that is not a builtin is a site
 of kind `PENDING`, settled by the repository-wide class pass.
 """
@@ -13,12 +13,14 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from crawler.parse import _source, flow
-from crawler.parse._positions import Span
+from crawler.parse import _source
 from crawler.parse._source import Guard
-from crawler.parse.calls import Followed, Follower, class_alias
 from crawler.parse.exposed import cross_call
-from crawler.parse.messages import Piece, Reader, build_template, call_templates
+from crawler.parse.message import flow
+from crawler.parse.message.calls import Followed, Follower, class_alias
+from crawler.parse.message.reading import Alternative
+from crawler.parse.message.templates import Piece, Reader, build_template, call_templates
+from crawler.parse.positions import Span
 from crawler.parse.raise_visitor import (
     FoundRaise,
     RaiseVisitor,
@@ -26,7 +28,6 @@ from crawler.parse.raise_visitor import (
     exception_qualname_of,
     qualname,
 )
-from crawler.parse.reading import Alternative
 from crawler.records import CallArgument, CrossCall, RaiseCounts, RaiseSite, Template
 
 # A snippet longer than this is cut to a window around the raise.

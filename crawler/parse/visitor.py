@@ -4,7 +4,7 @@
 walks it with `RaiseVisitor` (`raise_visitor`), places every raise, function and class on its
 lines, and reads the records: raise sites (`site_records`) and classes (`class_records`).
 
-Lines come from `crawler.parse._positions`: Python's own `ast`, held equal to LibCST's
+Lines come from `crawler.parse.positions`: Python's own `ast`, held equal to LibCST's
 `PositionProvider`.
 """
 
@@ -21,11 +21,13 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _positions, _source, class_text, followed, names, skeleton
-from crawler.parse._positions import Unread
-from crawler.parse.calls import Follower
+from crawler.parse import _source, followed, names, skeleton
+from crawler.parse import positions as _positions
 from crawler.parse.class_records import class_record
 from crawler.parse.exposed import exposed_functions, may_be_exposed
+from crawler.parse.message import class_text
+from crawler.parse.message.calls import Follower
+from crawler.parse.positions import Unread
 from crawler.parse.raise_visitor import (  # noqa: F401 - re-exported: the visitor's names
     MESSAGE_ATTRIBUTES,
     FoundClass,

@@ -29,12 +29,12 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from crawler.errors import CrawlerError
-from crawler.parse._launch import WorkerProcess, cpu_seconds, exit_with_parent, start_worker
 from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.call_edges import CallFacts
+from crawler.parse.launch import WorkerProcess, cpu_seconds, exit_with_parent, start_worker
+from crawler.parse.message.text_calls import TextCall, read_call_facts
 from crawler.parse.names import module_name
 from crawler.parse.skeleton import Known, Region
-from crawler.parse.text_calls import TextCall, read_call_facts
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped
 

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from crawler import cyclic_gc, entry_stage, evidence_stage
 from crawler.catalogue import callers, classes, factories, holdback, releases
 from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, SetAside, is_stale
@@ -18,6 +17,7 @@ from crawler.catalogue.regenerate import regenerate
 from crawler.errors import OutputError
 from crawler.git.diff import LineMap
 from crawler.parse.workers import FileOutcome
+from crawler.pipeline import cyclic_gc, entry_stage, evidence_stage
 from crawler.pipeline.collecting import Collected, earlier_local_folder, output_folder
 from crawler.pipeline.existing import (
     ids_in,
@@ -45,7 +45,7 @@ from crawler.records import (
     Releases,
     Skipped,
 )
-from crawler.serve import lookup_index
+from crawler.serve.lookup import index as lookup_index
 from crawler.store import record_files, repo_output
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext

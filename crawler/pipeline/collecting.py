@@ -12,16 +12,18 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from crawler import __version__, entry_stage, evidence_stage
+from crawler import __version__
 from crawler.catalogue.manifest import is_other_repository
 from crawler.errors import CrawlerError, OutputError
 from crawler.git.diff import LineMap, line_map
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
 from crawler.parse import exposed, skeleton
-from crawler.parse._forkserver import warm_up
+from crawler.parse.forkserver import warm_up
 from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
+from crawler.pipeline import entry_stage, evidence_stage
 from crawler.pipeline.existing import missing_ids, paths_of, unreleased
+from crawler.pipeline.selection import select_files, select_test_files
 from crawler.pipeline.stages import EVIDENCE, Progress, stage_callback
 from crawler.records import (
     ExtractOptions,
@@ -33,7 +35,6 @@ from crawler.records import (
     SourceFile,
     TestAssertion,
 )
-from crawler.selection import select_files, select_test_files
 from crawler.store.cache import EvidenceCache, LoadCache, ResultCache, split_cached
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import MANIFEST, load_manifest
@@ -44,7 +45,7 @@ def read_tests(repo: PinnedRepo, entries: list[SourceFile], options: ExtractOpti
                cache_dir: Path | None, progress: Progress | None, pool: WorkerPool | None = None
                ) -> evidence_stage.TestEvidence:
     """The test files' assertions, through the evidence cache and the parser pool (see
-    `crawler.evidence_stage`; `pool`: one the caller keeps): a test file that crashes the parser
+    `crawler.pipeline.evidence_stage`; `pool`: one the caller keeps): a test file that crashes the parser
     or runs out of time costs its own evidence and is listed, never another file's, and never
     hangs the run."""
     return evidence_stage.read_test_files(

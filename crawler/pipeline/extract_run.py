@@ -7,10 +7,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from crawler import cyclic_gc
 from crawler.errors import CrawlerError
 from crawler.git.pin import PinnedRepo
-from crawler.parse._forkserver import warm_up
+from crawler.parse.forkserver import warm_up
+from crawler.pipeline import cyclic_gc
 from crawler.pipeline.applying import apply
 from crawler.pipeline.collecting import (
     Collected,

@@ -7,11 +7,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from crawler import cyclic_gc
 from crawler.catalogue.manifest import check_same_repository
 from crawler.errors import OutputError
 from crawler.git.pin import pin
-from crawler.parse._forkserver import warm_up
+from crawler.parse.forkserver import warm_up
+from crawler.pipeline import cyclic_gc
 from crawler.pipeline.applying import apply
 from crawler.pipeline.collecting import collect_again, earlier_local_folder, load_cache, output_folder
 from crawler.pipeline.identity import from_manifests

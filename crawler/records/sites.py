@@ -140,7 +140,7 @@ class ClassDef:
     params: tuple[str, ...] = ()  # __init__'s positional parameters after self
     keywords: tuple[str, ...] = ()  # and its keyword-only ones
     verbatim: tuple[str, ...] = ()  # parameters the template shows as given: str(), no spec
-    # What the class does to its message (`crawler.parse.class_text`), for the class pass:
+    # What the class does to its message (`crawler.parse.message.class_text`), for the class pass:
     init_target: str | None = None  # whose __init__ its own calls: "super", or a base's qualname
     init_args: tuple[TextSlot, ...] = ()  # what that call hands on, by position or keyword
     self_attributes: tuple[TextSlot, ...] = ()  # `self.name = ...` in __init__
@@ -155,7 +155,7 @@ class TextRun:
     text: str
     placeholder: bool = False
     plain: bool = True  # a placeholder shown as str() of its value: no conversion, no spec
-    group: int = 0  # a repeated (or optional) group of runs, as `crawler.parse.pieces.Piece`'s
+    group: int = 0  # a repeated (or optional) group of runs, as `crawler.parse.message.pieces.Piece`'s
     choice: int = 0
 
 

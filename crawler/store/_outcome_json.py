@@ -12,8 +12,8 @@ from operator import attrgetter
 from typing import Any
 
 from crawler.parse.call_edges import Call, CallFacts, ClassFacts, Function
+from crawler.parse.message.text_calls import TextCall
 from crawler.parse.skeleton import Region
-from crawler.parse.text_calls import TextCall
 from crawler.parse.workers import FileOutcome
 from crawler.records import (
     ArgumentText,

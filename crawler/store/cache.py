@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from crawler import __version__
-from crawler.parse._positions import parse_module
 from crawler.parse.assertions import FileAssertions
+from crawler.parse.positions import parse_module
 from crawler.parse.workers import FileOutcome
 from crawler.records import SCHEMA_VERSION, Skipped, TestAssertion
 from crawler.store import _outcome_json, schemas
@@ -236,9 +236,10 @@ class _Cache:
 
 @functools.cache
 def reader_digest() -> str:
-    """sha256 of the sources that decide a file's visit result: crawler/parse and its types."""
+    """sha256 of the sources that decide a file's visit result: crawler/parse (its message reading
+    included) and its types."""
     root = Path(__file__).resolve().parent.parent
-    files = sorted((root / "parse").glob("*.py"))
+    files = sorted((root / "parse").rglob("*.py"))
     files += [*sorted((root / "records").glob("*.py")), root / "store" / "_outcome_json.py"]
     digest = hashlib.sha256()
     for file in files:

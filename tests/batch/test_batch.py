@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from crawler.batch import _worker, driver
 from crawler.batch.driver import DONE, FAILED, UP_TO_DATE, BatchResult, run_batch
 from crawler.batch.reposfile import load_batch
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.errors import BatchError
 from crawler.records import ExtractOptions
 from tests.gitrepo import GitRepo

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from crawler._cli_summaries import BatchSummary
 from crawler.batch._executors import LocalPool
 from crawler.batch._shards import share_out
 from crawler.batch.driver import DONE, FAILED, BatchResult, RepoResult, _Driver, run_batch
 from crawler.batch.reposfile import SPLIT_FILES, load_batch
-from crawler.cli import main
+from crawler.cli.commands import main
+from crawler.cli.summaries import BatchSummary
 from crawler.errors import BatchError, CrawlerError
 from crawler.records import SourceFile
 from tests.batch.test_batch import fill, statuses, tree

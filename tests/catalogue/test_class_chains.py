@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from crawler.callgraph.entry_points import Graph
 from crawler.catalogue import classes
-from crawler.catalogue.entry_points import Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
 from crawler.records import RaiseSite

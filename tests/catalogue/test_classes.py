@@ -292,7 +292,7 @@ def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
 
 def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
     from crawler.records import ErrorRecord, record_id
-    from crawler.serve import lookup
+    from crawler.serve.lookup import sources as lookup
     from tests.parse import runtime_harness
 
     (case,) = [c for c in runtime_harness.all_cases() if c.name == "classes"]
@@ -522,7 +522,7 @@ def test_crawler_lookup_of_a_real_suffixed_message_finds_its_record_first(tmp_pa
     suffix), from the raise really run, pasted into `crawler lookup` on an extracted folder."""
     from click.testing import CliRunner
 
-    from crawler.cli import main
+    from crawler.cli.commands import main
 
     repo = GitRepo(tmp_path / "repo")
     for path, text in TRACER_FILES.items():

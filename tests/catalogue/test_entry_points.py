@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.catalogue.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
+from crawler.callgraph.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
 from tests.gitrepo import GitRepo
@@ -477,7 +477,7 @@ def test_a_caller_no_public_name_reaches_is_not_walked(make_repo: Callable[[str]
 def test_leaving_out_what_no_public_name_reaches_finds_the_same_on_a_real_package() -> None:
     """Every function of this project's own package, walked back with and without the callers
     no public name reaches: the same entry points, chains and counts."""
-    from crawler.parse.text_calls import read_call_facts
+    from crawler.parse.message.text_calls import read_call_facts
     root = Path(__file__).resolve().parents[2]
     facts = []
     for path in sorted(p.relative_to(root).as_posix() for p in (root / "crawler").rglob("*.py")):

@@ -8,8 +8,8 @@ from unittest import mock
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from crawler.catalogue import entry_points
-from crawler.catalogue.entry_points import Graph
+from crawler.callgraph import entry_points
+from crawler.callgraph.entry_points import Graph
 from crawler.parse.call_edges import read_calls
 
 FIRST, COUNTED = 2, 3  # the bounds of the walks that stop early (10 and 99 in a run)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate
 

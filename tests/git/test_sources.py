@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.errors import SourceError
 from crawler.git.pin import pin
 from crawler.git.source import parse_source

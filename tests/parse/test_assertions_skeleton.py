@@ -17,7 +17,7 @@ from crawler.parse.assertions import (
     can_hold_evidence,
     find_assertions,
 )
-from crawler.selection import is_test_path
+from crawler.pipeline.selection import is_test_path
 
 SUITE = textwrap.dedent('''\
     import re

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.parse._launch import _Subprocess, in_daemon
+from crawler.parse.launch import _Subprocess, in_daemon
 from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool
 from tests.parse.test_workers import PARENS, TEST_FILE, good, messages, run
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from crawler import pipeline
-from crawler.parse import _positions, skeleton
+from crawler.parse import positions as _positions
+from crawler.parse import skeleton
 from crawler.parse.skeleton import Known, Previous
 from crawler.parse.workers import FileOutcome, visit_file
 from crawler.pipeline import collecting

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import crawler
-from crawler.parse._positions import parse_module
+from crawler.parse.positions import parse_module
 
 SOURCE = "\n".join(f"def f{i}(a, b):\n    return [x for x in (a + b * {i}, (a, (b, (a, (b,)))))]"
                    for i in range(300))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from crawler.parse import flow
+from crawler.parse.message import flow
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 

@@ -11,7 +11,8 @@ import libcst as cst
 import pytest
 import yaml
 
-from crawler.parse import _positions, skeleton, visitor
+from crawler.parse import positions as _positions
+from crawler.parse import skeleton, visitor
 from crawler.parse.visitor import RaiseVisitor, find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
 from crawler.store import render

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from crawler.serve.annotation_fit import folder_fits
+from crawler.serve.review.annotation_fit import folder_fits
 from crawler.store import repo_output
 from tests.gitrepo import GitRepo
 from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack

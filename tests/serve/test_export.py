@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from crawler.catalogue.evidence import match_evidence
 from crawler.catalogue.merge import merge
 from crawler.catalogue.related import related_records, with_derived
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.parse.assertions import find_assertions
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
-from crawler.serve import export
+from crawler.serve.export import writers as export
 from crawler.store import manifest_file, record_files, schemas
 from tests.serve.datasette_server import serving
 

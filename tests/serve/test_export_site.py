@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.pipeline import extract
 from crawler.regexes import literal_shape
-from crawler.serve import datasette_metadata, export
-from crawler.serve.message_glob import message_glob
+from crawler.serve.export import datasette_metadata
+from crawler.serve.export import writers as export
+from crawler.serve.export.message_glob import message_glob
 from tests.gitrepo import GitRepo
 from tests.outputkit import annotate
 from tests.serve.datasette_server import serving

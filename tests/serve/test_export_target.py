@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.errors import OutputError
-from crawler.serve import export, export_target
+from crawler.serve.export import target as export_target
+from crawler.serve.export import writers as export
 from tests.processes import ROOT, child_env, crawler_as_user, folder_for_another_user
 from tests.serve.test_export import output_root  # noqa: F401 - the shared fixture
 

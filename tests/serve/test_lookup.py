@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.catalogue.merge import merge
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import REMOVED, ErrorRecord, Pin
-from crawler.serve.lookup import LookupIndex, describe, literal_runs, lookup, parse_message
+from crawler.serve.lookup.sources import LookupIndex, describe, literal_runs, lookup, parse_message
 from crawler.store import record_files
 
 PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)

@@ -1,5 +1,5 @@
 """`crawler lookup` as a user types it: the installed command answers a lookup itself, without
-click (`crawler._cli_lookup`), and says exactly what the full command line (`crawler.cli`) says,
+click (`crawler.cli.entry`), and says exactly what the full command line (`crawler.cli.commands`) says,
 on stdout and stderr, with the same exit code, for every way of typing it and every failure."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from pathlib import Path
 import click
 import pytest
 
-from crawler import _cli_lookup
-from crawler.cli import main
+from crawler.cli import entry as _cli_lookup
+from crawler.cli.commands import main
 from tests.gitrepo import GitRepo
 from tests.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
-FULL = "import sys\nfrom crawler.cli import main\nmain(sys.argv[1:], prog_name='crawler')\n"
+FULL = "import sys\nfrom crawler.cli.commands import main\nmain(sys.argv[1:], prog_name='crawler')\n"
 SOURCE = ("def f(x):\n    raise ValueError(f'bad shape {x} for the widget')\n\n\n"
           "def g(x):\n    raise KeyError(f'missing column {x}')\n")
 
@@ -153,7 +153,7 @@ def test_bytes_that_are_not_utf8_are_read_as_replacement_characters_and_said(
 QUICK_IMPORTS = (
     "import sys\n"
     "sys.argv = ['crawler', 'lookup', 'bad shape 3 for the widget', sys.argv[1], '--json']\n"
-    "from crawler._cli_lookup import main\n"
+    "from crawler.cli.entry import main\n"
     "try:\n"
     "    main()\n"
     "except SystemExit:\n"
@@ -165,8 +165,8 @@ QUICK_IMPORTS = (
 def test_the_installed_lookup_imports_no_command_line(out: Path) -> None:
     """Neither click nor the other commands' modules: a lookup is the interpreter's start, its
     own modules and the answer."""
-    heavy = ("click", "crawler.cli", "crawler._cli_common", "crawler._cli_summaries",
-             "crawler._cli_options", "yaml", "rich", "crawler.records", "libcst", "git",
+    heavy = ("click", "crawler.cli.commands", "crawler.cli.common", "crawler.cli.summaries",
+             "crawler.cli.options", "yaml", "rich", "crawler.records", "libcst", "git",
              "jsonschema", "regex")
     done = subprocess.run([sys.executable, "-c", QUICK_IMPORTS.format(heavy=heavy), str(out)],
                           env=child_env(), capture_output=True, text=True, timeout=120,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.serve.paste import MAX_PASTE
+from crawler.serve.lookup.paste import MAX_PASTE
 from tests.gitrepo import GitRepo
 from tests.processes import child_env
 
@@ -201,7 +201,7 @@ def test_a_long_real_traceback_is_read_whole(catalogue: Path, tmp_path: Path) ->
 
 def test_the_library_reads_the_end_of_a_paste_over_the_cap() -> None:
     """`rank` as a library caller gives it a paste: cut to its end, the cut counted."""
-    from crawler.serve.lookup import LookupIndex
+    from crawler.serve.lookup.sources import LookupIndex
 
     answer = LookupIndex().answer("x" * (MAX_PASTE + 10) + "\nValueError: bad")
     assert answer.paste is not None

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.records import REMOVED
-from crawler.serve import lookup_index, ranking
-from crawler.serve.export import export
-from crawler.serve.lookup import (
+from crawler.serve.export.writers import export
+from crawler.serve.lookup import index as lookup_index
+from crawler.serve.lookup import ranking
+from crawler.serve.lookup.sources import (
     FolderAnswer,
     LookupIndex,
     describe,
@@ -310,11 +311,11 @@ def test_the_store_names_lookup_does_not_import() -> None:
 
 # What a warm lookup from a folder must not import: the YAML reader, the records' types, the
 # parser, the terminal renderer (a lookup's time is mostly the interpreter's start and imports).
-HEAVY = ("yaml", "crawler.records", "crawler.store.documents", "crawler.serve.export_data",
+HEAVY = ("yaml", "crawler.records", "crawler.store.documents", "crawler.serve.export.data",
          "libcst", "rich", "git", "jsonschema", "regex")
 SHOW_IMPORTS = (
     "import sys\n"
-    "from crawler.cli import main\n"
+    "from crawler.cli.commands import main\n"
     "try:\n"
     "    main(['lookup', 'bad shape 3!', sys.argv[1]])\n"
     "except SystemExit:\n"

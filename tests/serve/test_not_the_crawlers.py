@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import OutputError
-from crawler.serve import lookup_index, sqlite_guard
-from crawler.serve.export import export
-from crawler.serve.lookup import repository_folders
+from crawler.serve import sqlite_guard
+from crawler.serve.export.writers import export
+from crawler.serve.lookup import index as lookup_index
+from crawler.serve.lookup.sources import repository_folders
 from tests.processes import ROOT, child_env
 from tests.serve.test_lookup_index import _extracted_once, out  # noqa: F401 - shared fixtures
 

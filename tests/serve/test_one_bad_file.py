@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from crawler import pipeline
 from crawler.catalogue.merge import merge
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import Counts, ExtractOptions, Manifest, Pin
-from crawler.serve import export
-from crawler.serve.lookup import LookupIndex, load_records
+from crawler.serve.export import writers as export
+from crawler.serve.lookup.sources import LookupIndex, load_records
 from crawler.store import manifest_file, record_files
 from tests.gitrepo import GitRepo
 

@@ -19,9 +19,9 @@ import pytest
 from crawler.catalogue.merge import merge
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import Pin
-from crawler.serve import lookup_index
-from crawler.serve.lookup import LookupIndex
-from crawler.serve.ranking import NO_SITE
+from crawler.serve.lookup import index as lookup_index
+from crawler.serve.lookup.ranking import NO_SITE
+from crawler.serve.lookup.sources import LookupIndex
 from tests.gitrepo import GitRepo
 
 FORMS = Path(__file__).parent / "paste_forms"

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from crawler import pipeline
 from crawler.catalogue.successors import pair_score
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.records import REMOVED
-from crawler.serve.review import review_output
+from crawler.serve.review.checks import review_output
 from crawler.store import render
 from tests.gitrepo import GitRepo
 from tests.test_update import BLOCK

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.errors import CrawlerError
 from crawler.pipeline import extract, update, update_run
 from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_annotation

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crawler.cli import main
+from crawler.cli.commands import main
 from crawler.store.atomic import write_all, write_atomic
 from tests.gitrepo import GitRepo
 

@@ -387,7 +387,7 @@ def test_no_command_stalls_on_a_fifo_in_the_output(make_repo: Callable[[str], An
 
 def test_check_names_records_in_a_linked_errors_folder_instead_of_reading_them(
         built: tuple[Path, Path], tmp_path: Path) -> None:
-    from crawler.serve.review import check_output
+    from crawler.serve.review.checks import check_output
 
     root, folder = built
     moved = tmp_path / "moved"

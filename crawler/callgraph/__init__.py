@@ -1,0 +1,1 @@
+"""crawler.callgraph: TODO docstring."""

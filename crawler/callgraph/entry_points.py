@@ -1,0 +1,499 @@
+"""The public calls that reach each raise: a repository-wide call graph over every file's edges.
+
+Each file's `CallFacts` (`crawler.parse.call_edges`) say what its functions call as a static
+reader sees it; `Graph` resolves those calls once every file is read: names through imports,
+aliases and re-exports, methods through the class hierarchy (inherited, overridden in a
+subclass, `super()`), a class called to its `__init__`, `__post_init__` and `__new__`, a class held
+in an attribute, properties and dunders where the receiver's type is known, functions handed to
+another call (`functools.partial`, `map`). A method on a receiver no reader can type is followed
+only where one class family defines that name. What only a run can tell (`getattr` with a
+computed name, a registry's item) is never an edge: a chain may cross one such call, and says so
+in `stops`. A nested def its maker returns or stores is such a call ("called later"); a
+decorator's returned closure is called by the decorated function's callers.
+
+`self.m()` in class C reaches C's m and its overrides in C's subclasses, but a chain keeps the
+classes `self` can be along it (`dispatch`): an entry point on class X is credited only with the
+overrides X's subclasses (X included) use, never a sibling's.
+
+`entry_points(node, exception)` walks the callers back from a raise's function, shortest first
+(breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
+MAX_ENTRIES, and the number left out up to MAX_LEFT_OUT ("99 or more": a raise hundreds of
+public calls reach gains or loses one most weeks). It never enters a caller no public function
+or class calls (`useful`), and stops once the first ones and the count are known: the same
+result at a fraction of the cost. A chain on which the library catches the exception itself (a
+`try` around a call or the raise, whose handler takes that class or a base) names the function
+that catches it (`caught_by`): that is not what a user meets.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import defaultdict, deque
+from collections.abc import Iterable
+
+from crawler.callgraph import dynamic_calls as _dynamic
+from crawler.callgraph.public_names import callees_of, public_names, reached_by_public
+from crawler.catalogue import class_order
+from crawler.parse.call_edges import (
+    CALL,
+    GUARD,
+    HELD,
+    METHOD,
+    PASSED,
+    PROPERTY,
+    RETURNED,
+    SIGNATURE,
+    STOP,
+    SUPER,
+    CallFacts,
+    ClassFacts,
+    Function,
+)
+from crawler.parse.call_guards import binding, parsed, reduce
+from crawler.records import EntryPoint, EntryPoints
+
+MAX_ENTRIES, MAX_LEFT_OUT = 10, 99  # more left out than that is written as 99: "99 or more"
+MAX_DEPTH = 12
+MAX_RESOLVING = 100  # bindings followed to resolve one name
+CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
+_NOT_CALLS = frozenset({SIGNATURE, GUARD})
+_BUILTIN_TYPES = {name: kind for name, kind in vars(builtins).items() if isinstance(kind, type)}
+_BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
+                           for name in dir(kind))
+Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
+Guard = tuple[str, str]  # a guard over a function's parameters, the function whose signature binds it
+State = tuple[str, bool, frozenset[str] | None, Guard | None]
+Steps = dict[State, tuple[State, int, str | None] | None]  # a state: the one it calls, at what line, stop
+Reached = tuple[list[tuple[str, State]], int, Steps]  # the first public callers, how many more, steps
+_CLASS, _DISPATCHED, _CLOSURE, _ANY = range(4)  # how an edge keeps the classes `self` can be
+
+
+class Graph:
+    """Every file's definitions and calls, resolved into callers of each function and class."""
+
+    def __init__(self, files: Iterable[CallFacts]) -> None:
+        self.modules: dict[str, CallFacts] = {}
+        self._definitions: dict[str, str | None] = {}  # each name resolved once (`definition`)
+        self._resolving = 0  # how deep `definition` is in resolving one name
+        self.functions: dict[str, Function] = {}
+        self.classes: dict[str, ClassFacts] = {}
+        self.module_of: dict[str, str] = {}
+        for facts in files:
+            self.modules[facts.module] = facts
+            self.functions.update((f.qualname, f) for f in facts.functions)
+            self.module_of.update((f.qualname, facts.module) for f in facts.functions)
+            self.classes.update((c.qualname, c) for c in facts.classes)
+        self.callables = _dynamic.callables_by_module(self.modules.values(), self.functions)
+        self._holding: set[str] = set()
+        self.bindings = {m: dict(f.bindings) for m, f in self.modules.items()}
+        self._mros: dict[str, list[str]] = {}
+        self.attributes = {q: dict(c.attributes) for q, c in self.classes.items()}
+        self.subclasses: dict[str, set[str]] = defaultdict(set)
+        for qualname in self.classes:
+            for base in self.mro(qualname)[1:]:
+                self.subclasses[base].add(qualname)
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.methods_of: dict[str, list[str]] = defaultdict(list)
+        for qualname in self.functions:
+            owner, _, name = qualname.rpartition(".")
+            if owner in self.classes:
+                self.by_name[name].append(qualname)
+                self.methods_of[owner].append(qualname)
+        self.held_by_name: dict[str, list[str]] = defaultdict(list)
+        for attributes in self.attributes.values():
+            for name, held in attributes.items():
+                if held[:2] in ("V ", "R "):
+                    self.held_by_name[name].append(held)
+        self.registered: dict[str, list[str]] = defaultdict(list)
+        for facts in self.modules.values():
+            for value, where in facts.registered:
+                self.registered[_dynamic.container(where)].append(value)
+        self.callers: dict[str, list[Edge]] = defaultdict(list)
+        # each edge of `callers`, the index of its call in the caller's calls (-1: none); what an
+        # update compares to tell that a function's callers are those of the version before
+        self.via: dict[str, list[int]] = defaultdict(list)
+        # (callee, caller, line) -> the classes `self` is when that `self.m()` reaches the callee
+        self.dispatch: dict[tuple[str, str, int], frozenset[str]] = {}
+        for function in self.functions.values():
+            for decorator in function.decorators:  # its wrapper runs where the function is called
+                for wrapper in self._wrappers(decorator):
+                    self.callers[wrapper].append((function.qualname, function.line, None))
+                    self.via[wrapper].append(-1)
+            for index, call in enumerate(function.calls):
+                if call.kind in _NOT_CALLS:
+                    continue
+                for callee, stop in self.resolve(call.kind, call.target, call.name, function, call.args):
+                    self.callers[callee].append((function.qualname, call.line, stop))
+                    self.via[callee].append(index)
+                    if call.kind == SUPER or call.kind in (METHOD, PROPERTY) \
+                            and call.target.startswith("S "):
+                        self._dispatch(call.kind, call.target.split()[-1], call.name, callee,
+                                       function.qualname, call.line)
+        for qualname in self.classes:
+            for name in CONSTRUCTORS:
+                found = self.lookup(qualname, name)
+                if found in self.functions:
+                    self.callers[found].append((qualname, 0, None))
+                    self.via[found].append(-1)
+        self.public = public_names(self)
+        self.callees = callees_of(self.callers)
+        self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
+        self._cache: dict[tuple[str, str], EntryPoints] = {}
+        self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
+        self._reached: dict[tuple[str, str], Reached] = {}
+
+    def _wrappers(self, decorator: str) -> list[str]:
+        """What calling a function so decorated calls: the closures the decorator returns (for
+        `@factory(...)`, those its returned decorator returns); none for another decorator."""
+        called = decorator.endswith("()")
+        found = [self.definition(decorator.removesuffix("()"))]
+        for _ in range(1 + called):
+            found = [c.target for f in found if f in self.functions for c in self.functions[f].calls
+                     if c.kind == RETURNED and c.name == "returned" and c.target in self.functions]
+        return list(dict.fromkeys(found))  # type: ignore[arg-type]
+
+    def _dispatch(self, kind: str, cls: str, name: str, callee: str, caller: str, line: int) -> None:
+        """The classes `self` is when a call on it in class `cls` reaches the method `callee`
+        (none recorded for a class or function an attribute holds: another object's call)."""
+        family = [cls, *sorted(self.subclasses.get(cls, ()))]
+        if kind != SUPER:
+            family = [k for k in family if self.lookup(k, name) == callee]
+        if not family:
+            return
+        key = (callee, caller, line)
+        self.dispatch[key] = self.dispatch.get(key, frozenset()) | frozenset(family)
+
+    # ------------------------------------------------------------ names and classes
+
+    def definition(self, name: str) -> str | None:
+        """The function or class a qualified name is, through re-exports; None if not ours.
+
+        Each name is resolved once: star imports that read each other (`os`, `posixpath`)
+        made the walk exponential. A name met again while it is being resolved is a cycle: None.
+        """
+        if name in self.functions or name in self.classes:
+            return name
+        if name not in self._definitions:
+            self._definitions[name] = None
+            if name and self._resolving < MAX_RESOLVING:
+                # a chain of bindings that grows the name at each step (pkg.a -> pkg.a.b, when
+                # no module pkg.a exists) never repeats one: the depth stops what else may grow
+                self._resolving += 1
+                try:
+                    self._definitions[name] = self._definition(name)
+                finally:
+                    self._resolving -= 1
+        return self._definitions[name]
+
+    def _definition(self, name: str) -> str | None:
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if module not in self.modules:
+                continue
+            head, rest = parts[cut], parts[cut + 1:]
+            bound = self.bindings[module].get(head)
+            if bound is not None and bound != f"{module}.{head}":
+                if bound.startswith(f"{module}.{head}."):  # bound under itself: no module there
+                    return None
+                return self.definition(".".join([bound, *rest]))
+            for star in self.modules[module].star:
+                if star not in self.modules:  # compiled (scipy's `_qhull`): nothing to read
+                    continue
+                found = self.definition(".".join([star, head, *rest]))
+                if found is not None:
+                    return found
+            break
+        owner, _, last = name.rpartition(".")
+        cls = self.definition(owner) if owner else None
+        if cls in self.classes:
+            found = self.lookup(cls, last)
+            return found if found in self.functions else None
+        return None
+
+    def mro(self, qualname: str) -> list[str]:
+        """The class and its bases, nearest first (`class_order.depth_first`, not C3)."""
+        return class_order.depth_first(qualname, self._mros, lambda name: (
+            self.definition(base) or base for base in getattr(self.classes.get(name), "bases", ())))
+
+    def lookup(self, cls: str, name: str) -> str | None:
+        """The method `name` of `cls` through its bases, or the TypeRef of such an attribute."""
+        for klass in self.mro(cls):
+            method = f"{klass}.{name}"
+            if method in self.functions:
+                return method
+            held = self.attributes.get(klass, {}).get(name)
+            if held:
+                return held
+        return None
+
+    def classes_of(self, ref: str, depth: int = 0) -> list[str]:
+        """The classes a TypeRef's value is an instance of (or is, for "V")."""
+        if not ref or depth > 6:
+            return []
+        kind, _, text = ref.partition(" ")
+        if kind in ("N", "V", "R"):
+            found = self.definition(text)
+            if found in self.classes:
+                return [found]
+            if kind == "R" and found in self.functions:
+                return self.classes_of(self.functions[found].returns, depth + 1)
+            return []
+        if kind == "S":
+            return [text] if text in self.classes else []
+        owner, _, name = text.partition(" ")
+        held = self.lookup(owner, name) if owner in self.classes else None
+        if kind == "A" and held and " " in held:
+            return self.classes_of(held, depth + 1)
+        if kind == "M" and held and held.startswith("V "):  # a class held in an attribute, called
+            return self.classes_of("N " + held[2:], depth + 1)
+        if kind == "M" and held in self.functions:
+            return self.classes_of(self.functions[held].returns, depth + 1)
+        return []
+
+    # ------------------------------------------------------------ calls to callees
+
+    def resolve(self, kind: str, target: str, name: str, caller: Function, args: str = ""
+                ) -> list[tuple[str, str | None]]:
+        """The functions and classes one call reaches, each with the dynamic call it crosses."""
+        if kind == CALL:
+            found = self.definition(target)
+            return [(found, None)] if found is not None else []
+        if kind == PASSED:
+            one = next(iter(self._methods(target, name)), None) if name else self.definition(target)
+            instance = name != "__call__" and one is not None and one.endswith(".__call__")
+            return [(one, None)] if one in self.functions and not instance else []  # not a call
+        if kind == SUPER:
+            for klass in self.mro(target)[1:]:
+                if f"{klass}.{name}" in self.functions:
+                    return [(f"{klass}.{name}", None)]
+            return []
+        if kind == STOP:
+            return _dynamic.dynamic_callees(self, target, name)
+        if kind == HELD:
+            return _dynamic.held_callees(self, caller.qualname, target, args)
+        if kind == RETURNED:  # a nested def handed on: it runs when what holds it is called
+            maker = caller.qualname.rpartition(".")[2]
+            how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
+                   }.get(name, f"a function {maker}() hands to a call")
+            return [(target, f"{how}, called later")] if target in self.functions else []
+        methods = self._methods(target, name) if target else self._by_name(name)
+        if kind == PROPERTY:
+            return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
+        held = _dynamic.held_attribute(self, target, name) if not methods and args else None
+        if held is not None:  # `self.validator(...)`, `v = self.validator; v(...)`
+            return _dynamic.held_callees(self, caller.qualname, held, args)
+        return [(f, None) for f in methods]
+
+    def _methods(self, ref: str, name: str) -> list[str]:
+        """A method of a typed receiver, and its overrides in the receiver's subclasses."""
+        found: list[str] = []
+        for cls in self.classes_of(ref):
+            held = self.lookup(cls, name)
+            if held and " " in held:  # a class or function held in an attribute, called
+                found.extend(self._held(held))
+                continue
+            if held:
+                found.append(held)
+            found.extend(f"{sub}.{name}" for sub in sorted(self.subclasses.get(cls, ()))
+                         if f"{sub}.{name}" in self.functions)
+        return list(dict.fromkeys(found))
+
+    def _held(self, held: str) -> list[str]:
+        """What calling an attribute calls: a class held ("V"), a function held ("V"), an
+        instance of a known class (its `__call__`), or the function whose returned closure it
+        holds ("R": a closure belongs to its maker)."""
+        if held[:2] != "V " and held not in self._holding and self.classes_of(held):
+            self._holding.add(held)  # an instance's `__call__` may itself be held: once
+            try:
+                return self._methods(held, "__call__")
+            finally:
+                self._holding.discard(held)
+        target = self.definition(held[2:]) if held[:2] in ("V ", "R ") else None
+        if target in self.functions or (target in self.classes and held.startswith("V ")):
+            return [target]  # type: ignore[list-item]
+        return []
+
+    def _by_name(self, name: str) -> list[str]:
+        """A method on an untyped receiver: only where a single class family defines the name
+        (as a method, or as an attribute holding a function or class)."""
+        if name.startswith("__") or name in _BUILTIN_NAMES:
+            return []
+        found = self.by_name.get(name, [])
+        roots = {self._root(f.rpartition(".")[0], name) for f in found}
+        if len(roots) == 1:
+            return list(found)
+        holders = self.held_by_name.get(name, [])
+        if not found and len(holders) == 1:
+            return self._held(holders[0])
+        return []
+
+    def _root(self, cls: str, name: str) -> str:
+        return next(k for k in reversed(self.mro(cls)) if f"{k}.{name}" in self.functions)
+
+    # ------------------------------------------------------------ entry points
+
+    def entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
+        """The public callers of `node` whose calls reach the raise at `line`, shortest first."""
+        key = (node, f"{exception}:{line}")
+        if key not in self._cache:
+            raised = self._fact(node, GUARD, line)  # the raise's guard, weighed on the last call
+            if (node, raised) not in self._reached:  # one walk for every raise so guarded
+                self._reached[node, raised] = self._reach(node, raised)
+            found, left_out, parent = self._reached[node, raised]
+            self._cache[key] = EntryPoints(tuple(self._item(name, state, parent, exception, line)
+                                                 for name, state in found), left_out)
+        return self._cache[key]
+
+    def _reach(self, node: str, raised: str) -> Reached:
+        """The first public callers (name, state), how many more, and their steps to `node`."""
+        # a state: (function, a dynamic call crossed, the classes `self` can be (None: any), guard)
+        start: State = (node, False, None, (raised, node) if raised else None)
+        parent: Steps = {start: None}
+        depth = {start: 0}
+        queue = deque([start])
+        plain = set() if raised else {node}  # the functions reached in their plainest state
+        met = {node: True} if node in self.public else {}  # public callers: met crossing none?
+        level = closer = 0  # closer: those met crossing none, as close as `level` or closer
+        while queue:
+            state = queue.popleft()
+            current, crossed, selves, held = state
+            if depth[state] != level:  # all as close are met: are the first ten and the count known?
+                level, closer = depth[state], sum(met.values())
+                if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
+                    break
+            for caller, at, stop, mode, taken in self._edges(current):
+                # a caller reached in its plainest state has nothing to add: most are, met again
+                if caller in plain or stop is not None and crossed:
+                    continue
+                # the classes `self` can be in the caller (inlined: met many times over)
+                kept = None if mode == _ANY else selves if mode == _CLOSURE else (
+                    taken if selves is None else taken & selves) if mode == _DISPATCHED else (  # type: ignore[operator]
+                    frozenset() if selves is not None and caller not in selves else None)
+                if kept is not None and not kept:
+                    continue  # `self` cannot be a class both calls take
+                guard: Guard | None = None
+                if held is not None and stop is None:
+                    weighed = self._weigh(held, node, current, caller, at)
+                    if weighed is False:
+                        continue  # its constants keep the raise from running
+                    guard = weighed if isinstance(weighed, tuple) else None
+                following = (caller, crossed or stop is not None, kept, guard)
+                if following in parent or (caller, following[1], None, None) in parent \
+                        or (caller, following[1], kept, None) in parent:
+                    continue
+                parent[following] = (state, at, stop)
+                depth[following] = depth[state] + 1
+                queue.append(following)
+                if following == (caller, False, None, None):
+                    plain.add(caller)
+                if caller in self.public:
+                    met[caller] = met.get(caller, False) or not following[1]
+                    if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
+                        queue.clear()  # the count is full, and the first ten are all closer
+                        break
+        first: dict[str, State] = {}
+        public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
+        for state in sorted(public, key=lambda s: s[1]):  # those crossing no dynamic call first
+            first.setdefault(state[0], state)
+        ranked = list(first.values())  # in order of crossing, then depth: ties go by name
+        cut = MAX_ENTRIES
+        while cut < len(ranked) and ranked[cut][1] is ranked[cut - 1][1] \
+                and depth[ranked[cut]] == depth[ranked[cut - 1]]:
+            cut += 1  # those as close as the last kept may come before it
+        found = sorted(((s[1], depth[s], self.public[s[0]], s) for s in ranked[:cut]),
+                       key=lambda item: item[:3])[:MAX_ENTRIES]
+        steps: Steps = {}
+        for _, _, _, state in found:  # only the chains kept, not the whole walk
+            while state not in steps:
+                steps[state] = parent[state]
+                if parent[state] is None:
+                    break
+                state = parent[state][0]  # type: ignore[index]
+        left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
+        return [(name, state) for _, _, name, state in found], left_out, steps
+
+    def _fact(self, node: str, kind: str, line: int = 0) -> str:
+        """A function's signature, or the guard of its raise at `line` ("" if none)."""
+        function = self.functions.get(node)
+        for call in function.calls if function is not None else ():
+            if call.kind == kind and (kind == SIGNATURE or call.line == line):
+                return call.target
+        return ""
+
+    def _weigh(self, held: Guard, start: str, callee: str, caller: str, at: int) -> bool | None | Guard:
+        """Whether `caller`'s call at `at` can run `callee` with its guard true: False when the
+        call's constants (and the defaults it leaves) make it false; a guard over `caller`'s own
+        parameters when the call passes them straight through (followed one level, from the
+        raise's function); None when the call leaves it open."""
+        text, owner = held
+        if caller in self.classes and not at:  # `C()` runs C's constructor: weigh C's callers
+            constructor = callee.rpartition(".")[2] in ("__init__", "__new__")
+            return held if constructor and callee == owner else None
+        sig, function = self._fact(owner, SIGNATURE), self.functions.get(caller)
+        if not sig or function is None:
+            return None
+        found: list[bool | None | str] = []
+        for call in function.calls:
+            if call.line != at or not call.args or call.kind not in (CALL, METHOD, SUPER):
+                continue
+            if any(c == callee for c, _ in self.resolve(call.kind, call.target, call.name, function,
+                                                         call.args)):
+                on_object = call.kind != CALL or callee in self.classes
+                found.append(reduce(parsed(text), binding(sig, call.args, on_object)))
+        if not found or None in found or True in found:
+            return None
+        rest = [f for f in found if isinstance(f, str)]
+        if not rest:
+            return False
+        return (" or ".join(f"({r})" for r in rest), caller) if owner == start else None
+
+    def _edges(self, callee: str) -> list[tuple[str, int, str | None, int, frozenset[str] | None]]:
+        """The callers of `callee`, each with how it keeps the classes `self` can be: a class
+        called (its constructors' `self`), `self.m()` (`dispatch`), a closure (its maker's)."""
+        found = self._edge_modes.get(callee)
+        if found is None:
+            found = self._edge_modes[callee] = []
+            for caller, at, stop in self.callers.get(callee, ()):
+                if caller not in self.useful:
+                    continue
+                taken = self.dispatch.get((callee, caller, at))
+                mode = _CLASS if caller in self.classes else _DISPATCHED if taken is not None \
+                    else _CLOSURE if callee.startswith(caller + ".<locals>.") else _ANY
+                found.append((caller, at, stop, mode, taken))
+        return found
+
+    def _item(self, name: str, state: State, parent: Steps, exception: str, line: int) -> EntryPoint:
+        chain, lines, stops = [state[0]], [], None
+        step = parent[state]
+        while step is not None:
+            state, at, stop = step
+            lines.append(at)
+            stops = stop or stops
+            chain.append(state[0])
+            step = parent[state]
+        lines.append(line)  # the raise itself, in the last function
+        caught = None
+        for qualname, at in reversed(list(zip(chain, lines))):  # the innermost catch first
+            function = self.functions.get(qualname)
+            if function is not None and at and self._catches(function, at, exception):
+                caught = qualname
+                break
+        return EntryPoint(name, tuple(chain), stops, caught)
+
+    def _catches(self, function: Function, line: int, exception: str) -> bool:
+        return any(start <= line <= end and any(self.is_a(exception, c) for c in names)
+                   for start, end, names in function.catches)
+
+    def is_a(self, exception: str, caught: str) -> bool:
+        """Whether a handler of `caught` takes `exception` (qualified names, builtins bare)."""
+        if caught in ("", "Exception", "BaseException", "builtins.Exception"):
+            return True
+        theirs = _BUILTIN_TYPES.get(caught.removeprefix("builtins."))
+        for klass in [exception, *self.mro(self.definition(exception) or exception)]:
+            if klass == caught or self.definition(klass) == self.definition(caught) is not None:
+                return True
+            mine = _BUILTIN_TYPES.get(klass.removeprefix("builtins."))
+            if mine is not None and theirs is not None and issubclass(mine, theirs):
+                return True
+        return False

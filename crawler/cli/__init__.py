@@ -1,0 +1,1 @@
+"""crawler.cli.commands: TODO docstring."""

@@ -1,0 +1,1 @@
+"""crawler.parse.message: TODO docstring."""

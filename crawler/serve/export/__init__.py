@@ -1,0 +1,1 @@
+"""crawler.serve.export.writers: TODO docstring."""

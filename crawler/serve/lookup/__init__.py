@@ -1,0 +1,1 @@
+"""crawler.serve.lookup.sources: TODO docstring."""

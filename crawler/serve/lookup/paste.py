@@ -1,0 +1,319 @@
+"""What a user pasted, read into the exceptions it reports: class, message text and frames.
+
+People paste a message alone or a whole traceback, in the forms their tools print: Python's own
+traceback (chained: "During handling ...", "The above exception ..."), an exception group's
+`+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
+line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
+boxed traceback, logging's prefixes, and lines a terminal hard-wrapped. `read_paste` turns each
+into `Reported` exceptions, the last raised first (the one a user asks about), and for each the
+texts to try: the message after every `Name: ` prefix it carries (`FilteredStackTrace:
+ValueError: ...`), and the whole line where a prefix may be message text. Wrapping is left in the
+text: the ranking matches line breaks loosely (`matching`).
+
+A paste is read up to MAX_PASTE characters, its *end*: what every form prints last is what a
+user asks about (Python's traceback ends with the exception raised last, after its frames and
+the chained ones; pytest's summary line and a logger's record end with it too), and a longer
+message alone is long for a placeholder's value (a repr, a dump), which identifies nothing.
+256 KiB holds the longest real tracebacks whole (jax's run to a few tens of KB); what was left
+out of the beginning is counted (`Paste.left_out`) and said with the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from crawler.serve.lookup.matching import plain
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_HEAD = re.compile(r"^\s*(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):?\s*$"
+                   r"|^╭.*Traceback")
+_IPYTHON_HEAD = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
+# (the margins are spaces and tabs only: `^\s*` at every one of many blank lines would run
+# over all the blank lines after it, a quadratic cost on a paste of line breaks)
+_CHAIN = re.compile(r"^[^\S\n]*(?:During\s+handling\s+of\s+the\s+above\s+exception,\s+another\s+exception"
+                    r"\s+occurred:|The\s+above\s+exception\s+was\s+the\s+direct\s+cause\s+of\s+the"
+                    r"\s+following\s+exception:)[^\S\n]*$", re.MULTILINE)
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?P<line>\d+)(?:, in (?P<function>.+))?$')
+_IPYTHON_FRAME = re.compile(r"^(?:File (?P<path>\S+?):(?P<line>\d+)(?:, in (?P<function>[^(\s]+))?"
+                            r"|Cell In\[\d+\], line (?P<cell>\d+))")
+_RICH_FRAME = re.compile(r"^│ (?P<path>\S+?):(?P<line>\d+) in (?P<function>\S+)")
+_FRAME_START = re.compile(r'^\s*File "|^File \S+:\d+|^Cell In\[|^-*> ?\d+ |^│|^[╭╰]')
+# `Name: text`; `Name:` then a line break when the message begins with one (its space stripped)
+_EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?:[ \n](?P<text>.*)|$)|$)", re.DOTALL)
+_LOOKS_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:: |:$)|^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|"
+                           r"Warning|Exit|Interrupt|Group|Failure|Trace)$")
+_GROUP_LINE = re.compile(r"^\s*(?:\+-[-+]*(?: \d+ -+| \.\.\.)?-*|\+-+|\+-+ \.\.\..*)\s*$")
+_GROUP_MARGIN = re.compile(r"^\s*[|+] ?")
+_SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)$")
+_PYTEST_E = re.compile(r"^E(?: {1,}|$)")
+_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+?(?: - (?P<text>.+))?$")
+_LOGGING = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+)?\[?(?:CRITICAL|"
+                      r"ERROR|WARNING|WARN|INFO|DEBUG|FATAL|EXCEPTION)\]?(?::[\w.<>-]*:|\s+[\w.<>-]+"
+                      r"\s*:\s|\s*:\s|\s+)")
+_CUT = re.compile(r"(?:\.\.\.|…)$")
+# What a tool puts before each line it relays: pytest's INTERNALERROR, a mail or markdown
+# quote, docker compose's service column (`web_1  | `, `api-1  | `).
+_LINE_DECORATION = re.compile(r"^(?:INTERNALERROR> ?|> ?|[\w.-]+\s*\| ?)")
+_DECORATED_BY = re.compile(r"^(?P<tag>INTERNALERROR>|>|[\w.-]+\s*\|)(?: |$)")
+_RULE = re.compile(r"^-{4,}$", re.MULTILINE)
+_FENCE = re.compile(r"^\s*(?:```|~~~)\w*\s*$")
+# Sentry's lines between the message and the frames; IPython's old `path in function(args)`.
+_FRAME_NOISE = re.compile(r"^\(\d+ additional frame\(s\) were not displayed\)$|^\.\.\.$")
+_OLD_IPYTHON_FRAME = re.compile(r"^(?P<path>\S+\.py) in (?P<function>[\w.<>]+)\(")
+# A program's usage error after its usage lines (click's `Error: `, argparse's `prog: error: `)
+_CLI_ERROR = re.compile(r"^(?:Error|[\w.-]+: error): (?P<text>.+)", re.DOTALL)
+# a class named inside prose, as issue titles have it: `... the following Error: text`
+_NAMED_INSIDE = re.compile(r"\b(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception): (?P<text>.+)",
+                           re.DOTALL)
+# The name of a prefix that is the exception's, not message text: dotted, or a class's name.
+_CLASS_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$|^_?[A-Z][A-Za-z0-9]*(?:Error|Exception|"
+                         r"Warning|Exit|Interrupt|Group|Trace|Failure|Fault)$")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of a pasted traceback."""
+
+    path: str
+    line: int
+    function: str | None
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One exception a paste reports: its class as written (`pkg.errors.BadThing`; None when
+    the paste names none) and its message; `texts` are what lookup tries, best reading first."""
+
+    exception: str | None
+    text: str
+    frames: tuple[Frame, ...]
+    prefixes: tuple[str, ...]  # the names removed before the message (`FilteredStackTrace`)
+    cut: bool  # the paste ends in `...`: the message went on
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Paste:
+    """What a user pasted: its forms (`traceback`, `pytest`, `ipython`, `rich`, `logging`,
+    `group`, `chained`, `message`) and the exceptions it reports, the last raised first;
+    `read`: the characters read (its end), `left_out`: those of its beginning that were not."""
+
+    forms: tuple[str, ...]
+    reported: tuple[Reported, ...]
+    read: int = 0
+    left_out: int = 0
+
+
+MAX_INSIDE = 8  # texts found inside one report (`_texts_inside`): the first ones, in order
+MAX_PASTE = 262_144  # the characters of a paste read: its last ones (see the module's docstring)
+
+
+def cut_paste(pasted: str) -> tuple[str, int]:
+    """The end of `pasted` that a lookup reads (at most MAX_PASTE characters), and how many
+    characters of its beginning are left out."""
+    if len(pasted) <= MAX_PASTE:
+        return pasted, 0
+    return pasted[-MAX_PASTE:], len(pasted) - MAX_PASTE
+
+
+def read_paste(pasted: str, left_out: int = 0) -> Paste:
+    """The exceptions `pasted` reports, the last raised first (see the module's docstring);
+    `left_out`: characters of the paste its reader did not keep (`cut_paste` adds its own)."""
+    pasted, cut = cut_paste(pasted)
+    forms: list[str] = []
+    text = _clean(pasted, forms)
+    sections = _sections(text, forms)
+    reported = [found for section in reversed(sections)
+                for found in _reports(section, forms)]
+    if not reported:
+        reported = [_reported(text.strip("\n"), ())]
+    if not forms:
+        forms.append("message")
+    return Paste(tuple(dict.fromkeys(forms)), tuple(_unique(reported)), len(pasted),
+                 left_out + cut)
+
+
+def _clean(pasted: str, forms: list[str]) -> str:
+    text = plain(pasted.replace("\r\n", "\n").replace("\r", "\n"))
+    if _ANSI.search(text):
+        forms.append("ansi")
+        text = _ANSI.sub("", text)
+    lines = _undecorated([line.rstrip() for line in text.split("\n")], forms)
+    if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
+        forms.append("group")
+        # a group's sub-exceptions become chained sections; its margins are dropped
+        lines = ["During handling of the above exception, another exception occurred:"
+                 if _GROUP_LINE.match(line) else _GROUP_MARGIN.sub("", line, count=1)
+                 for line in lines]
+    if any(line.startswith(("╭", "╰")) for line in lines):
+        forms.append("rich")
+    return "\n".join(lines)
+
+
+def _undecorated(lines: list[str], forms: list[str]) -> list[str]:
+    """The lines without what a tool put before each (`_LINE_DECORATION`), when most carry
+    the same one; markdown fences and a paste's enclosing backticks dropped."""
+    lines = [line for line in lines if not _FENCE.match(line)]
+    if lines and lines[0].startswith("`") and lines[-1].endswith("`"):
+        lines[0], lines[-1] = lines[0][1:], lines[-1][:-1]
+    tags = [found["tag"] for line in lines if (found := _DECORATED_BY.match(line))]
+    if not tags:
+        return lines
+    tag, count = max(((t, tags.count(t)) for t in set(tags)), key=lambda pair: pair[1])
+    quoted = tag == ">" and lines[0].startswith(">") and not any(_PYTEST_E.match(line)
+                                                                 for line in lines)
+    if count * 2 < sum(1 for line in lines if line.strip()) and not quoted:
+        return lines
+    forms.append("quoted" if tag == ">" else "relayed")
+    return [_LINE_DECORATION.sub("", line, count=1) if line.startswith(tag) else line
+            for line in lines]
+
+
+def _sections(text: str, forms: list[str]) -> list[str]:
+    """A chained traceback cut into one section per exception, in the order printed."""
+    parts = _CHAIN.split(text)
+    if len(parts) > 1 and "group" not in forms:
+        forms.append("chained")
+    return [part.strip("\n") for part in parts if part.strip()]
+
+
+def _reports(section: str, forms: list[str]) -> list[Reported]:
+    lines = section.split("\n")
+    pytest_lines = [line for line in lines if _PYTEST_E.match(line)]
+    if pytest_lines:
+        forms.append("pytest")
+        return _pytest_reports(lines)
+    summary = [m["text"] for line in lines if (m := _PYTEST_SUMMARY.match(line)) and m["text"]]
+    if summary:
+        forms.append("pytest")
+        return [_reported(text, ()) for text in reversed(summary)]
+    frames = _frames(lines, forms)
+    span = _report_span(lines, forms)
+    if span is None:
+        return []
+    start, end = span
+    kept = [line for line in lines[start:end] if not _FRAME_NOISE.match(line)]
+    return [_reported("\n".join(kept).strip("\n"), tuple(frames))]
+
+
+def _pytest_reports(lines: list[str]) -> list[Reported]:
+    """pytest's `E   ` lines, one block per exception (a blank `E` line inside one is kept)."""
+    blocks: list[list[str]] = []
+    previous = False
+    for line in lines:
+        is_e = bool(_PYTEST_E.match(line))
+        if is_e and not previous:
+            blocks.append([])
+        if is_e:
+            blocks[-1].append(line[1:])
+        previous = is_e
+    found = []
+    for block in reversed(blocks):
+        indent = min((len(line) - len(line.lstrip()) for line in block if line.strip()), default=0)
+        found.append(_reported("\n".join(line[indent:] for line in block).strip("\n"), ()))
+    return found
+
+
+def _frames(lines: list[str], forms: list[str]) -> list[Frame]:
+    frames = []
+    for line in lines:
+        found = _FRAME.match(line) or _RICH_FRAME.match(line)
+        ipython = _IPYTHON_FRAME.match(line) or _OLD_IPYTHON_FRAME.match(line)
+        if ipython is not None and "ipython" not in forms:
+            forms.append("ipython")
+        if found is not None:
+            frames.append(Frame(found["path"], int(found["line"]), found["function"]))
+        elif ipython is not None:
+            numbers = ipython.groupdict()
+            frames.append(Frame(ipython["path"] or "<cell>",
+                                int(numbers.get("line") or numbers.get("cell") or 0),
+                                ipython["function"]))
+    return frames
+
+
+def _report_span(lines: list[str], forms: list[str]) -> tuple[int, int] | None:
+    """The lines of the exception's report: after the traceback's head and its last frame, from
+    the first line that reads as `Name: text` (a wrapped frame or source line does not). A
+    paste with frames but no head (its top cut off) is read the same way; one whose frames
+    follow the message (Sentry) gives the lines before its first frame."""
+    heads = [n for n, line in enumerate(lines) if _HEAD.match(line) or _IPYTHON_HEAD.match(line)]
+    frames = [n for n, line in enumerate(lines) if _FRAME_START.match(line)
+              or _OLD_IPYTHON_FRAME.match(line)]
+    if not heads and not frames:
+        logged = [n for n, line in enumerate(lines) if _LOGGING.match(line)]
+        if logged and "logging" not in forms:
+            forms.append("logging")
+        return 0, len(lines)
+    forms.append("traceback")
+    if (heads[0] if heads else frames[0]) > 0 and _LOGGING.match(lines[0]):
+        forms.append("logging")
+    after = max(frames + heads)
+    for number in range(after + 1, len(lines)):
+        line = lines[number]
+        if line and not line[0].isspace() and _LOOKS_RAISED.match(line):
+            return number, len(lines)
+    if not heads and frames[0] > 0 and _LOOKS_RAISED.match(lines[0]):
+        forms.append("sentry")
+        return 0, frames[0]
+    return None
+
+
+def _reported(report: str, frames: tuple[Frame, ...], inside: bool = True) -> Reported:
+    """A report's class, text and the texts to try: each `Name: ` prefix removed in turn;
+    `inside`: with the texts found inside it (`_texts_inside`), which reads only their text."""
+    report = _LOGGING.sub("", report, count=1) if _LOGGING.match(report) else report
+    cut = bool(_CUT.search(report))
+    if cut:
+        report = _CUT.sub("", report).rstrip()
+    prefixes: list[str] = []
+    rest = report
+    while (found := _EXCEPTION_LINE.match(rest)) is not None and _CLASS_NAME.match(found["name"]):
+        prefixes.append(found["name"])
+        rest = _SUB_EXCEPTIONS.sub("", found["text"] or "")
+        if found["text"] is None:
+            break
+    texts = [rest]
+    # `word: text`, the word no class's name: message text, or a class named unusually
+    found = _EXCEPTION_LINE.match(rest)
+    if found is not None and found["text"]:
+        texts.append(found["text"])
+    texts.extend(_texts_inside(rest) if inside and not prefixes else [])
+    # a note printed after the message, below a rule (jax's "For simplicity, JAX has removed
+    # its internal frames ..."): the message without it, cut at the last rule
+    rules = [found.start() for found in _RULE.finditer(rest)]
+    if rules and rest[rules[-1]:].strip("-\n "):
+        texts.insert(1, rest[:rules[-1]].rstrip())
+    return Reported(prefixes[-1] if prefixes else None, rest, frames, tuple(prefixes), cut,
+                    tuple(dict.fromkeys(t for t in texts if t)) or ("",))
+
+
+def _texts_inside(report: str) -> list[str]:
+    """Where a message may begin inside a report that does not start with it: a program's
+    usage error after its usage lines or command (`Error: text`, `prog: error: text`), each
+    line that reads as `Name: text`, a class named inside a title's prose."""
+    texts: list[str] = []
+    lines = report.split("\n")
+    for number, line in enumerate(lines[1:], 1):
+        if len(texts) == MAX_INSIDE:  # a paste of many such lines: each text is tried on every
+            break  # candidate, and each is the rest of the paste
+        cli = _CLI_ERROR.match(line)
+        if cli is not None:
+            texts.append("\n".join([cli["text"], *lines[number + 1:]]))
+        elif _EXCEPTION_LINE.match(line) and _LOOKS_RAISED.match(line):
+            texts.append(_reported("\n".join(lines[number:]), (), inside=False).text)
+    inside = _NAMED_INSIDE.search(lines[0])
+    if inside is not None and inside.start() > 0:
+        texts.append("\n".join([inside["text"], *lines[1:]]))
+    return texts
+
+
+def _unique(reported: list[Reported]) -> list[Reported]:
+    seen: set[tuple[str | None, str]] = set()
+    kept = []
+    for found in reported:
+        key = (found.exception, found.text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(found)
+    return kept

@@ -1,0 +1,443 @@
+"""How lookup answers a paste: each record's wording tried on it, scored, ordered, trusted or not.
+
+A `Wording` is one template of one record with what lookup shows of the record: the same type
+whether it was read from record files, from the stored index (`lookup_index`) or from an SQLite
+export, so the three rank alike and print the same keys. What the user pasted is read once
+(`paste.read_paste`): every exception it reports, the last raised first, with its class and
+the texts to try. `rank` asks a `Source` for candidates (the wordings whose longest literal run
+is in a text, and those sharing the most words with it) and fits each (`matching`):
+
+- `exact`: the record's regex takes the whole text, or the template does loosely (line breaks
+  and spaces left out, URLs alike); `exact prefix`: the paste stops inside the template (cut
+  short, the class's `See ...` line missing); `closest`: only its literal words, in order;
+- `explained`: the share of the paste's characters the template's literal text accounts for;
+  `coverage`: the share of the template's literal text the paste shows; `score`: the two's
+  harmonic mean, plus 0.1 when the record raises the pasted class (0.05 a subclass or a base of
+  it), less 0.05 for each exception reported after the last one;
+- a match is *confident* when it is exact or an exact prefix, explains at least half of the
+  paste (CONFIDENT_EXPLAINED) and finds at least 12 literal characters (or the whole template):
+  a template that is mostly placeholders never is on a long paste;
+- order: confident first (the paste's last exception first, exact before exact prefix, the
+  record's own regex before a loose fit), then templates that fit the whole text but explain
+  too little of it (still `exact`: every literal piece in place, at least 12 characters), then
+  the score, the more specific template (more literal characters), a live record before a
+  removed one, today's wording before a past one. Equal in all but the last two: a tie.
+
+The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
+CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
+repositories prints this message. Every regex runs bounded (`crawler.regexes`): the queries'
+backtracking patterns share LOOKUP_SECONDS, and one that runs out is counted
+(`Answer.timed_out`), never waited for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
+
+from crawler.regexes import BoundedRegex, Budget, RegexTimeout
+from crawler.serve.lookup.literal_text import literal_runs
+from crawler.serve.lookup.matching import (
+    CLOSEST,
+    EXACT,
+    PREFIX,
+    SAME,
+    Fit,
+    PasteWords,
+    kinship,
+    loose_match,
+    paste_matcher,
+    plain,
+    plain_regex,
+    squash,
+    template_pieces,
+    word_overlap,
+    words,
+)
+from crawler.serve.lookup.paste import Paste, Reported, read_paste
+
+if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer: not loaded
+    from crawler.records import ErrorRecord
+
+_WORD = re.compile(r"\w+")
+_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
+CLOSEST_CANDIDATES = 50  # per repository: the wordings sharing most words with a paste
+MAX_REPORTS = 6  # exceptions of one paste tried (a chain, a group's members)
+LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
+# The longest text a backtracking regex is tried on (the loose fit decides beyond), and a
+# candidate's literal run is looked for in (beyond: in its first and last halves of it)
+WINDOW = 16_384
+REMOVED = "removed"  # `records.REMOVED`
+CONFIDENT_EXPLAINED = 0.5
+MIN_LITERAL = 12
+NEAR_SCORE = 0.3
+REPORT_PENALTY = 0.05
+_KIN_BONUS = {SAME: 0.1, "subclass": 0.05, "superclass": 0.05}
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One template of one record, with what lookup shows of the record."""
+
+    record_id: str
+    repo: str
+    status: str
+    removed_in: str | None  # the commit the site left in, while removed
+    exception: str  # as written at the raise
+    exception_qualname: str | None
+    path: str
+    line: int
+    qualname: str
+    kind: str
+    template: str
+    placeholders: tuple[str, ...]
+    regex: str
+    url: str | None
+    # A wording the record had in past releases (`crawler history`), not the one it has now:
+    past: bool = False
+    first_release: str | None = None  # the first release that printed it
+    last_release: str | None = None  # the last; None: still printed (never for a removed record)
+    today: str | None = None  # what a live record's message reads now
+
+    # Worked out when first asked (a lookup asks a few hundred of thousands of wordings):
+    @cached_property
+    def exception_name(self) -> str:
+        """The class's own name, which a traceback line shows (`KeyError`, `BadThing`)."""
+        return (self.exception_qualname or self.exception).rpartition(".")[2]
+
+    @cached_property
+    def required(self) -> str:
+        """The longest literal run of the regex: in every message it matches ("" if unknown)."""
+        runs = literal_runs(self.regex)
+        return plain(max(runs, key=len)) if runs else ""
+
+    @cached_property
+    def literal_text(self) -> str:
+        """The template without its placeholders, for closeness."""
+        return plain(_PLACEHOLDER.sub(" ", self.template).replace("{{", "{").replace("}}", "}"))
+
+
+def wordings(record: ErrorRecord) -> list[Wording]:
+    """The wordings lookup tries for a record: its current template, then each wording it had
+    in past releases (`history.templates`, written by `crawler history`), read back into a
+    regex of the crawler's own linear shape."""
+    from crawler.serve.lookup.old_wordings import past_wordings, with_past_wordings
+
+    site = record.site
+    removed_in = record.history.removed_in if record.history else None
+    now = Wording(record.id, record.repo, record.status, removed_in, site.exception,
+                  site.exception_qualname, site.path, site.line, site.qualname,
+                  site.message.kind, site.message.template, site.message.placeholders,
+                  site.message.regex, record.url)
+    return with_past_wordings(now, past_wordings(record))
+
+
+@dataclass(frozen=True)
+class Match:
+    """One record's wording for a paste: how it fits, how much it explains, its place."""
+
+    wording: Wording
+    kind: str  # matching.EXACT, PREFIX or CLOSEST
+    explained: float  # the share of the paste the template's literal text accounts for
+    coverage: float  # the share of the template's literal text the paste shows
+    score: float  # what the order reads: explained and coverage together, the class's kinship
+    kinship: str | None  # how the record's class stands to the pasted one (None: none pasted)
+    confident: bool  # the template's own words explain the paste: it may be the answer
+    text: str  # the pasted text it was matched on
+    captures: dict[str, str] = field(default_factory=dict)
+    loose: bool = False  # fitted with whitespace and URLs left out, not by the record's regex
+    report: int = 0  # which exception of the paste: 0 the last raised, 1 the one before...
+    cut_prefix: bool = False  # the paste, cut short (`...`), is the template's beginning
+    rank: int = 0  # 1 for the best; equal for ties
+    tie: bool = False  # another match has the same place
+    # the record's other wordings the paste fits too (a release printed either): their spans
+    # are as true of the paste as the one shown
+    also: tuple[Wording, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """The template fits the paste (whole or as its beginning) and explains it."""
+        return self.kind != CLOSEST
+
+    @property
+    def same_exception(self) -> bool:
+        return self.kinship == SAME
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The records for a paste, what the paste was read as, and whether one is the answer:
+    `verdict` is FOUND (a confident match first), CLOSEST (only close ones) or NONE."""
+
+    matches: tuple[Match, ...]
+    timed_out: tuple[str, ...] = ()
+    paste: Paste | None = None
+    verdict: str = "none"
+
+    @property
+    def found(self) -> bool:
+        """A template explains the paste: the lookup's exit 0."""
+        return self.verdict == FOUND
+
+
+FOUND, NEAR, NONE = "found", "closest", "none"
+NO_SITE = ("no raise site of the catalogued repositories prints this message (it may come from "
+           "compiled code or another library)")
+
+
+class Source(Protocol):
+    """Where the wordings come from: record files, the stored index, an SQLite export."""
+
+    def exception_names(self) -> frozenset[str]: ...
+
+    def containing(self, texts: Sequence[str]) -> Iterable[Wording]:
+        """Every wording whose required literal run is in one of `texts` (a superset is fine)."""
+        ...
+
+    def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
+        """The `limit` wordings whose literal text shares the most of `words` (lowercase)."""
+        ...
+
+
+def rank(pasted: str, source: Source, limit: int = 10,
+         bases: Mapping[str, Sequence[str]] | None = None, left_out: int = 0) -> Answer:
+    """The records for what a user pasted, best first, at most `limit`, each exception the
+    paste reports tried (the last raised first). `bases`: the repositories' classes to their
+    bases, for kinship; `left_out`: characters of the paste its reader did not keep (its
+    beginning, `paste.cut_paste`). See the module's docstring for the order and the thresholds.
+
+    What it costs is bounded whatever the paste: it is read to MAX_PASTE characters; the
+    candidates come from the source's index (a wording's literal run, its words), never from
+    every record tried on the paste; a template without literal text is not tried (it explains
+    nothing); a record's regex of the crawler's linear shape runs in time linear in the text and
+    what it explains is counted on its literal runs alone, and any other regex runs on a text
+    of WINDOW characters at most, within LOOKUP_SECONDS; literal runs are looked for in a
+    window of each text (`_windows`); words are compared on the paste's first
+    `matching.MAX_WORDS`."""
+    paste = read_paste(pasted, left_out)
+    best: dict[str, Match] = {}
+    fits: dict[str, dict[str, Wording]] = {}  # each record's wordings the paste fits exactly
+    timed_out: dict[str, None] = {}
+    budget = Budget(LOOKUP_SECONDS)
+    for order_of_report, reported in enumerate(paste.reported[:MAX_REPORTS]):
+        # each text read once (squashed, its words), each class's kinship found once
+        readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
+                    for text, found in ((text, words(text)) for text in reported.texts)]
+        kin: dict[str, str | None] = {}
+        for wording in _candidates(reported, source, readings):
+            if _explains_nothing(wording):
+                continue
+            raised = wording.exception_qualname or wording.exception
+            if raised not in kin:
+                kin[raised] = kinship(reported.exception, raised, bases or {})
+            for reading in readings:
+                try:
+                    match = _fit(wording, reported, reading, budget, kin[raised], order_of_report)
+                except RegexTimeout:
+                    timed_out[wording.record_id] = None
+                    continue
+                key = wording.record_id
+                if match is not None and match.exact:
+                    fits.setdefault(key, {}).setdefault(wording.template, wording)
+                if match is not None and (key not in best or order(match) < order(best[key])):
+                    best[key] = match
+    ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
+    if ranked and ranked[0].confident:
+        verdict = FOUND
+    elif any(match.score >= NEAR_SCORE for match in ranked):
+        verdict = NEAR
+    else:
+        verdict, ranked = NONE, []
+    return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict)
+
+
+def _with_also(match: Match, fitting: Mapping[str, Wording]) -> Match:
+    """The match, with the record's other wordings that fit the paste exactly."""
+    others = tuple(w for template, w in fitting.items() if template != match.wording.template)
+    return replace(match, also=others) if others else match
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A pasted text as every wording is fitted to it, worked out once."""
+
+    text: str
+    squashed: str  # `matching.squash`
+    words: list[str]
+    matcher: PasteWords  # `matching.paste_matcher`
+    has_url: bool  # `squash` reads a URL as one token, so it is not additive over its parts
+
+
+def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading]
+                ) -> list[Wording]:
+    """The wordings whose longest literal run the paste holds (any line break read as a space
+    or as nothing), and those sharing the most words with it."""
+    texts = [variant for text in reported.texts for part in _windows(text)
+             for variant in (part, part.replace("\n", " "), part.replace("\n", ""))]
+    found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
+    shared = frozenset(w for reading in readings for w in reading.words)
+    for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
+        found.setdefault(_key(wording), wording)
+    return list(found.values())
+
+
+def _windows(text: str) -> tuple[str, ...]:
+    """Where candidates' literal runs are looked for in a text: all of it up to WINDOW
+    characters; in a longer one (a message is not that long: a placeholder's value is), its
+    beginning and its end, where a template's literal text is around such a value."""
+    if len(text) <= WINDOW:
+        return (text,)
+    return text[:WINDOW // 2], text[-(WINDOW // 2):]
+
+
+def _key(wording: Wording) -> tuple[str, str, str]:
+    return (wording.repo, wording.record_id, wording.template)
+
+
+def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget,
+         kin: str | None, order_of_report: int) -> Match | None:
+    """The wording against one pasted text: its regex, else loosely, else by its words.
+    `kin`: how the record's class stands to the pasted one (`matching.kinship`)."""
+    text, squashed, text_words, matcher = (reading.text, reading.squashed, reading.words,
+                                           reading.matcher)
+    captures: dict[str, str] = {}
+    fit = _regex_fit(wording, reading, budget, captures)
+    loose = fit is None
+    if fit is None:
+        fit = loose_match(_pieces(wording.template), squashed)
+    if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
+        fit = Fit(PREFIX, fit.literal, fit.paste, fit.template)
+    # a template that fits the whole text but explains too little of it is scored by its words,
+    # yet stays `exact`: `_place` puts it before templates that only share words
+    whole = fit is not None and fit.kind == EXACT and fit.literal >= MIN_LITERAL
+    if fit is None or fit.explained < CONFIDENT_EXPLAINED:
+        by_words = word_overlap(_template_words(wording.template), text_words, matcher)
+        fit = replace(by_words, kind=EXACT) if whole else by_words
+        captures = {}
+    if fit.literal == 0:
+        return None
+    confident = (fit.kind != CLOSEST and fit.explained >= CONFIDENT_EXPLAINED
+                 and fit.literal >= min(MIN_LITERAL, fit.template))
+    both = 2 * fit.explained * fit.coverage / (fit.explained + fit.coverage)
+    cut_prefix = fit.kind == PREFIX and reported.cut
+    if cut_prefix:  # the tool cut the paste there: what the template goes on is unseen, not
+        both = fit.explained  # missing (how much it shows orders templates alike: `_place`)
+    score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
+    return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
+                 round(score, 3), kin, confident, text, captures, loose, order_of_report,
+                 cut_prefix=cut_prefix)
+
+
+def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
+               captures: dict[str, str]) -> Fit | None:
+    """The record's own regex on the whole text: exact, its captures kept. A regex of the
+    crawler's linear shape on any text; another on WINDOW characters at most."""
+    text, squashed = reading.text, reading.squashed
+    if wording.template.endswith("\n") and not text.endswith("\n"):
+        text += "\n"  # str(exc) ends in a line break that a paste, read line by line, drops
+    pattern = _compiled(wording.regex)
+    if pattern is None or (pattern.shape is None and len(text) > WINDOW):
+        return None
+    if len(text) <= WINDOW and wording.required not in text:  # a quick no; beyond, the linear
+        return None  # shape's own test is quicker: the text's two ends against the runs
+    found = pattern.fullmatch(text, budget.left())
+    if found is None:
+        return None
+    if pattern.shape is not None and (not reading.has_url or len(text) > WINDOW):
+        # the text outside the groups is the regex's literal runs: squashing (whitespace left
+        # out) is additive where no URL is, so they alone count what the template explains
+        # (beyond WINDOW, a URL across a group's edge may count its characters apart)
+        ends = [0, *(edge for span in found.spans for edge in span), len(text)]
+        literal = sum(len(squash(text[ends[n]:ends[n + 1]])) for n in range(0, len(ends), 2))
+    else:
+        captured = "".join(text[start:end] for start, end in found.spans if start >= 0)
+        literal = len(squashed) - len(squash(captured))
+    captures.update(found.captures)
+    template = sum(len(p) for p in _pieces(wording.template) if p is not None)
+    return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
+
+
+_NOTHING: dict[tuple[str, str], bool] = {}
+
+
+def _explains_nothing(wording: Wording) -> bool:
+    """A template with no literal text (`{message}`) whose regex has none either: every fit
+    of it finds no literal character, and `_fit` gives None for each paste; not tried."""
+    key = (wording.template, wording.regex)
+    if key not in _NOTHING:
+        pattern = _compiled(wording.regex)
+        _NOTHING[key] = (pattern is not None and pattern.shape is not None
+                         and not any(squash(run) for run in pattern.shape.runs)
+                         and not any(piece for piece in _pieces(wording.template))
+                         and not _template_words(wording.template))
+    return _NOTHING[key]
+
+
+_PIECES: dict[str, list[str | None]] = {}
+_WORDS: dict[str, list[str]] = {}
+
+
+def _pieces(template: str) -> list[str | None]:
+    if template not in _PIECES:
+        _PIECES[template] = template_pieces(plain(template))
+    return _PIECES[template]
+
+
+def _template_words(template: str) -> list[str]:
+    if template not in _WORDS:
+        _WORDS[template] = words(plain(_PLACEHOLDER.sub(" ", template)))
+    return _WORDS[template]
+
+
+_COMPILED: dict[str, BoundedRegex | None] = {}
+
+
+def _compiled(regex: str) -> BoundedRegex | None:
+    """Compiled once per process, only when a message gets past the literal prefilter."""
+    if regex not in _COMPILED:
+        _COMPILED[regex] = BoundedRegex.compile(plain_regex(regex))
+    return _COMPILED[regex]
+
+
+_KIND_ORDER = {EXACT: 0, PREFIX: 1, CLOSEST: 2}
+
+
+def _place(match: Match) -> tuple[bool, int, int, bool, float, float]:
+    """What makes two matches a tie: confidence, the exception of the paste (the last raised
+    first), the kind (the record's own regex before a loose fit when confident), the score,
+    then how specific the template is: the more literal text the better; but for a cut paste
+    that is a template's beginning, the more of the template it shows the better (a message
+    cut at any point is likelier cut where this one was the shorter it is)."""
+    specific = -match.coverage if match.cut_prefix else \
+        -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
+    if match.confident:
+        return (False, match.report, _KIND_ORDER[match.kind], match.loose, -match.score, specific)
+    # the paste fits the template whole, or is its beginning, before templates that only share
+    # words with it: every character of it in place is more than words met anywhere
+    return (True, 0, _KIND_ORDER[match.kind], False, -match.score, specific)
+
+
+def order(match: Match) -> tuple[object, ...]:
+    """Confident first (the last exception raised first, exact before exact prefix), then the
+    score (with the class's kinship), the more specific template, live before removed, today's
+    wording before a past one."""
+    wording = match.wording
+    return (*_place(match), wording.status == REMOVED, wording.past, wording.repo,
+            wording.path, wording.line)
+
+
+def _placed(matches: list[Match]) -> list[Match]:
+    """Each match with its rank; matches in the same place share it and are marked ties."""
+    placed: list[Match] = []
+    places = [_place(match) for match in matches]
+    for match, place in zip(matches, places, strict=True):
+        placed.append(replace(match, rank=places.index(place) + 1, tie=places.count(place) > 1))
+    return placed
+
+
+def shared_words(text: str) -> frozenset[str]:
+    """The lowercase words closeness counts in a template's literal text."""
+    return frozenset(word.lower() for word in _WORD.findall(text))

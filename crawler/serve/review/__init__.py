@@ -1,0 +1,1 @@
+"""crawler.serve.review.checks: TODO docstring."""

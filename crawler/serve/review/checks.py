@@ -1,0 +1,239 @@
+"""What `crawler check` and `crawler validate` read off a finished output folder.
+
+`check_output` lists the records whose annotation may not fit their message any more. An
+annotation is bound to the template it was written for (`annotation.written_for`); a record is
+listed when that binding is broken (stale), missing while the annotation holds text, or when the
+record waits in `needs_review` for a person to look again at its annotation (one without an
+annotation has nothing to look at). `review_output` lists these too, and
+every annotation left on a `removed` record (an `Orphan`), with the live records of its
+repository most like it that carry no annotation (`catalogue.successors`), for a person to
+`crawler adopt`; and each adoption a kill left half done (`Unfinished`); and each annotation
+whose code names fit another error better than its own (`annotation_fit`: a `Mismatch`).
+`validate_output` checks every record and manifest against the schemas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from crawler.catalogue.merge import is_stale
+from crawler.catalogue.successors import (
+    SUCCESSOR_FLOOR,
+    Successor,
+    SuccessorIndex,
+    candidates,
+    has_annotation,
+    orphans,
+)
+from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
+from crawler.serve.review.annotation_fit import Fit, folder_fits
+from crawler.store import repo_output
+from crawler.store.cache import LoadCache
+from crawler.store.manifest_file import MANIFEST
+from crawler.store.record_files import ERRORS_DIR, record_path
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A record whose annotation may not fit its message any more."""
+
+    path: Path
+    record: ErrorRecord
+
+    def describe(self) -> str:
+        record = self.record
+        template = record.site.message.template
+        if is_stale(record):
+            return (f"{self.path}: {record.status}: annotation written for "
+                    f"{record.annotation.written_for!r}, the message is now {template!r}")
+        if record.status != NEEDS_REVIEW:
+            return (f"{self.path}: annotation.written_for is empty: set it to the message the "
+                    f"annotation was written for (now {template!r})")
+        previous = record.history.previous_template if record.history else None
+        if previous is None:
+            return (f"{self.path}: needs_review: check the annotation against the message "
+                    f"{template!r}, then set annotation.written_for to it")
+        return (f"{self.path}: needs_review: the message changed from {previous!r} to {template!r}; "
+                "check the annotation, then set annotation.written_for to the new message")
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A removed record that carries an annotation, and the live records most like it."""
+
+    path: Path
+    record: ErrorRecord
+    successors: tuple[Successor, ...]  # best first; none scored `SUCCESSOR_FLOOR` or more
+
+    def describe(self) -> str:
+        head = (f"{self.path}: removed, with an annotation (written for "
+                f"{self.record.annotation.written_for or self.record.site.message.template!r})")
+        if not self.successors:
+            return f"{head}; no candidate (none scores {SUCCESSOR_FLOOR} or more)"
+        best = self.successors[0]
+        site = best.record.site
+        return (f"{head}; likeliest successor {best.record.id} at {site.path}:{site.line} "
+                f"{site.message.template!r}, score {best.score:.2f} ({best.resemblance.why()}); "
+                f"move it with `crawler adopt {self.record.id} {best.record.id}`")
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """An adoption a kill stopped between its writes: the annotation stands in both records."""
+
+    path: Path  # the old record's file
+    old: ErrorRecord
+    new: ErrorRecord
+
+    def describe(self) -> str:
+        return (f"{self.path}: its annotation was copied to {self.new.id} by an adopt that did not "
+                f"finish; run `crawler adopt {self.old.id} {self.new.id}` to finish it")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """An annotation whose code names point at another error than its record's."""
+
+    path: Path
+    fit: Fit
+
+    def describe(self) -> str:
+        fit = self.fit
+        foreign = ", ".join(f"{f.mention} ({', '.join(f.defined_in) or 'elsewhere'})"
+                            for f in fit.foreign) or "none"
+        missing = ", ".join(fit.missing) or "none"
+        return (f"{self.path}: annotation-mismatch: score {fit.score:.2f}; it names {foreign}, "
+                f"and never {missing}; rewrite it for {fit.record.site.message.template!r}, or "
+                "confirm it with annotation.fits.confirmed set to that template")
+
+
+@dataclass(frozen=True)
+class Review:
+    """What `crawler check` found under an output folder."""
+
+    checked: int
+    findings: tuple[Finding, ...]
+    orphans: tuple[Orphan, ...]
+    unfinished: tuple[Unfinished, ...]
+    problems: tuple[str, ...]
+    mismatches: tuple[Mismatch, ...] = ()
+
+    @property
+    def to_review(self) -> bool:
+        return bool(self.findings or self.orphans or self.unfinished or self.problems
+                    or self.mismatches)
+
+
+def repository_folders(root: Path) -> list[Path]:
+    """Every repository folder under `root` (one with errors/ or a manifest), `root` too."""
+    found = {path.parent for path in root.rglob(ERRORS_DIR) if path.is_dir()}
+    found |= {path.parent for path in root.rglob(MANIFEST)}
+    return sorted(found)
+
+
+def load_output_folders(root: Path, quick: bool = False, loads: LoadCache | None = None
+                        ) -> list[tuple[Path, repo_output.Loaded]]:
+    """Every repository folder under `root` as loaded: its records, and each file in errors/
+    that is not one (broken, renamed, stray), named with what to do. One bad file costs itself
+    only: every other record of every repository is there. `quick`: without the schema;
+    `loads`: a file whose exact bytes passed every check before is not checked again."""
+    return [(folder, repo_output.load_folder(folder, quick=quick, loads=loads))
+            for folder in repository_folders(root)]
+
+
+def check_output(root: Path) -> tuple[int, list[Finding], list[str]]:
+    """Every record under `root`: how many, those to look at again, and the unreadable files."""
+    review = review_output(root)
+    return review.checked, list(review.findings), list(review.problems)
+
+
+def review_output(root: Path, loads: LoadCache | None = None,
+                  annotations_only: bool = False) -> Review:
+    """Every record under `root`, one repository folder at a time: what a person should look at.
+
+    Listed: live records whose annotation names another template than theirs, or names none
+    while holding text, and annotated records in review; removed records that carry an annotation, each
+    with its likeliest successors; and adoptions left half done. Every file in errors/ that is
+    not a record is a problem: a broken record, a renamed copy of one (which holds its site
+    back), a stray. With `loads`, record files whose bytes were checked before are not again.
+    Every annotation that does not fit its record is listed too; `annotations_only`: only those.
+    """
+    checked = 0
+    findings: list[Finding] = []
+    found_orphans: list[Orphan] = []
+    unfinished: list[Unfinished] = []
+    problems: list[str] = []
+    mismatches: list[Mismatch] = []
+    for folder, loaded in load_output_folders(root, loads=loads):
+        checked += len(loaded.records) + len(loaded.broken)
+        problems.extend(broken.problem for broken in loaded.broken)
+        mismatches += [Mismatch(record_path(folder, fit.record.id), fit)
+                       for fit in folder_fits(loaded.records, loaded.manifest) if fit.listed]
+        if annotations_only:
+            continue
+        records = [(record_path(folder, record.id), record) for record in loaded.records]
+        for path, record in records:
+            if record.status == REMOVED:
+                continue
+            unbound = record.annotation.written_for is None and not record.annotation.is_empty
+            in_review = record.status == NEEDS_REVIEW and has_annotation(record)  # else: nothing to read
+            if is_stale(record) or unbound or in_review:
+                findings.append(Finding(path, record))
+        half_done = _unfinished(records)
+        unfinished += half_done
+        found_orphans += _orphans(records, {u.old.id for u in half_done})
+    return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems),
+                  tuple(mismatches))
+
+
+def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:
+    """Records whose annotation an adopt copied into another and did not empty afterwards."""
+    by_id = {record.id: (path, record) for path, record in loaded}
+    half_done = []
+    for _, new in loaded:
+        source = new.history.adopted_from if new.history else None
+        if source is None or source not in by_id:
+            continue
+        path, old = by_id[source]
+        adopted_by = old.history.adopted_by if old.history else None
+        if has_annotation(old) and adopted_by != new.id and old.annotation == new.annotation:
+            half_done.append(Unfinished(path, old, new))
+    return half_done
+
+
+def _orphans(loaded: list[tuple[Path, ErrorRecord]], skip: set[str]) -> list[Orphan]:
+    """The folder's removed records with an annotation, each with its likeliest successors."""
+    paths = {record.id: path for path, record in loaded}
+    records = [record for _, record in loaded]
+    found = [r for r in orphans(records) if r.id not in skip]
+    if not found:
+        return []
+    index = SuccessorIndex(candidates(records))
+    return [Orphan(paths[r.id], r, index.likeliest(r)) for r in found]
+
+
+def validate_output(root: Path) -> tuple[int, list[str]]:
+    """Every repository folder under `root`, its records and manifest against the schemas:
+    how many files were checked, and one line for each that is wrong."""
+    checked = 0
+    problems: list[str] = []
+    for repository, loaded in load_output_folders(root):
+        checked += len(loaded.records) + len(loaded.broken)
+        problems.extend(broken.problem for broken in loaded.broken)
+        if (repository / MANIFEST).exists():
+            checked += 1
+            if loaded.manifest_problem:
+                problems.append(loaded.manifest_problem)
+        problems.extend(_missing(repository, loaded))
+    return checked, problems
+
+
+def _missing(folder: Path, loaded: repo_output.Loaded) -> list[str]:
+    """A line for each record the manifest lists under a source file that has no file."""
+    if loaded.manifest is None:
+        return []
+    present = {r.id for r in loaded.records} | {b.id for b in loaded.broken if b.id is not None}
+    return [f"{record_path(folder, i)}: missing, but {MANIFEST} lists it under {entry.path}; "
+            "`crawler update` remakes it (restore it from version control to keep an annotation)"
+            for entry in loaded.manifest.files for i in entry.records if i not in present]
