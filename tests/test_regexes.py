@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from crawler import regexes
-from crawler.parse.message.reading import Piece
+from crawler.parse.message.pieces import Piece
 from crawler.parse.message.templates import build_template, redisplay
 from crawler.regexes import BoundedRegex, Budget, RegexTimeout, _sre, as_re_reads, literal_shape
 

@@ -20,6 +20,7 @@ file it passed on; scattered, it stays flat).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -92,3 +93,10 @@ class DaskPool(WorkerPool):
             del future, scattered
             submit()  # the next file, read from git as this one comes back
             yield index, result
+
+
+def cluster_pool(address: str | None) -> Callable[[], WorkerPool] | None:
+    """What `pipeline.history_run.walk_releases` takes to read a walk's files on the Dask
+    cluster at `address` (None: no cluster, its own worker processes read them). A factory,
+    not a pool: the walk's reading thread opens it and closes it."""
+    return functools.partial(DaskPool, address) if address is not None else None

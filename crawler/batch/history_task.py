@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.batch.dask_reading import cluster_pool
 from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.pipeline.history_run import walk_releases
@@ -60,7 +61,7 @@ def run_history(task: HistoryTask) -> HistoryOutcome:
                                output_root=Path(task.output_root), options=task.options,
                                cache_dir=Path(task.cache_dir) if task.cache_dir else None,
                                name=task.name, jobs=task.jobs, evidence=task.evidence,
-                               since=task.since, scheduler=task.scheduler)
+                               since=task.since, cluster_pool=cluster_pool(task.scheduler))
     except CrawlerError as error:
         return HistoryOutcome(error=str(error), seconds=time.perf_counter() - started)
     last = result.steps[-1].result if result.steps else None

@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import builtins
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from crawler.callgraph import dynamic_calls as _dynamic
 from crawler.callgraph.public_names import callees_of, public_names, reached_by_public
-from crawler.catalogue import class_order
 from crawler.parse.call_edges import (
     CALL,
     GUARD,
@@ -212,8 +211,8 @@ class Graph:
         return None
 
     def mro(self, qualname: str) -> list[str]:
-        """The class and its bases, nearest first (`class_order.depth_first`, not C3)."""
-        return class_order.depth_first(qualname, self._mros, lambda name: (
+        """The class and its bases, nearest first (`depth_first`, not C3)."""
+        return depth_first(qualname, self._mros, lambda name: (
             self.definition(base) or base for base in getattr(self.classes.get(name), "bases", ())))
 
     def lookup(self, cls: str, name: str) -> str | None:
@@ -497,3 +496,31 @@ class Graph:
             if mine is not None and theirs is not None and issubclass(mine, theirs):
                 return True
         return False
+
+
+def depth_first(start: str, memo: dict[str, list[str]],
+                bases: Callable[[str], Iterable[str]]) -> list[str]:
+    """A class and its bases, nearest first, each once: each base's own order after the
+    class, in the order of its bases (a depth-first order, not C3). `memo` keeps each class's
+    order; a class met again while its bases are read (a cycle) gives what it has so far.
+    Iterative: a chain of bases is as long as the repository makes it."""
+    if start in memo:
+        return memo[start]
+    memo[start] = [start]
+    stack = [(start, memo[start], {start}, iter(bases(start)))]
+    while stack:
+        name, order, listed, pending = stack[-1]
+        base = next(pending, None)
+        if base is None:
+            stack.pop()
+            memo[name] = done = list(order)
+            if stack:  # the class that has it as a base takes its order after its own
+                stack[-1][1].extend(k for k in done if k not in stack[-1][2])
+                stack[-1][2].update(done)
+        elif base in memo:
+            order.extend(k for k in memo[base] if k not in listed)
+            listed.update(memo[base])
+        else:
+            memo[base] = [base]
+            stack.append((base, memo[base], {base}, iter(bases(base))))
+    return memo[start]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crawler.store.cache import _Cache, _crawler_imports, reader_digest
+from crawler.store.cache import CacheTable, crawler_imports, reader_digest
 
 GRAPH = "graph"  # the kind of entry
 
@@ -38,7 +38,7 @@ def graph_digest() -> str:
     """sha256 of the sources that decide a graph: the reader's (`reader_digest`), the graph's
     module and what it imports, the entry-point stage and this module."""
     root = Path(__file__).resolve().parent.parent
-    files = sorted({*_crawler_imports(root, root / "callgraph" / "entry_points.py"),
+    files = sorted({*crawler_imports(root, root / "callgraph" / "entry_points.py"),
                     root / "pipeline" / "entry_stage.py", Path(__file__).resolve()})
     digest = hashlib.sha256(reader_digest().encode())
     for file in files:
@@ -55,7 +55,7 @@ def files_digest(files: Iterable[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-class GraphCache(_Cache):
+class GraphCache(CacheTable):
     """Graph summaries by the files they were built from (`files_digest`)."""
 
     def key(self, files: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
@@ -33,34 +32,6 @@ def linearize(index: ClassIndex, qualname: str) -> list[str]:
         return memo[name]
 
     return mro(qualname, 0)
-
-
-def depth_first(start: str, memo: dict[str, list[str]],
-                bases: Callable[[str], Iterable[str]]) -> list[str]:
-    """A class and its bases, nearest first, each once: each base's own order after the
-    class, in the order of its bases (a depth-first order, not C3). `memo` keeps each class's
-    order; a class met again while its bases are read (a cycle) gives what it has so far.
-    Iterative: a chain of bases is as long as the repository makes it."""
-    if start in memo:
-        return memo[start]
-    memo[start] = [start]
-    stack = [(start, memo[start], {start}, iter(bases(start)))]
-    while stack:
-        name, order, listed, pending = stack[-1]
-        base = next(pending, None)
-        if base is None:
-            stack.pop()
-            memo[name] = done = list(order)
-            if stack:  # the class that has it as a base takes its order after its own
-                stack[-1][1].extend(k for k in done if k not in stack[-1][2])
-                stack[-1][2].update(done)
-        elif base in memo:
-            order.extend(k for k in memo[base] if k not in listed)
-            listed.update(memo[base])
-        else:
-            memo[base] = [base]
-            stack.append((base, memo[base], {base}, iter(bases(base))))
-    return memo[start]
 
 
 def _merge(sequences: list[list[str]]) -> list[str]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from crawler.catalogue.class_order import linearize, place
 from crawler.parse.message.class_text import SEVERAL
-from crawler.parse.message.reading import MAX_ALTERNATIVES, Piece, _merge_text
+from crawler.parse.message.pieces import MAX_ALTERNATIVES, Piece, merge_text
 from crawler.parse.message.templates import build_template, pieces_of
 from crawler.records import CallArgument, ClassDef, Template, TextSlot
 
@@ -339,7 +339,7 @@ def _fill_slot(run: _Run, slot: TextSlot, env: dict[str, list[list[Piece]]], met
             options = [done + more for done in options for more in choices]
             if len(options) > MAX_ALTERNATIVES:
                 raise _NotFollowed(method)
-        filled += [_merge_text(option) for option in options]
+        filled += [merge_text(option) for option in options]
     return filled
 
 

@@ -30,9 +30,8 @@ from dataclasses import replace
 
 from crawler.catalogue.classes import ClassIndex, VisitedFile
 from crawler.parse.exposed import alternative
-from crawler.parse.message.calls import MAX_ALTERNATIVES, Binding, substitute
-from crawler.parse.message.pieces import Piece
-from crawler.parse.message.reading import Alternative
+from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece
+from crawler.parse.message.substitution import Binding, substitute
 from crawler.parse.message.templates import build_template, redisplay, single_argument_display
 from crawler.parse.message.templates import substitute as put_in
 from crawler.parse.names import module_name

@@ -316,6 +316,7 @@ def history(source: str, tags: str, since: str | None, checkpoint_steps: int | N
       crawler history . --tags 'v*'
       crawler history jax-ml/jax --tags 'jax-v*' --since jax-v0.4.32 --no-evidence
     """
+    from crawler.batch.dask_reading import cluster_pool
     from crawler.batch.driver import scheduler_address
     from crawler.parse.forkserver import warm_up
 
@@ -335,7 +336,7 @@ def history(source: str, tags: str, since: str | None, checkpoint_steps: int | N
                            since=since, on_step=report,
                            checkpoint_steps=checkpoint_steps or CHECKPOINT_STEPS,
                            read_ahead=READ_AHEAD if read_ahead is None else read_ahead,
-                           scheduler=scheduler_address(scheduler))
+                           cluster_pool=cluster_pool(scheduler_address(scheduler)))
     if result.stopped:  # not done, unlike a lookup cut short (exit 0 in CrawlerGroup.invoke)
         quiet_stdout(sys.stderr)
         raise click.exceptions.Exit(WALK_CUT_SHORT)

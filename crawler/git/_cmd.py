@@ -9,6 +9,7 @@ protocol and option guards stay at their defaults.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -34,7 +35,7 @@ def _import_gitpython() -> None:
              if key in os.environ}
     os.environ["GIT_PYTHON_REFRESH"] = "quiet"
     try:
-        import git  # noqa: F401
+        importlib.import_module("git")  # imported here, under the setting above
     finally:
         del os.environ["GIT_PYTHON_REFRESH"]
         os.environ.update(saved)

@@ -24,8 +24,11 @@ from dataclasses import replace
 import libcst as cst
 
 from crawler.parse.message import flow
-from crawler.parse.message.calls import Binding, Context, Follower, FunctionScope, _followable, _parameters
-from crawler.parse.message.reading import Alternative, Piece, Reader, Unreadable
+from crawler.parse.message.calls import Context, Follower, FunctionScope
+from crawler.parse.message.function_facts import _followable, _parameters
+from crawler.parse.message.pieces import Alternative, Piece, Unreadable
+from crawler.parse.message.reading import Reader
+from crawler.parse.message.substitution import Binding
 from crawler.parse.message.templates import MESSAGE_KEYWORDS
 from crawler.parse.names import dotted
 from crawler.parse.skeleton import FUNCTION, Region

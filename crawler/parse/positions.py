@@ -25,7 +25,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 if TYPE_CHECKING:
-    from crawler.parse.visitor import FoundClass, RaiseVisitor
+    from crawler.parse.raise_visitor import FoundClass, RaiseVisitor
 
 
 @dataclass(frozen=True)

@@ -28,22 +28,14 @@ from crawler.parse.exposed import exposed_functions, may_be_exposed
 from crawler.parse.message import class_text
 from crawler.parse.message.calls import Follower
 from crawler.parse.positions import Unread
-from crawler.parse.raise_visitor import (  # noqa: F401 - re-exported: the visitor's names
-    MESSAGE_ATTRIBUTES,
-    FoundClass,
-    FoundRaise,
+from crawler.parse.raise_visitor import (
     RaiseVisitor,
-    Scope,
     module_lookup,
     qualify,
-    qualname,
 )
-from crawler.parse.site_records import (  # noqa: F401 - re-exported
+from crawler.parse.site_records import (
     FOLLOWED,
     PENDING,
-    SNIPPET_AFTER,
-    SNIPPET_BEFORE,
-    SNIPPET_MAX_LINES,
     Place,
     sites_of,
     snippet,

@@ -24,8 +24,8 @@ A held walk keeps what each step would start again (`_Shared`): one pool of work
 decoded (`held_folder.HeldResults`). A step then costs what changed since the tag before.
 
 The reading runs ahead of the merges (`_ReadAhead`): a thread pins the coming tags and has
-their changed files parsed (by a pool of its own, or by a Dask cluster's workers with
-`scheduler`) into the result cache, keyed by blob, while the steps merge in release order in
+their changed files parsed (by a pool of its own, or by a Dask cluster's workers through
+`cluster_pool`) into the result cache, keyed by blob, while the steps merge in release order in
 this thread and find each file there. A blob read once is never read again, in this walk or a
 later one; the merges are the sequential walk's, so the folder is the same, byte for byte.
 
@@ -118,13 +118,15 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
                   on_step: Callable[[TagStep], bool | None] | None = None,
                   checkpoint_steps: int = CHECKPOINT_STEPS,
                   checkpoint_seconds: float = CHECKPOINT_SECONDS,
-                  read_ahead: int = READ_AHEAD, scheduler: str | None = None) -> HistoryResult:
+                  read_ahead: int = READ_AHEAD,
+                  cluster_pool: Callable[[], WorkerPool] | None = None) -> HistoryResult:
     """Walk the tags matching `tags` (from `since`, one of them) after those walked before, then
     `ref` (unless `ref` is one of the tags: the walk ends there). Plain arguments: a batch
     worker or a Dask task can run it whole, where the output folder is. An `on_step` that
     returns False stops the walk there, at a checkpoint (`HistoryResult.stopped`).
     `read_ahead` tags have their files read ahead of the merges (0: each step reads its own),
-    on the Dask cluster at `scheduler` where one is given (see `_ReadAhead`)."""
+    in the pool `cluster_pool` makes where one is given (a Dask cluster's workers:
+    `batch.dask_reading.DaskPool`; see `_ReadAhead`)."""
     started = time.perf_counter()
     with pin(source, ref, cache_dir=cache_dir, name=name) as repo:
         listing = list_tags(repo, tags)
@@ -163,9 +165,9 @@ def walk_releases(source: str, *, tags: str, ref: str = "HEAD", output_root: Pat
     reader = (_ReadAhead(source, [tag if tag is not None else ref for tag in targets],
                          options=previous.options if previous is not None else options,
                          before=previous, cache_dir=cache_dir, name=name,
-                         jobs=jobs or default_jobs(), depth=read_ahead, scheduler=scheduler,
+                         jobs=jobs or default_jobs(), depth=read_ahead, cluster_pool=cluster_pool,
                          evidence=evidence)
-              if (read_ahead > 0 or scheduler is not None) and local else None)
+              if (read_ahead > 0 or cluster_pool is not None) and local else None)
     walking = time.perf_counter()
     with WorkerPool(jobs or default_jobs()) as pool, _reading(reader):
         shared = _Shared(pool, HeldResults(cache_dir if cache_dir is not None
@@ -254,19 +256,19 @@ class _ReadAhead:
 
     Each tag is pinned and its selected files visited as its step would visit them
     (`pipeline.visit_files`, skeletons against the tag before), by its own worker pool or, with
-    `scheduler`, by a Dask cluster's workers. A file already in the cache (the same path and
-    blob, read for any earlier tag or run) is not read. With `evidence`, the last tag's test
-    files are read too, into the evidence cache, where the last step finds them: on a
-    cluster, no step then starts a parser process of its own. The steps then find every file there:
-    what they merge is what they would have parsed. Where the reader fails, the steps read
-    their own files, as a walk without it does.
+    `cluster_pool`, by the pool it makes (a Dask cluster's workers). A file already in the
+    cache (the same path and blob, read for any earlier tag or run) is not read. With
+    `evidence`, the last tag's test files are read too, into the evidence cache, where the last
+    step finds them: on a cluster, no step then starts a parser process of its own. The steps
+    then find every file there: what they merge is what they would have parsed. Where the
+    reader fails, the steps read their own files, as a walk without it does.
     """
 
     def __init__(self, source: str, refs: list[str], *, options: ExtractOptions,
                  before: Manifest | None, cache_dir: Path | None, name: str | None, jobs: int,
-                 depth: int, scheduler: str | None, evidence: bool = False) -> None:
+                 depth: int, cluster_pool: Callable[[], WorkerPool] | None, evidence: bool = False) -> None:
         self.source, self.refs, self.options, self.evidence = source, refs, options, evidence
-        self.cache_dir, self.name, self.jobs, self.scheduler = cache_dir, name, jobs, scheduler
+        self.cache_dir, self.name, self.jobs, self.cluster_pool = cache_dir, name, jobs, cluster_pool
         self.before = {entry.path: entry.blob for entry in before.files} if before else None
         self._ready = [threading.Event() for _ in refs]
         self._room = threading.Semaphore(max(1, depth))  # tags read and not yet merged
@@ -314,11 +316,9 @@ class _ReadAhead:
             cache.close()
 
     def _pool(self) -> WorkerPool:
-        if self.scheduler is None:
+        if self.cluster_pool is None:
             return WorkerPool(self.jobs)
-        from crawler.batch.dask_reading import DaskPool
-
-        return DaskPool(self.scheduler)
+        return self.cluster_pool()
 
     def _read(self, ref: str, before: dict[str, str] | None, cache: ResultCache,
               pool: WorkerPool, tests: bool) -> dict[str, str]:

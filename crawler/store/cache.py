@@ -93,7 +93,7 @@ def split_cached(cache: _ByBlob[_Found] | None, files: Sequence[_File]
     return found, misses
 
 
-class _Cache:
+class CacheTable:
     """JSON entries by key, one kind of them, in `root/cache.sqlite3`; `None` as root: none.
 
     Entries are written by `flush` (and `put` when many wait). One instance may be shared by
@@ -248,7 +248,7 @@ def reader_digest() -> str:
     return digest.hexdigest()
 
 
-class ResultCache(_Cache):
+class ResultCache(CacheTable):
     """Visit results by (path, blob): the `FileOutcome` of a file already read."""
 
     def key(self, path: str, blob: str) -> str:
@@ -269,7 +269,7 @@ def assertion_reader_digest() -> str:
     """sha256 of the sources that decide a test file's assertions: `crawler/parse/assertions.py`,
     every crawler module it imports (followed through their imports), and this module."""
     root = Path(__file__).resolve().parent.parent
-    files = sorted({*_crawler_imports(root, root / "parse" / "assertions.py"), Path(__file__).resolve()})
+    files = sorted({*crawler_imports(root, root / "parse" / "assertions.py"), Path(__file__).resolve()})
     digest = hashlib.sha256()
     for file in files:
         digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
@@ -277,7 +277,7 @@ def assertion_reader_digest() -> str:
     return digest.hexdigest()
 
 
-def _crawler_imports(root: Path, start: Path) -> set[Path]:
+def crawler_imports(root: Path, start: Path) -> set[Path]:
     """`start` and the crawler modules it imports, directly or through one another."""
     seen: set[Path] = set()
     todo = [start]
@@ -289,7 +289,7 @@ def _crawler_imports(root: Path, start: Path) -> set[Path]:
         for node in _runtime_nodes(parse_module(file.read_bytes())):
             names: list[str] = []
             if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                # `from crawler.parse import flow` names a module as an attribute
+                # `from crawler.parse.message import flow` names a module as an attribute
                 names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
             elif isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -312,7 +312,7 @@ def _module_file(root: Path, name: str) -> Path:
     return module / "__init__.py" if module.is_dir() else module.with_suffix(".py")
 
 
-class EvidenceCache(_Cache):
+class EvidenceCache(CacheTable):
     """Test files' assertions by (path, blob): the `FileAssertions` of a test file already read
     (a crash or a timeout too: the same bytes are not handed to the parser again)."""
 
@@ -364,7 +364,7 @@ def assertions_from_data(data: dict[str, Any]) -> FileAssertions:
 _LOAD_CHECKS = "2"
 
 
-class LoadCache(_Cache):
+class LoadCache(CacheTable):
     """Checked loads of record and manifest files by their bytes."""
 
     def __init__(self, root: Path | None, version: str = __version__) -> None:

@@ -19,7 +19,8 @@ from crawler.catalogue.evidence import (
 )
 from crawler.parse import assertions
 from crawler.parse.assertions import find_assertions
-from crawler.parse.message.templates import Piece, build_template
+from crawler.parse.message.pieces import Piece
+from crawler.parse.message.templates import build_template
 from crawler.records import ErrorRecord, RaiseSite, Template
 
 TEST_FILE = textwrap.dedent('''\

@@ -134,7 +134,7 @@ def test_test_files_are_read_by_subprocess_workers_in_a_daemon(daemonic: None) -
 
 FIRST_DISPOSITION = textwrap.dedent("""
     import signal, sys
-    from crawler.parse import _forkserver, _launch
+    from crawler.parse import forkserver as _forkserver, launch as _launch
     from tests.parse.test_launch import report_disposition
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN where a script started us in the background
     if sys.argv[1] == "warm":
@@ -167,7 +167,7 @@ def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -
 
 SIGNAL_DURING_STARTS = textwrap.dedent("""
     import multiprocessing.process, os, signal, sys, threading, time
-    from crawler.parse import _forkserver, _launch
+    from crawler.parse import forkserver as _forkserver, launch as _launch
     from tests.parse.test_launch import report_disposition
 
     if sys.argv[1] == "warm":
@@ -216,7 +216,7 @@ def test_ctrl_c_while_a_worker_starts_stops_the_crawler(start: str) -> None:
 SIGNAL_DURING_SERVER_START = textwrap.dedent("""
     import os, signal, time
     from multiprocessing import resource_tracker
-    from crawler.parse import _forkserver
+    from crawler.parse import forkserver as _forkserver
 
     real = resource_tracker.ensure_running
 

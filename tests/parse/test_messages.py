@@ -19,7 +19,8 @@ import libcst as cst
 import pytest
 import yaml
 
-from crawler.parse.message.templates import Reader, build_template, escape_regex
+from crawler.parse.message.reading import Reader
+from crawler.parse.message.templates import build_template, escape_regex
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite
 from tests.parse import runtime_harness
@@ -103,7 +104,8 @@ def test_every_regex_compiles_and_names_its_placeholders() -> None:
 @pytest.mark.parametrize("text", ["plain", "a.b*c+d?", "{braces}", "tab\there", "quote's \"both\"",
                                   "back\\slash", "naïve ✓", "new\nline", "(x)[y]|z^$"])
 def test_literal_regex_matches_its_own_text(text: str) -> None:
-    from crawler.parse.message.templates import Piece, _repr_pattern
+    from crawler.parse.message.pieces import Piece
+    from crawler.parse.message.templates import _repr_pattern
 
     template = build_template("literal", [Piece(text)])
     assert re.fullmatch(template.regex, text)

@@ -10,7 +10,8 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from crawler.parse import _source
-from crawler.parse.visitor import RaiseVisitor, find_raise_sites
+from crawler.parse.raise_visitor import RaiseVisitor
+from crawler.parse.visitor import find_raise_sites
 
 NESTED = '''\
 class C:

@@ -16,7 +16,7 @@ from tests.processes import child_env
 
 PROGRAM = textwrap.dedent("""
     import sys
-    from crawler.parse import _forkserver
+    from crawler.parse import forkserver as _forkserver
 
     def report(kind):
         error = {"eof": EOFError, "value": ValueError}[kind]("Ran out of input")

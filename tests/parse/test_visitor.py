@@ -13,7 +13,8 @@ import yaml
 
 from crawler.parse import positions as _positions
 from crawler.parse import skeleton, visitor
-from crawler.parse.visitor import RaiseVisitor, find_raise_sites
+from crawler.parse.raise_visitor import RaiseVisitor
+from crawler.parse.visitor import find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
 from crawler.store import render
 from crawler.store.documents import template_data

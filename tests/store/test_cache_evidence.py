@@ -43,7 +43,7 @@ def test_an_other_assertion_reader_never_reads_an_entry(tmp_path: Path,
 
 def test_the_reader_digest_covers_what_the_assertion_reader_imports() -> None:
     root = Path(cache_module.__file__).resolve().parent.parent
-    files = cache_module._crawler_imports(root, root / "parse" / "assertions.py")
+    files = cache_module.crawler_imports(root, root / "parse" / "assertions.py")
     names = {f.relative_to(root).as_posix() for f in files}
     assert {"parse/assertions.py", "parse/_walk.py", "parse/flow.py", "records/__init__.py",
             "records/sites.py", "records/record.py", "records/manifest.py"} <= names

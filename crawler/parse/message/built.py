@@ -27,8 +27,8 @@ from crawler.parse.message.pieces import (
     Alternative,
     Piece,
     Unreadable,
-    _merge_text,
     _products,
+    merge_text,
     repeated,
     trim_end,
 )
@@ -62,7 +62,7 @@ def loop_pieces(reader: Reader, loop: flow.Repeated) -> list[Alternative]:
     for passed in loop.passes:
         readings = [part_reading(reader, value, where) for value, where in passed]
         for combination in _products(readings):
-            passes.append(_merge_text([p for _, part in combination for p in part]))
+            passes.append(merge_text([p for _, part in combination for p in part]))
     if len(passes) > MAX_ALTERNATIVES:
         raise Unreadable
     return [("variable", repeated(passes))]
@@ -161,7 +161,7 @@ def _joined_entries(reader: Reader, separator: str, entries: list[_Entry]) -> li
     for combination in _products(readings):
         kinds = {kind for kind, _ in combination} - {"dynamic", "literal"}
         kind = "literal" if not kinds else (kinds.pop() if len(kinds) == 1 else "concat")
-        alternatives.append((kind, _merge_text([p for _, part in combination for p in part])))
+        alternatives.append((kind, merge_text([p for _, part in combination for p in part])))
     return alternatives
 
 
@@ -174,7 +174,7 @@ def _loop_items(reader: Reader, separator: str, loop: _Loop) -> list[Alternative
             readings.append([("literal", [Piece(separator)])])
             readings.append(reader._read_or_placeholder(*item))
         for combination in _products(readings):
-            passes.append(_merge_text([p for _, part in combination for p in part]))
+            passes.append(merge_text([p for _, part in combination for p in part]))
     if not passes or len(passes) > MAX_ALTERNATIVES:
         raise Unreadable
     return [("variable", repeated(passes))]
@@ -314,7 +314,7 @@ def format_pieces(reader: Reader, pieces: list[Piece], call: cst.Call) -> list[P
             raise Unreadable  # a field named or specified by a value
         auto, filled = _fill(reader, arguments, field, spec, conversion, auto)
         result.extend(filled)
-    return _merge_text(result)
+    return merge_text(result)
 
 
 class _FormatArguments:
@@ -393,7 +393,7 @@ def merged_paths(reader: Reader, found: list[flow.Definition]) -> list[Alternati
     for combination in _products(readings):
         kinds = {kind for kind, _ in combination}
         kind = "dynamic" if kinds == {"dynamic"} else "variable"
-        alternatives.append((kind, _merge_text([p for _, part in combination for p in part])))
+        alternatives.append((kind, merge_text([p for _, part in combination for p in part])))
     if all(kind == "dynamic" for kind, _ in alternatives):
         raise Unreadable
     return alternatives

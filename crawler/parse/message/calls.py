@@ -30,23 +30,19 @@ import libcst as cst
 
 from crawler.parse._source import exact
 from crawler.parse.message import flow
-from crawler.parse.message.function_facts import (  # noqa: F401 - these are used from here too
-    PLAIN_DECORATORS,
+from crawler.parse.message.function_facts import (
     LocalLambda,
     _declares,
     _enclosing_class,
     _first_parameter,
     _followable,
-    _innermost_assigned,
-    _is_parameter,
     _is_static,
-    _parameters,
-    class_alias,
     is_parameter_class,
     local_lambda,
 )
-from crawler.parse.message.reading import MAX_ALTERNATIVES, Alternative, Piece, Reader, Unreadable
-from crawler.parse.message.substitution import (  # noqa: F401 - Binding and substitute are used from here too
+from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece, Unreadable
+from crawler.parse.message.reading import Reader
+from crawler.parse.message.substitution import (
     Binding,
     _reads_none,
     _renamed,

@@ -18,7 +18,8 @@ import libcst as cst
 
 from crawler.parse._source import exact
 from crawler.parse.message import flow
-from crawler.parse.message.reading import Alternative, Piece, Reader, Unreadable
+from crawler.parse.message.pieces import Alternative, Piece, Unreadable
+from crawler.parse.message.reading import Reader
 from crawler.parse.message.templates import build_template
 from crawler.parse.names import dotted
 from crawler.records import TextSlot

@@ -72,7 +72,7 @@ def trim_end(pieces: list[Piece], count: int) -> list[Piece]:
     if any(_literal_tail(p, count) != tail for p in passes):
         raise Unreadable
     rotated = [[Piece(tail), *_cut_literal(p, count)] for p in passes]
-    return _merge_text([*_cut_literal(before, count), *repeated(rotated)])
+    return merge_text([*_cut_literal(before, count), *repeated(rotated)])
 
 
 def _choices(pieces: list[Piece]) -> list[list[Piece]]:
@@ -91,7 +91,7 @@ def _literal_tail(pieces: list[Piece], count: int) -> str:
 
 def _cut_literal(pieces: list[Piece], count: int) -> list[Piece]:
     _literal_tail(pieces, count)
-    return _merge_text([*pieces[:-1], Piece(pieces[-1].text[:-count])])
+    return merge_text([*pieces[:-1], Piece(pieces[-1].text[:-count])])
 
 
 def _product(left: list[Alternative], right: list[Alternative]
@@ -126,10 +126,10 @@ def _transform(pieces: list[Piece], function: Callable[[str], str]) -> list[Piec
     result: list[Piece] = []
     for char in function(joined):
         result.append(marks[char] if char in marks else Piece(char))
-    return _merge_text(result)
+    return merge_text(result)
 
 
-def _merge_text(pieces: list[Piece]) -> list[Piece]:
+def merge_text(pieces: list[Piece]) -> list[Piece]:
     """Join adjacent literal runs (of one group and choice) so that equal templates have equal
     pieces."""
     merged: list[Piece] = []

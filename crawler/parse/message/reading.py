@@ -21,18 +21,15 @@ import libcst as cst
 from crawler.parse._source import exact
 from crawler.parse.message import built, flow
 from crawler.parse.message.if_tests import binds_in_test
-from crawler.parse.message.pieces import (  # noqa: F401 - the pieces' names are used from here too
+from crawler.parse.message.pieces import (
     MAX_ALTERNATIVES,
     Alternative,
     Piece,
     Unreadable,
-    _merge_text,
     _product,
     _products,
     _transform,
-    in_group_of,
-    repeated,
-    trim_end,
+    merge_text,
 )
 
 if TYPE_CHECKING:
@@ -135,10 +132,10 @@ class Reader:
             for (lk, left), (rk, right) in _product(self.read(node.left, position),
                                                     self.read(node.right, position)):
                 kind = "fstring" if "fstring" in (lk, rk) else lk
-                alternatives.append((kind, _merge_text(left + right)))
+                alternatives.append((kind, merge_text(left + right)))
             return alternatives
         if node_type is cst.FormattedString and isinstance(node, cst.FormattedString):
-            return [("fstring", _merge_text(self._fstring(node, position)))]
+            return [("fstring", merge_text(self._fstring(node, position)))]
         if node_type is cst.Name and isinstance(node, cst.Name):
             try:
                 return self._variable(node.value, position)
@@ -191,7 +188,7 @@ class Reader:
                 pieces = [piece for _, part in combination for piece in part]
                 kinds = {kind for kind, _ in combination}
                 kind = "dynamic" if kinds == {"dynamic"} else "variable"
-                alternatives.append((kind, _merge_text(pieces)))
+                alternatives.append((kind, merge_text(pieces)))
         if all(kind == "dynamic" for kind, _ in alternatives):
             raise Unreadable
         return alternatives
@@ -262,7 +259,7 @@ class Reader:
                 readings.append([("dynamic", [Piece(self.source(operand), True)])])
         if not textual:
             raise Unreadable
-        return [("concat", _merge_text([p for _, part in combo for p in part]))
+        return [("concat", merge_text([p for _, part in combo for p in part]))
                 for combo in _products(readings)]
 
     def _percent(self, node: cst.BinaryOperation, position: flow.Position) -> list[Alternative]:
@@ -340,7 +337,7 @@ class Reader:
         if "%" in text[end:]:
             raise Unreadable
         pieces.append(Piece(text[end:]))
-        return _merge_text(pieces)
+        return merge_text(pieces)
 
     def _text_value(self, value: cst.BaseExpression) -> list[Piece]:
         """A value shown by str(): an f-string's own pieces when it reads one way."""
@@ -433,7 +430,7 @@ class Reader:
                     pieces.extend(sep)
                 pieces.extend(part)
             kinds = {k for k, _ in combo} - {"dynamic"}
-            alternatives.append((kinds.pop() if len(kinds) == 1 else "concat", _merge_text(pieces)))
+            alternatives.append((kinds.pop() if len(kinds) == 1 else "concat", merge_text(pieces)))
         return alternatives
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from crawler.parse._source import node_code
-from crawler.parse.message.pieces import Alternative, Piece, _merge_text, _products, in_group_of
+from crawler.parse.message.pieces import Alternative, Piece, _products, in_group_of, merge_text
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def substitute(pieces: list[Piece], kind: str, bindings: Mapping[str, Binding]
             readings.append([(kind, [piece])])
     alternatives = []
     for combination in _products(readings):
-        joined = _merge_text([p for _, part in combination for p in part])
+        joined = merge_text([p for _, part in combination for p in part])
         whole = len(pieces) == 1 and pieces[0].is_placeholder
         alternatives.append((combination[0][0] if whole and combination else kind, joined))
     return alternatives

@@ -23,15 +23,13 @@ import libcst as cst
 
 from crawler.parse.message import flow
 from crawler.parse.message.built import why_dynamic
-from crawler.parse.message.pieces import _GROUP_IDS
-from crawler.parse.message.reading import (  # noqa: F401 - Piece, Reader and Unreadable are used from here too
-    MAX_ALTERNATIVES,
+from crawler.parse.message.pieces import (
+    _GROUP_IDS,
     Alternative,
     Piece,
-    Reader,
-    Unreadable,
-    _merge_text,
+    merge_text,
 )
+from crawler.parse.message.reading import Reader
 from crawler.records import Template
 
 # Keyword arguments that carry the message when there is no positional one.
@@ -157,7 +155,7 @@ def substitute(template: Template, name: str, given: Template) -> Template | Non
     joined: list[Piece] = []
     for piece in pieces:
         joined.extend(inserted if piece.is_placeholder and piece.text == name else [piece])
-    merged = _merge_text(joined)
+    merged = merge_text(joined)
     seen: list[str] = []
     pattern = _repr_pattern(merged, seen) if template.display == "repr" else _pattern(merged, seen)
     return build_template(template.kind, merged, defined_at=template.defined_at,
@@ -193,7 +191,7 @@ def pieces_of(template: Template) -> list[Piece] | None:
         literal.append(text[index])
         index += 1
     pieces.append(Piece("".join(literal)))
-    return _merge_text(pieces) if not queue else None
+    return merge_text(pieces) if not queue else None
 
 
 def _grouped_pieces(template: Template) -> list[Piece] | None:
@@ -232,7 +230,7 @@ def _grouped_pieces(template: Template) -> list[Piece] | None:
         else:
             pieces.append(Piece(regex[index], group=group, choice=choice))
             index += 1
-    pieces = _merge_text(pieces)
+    pieces = merge_text(pieces)
     if names or group:
         return None
     again = build_template(template.kind, pieces)
