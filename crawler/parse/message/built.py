@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from crawler.parse.message import flow
-from crawler.parse.message.if_tests import binds_in_test
+from crawler.parse.message.flow import binds_in_test
 from crawler.parse.message.pieces import (
     MAX_ALTERNATIVES,
     Alternative,

@@ -20,6 +20,9 @@ the role of the block in its parent statement. `definitions` walks backwards fro
 With `items=True` the name is a list whose text is joined: `name.append(value)` adds one
 `Element`, `name += value` and `name.extend(value)` add a sequence, and any other mention of the
 name (a call that could change the list) makes the answer unknown.
+
+Names an `if` test binds with a walrus (`if (msg := check(x)): raise ValueError(msg)`): which
+tests of an `if`/`elif` chain run before a branch, and the value a test surely binds a name to.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-
-from crawler.parse.message.if_tests import tests_before, walrus_binds, walrus_value
 
 Level = tuple[Sequence[cst.CSTNode], int, str]  # (block statements, index on the path, role)
 Position = tuple[Level, ...]
@@ -53,9 +54,14 @@ class Repeated:
 
 # An expression (or what a list or a loop adds) and where it is evaluated
 Part = tuple["cst.BaseExpression | Element | Repeated", Position]
+
+
 Definition = tuple[Part, ...]  # the text is the concatenation of its parts
 
+
 MAX_DEFINITIONS = 8
+
+
 MAX_STEPS = 400  # statements one search may look at: beyond, the answer is unknown
 
 
@@ -64,6 +70,8 @@ class _GiveUp(Exception):
 
 
 _NotFound = None
+
+
 _Result = list[Definition] | None
 
 
@@ -398,6 +406,8 @@ def push_named(node: cst.CSTNode, names: Sequence[str], stack: list[cst.CSTNode]
 
 
 _BLOCK_NAMES = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
 _BLOCKS_OF: dict[type, tuple[str, ...]] = {}  # a node type -> which of `_BLOCK_NAMES` it has
 
 
@@ -458,6 +468,8 @@ def _bound_names(node: cst.CSTNode) -> Iterator[str]:
 
 
 _ONE_TARGET: frozenset[type] = frozenset({cst.AnnAssign, cst.AugAssign, cst.For, cst.Del})
+
+
 _BINDING: frozenset[type] = frozenset({
     cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del, cst.With, cst.ExceptHandler,
     cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom,
@@ -487,3 +499,67 @@ def top_bindings(body: Sequence[cst.CSTNode]) -> Counter[str]:
                 counts[name] = counts.get(name, 0) + 1
         _push_blocks(statement, stack)
     return counts
+
+
+def tests_before(node: cst.If, block: Sequence[cst.CSTNode] | None) -> list[cst.BaseExpression]:
+    """The tests of an `if`/`elif` chain evaluated before `block` (a branch's statements) runs;
+    every test of the chain for None."""
+    tests: list[cst.BaseExpression] = []
+    branch: cst.If = node
+    while True:
+        tests.append(branch.test)
+        if branch.body.body is block:
+            return tests
+        orelse = branch.orelse
+        if type(orelse) is cst.If:
+            branch = orelse  # type: ignore[assignment]
+            continue
+        if orelse is not None and orelse.body.body is block or block is None:
+            return tests
+        return []
+
+
+def walrus_value(test: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """`value` of a `(name := value)` that evaluating `test` surely runs: the test itself, the
+    left of a comparison or of `and`/`or`, under `not`."""
+    node: cst.BaseExpression = test
+    while True:
+        kind = type(node)
+        if kind is cst.NamedExpr:
+            walrus: cst.NamedExpr = node  # type: ignore[assignment]
+            if type(walrus.target) is cst.Name and walrus.target.value == name:  # type: ignore[attr-defined]
+                return walrus.value
+            node = walrus.value
+        elif kind is cst.BooleanOperation or kind is cst.Comparison:
+            node = node.left  # type: ignore[attr-defined]
+        elif kind is cst.UnaryOperation:
+            node = node.expression  # type: ignore[attr-defined]
+        else:
+            return None
+
+
+def walrus_binds(node: cst.CSTNode, name: str) -> bool:
+    """Whether a `(name := ...)` appears in the expression (a lambda's or comprehension's own
+    are counted too: a comprehension's walrus binds in the function)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.NamedExpr:
+            target = current.target  # type: ignore[attr-defined]
+            if type(target) is cst.Name and target.value == name:
+                return True
+        stack.extend(current.children)
+    return False
+
+
+def binds_in_test(name: str, position: Position) -> bool:
+    """Whether a test of an `if` around `position` binds `name` with a walrus (the visitor's
+    assigned names hold only statements' targets)."""
+    for depth in range(1, len(position)):
+        statements, _, role = position[depth]
+        parent_statements, parent_index, _ = position[depth - 1]
+        parent = parent_statements[parent_index]
+        if role == "if" and type(parent) is cst.If \
+                and any(walrus_binds(t, name) for t in tests_before(parent, statements)):  # type: ignore[arg-type]
+            return True
+    return False
