@@ -22,14 +22,13 @@ from dataclasses import replace
 import libcst as cst
 
 from crawler.parse.message import flow
-from crawler.parse.message.built import why_dynamic
 from crawler.parse.message.pieces import (
     _GROUP_IDS,
     Alternative,
     Piece,
     merge_text,
 )
-from crawler.parse.message.reading import Reader
+from crawler.parse.message.reading import Reader, why_dynamic
 from crawler.records import Template
 
 # Keyword arguments that carry the message when there is no positional one.
