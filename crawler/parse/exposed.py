@@ -24,8 +24,7 @@ from dataclasses import replace
 import libcst as cst
 
 from crawler.parse.message import flow
-from crawler.parse.message.calls import Context, Follower, FunctionScope
-from crawler.parse.message.function_facts import _followable, _parameters
+from crawler.parse.message.calls import Context, Follower, FunctionScope, _followable, _parameters
 from crawler.parse.message.pieces import Alternative, Piece, Unreadable
 from crawler.parse.message.reading import Reader
 from crawler.parse.message.substitution import Binding

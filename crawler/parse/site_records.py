@@ -17,8 +17,7 @@ from crawler.parse import _source
 from crawler.parse._source import Guard
 from crawler.parse.exposed import cross_call
 from crawler.parse.message import flow
-from crawler.parse.message.calls import Followed, Follower
-from crawler.parse.message.function_facts import class_alias
+from crawler.parse.message.calls import Followed, Follower, class_alias
 from crawler.parse.message.pieces import Alternative, Piece
 from crawler.parse.message.reading import Reader
 from crawler.parse.message.templates import build_template, call_templates

@@ -32,8 +32,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.parse.message.calls import PLAIN_DECORATORS
 from crawler.parse.message.class_text import MESSAGE_METHODS
-from crawler.parse.message.function_facts import PLAIN_DECORATORS
 from crawler.parse.positions import LINE_BREAK, parse_expression
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 

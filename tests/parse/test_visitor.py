@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from crawler.parse import positions as _positions
-from crawler.parse import skeleton, visitor
+from crawler.parse import site_records, skeleton, visitor
 from crawler.parse.raise_visitor import RaiseVisitor
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
@@ -172,7 +172,7 @@ def test_long_function_snippet_is_a_window() -> None:
     source = f"def f():\n{body}    raise ValueError('late')\n".encode()
     (site,) = find_raise_sites("m.py", source).sites
     assert site.line == 302
-    assert site.snippet_line == 302 - visitor.SNIPPET_BEFORE
+    assert site.snippet_line == 302 - site_records.SNIPPET_BEFORE
     assert site.snippet.endswith("raise ValueError('late')\n")
 
 

@@ -17,6 +17,22 @@ Only functions of this module are followed: module-level functions, methods of t
 class called on `self` or `cls`, and methods of a module class called on the class, when none
 is decorated (but `staticmethod` and `classmethod`) and none is a generator. Anything else is
 not guessed at: the reader gives up (a `dynamic` template), and a factory says why (`Followed`).
+
+What the follower reads off a function statement: whether it may be followed, its
+parameters, the class it is a method of, and the names it declares.
+
+Factories a local name takes from a generator of the module: `e, *_ = prefix_errors(...)`
+then `raise e('in_specs')`, where `prefix_errors` returns `list(_prefix_error(...))` and
+`_prefix_error` yields `lambda name: ValueError(f"... {name} ...")`.
+
+The local name is bound once where the raise reads it, by `name = next(CALL)` or
+`name = next(CALL, default)`, or as the first target of an unpacking `name, *rest = CALL` (its
+block's statements walked back from the raise). CALL is a call of a function of this module
+(`Follower._callee`) that is a generator whose every `yield` is a statement yielding a lambda,
+or `yield from` such a generator, or a function whose every `return` is `list(...)` or
+`tuple(...)` of such a call. Each lambda yielded is one factory (`LocalLambda`), its names other
+than its parameters read in the generator as placeholders. Anything else gives None: the raise
+keeps its `dynamic` template and the reason the local name was not followed.
 """
 
 from __future__ import annotations
@@ -30,16 +46,6 @@ import libcst as cst
 
 from crawler.parse._source import exact
 from crawler.parse.message import flow
-from crawler.parse.message.function_facts import (
-    LocalLambda,
-    _declares,
-    _enclosing_class,
-    _first_parameter,
-    _followable,
-    _is_static,
-    is_parameter_class,
-    local_lambda,
-)
 from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece, Unreadable
 from crawler.parse.message.reading import Reader
 from crawler.parse.message.substitution import (
@@ -48,7 +54,6 @@ from crawler.parse.message.substitution import (
     _renamed,
     substitute,
 )
-from crawler.parse.message.yielded import yielded_factory
 from crawler.parse.names import dotted
 
 MAX_DEPTH = 4  # calls followed one inside another; beyond, the message is not followed
@@ -481,10 +486,359 @@ class Follower:
         return self._qualname(function.name)
 
 
-# ---------------------------------------------------------------- helpers
-
-
 def _context(reader: Reader) -> Context:
     context = reader.context
     assert isinstance(context, Context)
     return context
+
+
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def _followable(function: FunctionScope) -> bool:
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or function.generator or node.asynchronous \
+            or not function.followable:
+        return False
+    return all(isinstance(d.decorator, cst.Name) and d.decorator.value in PLAIN_DECORATORS
+               for d in node.decorators)
+
+
+def _is_static(function: FunctionScope) -> bool:
+    node = function.node
+    assert isinstance(node, cst.FunctionDef)
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+               for d in node.decorators)
+
+
+def _enclosing_class(scopes: Sequence[FunctionScope]) -> str | None:
+    """The `__qualname__` of the class whose method is the innermost scope, if it is one."""
+    if len(scopes) < 2 or not scopes[-2].is_class or scopes[-1].is_class:
+        return None
+    parts: list[str] = []
+    for scope in scopes[:-1]:
+        parts.append(scope.name)
+        if not scope.is_class:
+            parts.append("<locals>")
+    return ".".join(parts)
+
+
+def _first_parameter(scope: FunctionScope) -> str | None:
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = [*node.params.posonly_params, *node.params.params]
+    return params[0].name.value if params else None
+
+
+def _innermost_assigned(scopes: Sequence[FunctionScope]) -> set[str]:
+    scope = next((s for s in reversed(scopes) if not s.is_class), None)
+    return scope.assigned if scope is not None else set()
+
+
+def _is_parameter(name: str, scopes: Sequence[FunctionScope]) -> bool:
+    scope = next((s for s in reversed(scopes) if not s.is_class), None)
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
+        return False
+    return any(p.name.value == name for p in _parameters(scope.node))
+
+
+def is_parameter_class(func: cst.BaseExpression, scopes: Sequence[FunctionScope]) -> bool:
+    """`exc_type(...)`: a parameter of the innermost function, never assigned in it, called."""
+    return isinstance(func, cst.Name) and _is_parameter(func.value, scopes) \
+        and func.value not in _innermost_assigned(scopes)
+
+
+def _parameters(node: cst.FunctionDef) -> list[cst.Param]:
+    params = node.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return every
+
+
+def _declares(name: str, scope: FunctionScope) -> bool:
+    """Bound by what the visitor has met of the function so far, or one of its parameters."""
+    node = scope.node
+    assert isinstance(node, cst.FunctionDef)
+    if name in scope.assigned or name in scope.names:
+        return True
+    return any(p.name.value == name for p in _parameters(node))
+
+
+def class_alias(name: str, position: flow.Position) -> list[cst.BaseExpression] | None:
+    """The classes a local name stands for where a raise reads it (`err = ValueError if hw else
+    NotImplementedError`): each definition reaching the raise binds one class (`ValueError`,
+    `errors.Bad`, capitalised by convention) or a conditional choice of classes. None for anything
+    else (a call, a parameter, a loop): not guessed at."""
+    found = flow.definitions(name, position)
+    if not found or any(len(definition) != 1 or not definition[0][1] for definition in found):
+        return None  # several parts, or an opaque binding (unpacking): not one class
+    classes: list[cst.BaseExpression] = []
+    for definition in found:
+        value = definition[0][0]
+        choices = _class_choices(value) if isinstance(value, cst.BaseExpression) else None
+        if choices is None:
+            return None
+        classes.extend(choices)
+    return classes
+
+
+def _class_choices(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.IfExp):
+        body, orelse = _class_choices(value.body), _class_choices(value.orelse)
+        return None if body is None or orelse is None else [*body, *orelse]
+    parts = dotted(value)
+    return [value] if parts is not None and parts[-1].lstrip("_")[:1].isupper() else None
+
+
+@dataclass
+class LocalLambda:
+    """A local name bound once to a lambda (`err = lambda name: ValueError(f"{name}...")`),
+    standing as a `FunctionScope` for the follower: it has no statements of its own."""
+
+    name: str
+    params: cst.Parameters
+    body: cst.BaseExpression
+    at: flow.Position  # where the lambda is written
+    scopes: int | None = None  # of the scopes around the call, those around the lambda (None: all)
+    is_class: bool = False
+    node: cst.CSTNode | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    assigned: set[str] = field(default_factory=set)
+    returns: list[tuple[cst.BaseExpression | None, flow.Position]] = field(default_factory=list)
+    generator: bool = False
+    followable: bool = False
+
+
+def local_lambda(func: cst.BaseExpression, position: flow.Position, assigned: set[str] | None,
+                 scopes: Sequence[FunctionScope] = ()) -> LocalLambda | None:
+    """The lambda a called local name is bound to, when every definition reaching the call is
+    that one lambda, or, for a name of an enclosing function (a closure), when that function's
+    body binds it once, by `name = lambda ...` at its top level; None for anything else."""
+    if not isinstance(func, cst.Name) or not position or assigned is None:
+        return None
+    if func.value not in assigned:
+        return _enclosing_lambda(func.value, scopes)
+    found = flow.definitions(func.value, position)
+    if not found or len(found) != 1 or len(found[0]) != 1:
+        return None
+    value, at = found[0][0]
+    if not isinstance(value, cst.Lambda) or not at:
+        return None
+    return LocalLambda(func.value, value.params, value.body, at)
+
+
+def _enclosing_lambda(name: str, scopes: Sequence[FunctionScope]) -> LocalLambda | None:
+    functions = [s for s in scopes if not s.is_class and isinstance(s.node, cst.FunctionDef)]
+    if len(functions) < 2 or _declares(name, functions[-1]):
+        return None
+    for scope in reversed(functions[:-1]):
+        node = scope.node
+        held = list(scopes).index(scope) + 1  # the scopes the lambda's names are read in
+        assert isinstance(node, cst.FunctionDef)
+        if not _declares(name, scope):
+            continue
+        body = node.body.body
+        if flow.top_bindings(body)[name] != 1 or flow.ANY_NAME in flow.top_bindings(body):
+            return None
+        for index, statement in enumerate(body):
+            small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+            for assign in small:
+                if isinstance(assign, cst.Assign) and len(assign.targets) == 1 \
+                        and isinstance(assign.targets[0].target, cst.Name) \
+                        and assign.targets[0].target.value == name \
+                        and isinstance(assign.value, cst.Lambda):
+                    lambda_ = assign.value
+                    return LocalLambda(name, lambda_.params, lambda_.body,
+                                       ((body, index, "body"),), held)
+        return None
+    return None
+
+
+MAX_GENERATORS = 4  # generators and list-returning functions read for one local name
+
+
+_BLOCKS = {cst.For: (("body", "loop"), ("orelse", "loop")),
+           cst.While: (("body", "loop"), ("orelse", "loop")),
+           cst.With: (("body", "with"),),
+           cst.Try: (("body", "try"), ("handlers", "handler"), ("orelse", "try_else"),
+                     ("finalbody", "finally"))}
+
+
+def yielded_factory(follower: Follower, reader: Reader, node: cst.Call, position: flow.Position
+                    ) -> Followed | None:
+    """The exceptions `raise e(...)` raises, `e` a lambda a generator of this module yields (see
+    the module's docstring); None when `e` is no such name, or a lambda is not read exactly."""
+    context = _context(reader)
+    if context.depth >= MAX_DEPTH or not isinstance(node.func, cst.Name) \
+            or not follower.is_local(node.func.value, context.scopes):
+        return None
+    read = yielded_lambdas(follower, node.func, position, context.scopes)
+    if read is None:
+        return None
+    lambdas, functions = read
+    mark = len(context.followed)
+    built: list[Built] = []
+    try:
+        for local, generator in lambdas:
+            bindings = follower._bind(reader, node, position, local.params, False, set())
+            callee = follower.reader((generator,), set(), Context(
+                (generator,), bindings, context.depth + 1, context.followed))
+            built.extend(follower.returned(callee, local, local.body, local.at))
+    except Unreadable:
+        del context.followed[mark:]
+        return None
+    if not built or len(built) > MAX_ALTERNATIVES:
+        del context.followed[mark:]
+        return None
+    for function in functions:  # the outermost first
+        follower._note_function(context, function, len(context.followed))
+    return Followed(tuple(built), via=follower.function_qualname(lambdas[0][1]))
+
+
+def yielded_lambdas(follower: Follower, func: cst.BaseExpression, position: flow.Position,
+                    scopes: tuple[FunctionScope, ...]
+                    ) -> tuple[list[tuple[LocalLambda, FunctionScope]], list[FunctionScope]] | None:
+    """Each lambda the local name called as `func` may be, with the generator yielding it, and
+    every function read to find them, the outermost first."""
+    if not isinstance(func, cst.Name) or not position:
+        return None
+    value = _bound_value(func.value, position)
+    if value is None:
+        return None
+    found: list[tuple[LocalLambda, FunctionScope]] = []
+    seen: list[FunctionScope] = []
+    return (found, seen) if _from_call(follower, value, scopes, found, seen) and found else None
+
+
+def _bound_value(name: str, position: flow.Position) -> cst.BaseExpression | None:
+    """The call the name takes its item from: `name = next(CALL[, default])`, or the first
+    target of `name, *rest = CALL` met walking back through the raise's own block."""
+    found = flow.definitions(name, position)
+    if not found or len(found) != 1 or len(found[0]) != 1:
+        return None
+    value, where = found[0][0]
+    if where and isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
+            and value.func.value == "next" and 1 <= len(value.args) <= 2 \
+            and all(a.keyword is None and not a.star for a in value.args):
+        return value.args[0].value
+    if where or not isinstance(value, cst.Name):
+        return None  # not the opaque binding of an unpacking
+    statements, index, _ = position[-2] if position[-1][2] == "line" and len(position) > 1 \
+        else position[-1]
+    for statement in reversed(statements[:index]):
+        if isinstance(statement, cst.SimpleStatementLine):
+            smalls: Sequence[cst.CSTNode] = statement.body
+        elif isinstance(statement, cst.BaseSmallStatement):
+            smalls = (statement,)  # `if x: e, *_ = f(); raise e("y")`
+        else:
+            return None  # a block between: the flow search already said it binds nothing
+        for small in reversed(smalls):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, (cst.Tuple, cst.List)) and target.elements \
+                        and isinstance(target.elements[0].value, cst.Name) \
+                        and target.elements[0].value.value == name \
+                        and not isinstance(target.elements[0], cst.StarredElement):
+                    return small.value
+    return None
+
+
+def _from_call(follower: Follower, value: cst.BaseExpression, scopes: tuple[FunctionScope, ...],
+               found: list[tuple[LocalLambda, FunctionScope]], seen: list[FunctionScope]) -> bool:
+    """Adds the lambdas `value` yields (a call of a generator, or of a function returning a
+    list of one) to `found`; False when any part of it is not followed."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
+            and value.func.value in ("list", "tuple") and len(value.args) == 1:
+        value = value.args[0].value  # `list(gen(...))` made where the name is bound
+    if not isinstance(value, cst.Call):
+        return False
+    function = _module_function(follower, value.func, scopes)
+    if function is None:
+        return False
+    if any(s is function for s in seen):
+        return True  # `yield from` itself: the same lambdas
+    if len(seen) >= MAX_GENERATORS:
+        return False
+    seen.append(function)
+    own = (function,)
+    if not function.generator:
+        returns = function.returns
+        return bool(returns) and all(
+            value is not None and _from_call(follower, value, own, found, seen)
+            for value, _ in returns)
+    node = function.node
+    yields = _yields(node) if isinstance(node, cst.FunctionDef) else None
+    if yields is None:
+        return False
+    for yielded, is_from, at in yields:
+        if is_from:
+            if not _from_call(follower, yielded, own, found, seen):
+                return False
+        elif isinstance(yielded, cst.Lambda):
+            found.append((LocalLambda(function.name, yielded.params, yielded.body, at), function))
+        else:
+            return False
+    return True
+
+
+def _module_function(follower: Follower, func: cst.BaseExpression,
+                     scopes: tuple[FunctionScope, ...]) -> FunctionScope | None:
+    """The module-level function a name calls, a generator or not, when undecorated, not
+    `async`, bound once at the top level and by no function around the call."""
+    if not isinstance(func, cst.Name):
+        return None
+    function = follower.index.functions.get(func.value)
+    if function is None or follower.is_local(func.value, scopes) \
+            or not follower.bound_once_at_top(func.value):
+        return None
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or node.asynchronous or node.decorators \
+            or not function.followable:
+        return None
+    follower.touched.append(follower.function_qualname(function))
+    return function
+
+
+def _yields(node: cst.FunctionDef
+            ) -> list[tuple[cst.BaseExpression, bool, flow.Position]] | None:
+    """Every `yield` of a function, each a statement of its own (`yield x`, `yield from x`),
+    with its position; None when one is part of another statement, or yields nothing."""
+    found: list[tuple[cst.BaseExpression, bool, flow.Position]] = []
+    _walk(node.body, (), "function", found)
+    every = 0
+    stack: list[cst.CSTNode] = [node.body]
+    while stack:  # a yield elsewhere (`x = yield`) would be missed: then nothing is guessed
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        every += isinstance(current, cst.Yield)
+        stack.extend(current.children)
+    return found if every == len(found) else None
+
+
+def _walk(suite: cst.BaseSuite, levels: flow.Position, role: str,
+          found: list[tuple[cst.BaseExpression, bool, flow.Position]]) -> None:
+    statements: Sequence[cst.CSTNode] = suite.body
+    for index, statement in enumerate(statements):
+        level = (*levels, (statements, index, role))
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small_index, small in enumerate(statement.body):
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
+                        and small.value.value is not None:
+                    yielded = small.value.value
+                    is_from = isinstance(yielded, cst.From)
+                    found.append((yielded.item if isinstance(yielded, cst.From) else yielded,
+                                  is_from, (*level, (statement.body, small_index, "line"))))
+        elif isinstance(statement, cst.If):
+            branch: cst.If | cst.Else | None = statement
+            while branch is not None:
+                _walk(branch.body, level, "if", found)
+                branch = branch.orelse if isinstance(branch, cst.If) else None
+        else:
+            for attribute, block_role in _BLOCKS.get(type(statement), ()):
+                child = getattr(statement, attribute, None)
+                for part in child if isinstance(child, (list, tuple)) else [child]:
+                    if part is not None:
+                        _walk(part if isinstance(part, cst.BaseSuite) else part.body,
+                              level, block_role, found)

@@ -28,7 +28,7 @@ import string
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import libcst as cst
 
@@ -48,8 +48,22 @@ from crawler.parse.message.pieces import (
     trim_end,
 )
 
-if TYPE_CHECKING:
-    from crawler.parse.message.calls import Follower
+
+class Follows(Protocol):
+    """What a reader asks of the follower that reads past its module's names and calls
+    (`calls.Follower`, which sets itself as `Reader.follower`). A protocol here, so that the
+    reader does not import the follower that imports it."""
+
+    def finish(self, reader: Reader, alternatives: list[Alternative]) -> list[Alternative]: ...
+
+    def name(self, reader: Reader, name: str, position: flow.Position) -> list[Alternative]: ...
+
+    def call(self, reader: Reader, node: cst.Call, position: flow.Position) -> list[Alternative]: ...
+
+    def constant(self, reader: Reader, name: str
+                 ) -> tuple[cst.BaseExpression, flow.Position] | None: ...
+
+    def note_constant(self, reader: Reader, name: str, at: int | None = None) -> None: ...
 
 
 # Wrappers that hand back their (first) argument's text: gettext and friends.
@@ -86,7 +100,7 @@ class Reader:
         self._depth = 0
         # Set by `crawler.parse.message.calls.Follower.reader`: what names and calls that are not local
         # text are followed into, the indentation of each block, and where this reader reads.
-        self.follower: Follower | None = None
+        self.follower: Follows | None = None
         self.indents: Mapping[int, str] = {}
         self.context: Any = None
         self._position: flow.Position = ()
