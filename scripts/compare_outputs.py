@@ -12,7 +12,8 @@ differently:
 Nothing else differs between two runs of the same code on the same input; a difference in
 any other file is reported, never hidden. The script prints one line per file that differs
 (with the first differing line of a text file), that is only in the first root (`missing`)
-or only in the second (`extra`), or whose kind differs (a file against a folder or a link), then
+or only in the second (`extra`; a folder only one root has is one line, with the number of
+files it holds), or whose kind differs (a file against a folder or a link), then
 a summary, and exits 1 on any difference, 0 when the folders are equal, 2 when a root is no
 folder.
 
@@ -92,12 +93,21 @@ def compare(first: Path, second: Path, quiet: bool = False) -> tuple[int, list[s
     """The number of files compared and one line per difference."""
     one, two = dict(entries(first)), dict(entries(second))
     compared, lines = 0, []
+    alone = ""  # a folder only one side has: one line for it, none for what it holds
     for path in sorted(one.keys() | two.keys()):
+        if alone and path.startswith(alone):
+            continue
         kind_one, kind_two = one.get(path), two.get(path)
-        if kind_two is None:
-            lines.append(f"missing: {path} ({kind_one} only in {first})")
-        elif kind_one is None:
-            lines.append(f"extra: {path} ({kind_two} only in {second})")
+        if kind_one is None or kind_two is None:
+            side, kinds = (first, one) if kind_two is None else (second, two)
+            kind = kinds[path]
+            word = "missing" if kind_two is None else "extra"
+            if kind == "folder":
+                alone = path + "/"
+                held = sum(name.startswith(alone) and what == "file" for name, what in kinds.items())
+                lines.append(f"{word}: {path}/ (folder only in {side}, holding {held} files)")
+            else:
+                lines.append(f"{word}: {path} ({kind} only in {side})")
         elif kind_one != kind_two:
             lines.append(f"kind: {path} is a {kind_one} in {first}, a {kind_two} in {second}")
         elif kind_one == "link":
