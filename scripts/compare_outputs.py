@@ -9,13 +9,13 @@ differently:
   the files' signatures (inode, size, times), which differ between any two runs;
 - `.crawler.lock`, the lock file of a repository's folder (empty, kept for the next run).
 
-Nothing else differs between two runs of the same code on the same input; a difference in
-any other file is reported, never hidden. The script prints one line per file that differs
-(with the first differing line of a text file), that is only in the first root (`missing`)
-or only in the second (`extra`; a folder only one root has is one line, with the number of
-files it holds), or whose kind differs (a file against a folder or a link), then
-a summary, and exits 1 on any difference, 0 when the folders are equal, 2 when a root is no
-folder.
+Nothing else differs between two runs of the same code on the same input: a difference in any
+other file is reported, never hidden, and so is a file of the same bytes whose permission bits
+differ. The script prints one line per file that differs (with the first differing line of a
+text file), that is only in the first root (`missing`) or only in the second (`extra`; a folder
+only one root has is one line, with the number of files it holds), or whose kind differs (a
+file against a folder or a link), then a summary, and exits 1 on any difference, 0 when the
+folders are equal, 2 when a root is no folder.
 
     python scripts/compare_outputs.py BEFORE AFTER [--quiet]
 
@@ -119,6 +119,11 @@ def compare(first: Path, second: Path, quiet: bool = False) -> tuple[int, list[s
             if not same_bytes(first / path, second / path):
                 detail = "" if quiet else f" ({first_difference(first / path, second / path)})"
                 lines.append(f"differs: {path}{detail}")
+            else:
+                mode_one, mode_two = (stat.S_IMODE((root / path).stat().st_mode)
+                                      for root in (first, second))
+                if mode_one != mode_two:  # the same bytes another user may not read
+                    lines.append(f"differs: {path} (mode {mode_one:o} against {mode_two:o})")
         elif kind_one == "other":
             lines.append(f"differs: {path} (neither a file, a folder nor a link: not compared)")
     return compared, lines

@@ -93,19 +93,23 @@ def test_a_root_that_is_no_folder_is_one_line_and_exit_2(tmp_path: Path) -> None
     assert "Traceback" not in done.stderr
 
 
-def test_a_folder_only_one_side_has_is_one_line_with_the_files_it_holds(tmp_path: Path) -> None:
+def test_a_folder_only_one_side_has_is_one_line_and_a_mode_changed_is_a_difference(
+        tmp_path: Path) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     for root in (first, second):
         (root / "kept").mkdir(parents=True)
         (root / "kept" / "manifest.yaml").write_text("same\n")
+        (root / "kept" / "manifest.yaml").chmod(0o644)
     (first / "gone" / "errors").mkdir(parents=True)
     for name in ("a.yaml", "b.yaml", INDEX_FILE):
         (first / "gone" / "errors" / name).write_text("x\n")
     (second / "kept" / "errors").write_text("a file where the other has none\n")
+    (second / "kept" / "manifest.yaml").chmod(0o600)
     done = script(COMPARE, first, second)
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
         f"missing: gone/ (folder only in {first}, holding 2 files)",
         f"extra: kept/errors (file only in {second})",
-        "1 files compared, 0 differing, 1 missing, 1 extra, 0 of another kind "
+        "differs: kept/manifest.yaml (mode 644 against 600)",
+        "1 files compared, 1 differing, 1 missing, 1 extra, 0 of another kind "
         "(.crawler.lock, lookup.sqlite left out)"]
