@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from crawler.serve.lookup_index import INDEX_FILE
+
 from crawler.store.repo_output import LOCK_FILE
 from tests.gitrepo import GitRepo
 

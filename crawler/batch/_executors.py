@@ -7,7 +7,7 @@ processes end with the driver (the kernel kills them, and their fork servers wit
 
 Dask is imported only when a scheduler is given, so a local batch runs without it installed.
 Dask workers started with their defaults are daemonic processes; the parser pool starts its
-workers with `subprocess` there (`crawler.parse.launch`), so any cluster will do.
+workers with `subprocess` there (`crawler.parse.workers`), so any cluster will do.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class LocalPool:
         SIGTERM, a bug). A worker only collects, or walks releases whose every write is atomic,
         so nothing is left half written; waiting for its task would keep the user waiting for
         the largest repository under way. Its parsers and fork server end with it
-        (`crawler.parse.launch.exit_with_parent`)."""
+        (`crawler.parse.workers.exit_with_parent`)."""
         for executor in (self.executor, *self.alone_executors):
             # concurrent.futures has no public way to stop a pool's processes before 3.14.
             for process in list((getattr(executor, "_processes", None) or {}).values()):

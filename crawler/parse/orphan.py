@@ -6,7 +6,7 @@ one whose parent died before that request took effect ends here.
 import os
 
 from crawler.parse.forkserver import PARENT_VARIABLE
-from crawler.parse.launch import _end, _signal_on_parent_death
+from crawler.parse.workers import _end, _signal_on_parent_death
 
 _signal_on_parent_death()
 if os.environ.get(PARENT_VARIABLE) != str(os.getppid()):

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.parse.launch import _Subprocess, in_daemon
-from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool
+from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool, _Subprocess, in_daemon
 from tests.parse.test_workers import PARENS, TEST_FILE, good, messages, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,12 +133,12 @@ def test_test_files_are_read_by_subprocess_workers_in_a_daemon(daemonic: None) -
 
 FIRST_DISPOSITION = textwrap.dedent("""
     import signal, sys
-    from crawler.parse import forkserver as _forkserver, launch as _launch
+    from crawler.parse import forkserver as _forkserver, workers
     from tests.parse.test_launch import report_disposition
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN where a script started us in the background
     if sys.argv[1] == "warm":
         _forkserver.warm_up()
-    process, conn = _launch.start_worker(report_disposition, 0)
+    process, conn = workers.start_worker(report_disposition, 0)
     print(conn.recv(), signal.getsignal(signal.SIGINT) == before)
     process.join(10)
 """)
@@ -167,7 +166,7 @@ def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -
 
 SIGNAL_DURING_STARTS = textwrap.dedent("""
     import multiprocessing.process, os, signal, sys, threading, time
-    from crawler.parse import forkserver as _forkserver, launch as _launch
+    from crawler.parse import forkserver as _forkserver, workers
     from tests.parse.test_launch import report_disposition
 
     if sys.argv[1] == "warm":
@@ -184,7 +183,7 @@ SIGNAL_DURING_STARTS = textwrap.dedent("""
     honoured = 0
     for _ in range(int(sys.argv[2])):
         try:
-            process, conn = _launch.start_worker(report_disposition, 0)
+            process, conn = workers.start_worker(report_disposition, 0)
             ignores = conn.recv()
             time.sleep(0.2)  # a KeyboardInterrupt raised in the main thread comes here at last
         except KeyboardInterrupt:
