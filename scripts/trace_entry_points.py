@@ -187,7 +187,7 @@ def _graph_for(facts: Sequence[CallFacts], outer: str) -> Graph:
     `outer` reaches: made apart, since a graph keeps its walks and the callers it enters for
     its own public names."""
     from crawler.callgraph.entry_points import Graph
-    from crawler.callgraph.public_names import reached_by_public
+    from crawler.callgraph.entry_points import reached_by_public
 
     graph = Graph(facts)
     graph.public = {outer: outer}

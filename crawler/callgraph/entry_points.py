@@ -23,16 +23,53 @@ or class calls (`useful`), and stops once the first ones and the count are known
 result at a fraction of the cost. A chain on which the library catches the exception itself (a
 `try` around a call or the raise, whose handler takes that class or a base) names the function
 that catches it (`caught_by`): that is not what a user meets.
+
+The calls a static reader cannot follow, and the candidates the entry-point pass offers for
+each as a stop (a chain crosses at most one, and names it in `stops`): `getattr` with a
+computed name (the methods whose names start with its literal prefix), a registry's item (what
+the library stores in it), and the call of a held callable whose type no reader knows.
+
+`v(inst, attr, value)` for `v` iterated from `self._validators`, `self.validator(inst, attr,
+value)` where the class holds `validator = attrib()`, `hook(self, a, val)` for a hook read
+off a table: what is called is whatever the library or its user stored, and a static reader
+cannot tell which. The entry-point pass offers, as a stop that the chain names
+(`"v(...) calls what it holds"`), never as a plain edge, the `__call__` of the classes that
+the caller's own module defines and whose signature takes the call's arguments
+(`call_guards.accepts`: as many positional arguments, the keywords named, every parameter
+without a default given). Bounded so: a call that unpacks `*args`/`**kwargs` reaches none
+(no arity to weigh), nor does a `__call__` that names no parameter (`*args`, `**kwargs`
+only); a plain function is never offered (a module's functions are far more than its
+callable objects), nor a class of another module: a library writes its callable objects
+beside what calls them (attrs' `_OptionalValidator` and the validators it wraps, in
+`validators.py`), and on a large library the same arity alone would tie every held call to
+every `__call__`. A parameter or a local called is no held call (jax's `fun(x)`): only a
+callable the instance holds, read off `self` or iterated from one of its attributes.
+
+A callable whose type is known (an attribute annotated or assigned an instance, a local
+assigned a call whose return type is a class) is no such call: the pass follows it to that
+class's `__call__` like any method.
+
+The names users import: each function and class's shortest public spelling.
+
+A module is public when no part of its dotted name starts with `_` and it is not a folder of
+documentation, examples, benchmarks or scripts. A public module's public names are those of its
+`__all__` when it has a literal one, else its top-level names without a leading `_`: in a
+package's `__init__` imported ones included (that is how `jax.checkpoint` names
+`jax._src.ad_checkpoint.checkpoint`), elsewhere those it defines and those it imports as
+themselves (`from jax._src.random import normal as normal` in `jax/random.py`: PEP 484's
+explicit re-export, as type checkers read a module's exports). A public
+class's methods are public under the class's name unless they start with `_` (dunders other than
+the constructors are public: `x[i]` calls `__getitem__`); a class is its own constructor's entry.
+Among several spellings the shortest wins (fewest dots, then the shortest text, then the first
+in order), so a name is the same on every run.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from crawler.callgraph import dynamic_calls as _dynamic
-from crawler.callgraph.public_names import callees_of, public_names, reached_by_public
 from crawler.parse.call_edges import (
     CALL,
     GUARD,
@@ -48,22 +85,46 @@ from crawler.parse.call_edges import (
     ClassFacts,
     Function,
 )
-from crawler.parse.call_guards import binding, parsed, reduce
+from crawler.parse.call_guards import accepts, binding, parsed, reduce
 from crawler.records import EntryPoint, EntryPoints
 
 MAX_ENTRIES, MAX_LEFT_OUT = 10, 99  # more left out than that is written as 99: "99 or more"
+
+
 MAX_DEPTH = 12
+
+
 MAX_RESOLVING = 100  # bindings followed to resolve one name
+
+
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
+
+
 _NOT_CALLS = frozenset({SIGNATURE, GUARD})
+
+
 _BUILTIN_TYPES = {name: kind for name, kind in vars(builtins).items() if isinstance(kind, type)}
+
+
 _BUILTIN_NAMES = frozenset(name for kind in (list, dict, str, set, bytes, tuple, object, int, float)
                            for name in dir(kind))
+
+
 Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call crossed or None
+
+
 Guard = tuple[str, str]  # a guard over a function's parameters, the function whose signature binds it
+
+
 State = tuple[str, bool, frozenset[str] | None, Guard | None]
+
+
 Steps = dict[State, tuple[State, int, str | None] | None]  # a state: the one it calls, at what line, stop
+
+
 Reached = tuple[list[tuple[str, State]], int, Steps]  # the first public callers, how many more, steps
+
+
 _CLASS, _DISPATCHED, _CLOSURE, _ANY = range(4)  # how an edge keeps the classes `self` can be
 
 
@@ -82,7 +143,7 @@ class Graph:
             self.functions.update((f.qualname, f) for f in facts.functions)
             self.module_of.update((f.qualname, facts.module) for f in facts.functions)
             self.classes.update((c.qualname, c) for c in facts.classes)
-        self.callables = _dynamic.callables_by_module(self.modules.values(), self.functions)
+        self.callables = callables_by_module(self.modules.values(), self.functions)
         self._holding: set[str] = set()
         self.bindings = {m: dict(f.bindings) for m, f in self.modules.items()}
         self._mros: dict[str, list[str]] = {}
@@ -106,7 +167,7 @@ class Graph:
         self.registered: dict[str, list[str]] = defaultdict(list)
         for facts in self.modules.values():
             for value, where in facts.registered:
-                self.registered[_dynamic.container(where)].append(value)
+                self.registered[container(where)].append(value)
         self.callers: dict[str, list[Edge]] = defaultdict(list)
         # each edge of `callers`, the index of its call in the caller's calls (-1: none); what an
         # update compares to tell that a function's callers are those of the version before
@@ -268,9 +329,9 @@ class Graph:
                     return [(f"{klass}.{name}", None)]
             return []
         if kind == STOP:
-            return _dynamic.dynamic_callees(self, target, name)
+            return dynamic_callees(self, target, name)
         if kind == HELD:
-            return _dynamic.held_callees(self, caller.qualname, target, args)
+            return held_callees(self, caller.qualname, target, args)
         if kind == RETURNED:  # a nested def handed on: it runs when what holds it is called
             maker = caller.qualname.rpartition(".")[2]
             how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
@@ -279,9 +340,9 @@ class Graph:
         methods = self._methods(target, name) if target else self._by_name(name)
         if kind == PROPERTY:
             return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
-        held = _dynamic.held_attribute(self, target, name) if not methods and args else None
+        held = held_attribute(self, target, name) if not methods and args else None
         if held is not None:  # `self.validator(...)`, `v = self.validator; v(...)`
-            return _dynamic.held_callees(self, caller.qualname, held, args)
+            return held_callees(self, caller.qualname, held, args)
         return [(f, None) for f in methods]
 
     def _methods(self, ref: str, name: str) -> list[str]:
@@ -524,3 +585,161 @@ def depth_first(start: str, memo: dict[str, list[str]],
             memo[base] = [base]
             stack.append((base, memo[base], {base}, iter(bases(base))))
     return memo[start]
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+_NO_METHODS = frozenset({"object", "typing.Generic", "typing.Protocol", "abc.ABC"})
+
+
+def callables_by_module(files: Iterable[CallFacts], functions: Mapping[str, Function]
+                        ) -> dict[str, list[tuple[str, str]]]:
+    """Each module's classes' own `__call__`, with its signature (none unread: not offered;
+    nor a `Protocol`'s, which describes a callable and is never one)."""
+    found: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for facts in files:
+        for cls in facts.classes:
+            if any(base.rpartition(".")[2] == "Protocol" for base in cls.bases):
+                continue
+            function = functions.get(f"{cls.qualname}.__call__")
+            sig = next((c.target for c in function.calls if c.kind == SIGNATURE), "") \
+                if function is not None else ""
+            if sig:
+                found[facts.module].append((function.qualname, sig))  # type: ignore[union-attr]
+    return found
+
+
+def held_attribute(graph: Graph, target: str, name: str) -> str | None:
+    """`self.validator` (for `self.validator(...)`, or `v = self.validator; v(...)`) when the
+    attribute is a callable the instance holds: every base of its class is the library's (or
+    `object`: no other library's class defines it), and no class of the family defines it as a
+    method or holds in it a class, a function or a builtin (`self.type: type`): unset, or an
+    instance of no class of the library (`t.Callable[..., t.Any]`)."""
+    if target.startswith("S "):
+        cls, attribute, source = target[2:], name, f"self.{name}"
+    elif target.startswith("A ") and name == "__call__":
+        cls, _, attribute = target[2:].partition(" ")
+        source = f"{cls.rpartition('.')[2]}.{attribute}"
+    else:
+        return None
+    if cls not in graph.classes or any(k not in graph.classes and k not in _NO_METHODS
+                                       for k in graph.mro(cls)):
+        return None
+    for klass in [cls, *graph.subclasses.get(cls, ())]:
+        ref = graph.lookup(klass, attribute)
+        if ref is not None and (ref[:2] not in ("N ", "A ", "M ") or ref[2:] in _BUILTINS
+                                or graph.classes_of(ref)):  # `self.type: type`: a class
+            return None
+    return source
+
+
+def held_callees(graph: Graph, caller: str, source: str, args: str) -> list[tuple[str, str | None]]:
+    """The `__call__` a held callable's call in `caller` may reach, each with the stop text."""
+    stop = f"{source}(...) calls what it holds"
+    return [(qualname, stop) for qualname, sig in graph.callables.get(graph.module_of.get(caller, ""), ())
+            if accepts(sig, args)]
+
+
+def dynamic_callees(graph: Graph, target: str, prefix: str) -> list[tuple[str, str | None]]:
+    """Candidates of a call a static reader cannot follow, each marked with its source."""
+    ref, _, text = target.partition("\0")
+    if not text:  # `REGISTRY[key](...)`: what is stored in that registry
+        return [(f, f"{ref}(...)") for f in graph.registered.get(container(ref), ())
+                if f in graph.functions]
+    if not prefix:
+        return []
+    found: list[str] = []
+    for cls in graph.classes_of(ref):
+        for klass in [*graph.mro(cls), *sorted(graph.subclasses.get(cls, ()))]:
+            found.extend(f for f in graph.methods_of.get(klass, ())
+                         if f.rpartition(".")[2].startswith(prefix))
+    return [(f, text) for f in dict.fromkeys(found)]
+
+
+def container(where: str) -> str:
+    """`HANDLERS[...]`, `self._handlers[key]`, `register(...)` -> the registry's last name."""
+    head = where.split("[", 1)[0].split("(", 1)[0]
+    return head.rpartition(".")[2]
+
+
+NOT_LIBRARY = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark",
+                         "scripts", "tools", "build", "setup", "conftest", "noxfile"})
+
+
+PRIVATE_DUNDERS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__",
+                             "__class_getitem__", "__set_name__"})
+
+
+def public_module(module: str) -> bool:
+    parts = module.split(".")
+    return bool(module) and parts[0] not in NOT_LIBRARY and not any(p.startswith("_") for p in parts)
+
+
+def public_name(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def public_names(graph: Graph) -> dict[str, str]:
+    """Every public function and class (by qualname) -> its shortest public spelling."""
+    spellings: dict[str, list[str]] = {}
+    packages = {m.rpartition(".")[0] for m in graph.modules}
+    for module, facts in graph.modules.items():
+        if not public_module(module):
+            continue
+        names = facts.all_names if facts.all_names is not None else tuple(
+            name for star in (module, *facts.star) if star in graph.modules
+            for name, bound in graph.modules[star].bindings
+            if public_name(name) and (module in packages or bound == f"{star}.{name}"
+                                      or name in graph.modules[star].exported))
+        for name in names:
+            bound = graph.bindings[module].get(name) or _starred(graph, module, name)
+            found = graph.definition(bound) if bound else None
+            if found is not None:
+                spellings.setdefault(found, []).append(f"{module}.{name}")
+    chosen = {q: min(s, key=_shortest) for q, s in spellings.items()}
+    methods: dict[str, list[str]] = {}
+    for function in graph.functions:
+        methods.setdefault(function.rpartition(".")[0], []).append(function)
+    for cls in [q for q in chosen if q in graph.classes]:
+        for function in methods.get(cls, ()):
+            method = function.rpartition(".")[2]
+            if public_name(method) or (method.startswith("__") and method not in PRIVATE_DUNDERS):
+                spelled = f"{chosen[cls]}.{method}"
+                if function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
+                    chosen[function] = spelled
+    return chosen
+
+
+def callees_of(callers: dict[str, list[tuple[str, int, str | None]]]) -> dict[str, list[str]]:
+    """Whom each node calls (a callee once for each call of it)."""
+    callees: dict[str, list[str]] = {}
+    for callee, edges in callers.items():
+        for caller, _, _ in edges:
+            callees.setdefault(caller, []).append(callee)
+    return callees
+
+
+def reached_by_public(public: Iterable[str], callees: dict[str, list[str]]) -> set[str]:
+    """The nodes a public function or class calls, directly or through others (the public ones
+    too): a walk back from a raise never finds a public caller through any other node."""
+    found = set(public)
+    stack = list(found)
+    while stack:
+        for callee in callees.get(stack.pop(), ()):
+            if callee not in found:
+                found.add(callee)
+                stack.append(callee)
+    return found
+
+
+def _starred(graph: Graph, module: str, name: str) -> str | None:
+    """What `name` is in the modules `from M import *` reads, in order."""
+    for star in graph.modules[module].star:
+        if star in graph.modules and name in graph.bindings[star]:
+            return graph.bindings[star][name]
+    return None
+
+
+def _shortest(spelling: str) -> tuple[int, int, str]:
+    return (spelling.count("."), len(spelling), spelling)

@@ -1,4 +1,4 @@
-"""Calls of a held callable (`crawler.callgraph.dynamic_calls`): a callable an instance holds
+"""Calls of a held callable (`crawler.callgraph.entry_points`): a callable an instance holds
 (`self.validator(...)`, `v(...)` for `v` in `self._validators`), of a type no reader knows,
 reaches the `__call__` of its own module's classes whose named parameters take the call's
 arguments, as a stop the chain names; a parameter called is no such call; a callable of a

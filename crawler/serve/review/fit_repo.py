@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crawler.callgraph.public_names import NOT_LIBRARY
+from crawler.callgraph.entry_points import NOT_LIBRARY
 from crawler.parse.names import module_name
 from crawler.records import ErrorRecord, Manifest
 from crawler.serve.review.fit_names import (
