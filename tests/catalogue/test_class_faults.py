@@ -3,7 +3,7 @@ one line; a file too deeply nested for LibCST costs that file, listed with why. 
 the repository is catalogued either way, and `crawler extract` ends without a Traceback.
 
 No input known to the suite faults the class pass (the last one, networkx's star imports, is
-`test_class_chains`), so the fault stands for a bug not yet found: `composing.compose` made to
+`test_class_chains`), so the fault stands for a bug not yet found: `classes.compose` made to
 raise for one class, in process and, through a `sitecustomize` module, in the installed
 `crawler` run as a user runs it."""
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from crawler.catalogue import classes, composing
+from crawler.catalogue import classes
 from crawler.records import Skipped
 from crawler.store.safe_yaml import load_yaml_file
 from tests.catalogue.test_classes import resolve_sources
@@ -45,24 +45,24 @@ FILES = {
 }
 DETAIL = "class fpkg.errors.Bad: the class pass failed (RuntimeError: injected fault)"
 INJECT = (
-    "from crawler.catalogue import composing\n\n"
-    "_real = composing.compose\n\n\n"
+    "from crawler.catalogue import classes\n\n"
+    "_real = classes.compose\n\n\n"
     "def compose(index, qualname, *args):\n"
     "    if qualname == 'fpkg.errors.Bad':\n"
     "        raise RuntimeError('injected fault')\n"
     "    return _real(index, qualname, *args)\n\n\n"
-    "composing.compose = compose\n")
+    "classes.compose = compose\n")
 
 
 def test_a_fault_in_one_class_costs_its_readings_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = composing.compose
+    real = classes.compose
 
     def compose(index: classes.ClassIndex, qualname: str, *args: Any) -> Any:
         if qualname == "fpkg.errors.Bad":
             raise RuntimeError("injected fault")
         return real(index, qualname, *args)
 
-    monkeypatch.setattr(composing, "compose", compose)
+    monkeypatch.setattr(classes, "compose", compose)
     resolved = resolve_sources(FILES)
     assert {(s.function, s.exception_qualname, s.message.kind, s.message.template)
             for s in resolved.sites} == {

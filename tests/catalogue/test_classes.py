@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.catalogue import class_order, classes
+from crawler.catalogue import classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite, Template
@@ -560,16 +560,16 @@ def test_class_digests_sharing_their_bases_are_the_digests_of_the_whole_mro() ->
     index = classes.ClassIndex(files)
 
     def whole(qualname: str) -> str:  # the MRO's parts dumped in one list, as before the memo
-        parts = [class_order._digest_part(index, name) for name in class_order.linearize(index, qualname)]
+        parts = [classes._digest_part(index, name) for name in classes.linearize(index, qualname)]
         text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
     shared: dict[str, str] = {}
     names = [q for q in sorted(index.classes) if index.is_exception(q)]
-    assert len(names) >= 5 and any(len(class_order.linearize(index, q)) > 2 for q in names)
+    assert len(names) >= 5 and any(len(classes.linearize(index, q)) > 2 for q in names)
     for qualname in names:
-        assert class_order.digest(index, qualname, shared) == whole(qualname), qualname
-        assert class_order.digest(index, qualname) == whole(qualname), qualname
+        assert classes.digest(index, qualname, shared) == whole(qualname), qualname
+        assert classes.digest(index, qualname) == whole(qualname), qualname
     entries = {e["qualname"]: e["composes"] for e in classes.resolve(files).exception_classes}
     assert entries == {q: whole(q) for q in names}
 
@@ -583,7 +583,7 @@ def test_a_class_digest_part_is_the_json_of_its_slots_as_asdict_gives_them() -> 
         slots = (*cls.init_args, *cls.self_attributes, *cls.class_attributes, *cls.methods)
         with_slots += bool(slots)
         expected = [cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords,
-                    cls.init_target, class_order.place(cls), *(asdict(slot) for slot in slots)]
-        assert class_order._json(class_order._digest_part(index, qualname)) == \
-            class_order._json(expected), qualname
+                    cls.init_target, classes.place(cls), *(asdict(slot) for slot in slots)]
+        assert classes._json(classes._digest_part(index, qualname)) == \
+            classes._json(expected), qualname
     assert with_slots >= 3
