@@ -246,10 +246,10 @@ def test_progress_goes_to_stderr_on_a_terminal_and_stdout_stays_clean(
     from rich.console import Console
 
     from crawler.cli import commands as cli
-    from crawler.cli import common as _cli_common
+    from crawler.cli import common
 
     terminal = io.StringIO()
-    monkeypatch.setattr(_cli_common, "stderr_console",
+    monkeypatch.setattr(common, "stderr_console",
                         lambda: Console(file=terminal, force_terminal=True, width=120))
     runner = CliRunner()
     result = runner.invoke(cli.main, ["extract", str(repo.path), "-o", str(tmp_path / "out"),

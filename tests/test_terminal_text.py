@@ -5,7 +5,7 @@ OSC 52 sequence (a clipboard write), an OSC 0 (the window title), a carriage ret
 that erases the line, a file name and a tag with a right-to-left override, an annotation with
 one. `lookup` (the installed command and the full command line), `check`, `update`, `adopt`
 and `history` must print none of those characters raw, on a pipe as on a terminal
-(`_cli_lookup.one_line`); their JSON carries the text exactly."""
+(`crawler.cli.terminal.one_line`); their JSON carries the text exactly."""
 
 from __future__ import annotations
 

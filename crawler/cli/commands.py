@@ -2,9 +2,9 @@
 
 Library errors (`CrawlerError`) become one line on stderr and exit code 1; usage errors exit 2.
 This module holds the group and the commands that run the crawler on a repository (`extract`,
-`update`, `history`, `batch`); the commands that read a finished folder are in `_cli_folder`,
-what every command shares (exit codes, printing, progress) in `_cli_common`, options two
-commands share in `_cli_options`, and what a command reports in `_cli_summaries`.
+`update`, `history`, `batch`); the commands that read a finished folder are in `folder_commands`,
+what every command shares (exit codes, printing, progress) in `common`, options two
+commands share in `options`, and what a command reports in `summaries`.
 """
 
 from __future__ import annotations
@@ -41,24 +41,20 @@ if TYPE_CHECKING:
 
     pass
 from crawler.cli.common import (
-    INTERRUPTED,
     WALK_CUT_SHORT,
     Interrupted,
     TerminatedExit,
-    after_interrupt,
     batch_progress,
     echo_lines,
     echo_notes,
     files_progress,
-    one_line,
-    quiet_stdout,
     raise_problems,
     require_folder,
     show,
     stderr_console,
-    stdout_closed,
 )
 from crawler.cli.folder_commands import adopt, check, export_command, lookup_command, validate
+from crawler.cli.terminal import INTERRUPTED, after_interrupt, one_line, quiet_stdout, stdout_closed
 
 __all__ = ["INTERRUPTED", "CrawlerGroup", "main"]
 

@@ -11,13 +11,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from crawler.cli.entry import INTERRUPTED as INTERRUPTED
-from crawler.cli.entry import after_interrupt as after_interrupt
-from crawler.cli.entry import one_line as one_line
-from crawler.cli.entry import quiet_stdout as quiet_stdout
-from crawler.cli.entry import stdout_closed as stdout_closed
 from crawler.cli.options import MissingFolder
 from crawler.cli.summaries import Line
+from crawler.cli.terminal import INTERRUPTED, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -38,7 +38,7 @@ CONFIG_FILE = "crawler.toml"
 PYPROJECT = "pyproject.toml"
 
 _WRITERS = ("extract", "update", "history", "batch")
-# lookup is left out: its quick path (`_cli_lookup`) answers before the file could be read
+# lookup is left out: its quick path (`fast_lookup`) answers before the file could be read
 _READERS = ("check", "validate", "export", "adopt")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from crawler.cli.entry import pasted_argument, pasted_stdin, said, split_paste_args
+from crawler.cli.fast_lookup import pasted_argument, pasted_stdin, said, split_paste_args
 from crawler.cli.options import (
     OUTPUT_HELP,
     MissingFolder,
@@ -28,7 +28,8 @@ from crawler.cli.summaries import AdoptSummary, CheckSummary, ExportSummary, Val
 if TYPE_CHECKING:
 
     pass
-from crawler.cli.common import echo_lines, echo_skipped, one_line, require_folder, show
+from crawler.cli.common import echo_lines, echo_skipped, require_folder, show
+from crawler.cli.terminal import one_line
 
 
 @click.command()
@@ -58,7 +59,7 @@ def validate(output: Path, as_json: bool, quiet: bool) -> None:
 class _PasteCommand(click.Command):
     """A command whose first argument is a paste: an argument that begins with `-` but is
     shaped like no option (a pytest rule line `-----`, a `- item` line) is read as an argument,
-    so the paste needs no `--` before it (`_cli_lookup.split_paste_args`)."""
+    so the paste needs no `--` before it (`fast_lookup.split_paste_args`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = {name: not (param.is_flag or param.count) for param in self.get_params(ctx)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from crawler.cli.entry import one_line
+from crawler.cli.terminal import one_line
 
 if TYPE_CHECKING:  # the stages and rich load when a command runs: `crawler lookup` stays quick
     from rich.table import Table

@@ -1,5 +1,5 @@
 """`crawler lookup` as a user types it: the installed command answers a lookup itself, without
-click (`crawler.cli.entry`), and says exactly what the full command line (`crawler.cli.commands`) says,
+click (`crawler.cli.fast_lookup`), and says exactly what the full command line (`crawler.cli.commands`) says,
 on stdout and stderr, with the same exit code, for every way of typing it and every failure."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from crawler.cli import entry as _cli_lookup
+from crawler.cli import fast_lookup
 from crawler.cli.commands import main
 from tests.gitrepo import GitRepo
 from tests.processes import child_env
@@ -109,7 +109,7 @@ def test_a_paste_from_standard_input_and_a_broken_record_alike(out: Path) -> Non
 
 
 def test_the_quick_parser_knows_the_options_lookup_has() -> None:
-    """`_cli_lookup` reads lookup's arguments as `_PasteCommand` does: the same options, each
+    """`fast_lookup` reads lookup's arguments as `_PasteCommand` does: the same options, each
     taking a value or not. (What click.echo strips off a pipe is never printed by lookup, so
     the two paths print alike whatever click's release: `tests/test_terminal_text.py`.)"""
     command = main.commands["lookup"]
@@ -117,7 +117,7 @@ def test_the_quick_parser_knows_the_options_lookup_has() -> None:
             click.Context(command, parent=parent) as ctx:
         known = {name: not (param.is_flag or param.count) for param in command.get_params(ctx)
                  if isinstance(param, click.Option) for name in param.opts + param.secondary_opts}
-    assert known == _cli_lookup.OPTIONS
+    assert known == fast_lookup.OPTIONS
 
 
 UNDECODABLE = b"ValueError: bad shape (3, \xff4) for the widget"
