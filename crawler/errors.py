@@ -1,9 +1,29 @@
 """The crawler's exceptions: each names the place first and says what to do.
 
-Only `cli.py` turns them into an exit code; every stage raises them with context.
+Only the command line (`crawler.cli`) turns them into an exit code; every stage raises them
+with context.
+
+And how a run is stopped from outside: SIGINT and SIGTERM end every command the same way.
+
+Ctrl-C (SIGINT) is Python's `KeyboardInterrupt`; SIGTERM, whose default action would end the
+process on the spot with no word and its temp files left, raises `Terminated` instead while a
+command runs (`sigterm_raises`). Both are BaseExceptions, raised in the main thread wherever it
+is, so no handler of a task's or a file's failure (`except Exception`) takes them: every
+`finally` and `with` on the way out runs (locks let go, temp files removed, worker processes
+stopped), and the command line turns them into one line and the shell's exit code (130, 143).
+Every write is atomic (`crawler.store.atomic`): what a stopped run leaves is the folder before
+it or after a whole file, never half of one.
+
+Only the main thread may set a handler; elsewhere `sigterm_raises` leaves SIGTERM as it is.
 """
 
 from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 
 class CrawlerError(Exception):
@@ -42,3 +62,26 @@ class SchemaError(OutputError):
 
 class BatchError(CrawlerError):
     """A batch file (repos.yaml) is not valid; the message names the entry and the field."""
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the crawler: raised where its main thread is, as Ctrl-C's
+    KeyboardInterrupt is (a BaseException, so that no handler of task failures takes it)."""
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises `Terminated` in the main thread while the block runs; the handler before
+    it is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

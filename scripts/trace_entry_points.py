@@ -186,8 +186,7 @@ def _graph_for(facts: Sequence[CallFacts], outer: str) -> Graph:
     """A graph of the same files whose one public name is `outer`, and whose walks enter what
     `outer` reaches: made apart, since a graph keeps its walks and the callers it enters for
     its own public names."""
-    from crawler.callgraph.entry_points import Graph
-    from crawler.callgraph.entry_points import reached_by_public
+    from crawler.callgraph.entry_points import Graph, reached_by_public
 
     graph = Graph(facts)
     graph.public = {outer: outer}

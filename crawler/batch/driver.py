@@ -32,10 +32,9 @@ from crawler.batch._shards import Assembly, shard_tasks
 from crawler.batch._worker import Outcome, RepoOutcome, RepoTask, ShardOutcome, ShardTask, Task
 from crawler.batch.known import Known, scan_outputs
 from crawler.batch.reposfile import RepoEntry
-from crawler.errors import CrawlerError
+from crawler.errors import CrawlerError, Terminated, sigterm_raises
 from crawler.git.source import redact
 from crawler.pipeline import RunResult, apply, load_cache, output_folder
-from crawler.pipeline.stopping import Terminated, sigterm_raises
 from crawler.records import Pin, is_network_address
 from crawler.store.cache import LoadCache
 from crawler.store.context import StoreContext

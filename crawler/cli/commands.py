@@ -34,8 +34,7 @@ from crawler.cli.options import (
     web_url_option,
 )
 from crawler.cli.summaries import BatchSummary, ExtractSummary, HistorySummary, UpdateSummary
-from crawler.errors import CrawlerError, MissingSourceError
-from crawler.pipeline.stopping import Terminated, sigterm_raises
+from crawler.errors import CrawlerError, MissingSourceError, Terminated, sigterm_raises
 
 if TYPE_CHECKING:
 

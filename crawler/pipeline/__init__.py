@@ -58,12 +58,12 @@ from crawler.pipeline.collecting import (
     collect,
     collect_changes,
     load_cache,
+    load_existing,
     output_folder,
     read_tests,
     result_cache,
     visit_files,
 )
-from crawler.pipeline.existing import load_existing
 from crawler.pipeline.extract_run import extract
 from crawler.pipeline.stages import (
     CLASSES,

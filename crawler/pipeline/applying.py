@@ -18,14 +18,16 @@ from crawler.errors import OutputError
 from crawler.git.diff import LineMap
 from crawler.parse.workers import FileOutcome
 from crawler.pipeline import cyclic_gc, entry_stage, evidence_stage
-from crawler.pipeline.collecting import Collected, earlier_local_folder, output_folder
-from crawler.pipeline.existing import (
+from crawler.pipeline.collecting import (
+    Collected,
+    earlier_local_folder,
     ids_in,
     ids_listed,
     ids_to_load,
     missing_ids,
     missing_notes,
     moves,
+    output_folder,
     verify_rest,
 )
 from crawler.pipeline.stages import (

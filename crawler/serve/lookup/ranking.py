@@ -28,6 +28,14 @@ CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of th
 repositories prints this message. Every regex runs bounded (`crawler.regexes`): the queries'
 backtracking patterns share LOOKUP_SECONDS, and one that runs out is counted
 (`Answer.timed_out`), never waited for.
+
+Lookup by the wordings records had in past releases (`history.templates`, `crawler history`).
+
+A user pastes what their installed version printed, often several releases old. Each past
+wording of a record becomes one more wording lookup tries (`ranking.wordings`): its template read
+back into a regex as the crawler builds any (`releases.wording_template`), so it runs in linear
+time. A removed record is found by every wording it had and marked with the
+release it was last in.
 """
 
 from __future__ import annotations
@@ -59,22 +67,45 @@ from crawler.serve.lookup.matching import (
 )
 from crawler.serve.lookup.paste import Paste, Reported, read_paste
 
-if TYPE_CHECKING:  # records' 28 dataclasses cost a lookup more than its answer: not loaded
-    from crawler.records import ErrorRecord
+if TYPE_CHECKING:
+    from crawler.records import ErrorRecord, TemplateSpan
+
 
 _WORD = re.compile(r"\w+")
+
+
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)[^{}]*\}")
+
+
+REMOVED = "removed"  # `records.REMOVED`: lookup answers without importing the records
 CLOSEST_CANDIDATES = 50  # per repository: the wordings sharing most words with a paste
+
+
 MAX_REPORTS = 6  # exceptions of one paste tried (a chain, a group's members)
+
+
 LOOKUP_SECONDS = 0.5  # the backtracking regexes of one query, together
+
+
 # The longest text a backtracking regex is tried on (the loose fit decides beyond), and a
 # candidate's literal run is looked for in (beyond: in its first and last halves of it)
 WINDOW = 16_384
-REMOVED = "removed"  # `records.REMOVED`
+
+
+
+
 CONFIDENT_EXPLAINED = 0.5
+
+
 MIN_LITERAL = 12
+
+
 NEAR_SCORE = 0.3
+
+
 REPORT_PENALTY = 0.05
+
+
 _KIN_BONUS = {SAME: 0.1, "subclass": 0.05, "superclass": 0.05}
 
 
@@ -124,8 +155,6 @@ def wordings(record: ErrorRecord) -> list[Wording]:
     """The wordings lookup tries for a record: its current template, then each wording it had
     in past releases (`history.templates`, written by `crawler history`), read back into a
     regex of the crawler's own linear shape."""
-    from crawler.serve.lookup.old_wordings import past_wordings, with_past_wordings
-
     site = record.site
     removed_in = record.history.removed_in if record.history else None
     now = Wording(record.id, record.repo, record.status, removed_in, site.exception,
@@ -184,6 +213,8 @@ class Answer:
 
 
 FOUND, NEAR, NONE = "found", "closest", "none"
+
+
 NO_SITE = ("no raise site of the catalogued repositories prints this message (it may come from "
            "compiled code or another library)")
 
@@ -377,6 +408,8 @@ def _explains_nothing(wording: Wording) -> bool:
 
 
 _PIECES: dict[str, list[str | None]] = {}
+
+
 _WORDS: dict[str, list[str]] = {}
 
 
@@ -441,3 +474,58 @@ def _placed(matches: list[Match]) -> list[Match]:
 def shared_words(text: str) -> frozenset[str]:
     """The lowercase words closeness counts in a template's literal text."""
     return frozenset(word.lower() for word in _WORD.findall(text))
+
+
+@dataclass(frozen=True)
+class PastWording:
+    """A wording a record had, and the releases that printed it."""
+
+    template: str
+    first: str | None  # the first release that printed it
+    last: str | None  # the last one; None: the site still has it (a removed one: never)
+    removed: bool  # the record is removed: `last` is the last release it was in
+
+
+def past_wordings(record: ErrorRecord) -> list[PastWording]:
+    """A record's wordings, each with the releases that printed it (spans of one template
+    joined: the first release of the first, the last of the last); a live record's own one is
+    still printed (no last release)."""
+    spans: Sequence[TemplateSpan] = record.history.templates if record.history else ()
+    return past_wordings_of(spans, record.status == REMOVED, record.site.message.template)
+
+
+def past_wordings_of(spans: Sequence[TemplateSpan], removed: bool, current: str
+                     ) -> list[PastWording]:
+    """`past_wordings` of a record's spans, its status and its template, wherever they are
+    read from (a record file, the SQLite export's `wordings` table)."""
+    joined: dict[str, PastWording] = {}
+    for span in spans:
+        if not removed and span.template == current:
+            # today's wording: the release it was first printed in (`with_past_wordings`)
+            span = replace(span, last=None)
+        if span.first is None and span.last is None and not removed:
+            continue  # a wording no release printed
+        held = joined.get(span.template)
+        first = held.first if held is not None and held.first is not None else span.first
+        joined[span.template] = PastWording(span.template, first, span.last, removed)
+    return list(joined.values())
+
+
+def with_past_wordings(now: Wording, past: Sequence[PastWording]) -> list[Wording]:
+    """The wordings lookup tries for a record: `now`, its current template, then each past
+    wording read back into a regex of the crawler's own linear shape. A removed record's last
+    wording is its current one: `now` gains the releases that printed it."""
+    from crawler.catalogue.releases import wording_template
+
+    found = [now]
+    for old in past:
+        if old.template == now.template:
+            found[0] = replace(now, first_release=old.first, last_release=old.last)
+            continue
+        read = wording_template(old.template)
+        if read is None:
+            continue  # braces that do not pair: a hand-edited record
+        found.append(replace(now, template=old.template, placeholders=read.placeholders,
+                             regex=read.regex, past=True, first_release=old.first,
+                             last_release=old.last, today=None if old.removed else now.template))
+    return found

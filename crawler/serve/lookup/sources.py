@@ -244,7 +244,7 @@ def _database_wordings(row: sqlite3.Row, spans: Sequence[TemplateSpan]) -> list[
     file: the current template (the columns lookup shows), then its past ones."""
     values: dict[str, Any] = {name: row[name] if name in row.keys() else None
                               for name in _DATABASE_COLUMNS}
-    from crawler.serve.lookup.old_wordings import past_wordings_of, with_past_wordings
+    from crawler.serve.lookup.ranking import past_wordings_of, with_past_wordings
 
     placeholders = values.pop("placeholders")
     now = Wording(record_id=values.pop("id"),
