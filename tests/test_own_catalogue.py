@@ -35,10 +35,3 @@ def test_committed_records_match_the_code_at_head() -> None:
     for record in committed:
         data, _ = safe_yaml.load_yaml_file(folder / record_files.ERRORS_DIR / f"{record.id}.yaml")
         assert schemas.schema_problems(data, "record") == []
-
-
-def test_no_module_of_the_package_is_over_500_lines() -> None:
-    """A module that grows past 500 lines is split by concern (the project's rule)."""
-    long = {str(path.relative_to(ROOT)): n for path in sorted((ROOT / "crawler").rglob("*.py"))
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 500}
-    assert long == {}

@@ -33,5 +33,7 @@ commit; the batch skips what is up to date, extracts the other, and a second run
 (The table is drawn with box characters on a terminal.) docs/batch.md says how to run one on a
 cluster and how to size it.
 
-May import: everything below the command line (`crawler.pipeline` and the stage packages).
+May import: `crawler.pipeline`, `crawler.git`, `crawler.parse`, `crawler.store`,
+`crawler.records`, `crawler.errors`.
+Line budget: 1,800 lines.
 """

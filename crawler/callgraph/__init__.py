@@ -58,4 +58,8 @@ pkg.Runner.apply stops: getattr(self, 'do_' + name) caught_by: None
 0
 
 docs/entry_points.md says what the pass resolves and where it stops.
+
+May import: `crawler.parse` (each file's call facts, read in the workers), `crawler.records`,
+`crawler.store` (the result cache's table, where the graph is kept).
+Line budget: 1,000 lines.
 """

@@ -67,7 +67,8 @@ For people, not runs: the likeliest successors of a removed record that carries 
 annotation (`successors`), which `crawler check` lists and `crawler adopt` acts on.
 
 May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (a test's pattern runs
-bounded), `crawler.parse` (names, templates and the visit's result type),
-`crawler.git.permalink`, `crawler.git.diff` (the line map's type). Nothing here reads or
-writes a file.
+bounded), `crawler.parse` (names, templates and the visit's result type), `crawler.git`
+(permalinks, the line map's type), `crawler.callgraph` (the callers that hand a raise its
+message). Nothing here reads or writes a file.
+Line budget: 4,700 lines.
 """

@@ -33,4 +33,5 @@ crawler.errors.SourceError: [ext::sh -c touch% x] refused: '<transport>::' addre
 None
 
 May import: `crawler.records`, `crawler.errors`.
+Line budget: 2,100 lines.
 """

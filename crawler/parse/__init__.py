@@ -71,4 +71,5 @@ assertions of test files (`assertions`), and the worker processes that run all o
 by the fork server).
 
 May import: `crawler.records`, `crawler.errors`. Nothing here sees more than one file.
+Line budget: 9,500 lines.
 """

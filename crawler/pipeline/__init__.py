@@ -48,6 +48,12 @@ One module a flow:
   commands' flows; `walk_steps`: a history walk's steps on a folder held in memory;
 - `stopping` (SIGINT and SIGTERM end every run the same way) and `cyclic_gc` (the collector
   frozen over what lives to a run's end).
+
+May import: `crawler.records`, `crawler.errors`, `crawler.regexes`, `crawler.git`,
+`crawler.parse`, `crawler.store`, `crawler.callgraph`, `crawler.catalogue`, and
+`crawler.serve` for the lookup index a run writes beside its records (built from lookup's
+own wordings, so that a wording has one definition).
+Line budget: 2,500 lines.
 """
 
 from __future__ import annotations

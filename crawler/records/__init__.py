@@ -32,6 +32,9 @@ True
 The id is given once: after that the merge carries it with its site (`crawler.catalogue`),
 whatever the key becomes. (`crawler extract` of a repository named `acme/lib` whose
 `pkg/mod.py` raises this message in `load` writes `errors/4ca6959e74317970.yaml`.)
+
+May import: nothing of the crawler: every other package imports these types.
+Line budget: 750 lines.
 """
 
 from __future__ import annotations

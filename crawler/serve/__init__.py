@@ -25,5 +25,8 @@ placeholder took; a paste no template explains gets the closest, marked `~`, and
 (Each match's line ends `shows 100% of the template)` and `shows 56% of the template)`.)
 
 May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (records' regexes run
-bounded), `crawler.store`, `crawler.catalogue`, `crawler.git.permalink`.
+bounded), `crawler.store`, `crawler.catalogue` (past wordings, successors), `crawler.callgraph`
+(the public names an annotation may mention), `crawler.parse` (names and positions read
+off an annotation's code), `crawler.git` (permalinks).
+Line budget: 4,900 lines.
 """

@@ -1,4 +1,4 @@
-r"""What is on disk: records and manifests in YAML, schemas, atomic writes, the caches, the lock.
+""""What is on disk: records and manifests in YAML, schemas, atomic writes, the caches, the lock.
 
 This package owns every byte the crawler keeps: one repository's output folder (its lock, its
 record files named by id only, its manifest written last), the caches, and how a record
@@ -63,4 +63,5 @@ moving an annotation from one record to another by a person's decision (`adoptio
 folder held in memory across a walk's steps, written at journalled checkpoints (`held_folder`).
 
 May import: `crawler.records`, `crawler.errors`, `crawler.parse` (the result types it caches).
+Line budget: 3,900 lines.
 """
