@@ -9,8 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawler.serve.lookup_index import INDEX_FILE
-
+from crawler.serve.lookup.index import INDEX_FILE
 from crawler.store.repo_output import LOCK_FILE
 from tests.gitrepo import GitRepo
 
@@ -114,3 +113,19 @@ def test_a_folder_only_one_side_has_is_one_line_and_a_mode_changed_is_a_differen
         "differs: kept/manifest.yaml (mode 644 against 600)",
         "1 files compared, 1 differing, 1 missing, 1 extra, 0 of another kind "
         "(.crawler.lock, lookup.sqlite left out)"]
+
+
+def test_the_code_digest_is_left_out_only_when_the_code_changed(tmp_path: Path) -> None:
+    """Two versions of the crawler write different `evidence_digest`s (a digest of its own
+    evidence reader) and nothing else different: `--code-changed` blanks that line only."""
+    manifest = "name: lib\nevidence_digest: {}\nrecords: 2\n"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root, digest in ((first, "ab12"), (second, "cd34")):
+        (root / "lib").mkdir(parents=True)
+        (root / "lib" / "manifest.yaml").write_text(manifest.format(digest))
+    assert script(COMPARE, first, second).returncode == 1
+    assert script(COMPARE, first, second, "--code-changed").returncode == 0
+    (second / "lib" / "manifest.yaml").write_text(manifest.format("cd34").replace("2", "3"))
+    changed = script(COMPARE, first, second, "--code-changed")
+    assert changed.returncode == 1
+    assert changed.stdout.splitlines()[0].startswith("differs: lib/manifest.yaml")
