@@ -28,10 +28,10 @@ from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.serve.review.checks import review_output
 from crawler.store import adoption, record_files, render
 from crawler.store.manifest_file import load_manifest
-from tests.child import kill_before
-from tests.gitrepo import GitRepo
-from tests.outputkit import snapshot
-from tests.processes import ROOT, child_env
+from tests.helpers.child import kill_before
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import snapshot
+from tests.helpers.processes import ROOT, child_env
 from tests.test_update import BASE, BLOCK  # the same module, and a person's block
 
 # The same code a week later: `check` rewritten in another file under another name, its message

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scripts import bench
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_path: Path,

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import crawler
 from crawler.cli.commands import main
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def commands() -> list[str]:

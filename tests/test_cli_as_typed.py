@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
 

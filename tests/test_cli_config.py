@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def crawler(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 
 from crawler.cli.commands import INTERRUPTED, main
 from crawler.cli.common import TERMINATED
-from tests import killprocs
-from tests.gitrepo import GitRepo
-from tests.killlib import library
-from tests.outputkit import annotate
-from tests.processes import ROOT, child_env
+from tests.helpers import killprocs
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killlib import library
+from tests.helpers.outputkit import annotate
+from tests.helpers.processes import ROOT, child_env
 
 WRITERS = {"extract", "update", "batch", "export"}  # adopt writes the records it reads, in place
 READERS = {"check", "validate", "lookup", "export", "adopt"}

@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from crawler.cli.commands import main
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def run(*args: str | Path) -> tuple[int, str, str]:

@@ -14,8 +14,8 @@ from crawler.cli.commands import main
 from crawler.pipeline import Collected, extract_run
 from crawler.records import Pin
 from crawler.store import atomic
-from tests.outputkit import SHA_B, collected, folder_of, module
-from tests.processes import start
+from tests.helpers.outputkit import SHA_B, collected, folder_of, module
+from tests.helpers.processes import start
 
 V1 = {"pkg/a.py": module("a", 3), "pkg/b.py": module("b", 2)}
 V2 = {"pkg/a.py": module("a", 3, offset=1), "pkg/b.py": module("b", 2, offset=1)}

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "corpus.py"

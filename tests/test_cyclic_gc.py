@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from crawler.pipeline import applying, cyclic_gc, extract, update
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 class Node:

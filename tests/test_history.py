@@ -36,8 +36,8 @@ from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord, Versions
 from crawler.serve.export.writers import export
 from crawler.serve.lookup.sources import LookupIndex, load_records
 from crawler.store import manifest_file, record_files
-from tests.gitrepo import GitRepo
-from tests.outputkit import annotate
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import annotate
 
 TAGS = "v*"
 

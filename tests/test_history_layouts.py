@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.gitrepo import GitRepo
-from tests.killprocs import run
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killprocs import run
+from tests.helpers.processes import child_env
 
 TAGS = "v*"
 RELEASES = ("v1.0", "v1.1", "v2.0", "v2.0.0.post1", "v2.1")
@@ -80,7 +80,7 @@ def build_layouts(path: Path) -> GitRepo:
 
 
 def history_command(repo: GitRepo, out: Path, cache: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "tests.child", "crawler", "history", str(repo.path),
+    return [sys.executable, "-m", "tests.helpers.child", "crawler", "history", str(repo.path),
             "--tags", TAGS, "--no-evidence", "--jobs", "1", "-o", str(out), "--cache-dir",
             str(cache), *options]
 
@@ -233,7 +233,7 @@ def test_a_history_entry_of_a_dask_batch_is_read_by_the_cluster_and_writes_the_w
     repos.write_text(yaml.safe_dump({"repos": [{"source": str(layouts.path), "evidence": False,
                                                 "history": {"tags": TAGS}}]}), encoding="utf-8")
     with started_cluster(tmp_path, 1) as (address, _, _):
-        ended = run([sys.executable, "-m", "tests.child", "crawler", "batch", str(repos),
+        ended = run([sys.executable, "-m", "tests.helpers.child", "crawler", "batch", str(repos),
                      "--scheduler", address, "-o", str(tmp_path / "out"), "--json"],
                     tmp_path, env=child_env())
         with Client(address, timeout=30) as client:

@@ -23,10 +23,10 @@ from crawler.pipeline.history_run import HistoryResult, TagStep, walk_releases
 from crawler.store import record_files
 from crawler.store.held_folder import JOURNAL
 from crawler.store.repo_output import LOCK_FILE
-from tests.gitrepo import GitRepo
-from tests.killprocs import run
-from tests.outputkit import annotate
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killprocs import run
+from tests.helpers.outputkit import annotate
+from tests.helpers.processes import child_env
 from tests.test_history import TAGS, build_history
 
 RELEASES = ("v0.9.0", "v0.10.0rc1", "v0.10.0", "v0.11.0")  # the version order of TAGS
@@ -123,7 +123,7 @@ def test_a_walk_killed_mid_walk_then_run_again_ends_where_an_uninterrupted_one_e
 
     A checkpoint's last file steps are those of a walk that ends at its tag: counted first."""
     cache = uninterrupted.parents[3] / "cache"  # warm: every run below takes the same steps
-    args = [sys.executable, "-m", "tests.child", "crawler", "history", str(history.path),
+    args = [sys.executable, "-m", "tests.helpers.child", "crawler", "history", str(history.path),
             "--tags", TAGS, "--no-evidence", "--jobs", "1", "--checkpoint-steps", "2", "-q",
             "--cache-dir", str(cache)]
     ends = []

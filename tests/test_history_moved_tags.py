@@ -14,8 +14,8 @@ from pathlib import Path
 
 from crawler.store import manifest_file, schemas
 from crawler.store.safe_yaml import load_yaml_file
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 from tests.test_update import Output
 
 

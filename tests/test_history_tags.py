@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 
 RELEASES = 12  # enough steps that a reader closed after two lines is gone long before the end
 LEFT_OUT = [("v1.1.1", "points at a tree, not a commit"),

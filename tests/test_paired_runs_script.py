@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 

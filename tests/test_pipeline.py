@@ -13,7 +13,7 @@ from crawler.pipeline import extract
 from crawler.pipeline.selection import is_test_path
 from crawler.records import ErrorRecord, ExtractOptions
 from crawler.store import record_files, safe_yaml, schemas
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 LIB = '''\
 class Parser:

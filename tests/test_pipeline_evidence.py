@@ -26,7 +26,7 @@ from crawler.pipeline import (
 )
 from crawler.records import ErrorRecord, ExtractOptions
 from crawler.store import record_files
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 LIB = '''\
 def check(x):

@@ -20,8 +20,8 @@ from crawler.errors import OutputError
 from crawler.pipeline import extract, update
 from crawler.store import record_files
 from crawler.store.manifest_file import MANIFEST, load_manifest
-from tests.gitrepo import GitRepo
-from tests.outputkit import annotate
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import annotate
 
 MakeRepo = Callable[[str], GitRepo]
 

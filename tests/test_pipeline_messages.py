@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from crawler.cli.commands import main
 from crawler.pipeline import extract
 from crawler.store import manifest_file, record_files, schemas
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 PACKAGE = Path(__file__).parent / "packages" / "clspkg"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crawler.pipeline import extract
 from crawler.store import manifest_file, safe_yaml
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 CRASHER = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crawler.pipeline import apply
-from tests import outputkit
+from tests.helpers import outputkit
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "real_messages.py"

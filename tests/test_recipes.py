@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 RECIPES = Path(__file__).resolve().parent.parent / "docs" / "recipes"
 PAGES = ("catalogue.md", "annotating.md", "weekly-update.md", "publishing.md")

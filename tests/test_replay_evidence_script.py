@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 from crawler import pipeline
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 LIB = "def f(x):\n    raise ValueError(f'bad value {x}')\n\n\ndef g():\n    raise KeyError('gone')\n"

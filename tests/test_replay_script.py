@@ -9,7 +9,7 @@ from types import ModuleType
 
 from crawler import pipeline
 from crawler.git.diff import LineMap
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 ALIASED = '''\

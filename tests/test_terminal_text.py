@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from crawler.store import record_files
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
 FULL = "import sys\nfrom crawler.cli.commands import main\nmain(sys.argv[1:], prog_name='crawler')\n"

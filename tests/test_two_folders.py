@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from crawler.pipeline import extract
-from tests.folder_diff import differing, live_records
-from tests.gitrepo import GitRepo
-from tests.ruff_oracle import stdlib_files, stdlib_root
+from tests.helpers.folder_diff import differing, live_records
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.ruff_oracle import stdlib_files, stdlib_root
 
 
 def stdlib_repo(path: Path) -> GitRepo:

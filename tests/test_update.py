@@ -35,7 +35,7 @@ from crawler.records import (
 from crawler.serve.review.checks import check_output
 from crawler.store import manifest_file, record_files, render, repo_output
 from crawler.store.cache import DATABASE, ResultCache
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 BASE = '''\
 def check(x):

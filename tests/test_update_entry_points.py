@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 FILES = {
     "pkg/__init__.py": "from pkg.api import load, save\n",

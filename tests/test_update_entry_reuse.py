@@ -15,7 +15,7 @@ from pathlib import Path
 
 from crawler.parse.call_edges import read_calls
 from crawler.pipeline.entry_stage import graph_of, moved_since, node_digests
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.test_update_entry_points import crawler, first_extract, records
 
 CHAIN = {

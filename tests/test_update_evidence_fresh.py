@@ -10,8 +10,8 @@ from pathlib import Path
 from crawler.catalogue.evidence import MAX_FITS, MAX_WEAK_TRIES
 from crawler.pipeline import extract, update
 from crawler.store import record_files
-from tests.folder_diff import SiteKey, differing, live_records, site_key
-from tests.gitrepo import GitRepo
+from tests.helpers.folder_diff import SiteKey, differing, live_records, site_key
+from tests.helpers.gitrepo import GitRepo
 
 FACTS = ("status", "site", "evidence", "related", "entry_points")  # not the commit read at
 

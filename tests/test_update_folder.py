@@ -20,7 +20,7 @@ from crawler.cli.commands import main
 from crawler.records import ACTIVE
 from crawler.serve.review.checks import check_output, validate_output
 from crawler.store import manifest_file, record_files, render
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.test_update import BASE, OTHER, POSITIVE, UNTOUCHED, Output
 
 

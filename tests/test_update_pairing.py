@@ -19,7 +19,7 @@ from crawler import pipeline
 from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
 from crawler.cli.commands import main
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.test_update import Output
 
 UNKNOWN = "Unknown keyword arguments: {kwargs}"

@@ -34,7 +34,7 @@ from crawler.git.diff import line_map
 from crawler.git.pin import pin
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.store import record_files, render
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 WORDS = ("shape", "dtype", "axis", "index", "buffer", "device", "tracer", "module", "config")
 EXCEPTIONS = ("ValueError", "TypeError")

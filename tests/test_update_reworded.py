@@ -14,7 +14,7 @@ import pytest
 
 from crawler.catalogue.pairing import score, similarity
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.test_update import Output
 
 OLD = "Unsupported transforms: {transforms} ({maybe_transpose})"

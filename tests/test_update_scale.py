@@ -17,8 +17,8 @@ import pytest
 
 from crawler.records import NEEDS_REVIEW
 from crawler.store import render
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 from tests.test_update import Output
 
 COUNT = 2000

@@ -1,10 +1,10 @@
 """SIGINT and SIGTERM stop a real `crawler update` under load, every time, with their exit codes.
 
-The library of tests.killlib (several hundred files, two worker processes) is extracted and every
-record annotated (tests.killrun's scene); then `update` to the last commit is signalled at points
+The library of tests.helpers.killlib (several hundred files, two worker processes) is extracted and every
+record annotated (tests.helpers.killrun's scene); then `update` to the last commit is signalled at points
 of its run: while its workers parse, as soon as they are gone (the merge), just before its first
 file step (the first record written) and half-way through its file steps, the last two from inside
-the run (`tests.child`: the signal is sent just before that step, from whichever thread takes it),
+the run (`tests.helpers.child`: the signal is sent just before that step, from whichever thread takes it),
 to its pid or, as a terminal's Ctrl-C, to its process group. Each run must end with the signal's
 code (130, 143) and one line, no process of it left, and every planted annotation byte for byte.
 
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.killlib import library
-from tests.killprocs import alive, describe, family, grace, pool_workers
-from tests.killrun import KillScene, Workspace, child_command
-from tests.processes import ROOT
+from tests.helpers.killlib import library
+from tests.helpers.killprocs import alive, describe, family, grace, pool_workers
+from tests.helpers.killrun import KillScene, Workspace, child_command
+from tests.helpers.processes import ROOT
 
 SEED = 20261206
 FILES = 300  # library modules; with packages and tests, over 320 files

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT
 
 # What the wheel is built from: the project's own files, copied so no build folder is left here.
 _SOURCES = ("pyproject.toml", "README.md", "LICENSE", "crawler", "schemas")

@@ -21,7 +21,7 @@ from crawler.batch.reposfile import load_batch
 from crawler.cli.commands import main
 from crawler.errors import BatchError
 from crawler.records import ExtractOptions
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 MODULE = '''\
 class {name}Error(Exception):

@@ -25,9 +25,9 @@ import pytest
 
 from crawler.batch._worker import STARTED_TOPIC
 from tests.batch.test_batch import fill
-from tests.gitrepo import GitRepo
-from tests.killprocs import Proc, alive, describe, family, pool_workers
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killprocs import Proc, alive, describe, family, pool_workers
+from tests.helpers.processes import ROOT, child_env
 
 REPOSITORIES, MODULES = 6, 30  # minutes of parsing on 2 cores, were the batch left to run
 AFTER = 2.0  # seconds after the signal by which no process of the batch may be left

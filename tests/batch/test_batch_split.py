@@ -21,7 +21,7 @@ from crawler.cli.summaries import BatchSummary
 from crawler.errors import BatchError, CrawlerError
 from crawler.records import SourceFile
 from tests.batch.test_batch import fill, statuses, tree
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def source(path: str, size: int) -> SourceFile:

@@ -22,8 +22,8 @@ from crawler.batch._worker import STARTED_TOPIC
 from crawler.batch.driver import DONE, FAILED, run_batch
 from crawler.batch.reposfile import load_batch
 from tests.batch.test_batch import fill, repos, statuses, tree  # noqa: F401 - `repos` is a fixture
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 
 pytest.importorskip("distributed")  # the [dask] extra
 

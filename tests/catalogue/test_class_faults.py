@@ -22,8 +22,8 @@ from crawler.catalogue import classes, composing
 from crawler.records import Skipped
 from crawler.store.safe_yaml import load_yaml_file
 from tests.catalogue.test_classes import resolve_sources
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 
 FILES = {
     "fpkg/__init__.py": "",

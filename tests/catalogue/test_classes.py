@@ -18,8 +18,8 @@ from crawler.catalogue import class_order, classes
 from crawler.parse.names import module_name
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite, Template
-from tests.gitrepo import GitRepo
-from tests.parse.runtime_harness import Visited
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.runtime_harness import Visited
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
 
@@ -293,7 +293,7 @@ def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
 def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
     from crawler.records import ErrorRecord, record_id
     from crawler.serve.lookup import sources as lookup
-    from tests.parse import runtime_harness
+    from tests.helpers import runtime_harness
 
     (case,) = [c for c in runtime_harness.all_cases() if c.name == "classes"]
     records = [ErrorRecord(id=record_id("local/x/y", site.key(), index), status="active",

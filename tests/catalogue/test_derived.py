@@ -14,7 +14,7 @@ from crawler.catalogue.related import MAX_PER_REASON, _nearest, _site_order, rel
 from crawler.pipeline import extract
 from crawler.records import TestAssertion
 from crawler.store import record_files, render, safe_yaml, schemas
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.store.test_emit import a_record
 
 LIB = '''\

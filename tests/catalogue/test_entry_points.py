@@ -14,8 +14,8 @@ import pytest
 from crawler.callgraph.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 Found = list[tuple[str, tuple[str, ...], str | None, str | None]]
 

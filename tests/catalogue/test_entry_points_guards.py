@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from crawler.parse.call_edges import GUARD, SIGNATURE, read_calls
 from tests.catalogue.test_entry_points import entries, graph_of
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def line_of(text: str, needle: str) -> int:

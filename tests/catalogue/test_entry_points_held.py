@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.catalogue.test_entry_points import entries, graph_of
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 VALIDATORS = """\
     import ast

@@ -16,7 +16,7 @@ from crawler.catalogue.successors import (
 )
 from crawler.parse.workers import visit_file
 from crawler.records import REMOVED, Annotation, ErrorRecord, empty_annotation
-from tests.outputkit import REPO, blob_sha, module
+from tests.helpers.outputkit import REPO, blob_sha, module
 from tests.test_update import BASE
 
 OLD = BASE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crawler.pipeline import extract, update
 from crawler.store import record_files
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ERRORS = '''\
 class BadThing(Exception):

@@ -19,8 +19,8 @@ from crawler.cli.commands import main
 from crawler.errors import SourceError
 from crawler.git.pin import pin
 from crawler.git.source import parse_source
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 
 
 @pytest.fixture

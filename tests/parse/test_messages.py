@@ -22,7 +22,7 @@ import yaml
 from crawler.parse.message.templates import Reader, build_template, escape_regex
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite
-from tests.parse import runtime_harness
+from tests.helpers import runtime_harness
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 CASE_FILES = sorted(CASES.glob("*.py"))

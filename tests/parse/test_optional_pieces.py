@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.parse import runtime_harness
+from tests.helpers import runtime_harness
 
 CASES = {case.name: case for case in runtime_harness.all_cases()}
 

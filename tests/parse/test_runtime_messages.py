@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.parse import runtime_harness
-from tests.parse.runtime_harness import Case
+from tests.helpers import runtime_harness
+from tests.helpers.runtime_harness import Case
 from tests.parse.test_visitor import site_fields
 
 CASES = runtime_harness.all_cases()

@@ -22,7 +22,7 @@ from crawler.parse import skeleton
 from crawler.parse.skeleton import Known, Previous
 from crawler.parse.workers import FileOutcome, visit_file
 from crawler.pipeline import collecting
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 BASE = '''"""A module."""
 import errors

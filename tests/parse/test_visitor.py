@@ -17,7 +17,7 @@ from crawler.parse.visitor import RaiseVisitor, find_raise_sites
 from crawler.records import ErrorRecord, History, RaiseSite, record_id
 from crawler.store import render
 from crawler.store.documents import template_data
-from tests.parse import runtime_harness
+from tests.helpers import runtime_harness
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 CASE_FILES = sorted(CASES.glob("*.py"))

@@ -24,7 +24,7 @@ import yaml
 
 from crawler.serve.review.annotation_fit import folder_fits
 from crawler.store import repo_output
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack
 
 SEED = 37

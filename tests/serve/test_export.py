@@ -23,7 +23,7 @@ from crawler.parse.visitor import find_raise_sites
 from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
 from crawler.serve.export import writers as export
 from crawler.store import manifest_file, record_files, schemas
-from tests.serve.datasette_server import serving
+from tests.helpers.datasette_server import serving
 
 SOURCE = b'''\
 class Shape:

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from tests.gitrepo import GitRepo
-from tests.outputkit import annotate
-from tests.processes import child_env
-from tests.serve.datasette_server import serving
+from tests.helpers.datasette_server import serving
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import annotate
+from tests.helpers.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -23,9 +23,9 @@ from crawler.regexes import literal_shape
 from crawler.serve.export import datasette_metadata
 from crawler.serve.export import writers as export
 from crawler.serve.export.message_glob import message_glob
-from tests.gitrepo import GitRepo
-from tests.outputkit import annotate
-from tests.serve.datasette_server import serving
+from tests.helpers.datasette_server import serving
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import annotate
 
 SHAPE = '''\
 class Shape:

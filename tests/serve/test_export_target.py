@@ -26,7 +26,7 @@ from crawler.cli.commands import main
 from crawler.errors import OutputError
 from crawler.serve.export import target as export_target
 from crawler.serve.export import writers as export
-from tests.processes import ROOT, child_env, crawler_as_user, folder_for_another_user
+from tests.helpers.processes import ROOT, child_env, crawler_as_user, folder_for_another_user
 from tests.serve.test_export import output_root  # noqa: F401 - the shared fixture
 
 AS_ROOT = os.geteuid() == 0

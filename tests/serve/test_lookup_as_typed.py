@@ -15,8 +15,8 @@ import pytest
 
 from crawler.cli import entry as _cli_lookup
 from crawler.cli.commands import main
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
 FULL = "import sys\nfrom crawler.cli.commands import main\nmain(sys.argv[1:], prog_name='crawler')\n"

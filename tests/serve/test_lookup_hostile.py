@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from crawler.serve.lookup.paste import MAX_PASTE
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 CRAWLER = shutil.which("crawler") or "crawler"
 CPU_SECONDS = 1.0

@@ -32,8 +32,8 @@ from crawler.serve.lookup.sources import (
     repository_folders,
 )
 from crawler.store import manifest_file, record_files
-from tests.gitrepo import GitRepo
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
 
 SOURCE = {
     "a.py": "def a(shape):\n    raise ValueError(f'bad shape {shape}')\n",

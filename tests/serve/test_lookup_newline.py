@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 CRAWLER = shutil.which("crawler") or "crawler"
 MODULE = '''\

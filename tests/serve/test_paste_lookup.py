@@ -22,7 +22,7 @@ from crawler.records import Pin
 from crawler.serve.lookup import index as lookup_index
 from crawler.serve.lookup.ranking import NO_SITE
 from crawler.serve.lookup.sources import LookupIndex
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 FORMS = Path(__file__).parent / "paste_forms"
 CRAWLER = shutil.which("crawler") or "crawler"

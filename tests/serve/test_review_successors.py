@@ -23,7 +23,7 @@ from crawler.cli.commands import main
 from crawler.records import REMOVED
 from crawler.serve.review.checks import review_output
 from crawler.store import render
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 from tests.test_update import BLOCK
 
 NESTING = ("Nesting `compute_on` with different compute types is not supported yet. "

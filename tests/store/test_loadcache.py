@@ -24,7 +24,7 @@ from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_an
 from crawler.store import manifest_file, record_files, render, repo_output, safe_yaml, schemas
 from crawler.store.annotation_edits import edited_annotation
 from crawler.store.cache import DATABASE, MANIFEST, LoadCache, is_plain
-from tests.outputkit import snapshot
+from tests.helpers.outputkit import snapshot
 from tests.store.test_emit import a_record
 from tests.store.test_output import BREAKS, _break
 

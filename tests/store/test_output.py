@@ -30,7 +30,7 @@ from crawler.store import (
     schemas,
 )
 from crawler.store.record_files import RecordText
-from tests.outputkit import SHA_B, annotate, collected, folder_of, make_pin, module, snapshot
+from tests.helpers.outputkit import SHA_B, annotate, collected, folder_of, make_pin, module, snapshot
 
 V1 = {"pkg/a.py": module("a", 3), "pkg/b.py": module("b", 3)}
 V2 = {"pkg/a.py": module("a", 4, offset=2), "pkg/b.py": module("b", 3, offset=1)}

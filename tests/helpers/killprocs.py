@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.processes import ROOT, child_env
+from tests.helpers.processes import ROOT, child_env
 
 GRACE = 5.0  # seconds a process of a killed run may take to notice and exit, on an idle machine
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import child_env
+from tests.helpers.processes import child_env
 
 
 def free_port() -> int:

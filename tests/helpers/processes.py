@@ -1,4 +1,4 @@
-"""Start `tests.child` as a real process, with this checkout importable and no stray GIT_*."""
+"""Start `tests.helpers.child` as a real process, with this checkout importable and no stray GIT_*."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from crawler.pipeline import Collected
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # the system's temporary folder, before the suite sends TMPDIR to a folder of its run (conftest):
 # the first place tried for a folder another user may enter
 SYSTEM_TEMP = tempfile.gettempdir()
@@ -66,7 +66,7 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 def start(*args: str, stdin: int | None = subprocess.PIPE, **extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.child", *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "tests.helpers.child", *args], cwd=ROOT,
                             env=child_env(**extra), stdin=stdin, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

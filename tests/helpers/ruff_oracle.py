@@ -8,7 +8,7 @@ that ruff does not flag, is counted by message kind.
 
 Run on the whole standard library of this interpreter:
 
-    python -m tests.ruff_oracle [--jobs N] [--include-tests]
+    python -m tests.helpers.ruff_oracle [--jobs N] [--include-tests]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from crawler.catalogue import classes
 from crawler.pipeline import collect
 from crawler.records import ExtractOptions
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 RULES = "EM101,EM102,EM103"
 

@@ -1,4 +1,4 @@
-"""A real second process for the lock and kill tests: `python -m tests.child MODE ...`.
+"""A real second process for the lock and kill tests: `python -m tests.helpers.child MODE ...`.
 
     hold FOLDER            take the folder's lock, print "locked", hold it until stdin closes
     fork-and-die FOLDER    take the lock, fork a child that sleeps, print its pid, die by SIGKILL

@@ -1,11 +1,11 @@
 """Kill real `python -m crawler` runs and check what they leave: for test_kill_repo and kill_fuzz.
 
-A `KillScene` is a generated library (`tests.killlib`) committed three times in a real git
+A `KillScene` is a generated library (`tests.helpers.killlib`) committed three times in a real git
 repository, extracted at its first commit, with an annotation planted on every record; and, for
 `extract` and `update` to the last commit, the output of a clean run from that start and how long
 it took. `kill_chain` then starts the same command again and again on a copy of that start,
 kills it with SIGKILL after a random delay (or just before its Nth file step, through
-`tests.child`), and after every kill checks that:
+`tests.helpers.child`), and after every kill checks that:
 
 - every process of the run (its process group, and every descendant seen just before the kill)
   is gone within a few seconds (`killprocs.grace`); one that is not is named, then killed;
@@ -30,11 +30,11 @@ from crawler.errors import CrawlerError
 from crawler.pipeline import load_cache
 from crawler.store import atomic, manifest_file, record_files, repo_output
 from crawler.store.render import annotation_block
-from tests.gitrepo import GitRepo
-from tests.killlib import Tree, edited, renamed
-from tests.killprocs import Ended, run
-from tests.outputkit import snapshot
-from tests.processes import child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killlib import Tree, edited, renamed
+from tests.helpers.killprocs import Ended, run
+from tests.helpers.outputkit import snapshot
+from tests.helpers.processes import child_env
 
 COMMANDS = ("extract", "update")
 
@@ -302,9 +302,9 @@ def differences(got: dict[str, bytes], want: dict[str, bytes]) -> list[str]:
 
 
 def child_command(args: list[str]) -> list[str]:
-    """The same command line through `tests.child`, whose file steps can be hooked."""
+    """The same command line through `tests.helpers.child`, whose file steps can be hooked."""
     assert args[1:3] == ["-m", "crawler"], args
-    return [args[0], "-m", "tests.child", "crawler", *args[3:]]
+    return [args[0], "-m", "tests.helpers.child", "crawler", *args[3:]]
 
 
 # ---------------------------------------------------------------- chains of kills
