@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "corpus.py"
 
 # A crawler that is the installed one, except for the library named `faulty`: a stray key is

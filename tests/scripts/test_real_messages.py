@@ -14,7 +14,7 @@ import pytest
 from crawler.pipeline import apply
 from tests.helpers import outputkit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "real_messages.py"
 
 SOURCES = {

@@ -12,7 +12,7 @@ from types import ModuleType
 
 from tests.helpers.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script() -> ModuleType:

@@ -12,7 +12,7 @@ from types import ModuleType
 from crawler import pipeline
 from tests.helpers.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIB = "def f(x):\n    raise ValueError(f'bad value {x}')\n\n\ndef g():\n    raise KeyError('gone')\n"
 TEST = ("import pytest\nfrom lib import f\n\n\ndef test_f():\n"
         "    with pytest.raises(ValueError, match='bad value'):\n        f(1)\n")

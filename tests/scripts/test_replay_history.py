@@ -11,7 +11,7 @@ from crawler import pipeline
 from crawler.git.diff import LineMap
 from tests.helpers.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ALIASED = '''\
 def convert(hardware, rounding):
     err = ValueError if hardware else NotImplementedError

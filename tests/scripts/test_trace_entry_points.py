@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import child_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(ROOT / "scripts" / "trace_entry_points.py")
 CORE = """\
 def run(x):
