@@ -111,7 +111,7 @@ def test_a_paste_from_standard_input_and_a_broken_record_alike(out: Path) -> Non
 def test_the_quick_parser_knows_the_options_lookup_has() -> None:
     """`_cli_lookup` reads lookup's arguments as `_PasteCommand` does: the same options, each
     taking a value or not. (What click.echo strips off a pipe is never printed by lookup, so
-    the two paths print alike whatever click's release: `tests/test_terminal_text.py`.)"""
+    the two paths print alike whatever click's release: `tests/cli/test_terminal_text.py`.)"""
     command = main.commands["lookup"]
     with click.Context(main, **main.context_settings) as parent, \
             click.Context(command, parent=parent) as ctx:

@@ -24,7 +24,7 @@ import yaml
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import child_env
 
-RECIPES = Path(__file__).resolve().parent.parent / "docs" / "recipes"
+RECIPES = Path(__file__).resolve().parents[2] / "docs" / "recipes"
 PAGES = ("catalogue.md", "annotating.md", "weekly-update.md", "publishing.md")
 CRAWLER = shutil.which("crawler")
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)

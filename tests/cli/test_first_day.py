@@ -194,7 +194,7 @@ def test_the_schema_gives_each_annotation_slot_a_description_and_its_items_a_typ
     """A newcomer learnt from `validate` that solutions is a list: the schema says what goes in
     each slot, and what an item of a list slot is (a text, or an object for a structured one:
     every annotation valid before stays valid). A number as an item is named by validate."""
-    schema = json.loads((Path(__file__).parent.parent / "schemas" / "record.schema.json")
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "record.schema.json")
                         .read_text(encoding="utf-8"))
     slots = schema["properties"]["annotation"]["properties"]
     assert all(slot.get("description") for slot in slots.values()), slots
