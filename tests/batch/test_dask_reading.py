@@ -18,7 +18,7 @@ from tests.batch.test_dask_cluster import started_cluster
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.killprocs import run
 from tests.helpers.processes import child_env
-from tests.test_history_layouts import folder_bytes
+from tests.pipeline.test_history_layouts import folder_bytes
 
 pytest.importorskip("distributed")  # the [dask] extra
 

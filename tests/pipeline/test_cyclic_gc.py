@@ -161,7 +161,7 @@ def test_a_worker_collects_between_batches_without_its_modules() -> None:
         print("ok")
     """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent, check=False)
+                          cwd=Path(__file__).resolve().parents[2], check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ok\n"
 

@@ -25,7 +25,7 @@ from crawler.pipeline.entry_stage import previous_calls
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
 from crawler.store.cache import DATABASE, ResultCache
 from tests.helpers.gitrepo import GitRepo
-from tests.test_update_entry_points import FILES, crawler, first_extract, records
+from tests.pipeline.test_entry_stage import FILES, crawler, first_extract, records
 
 # The next commit: open_file is a new public caller of check_path; save, check_mode's only
 # caller, goes, and pkg exports open_file in its place.

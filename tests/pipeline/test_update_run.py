@@ -425,7 +425,7 @@ def test_corrupt_cache_entry_is_ignored_and_rebuilt(tmp_path: Path) -> None:
 
 def test_an_edited_parser_never_reuses_what_the_old_one_read(tmp_path: Path) -> None:
     """The result key holds a digest of crawler/parse's sources, not only the version number."""
-    package = Path(__file__).resolve().parent.parent / "crawler"
+    package = Path(__file__).resolve().parents[2] / "crawler"
     copy = tmp_path / "copy"
     shutil.copytree(package, copy / "crawler", ignore=shutil.ignore_patterns("__pycache__"))
 

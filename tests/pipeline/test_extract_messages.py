@@ -13,7 +13,7 @@ from crawler.pipeline import extract
 from crawler.store import manifest_file, record_files, schemas
 from tests.helpers.gitrepo import GitRepo
 
-PACKAGE = Path(__file__).parent / "packages" / "clspkg"
+PACKAGE = Path(__file__).parents[1] / "packages" / "clspkg"
 
 
 def test_class_defaults_and_exception_classes_on_disk(make_repo: Callable[[str], GitRepo],

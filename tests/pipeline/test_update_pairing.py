@@ -20,7 +20,7 @@ from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
 from crawler.cli.commands import main
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord
 from tests.helpers.gitrepo import GitRepo
-from tests.test_update import Output
+from tests.pipeline.test_update_run import Output
 
 UNKNOWN = "Unknown keyword arguments: {kwargs}"
 
@@ -306,7 +306,7 @@ def test_extract_over_a_folder_diffs_from_its_commit_or_says_it_could_not(
     result = out.extract()
     assert result.merged.diff_used and result.merged.matched_by[original.id] == 0 and not result.notes
     # The same repository after its history was rewritten and the folder's commit pruned (another
-    # repository would be refused: tests/test_pipeline_identity.py): keys alone, and a note.
+    # repository would be refused: tests/pipeline/test_repository_identity.py): keys alone, and a note.
     shifted = out.repo.head()
     out.repo.git("reset", "--hard", "HEAD~1")
     out.repo.write("core.py", "\n\n" + REPLACE)

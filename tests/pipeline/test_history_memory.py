@@ -1,6 +1,6 @@
 """The walk held in memory (`store.held_folder`) against the walk step by step on disk.
 
-The history is `tests.test_history.build_history`'s: four releases (two rewords, a move to
+The history is `tests.pipeline.test_history_run.build_history`'s: four releases (two rewords, a move to
 another file, a removal and return, an exception class change, tags that are no versions)
 and a commit after the last one. The step-by-step walk is what `crawler history` made before
 the folder was held: one `extract`, then one `update` per tag, each writing its records and the
@@ -27,7 +27,7 @@ from tests.helpers.gitrepo import GitRepo
 from tests.helpers.killprocs import run
 from tests.helpers.outputkit import annotate
 from tests.helpers.processes import child_env
-from tests.test_history import TAGS, build_history
+from tests.pipeline.test_history_run import TAGS, build_history
 
 RELEASES = ("v0.9.0", "v0.10.0rc1", "v0.10.0", "v0.11.0")  # the version order of TAGS
 
