@@ -24,7 +24,7 @@ from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite
 from tests.helpers import runtime_harness
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
+CASES = Path(__file__).resolve().parents[2] / "cases"
 CASE_FILES = sorted(CASES.glob("*.py"))
 
 

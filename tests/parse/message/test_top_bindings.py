@@ -10,7 +10,7 @@ import libcst as cst
 
 from crawler.parse.message import flow
 
-CASES = Path(__file__).resolve().parent.parent / "cases"
+CASES = Path(__file__).resolve().parents[2] / "cases"
 
 SOURCE = '''
 import os.path, json as j
