@@ -27,7 +27,7 @@ from tests.helpers.gitrepo import GitRepo
 FORMS = Path(__file__).parent / "paste_forms"
 CRAWLER = shutil.which("crawler") or "crawler"
 PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)
-SCHEMA = json.loads((Path(__file__).parents[2] / "schemas" / "lookup.schema.json").read_text(
+SCHEMA = json.loads((Path(__file__).parents[3] / "schemas" / "lookup.schema.json").read_text(
     encoding="utf-8"))
 # each sample: the raise that printed its last exception (widgets.py's line), and a form it has
 SAMPLES = {

@@ -3,7 +3,7 @@
 The corpus (annotations/*.yaml) holds annotations written by hand for records of click and
 attrs, extracted at a pinned commit (annotations/catalogues/*.tar.xz, snippets included). Put on
 their own records, the check lists at most 1 in 20; dealt to other records of the same
-repository (a seeded derangement, tests/serve/annotations/corpus.py), it lists at least 90 % of
+repository (a seeded derangement, tests/serve/review/annotations/corpus.py), it lists at least 90 % of
 them, and all of those that came from another module. The issue's
 case (a remat error annotated with a pytree registry text) is built on a repository the test
 makes, and so is each cause of a miss that was fixed: a `module.name` of another module whose
@@ -25,7 +25,7 @@ import yaml
 from crawler.serve.review.annotation_fit import folder_fits
 from crawler.store import repo_output
 from tests.helpers.gitrepo import GitRepo
-from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack
+from tests.serve.review.annotations.corpus import LIBRARIES, derangement, unpack
 
 SEED = 37
 

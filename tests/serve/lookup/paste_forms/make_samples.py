@@ -1,6 +1,6 @@
 """Produce the paste-form samples of this folder by really running `widgets.py`'s raises.
 
-    python tests/serve/paste_forms/make_samples.py
+    python tests/serve/lookup/paste_forms/make_samples.py
 
 Each sample is what a user would copy: a plain traceback, pytest's long output (`E   ` lines)
 and its short summary line, IPython's coloured traceback (IPython must be installed: it is

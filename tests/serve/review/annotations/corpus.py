@@ -1,4 +1,4 @@
-"""The annotation corpus, shared by tests/serve/test_annotation_fit.py and
+"""The annotation corpus, shared by tests/serve/review/test_annotation_fit.py and
 scripts/annotation_fit_rates.py: hand-written annotations of click and attrs records
 (click.yaml, attrs.yaml) with the catalogues they were written for (catalogues/*.tar.xz), and
 the seeded derangement that deals each record another's annotation. Nothing here touches the

@@ -1,7 +1,7 @@
 """Real pasted errors looked up as a user would: the installed `crawler lookup --json`, one
 process per paste, against catalogues the crawler made of the real repositories (issue 33).
 
-The corpus (tests/serve/pastes/): wild.yaml, errors people pasted into public trackers, and
+The corpus (tests/serve/lookup/pastes/): wild.yaml, errors people pasted into public trackers, and
 jax.yaml, errors made by running jax and pasted in each form; the catalogues are stored as
 test data (catalogues/*.tar.xz, see README.md there). Each item names the raise site that
 printed it; its class says what a lookup should answer:
@@ -14,7 +14,7 @@ printed it; its class says what a lookup should answer:
 - foreign: no raise of the library prints it: no confident answer (exit 1).
 
 The lookups take minutes on two shared cores, so those tests are `slow` (`pytest -m slow
-tests/serve/test_paste_corpus.py`). Whatever the class, a lookup that exits 0 with another
+tests/serve/lookup/test_paste_corpus.py`). Whatever the class, a lookup that exits 0 with another
 record first is confident and wrong. Several sites printing one wording share a rank (`tie`):
 an item's site tied at rank 1 is first.
 Items today's engine misses are listed in misses.yaml and marked xfail(strict=True) with the
