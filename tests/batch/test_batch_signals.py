@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from crawler.batch._worker import STARTED_TOPIC
-from tests.batch.test_batch import fill
+from tests.batch.test_driver import fill
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.killprocs import Proc, alive, describe, family, pool_workers
 from tests.helpers.processes import ROOT, child_env

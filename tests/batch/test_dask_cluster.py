@@ -21,7 +21,7 @@ import pytest
 from crawler.batch._worker import STARTED_TOPIC
 from crawler.batch.driver import DONE, FAILED, run_batch
 from crawler.batch.reposfile import load_batch
-from tests.batch.test_batch import fill, repos, statuses, tree  # noqa: F401 - `repos` is a fixture
+from tests.batch.test_driver import fill, repos, statuses, tree  # noqa: F401 - `repos` is a fixture
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import ROOT, child_env
 

@@ -25,8 +25,8 @@ from crawler.store import manifest_file, record_files, render, repo_output, safe
 from crawler.store.annotation_edits import edited_annotation
 from crawler.store.cache import DATABASE, MANIFEST, LoadCache, is_plain
 from tests.helpers.outputkit import snapshot
-from tests.store.test_emit import a_record
-from tests.store.test_output import BREAKS, _break
+from tests.store.test_record_files import a_record
+from tests.store.test_repo_output import BREAKS, _break
 
 
 def exact(value: Any) -> Any:
