@@ -18,8 +18,8 @@ from crawler.batch import driver
 from crawler.batch.reposfile import load_batch
 from crawler.errors import BatchError
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import within
 from tests.helpers.processes import ROOT, child_env
-from tests.store.test_special_files import within
 
 
 def batch_file(folder: Path, body: str) -> Path:

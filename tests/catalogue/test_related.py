@@ -15,7 +15,7 @@ from crawler.pipeline import extract
 from crawler.records import TestAssertion
 from crawler.store import record_files, render, safe_yaml, schemas
 from tests.helpers.gitrepo import GitRepo
-from tests.store.test_record_files import a_record
+from tests.helpers.records import a_record
 
 LIB = '''\
 class Codec:

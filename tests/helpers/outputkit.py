@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from crawler.parse.workers import visit_file
 from crawler.pipeline import Collected
@@ -88,3 +91,22 @@ def snapshot(folder: Path) -> dict[str, bytes]:
             if rel != ".crawler.lock" and not rel.startswith("lookup.sqlite"):
                 files[rel] = path.read_bytes()
     return files
+
+
+def within(seconds: float, call: Callable[[], Any]) -> Any:
+    """`call()`'s result (or its exception), or a failure where it has not returned in time."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still running after {seconds}s: a special file stalled it"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

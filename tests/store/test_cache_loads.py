@@ -24,9 +24,10 @@ from crawler.records import Annotation, ErrorRecord, Evidence, Related, empty_an
 from crawler.store import manifest_file, record_files, render, repo_output, safe_yaml, schemas
 from crawler.store.annotation_edits import edited_annotation
 from crawler.store.cache import DATABASE, MANIFEST, LoadCache, is_plain
+from tests.helpers.annotated_library import ANNOTATED, CASES, ODD_TEXT, a_library, full_checks, outcome
+from tests.helpers.output_faults import BREAKS, _break
 from tests.helpers.outputkit import snapshot
-from tests.store.test_record_files import a_record
-from tests.store.test_repo_output import BREAKS, _break
+from tests.helpers.records import a_record
 
 
 def exact(value: Any) -> Any:
@@ -48,22 +49,6 @@ def written(root: Path, text_of_annotation: str | None = None) -> Path:
         start, end = text.index("annotation:"), text.index("history:")
         path.write_text(text[:start] + text_of_annotation + text[end:], encoding="utf-8")
     return path
-
-
-def outcome(path: Path, cache: LoadCache | None) -> Any:
-    """What loading gives: the record, or the error's exact message."""
-    try:
-        return record_files.load_record(path, cache)
-    except CrawlerError as error:
-        return f"{type(error).__name__}: {error}"
-
-
-ANNOTATED = ("annotation:\n"
-             "  # reviewed by a person: keep this comment\n"
-             "  written_for: 'bad {x}: {{literal}}'\n"
-             "  what_it_means: >\n    Ünïcödé, 漢字 and 🙂\n    folded\n"
-             "  solutions: [one,   two]\n"
-             "  notes: {count: 3, ratio: 0.5, flag: yes}\n")
 
 
 @pytest.mark.parametrize("annotation", [None, ANNOTATED])
@@ -219,21 +204,6 @@ def test_plain_values_come_back_from_json_exactly(value: Any) -> None:
 
 # ---------------------------------------------------------------- priming from written records
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
-ODD_TEXT = '''\
-def odd(value):
-    if value is None or value == "ünïcödé":
-        raise ValueError("naïve café: 漢字 🙂 {value}")
-    raise RuntimeError("lone \\udcff and \\ud800 escapes, a\\x85line\\u2028break")
-
-
-def blank_lines(value):
-    raise KeyError("""tail
-
-
-""")
-'''
-
 
 def real_records(make_repo: Any, tmp_path: Path) -> list[ErrorRecord]:
     """Every record of a real extraction of the test cases, as the crawler loads them back."""
@@ -373,27 +343,6 @@ def test_load_folder_uses_the_cache_it_is_given_and_no_other(tmp_path: Path,
 
 
 # ---------------------------------------------------------------- the runs that use it
-
-def full_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The record files that go through every check from now on, by name."""
-    checked: list[str] = []
-    real = record_files.check_record_bytes
-
-    def counted(raw: bytes, path: Path) -> Any:
-        checked.append(path.name)
-        return real(raw, path)
-
-    monkeypatch.setattr(record_files, "check_record_bytes", counted)
-    return checked
-
-
-def a_library(make_repo: Any) -> Any:
-    repo = make_repo("lib")
-    for case in sorted(CASES.glob("*.py")):
-        repo.write(f"pkg/{case.name}", case.read_text(encoding="utf-8"))
-    repo.write("pkg/odd.py", ODD_TEXT)
-    repo.commit("first")
-    return repo
 
 
 def test_an_update_after_an_extract_checks_only_the_files_edited_by_hand(

@@ -17,7 +17,7 @@ from crawler.store.cache import ResultCache
 from crawler.store.held_folder import JOURNAL, HeldResults, finish_checkpoint
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.outputkit import annotate
-from tests.store.test_record_files import a_record
+from tests.helpers.records import a_record
 
 
 def test_a_record_read_back_is_the_record_its_file_loads(tmp_path: Path) -> None:
