@@ -16,9 +16,9 @@ from crawler.parse.assertions import read_assertions
 from crawler.parse.workers import visit_file
 from tests.batch.test_dask_cluster import started_cluster
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.history import folder_bytes
 from tests.helpers.killprocs import run
 from tests.helpers.processes import child_env
-from tests.pipeline.test_history_layouts import folder_bytes
 
 pytest.importorskip("distributed")  # the [dask] extra
 

@@ -5,7 +5,6 @@ reader cannot follow asserts the note that says where the chain stops."""
 from __future__ import annotations
 
 import subprocess
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,29 +13,9 @@ import pytest
 from crawler.callgraph.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
+from tests.helpers.entry_points import entries, graph_of
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import child_env
-
-Found = list[tuple[str, tuple[str, ...], str | None, str | None]]
-
-
-def graph_of(repo: GitRepo, files: dict[str, str]) -> Graph:
-    """The graph of the files as committed: read back from git's object store."""
-    for path, text in files.items():
-        repo.write(path, textwrap.dedent(text))
-    repo.commit()
-    facts = []
-    for path in repo.git("ls-files").splitlines():
-        data = repo.git("show", f"HEAD:{path}").encode()
-        read = read_calls(data, module_name(path), path.endswith("__init__.py"))
-        assert read is not None
-        facts.append(read)
-    return Graph(facts)
-
-
-def entries(graph: Graph, node: str, exception: str = "ValueError", line: int = 0) -> Found:
-    found = graph.entry_points(node, exception, line)
-    return [(e.name, e.chain, e.stops, e.caught_by) for e in found.items]
 
 
 def test_module_functions_through_imports_aliases_and_all(make_repo: Callable[[str], GitRepo]) -> None:

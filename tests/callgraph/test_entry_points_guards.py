@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 
 from crawler.parse.call_edges import GUARD, SIGNATURE, read_calls
-from tests.callgraph.test_entry_points import entries, graph_of
+from tests.helpers.entry_points import entries, graph_of
 from tests.helpers.gitrepo import GitRepo
 
 

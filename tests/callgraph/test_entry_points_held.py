@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.callgraph.test_entry_points import entries, graph_of
+from tests.helpers.entry_points import entries, graph_of
 from tests.helpers.gitrepo import GitRepo
 
 VALIDATORS = """\

@@ -24,8 +24,8 @@ from crawler.parse.workers import FileOutcome
 from crawler.pipeline.entry_stage import previous_calls
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
 from crawler.store.cache import DATABASE, ResultCache
+from tests.helpers.entry_points import FILES, crawler, first_extract, records
 from tests.helpers.gitrepo import GitRepo
-from tests.pipeline.test_entry_stage import FILES, crawler, first_extract, records
 
 # The next commit: open_file is a new public caller of check_path; save, check_mode's only
 # caller, goes, and pkg exports open_file in its place.

@@ -17,7 +17,7 @@ from crawler.catalogue.successors import (
 from crawler.parse.workers import visit_file
 from crawler.records import REMOVED, Annotation, ErrorRecord, empty_annotation
 from tests.helpers.outputkit import REPO, blob_sha, module
-from tests.pipeline.test_update_run import BASE
+from tests.helpers.update_output import BASE
 
 OLD = BASE
 NEW = (OLD.replace("x must be positive, got {x}", "negative values are not accepted here: {x}")

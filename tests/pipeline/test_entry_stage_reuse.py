@@ -15,8 +15,8 @@ from pathlib import Path
 
 from crawler.parse.call_edges import read_calls
 from crawler.pipeline.entry_stage import graph_of, moved_since, node_digests
+from tests.helpers.entry_points import crawler, first_extract, records
 from tests.helpers.gitrepo import GitRepo
-from tests.pipeline.test_entry_stage import crawler, first_extract, records
 
 CHAIN = {
     "pkg/__init__.py": "from pkg.api import load\nfrom pkg.other import helper\n",

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.history import folder_bytes
 from tests.helpers.killprocs import run
 from tests.helpers.processes import child_env
 
@@ -99,13 +100,6 @@ def walked(repo: GitRepo, out: Path, cache: Path, logs: Path, *options: str,
 def folder_of(out: Path) -> Path:
     (manifest,) = out.rglob("manifest.yaml")
     return manifest.parent
-
-
-def folder_bytes(out: Path) -> dict[str, bytes]:
-    """Every file the walk wrote, by its path under the output root (lookup's cache aside: its
-    bytes are the machine's)."""
-    return {str(path.relative_to(out)): path.read_bytes() for path in sorted(out.rglob("*"))
-            if path.is_file() and path.name != "lookup.sqlite"}
 
 
 @pytest.fixture(scope="module")

@@ -24,10 +24,10 @@ from crawler.store import record_files
 from crawler.store.held_folder import JOURNAL
 from crawler.store.repo_output import LOCK_FILE
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.history import TAGS, build_history
 from tests.helpers.killprocs import run
 from tests.helpers.outputkit import annotate
 from tests.helpers.processes import child_env
-from tests.pipeline.test_history_run import TAGS, build_history
 
 RELEASES = ("v0.9.0", "v0.10.0rc1", "v0.10.0", "v0.11.0")  # the version order of TAGS
 

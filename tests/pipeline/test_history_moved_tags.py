@@ -16,7 +16,7 @@ from crawler.store import manifest_file, schemas
 from crawler.store.safe_yaml import load_yaml_file
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import ROOT, child_env
-from tests.pipeline.test_update_run import Output
+from tests.helpers.update_output import Output
 
 
 def history(repo: GitRepo, out: Path) -> subprocess.CompletedProcess[str]:

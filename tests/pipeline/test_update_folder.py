@@ -21,7 +21,7 @@ from crawler.records import ACTIVE
 from crawler.serve.review.checks import check_output, validate_output
 from crawler.store import manifest_file, record_files, render
 from tests.helpers.gitrepo import GitRepo
-from tests.pipeline.test_update_run import BASE, OTHER, POSITIVE, UNTOUCHED, Output
+from tests.helpers.update_output import BASE, OTHER, POSITIVE, UNTOUCHED, Output
 
 
 @pytest.fixture

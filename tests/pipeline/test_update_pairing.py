@@ -20,7 +20,7 @@ from crawler.catalogue.pairing import FUZZY_THRESHOLD, similarity
 from crawler.cli.commands import main
 from crawler.records import ACTIVE, NEEDS_REVIEW, REMOVED, ErrorRecord
 from tests.helpers.gitrepo import GitRepo
-from tests.pipeline.test_update_run import Output
+from tests.helpers.update_output import Output
 
 UNKNOWN = "Unknown keyword arguments: {kwargs}"
 

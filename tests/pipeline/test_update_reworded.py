@@ -15,7 +15,7 @@ import pytest
 from crawler.catalogue.pairing import score, similarity
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from tests.helpers.gitrepo import GitRepo
-from tests.pipeline.test_update_run import Output
+from tests.helpers.update_output import Output
 
 OLD = "Unsupported transforms: {transforms} ({maybe_transpose})"
 NEW = "Unsupported transpose permutation: {permutation}"

@@ -19,7 +19,7 @@ from crawler.records import NEEDS_REVIEW
 from crawler.store import render
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import ROOT, child_env
-from tests.pipeline.test_update_run import Output
+from tests.helpers.update_output import Output
 
 COUNT = 2000
 CPU_SECONDS = 30.0  # 152 s before; about 6 s here (the extract alone takes 4)

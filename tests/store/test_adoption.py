@@ -32,7 +32,7 @@ from tests.helpers.child import kill_before
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.outputkit import snapshot
 from tests.helpers.processes import ROOT, child_env
-from tests.pipeline.test_update_run import BASE, BLOCK  # the same module, and a person's block
+from tests.helpers.update_output import BASE, BLOCK  # the same module, and a person's block
 
 # The same code a week later: `check` rewritten in another file under another name, its message
 # reworded past recognition and no line of its code kept (so the update cannot follow it: git's

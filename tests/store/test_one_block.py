@@ -25,7 +25,7 @@ from crawler.store import render
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.outputkit import snapshot
 from tests.helpers.processes import ROOT, child_env
-from tests.pipeline.test_update_run import BASE
+from tests.helpers.update_output import BASE
 
 POSITIVE = "x must be positive, got {x}"
 CANNOT = "cannot load {path}"

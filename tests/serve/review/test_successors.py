@@ -24,7 +24,7 @@ from crawler.records import REMOVED
 from crawler.serve.review.checks import review_output
 from crawler.store import render
 from tests.helpers.gitrepo import GitRepo
-from tests.pipeline.test_update_run import BLOCK
+from tests.helpers.update_output import BLOCK
 
 NESTING = ("Nesting `compute_on` with different compute types is not supported yet. "
            "Current compute_on type: {self.prev_compute_type}")
