@@ -21,7 +21,7 @@ import pytest
 from crawler.catalogue import classes, composing
 from crawler.records import Skipped
 from crawler.store.safe_yaml import load_yaml_file
-from tests.catalogue.test_classes import resolve_sources
+from tests.helpers.classes import resolve_sources
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import ROOT, child_env
 

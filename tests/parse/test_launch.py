@@ -21,7 +21,7 @@ import pytest
 
 from crawler.parse.launch import _Subprocess, in_daemon
 from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool
-from tests.parse.test_workers import PARENS, TEST_FILE, good, messages, run
+from tests.helpers.workers import PARENS, TEST_FILE, good, messages, run
 
 ROOT = Path(__file__).resolve().parents[2]
 

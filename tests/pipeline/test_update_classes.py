@@ -7,6 +7,7 @@ from pathlib import Path
 
 from crawler.pipeline import extract, update
 from crawler.store import record_files
+from tests.helpers.classes import templates
 from tests.helpers.gitrepo import GitRepo
 
 ERRORS = '''\
@@ -21,11 +22,6 @@ from pkg.errors import BadThing
 def use(name):
     raise BadThing(name)
 '''
-
-
-def templates(folder: Path) -> dict[str, str]:
-    records = [record_files.load_record(p) for p in record_files.iter_record_paths(folder)]
-    return {r.site.path: r.site.message.template for r in records if r.status != "removed"}
 
 
 def test_a_changed_class_default_reaches_unchanged_files(make_repo: Callable[[str], GitRepo],

@@ -4,22 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.parse.visitor import find_raise_sites
-from crawler.records import RaiseSite
-from tests.parse.test_skeleton import assert_same, both
-
-
-def sites(source: str) -> dict[str, list[RaiseSite]]:
-    found = find_raise_sites("pkg/mod.py", source.encode(), "pkg.mod")
-    by_function: dict[str, list[RaiseSite]] = {}
-    for site in found.sites:
-        by_function.setdefault(site.function or "", []).append(site)
-    return by_function
-
-
-def only(source: str, function: str = "f") -> RaiseSite:
-    (site,) = sites(source)[function]
-    return site
+from tests.helpers.visits import assert_same, both, only, sites
 
 
 def test_a_factory_gets_literal_arguments_and_names_the_others_by_the_callers_source() -> None:

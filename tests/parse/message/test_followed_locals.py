@@ -3,7 +3,7 @@ module constant bound to `"...".format`, a function defined inside the raise's f
 
 from __future__ import annotations
 
-from tests.parse.message.test_calls import only, sites
+from tests.helpers.visits import only, sites
 
 
 def test_a_walrus_in_the_if_test_binds_the_message_its_body_raises() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers import runtime_harness
 from tests.helpers.runtime_harness import Case
-from tests.parse.test_visitor import site_fields
+from tests.helpers.visits import site_fields
 
 CASES = runtime_harness.all_cases()
 
