@@ -20,7 +20,7 @@ from crawler.cli.commands import main
 from crawler.cli.summaries import BatchSummary
 from crawler.errors import BatchError, CrawlerError
 from crawler.records import SourceFile
-from tests.batch.test_driver import fill, statuses, tree
+from tests.helpers.batch import fill, statuses, tree
 from tests.helpers.gitrepo import GitRepo
 
 

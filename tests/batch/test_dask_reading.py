@@ -14,7 +14,7 @@ import pytest
 from crawler.batch.dask_reading import IN_FLIGHT, DaskPool
 from crawler.parse.assertions import read_assertions
 from crawler.parse.workers import visit_file
-from tests.batch.test_dask_cluster import started_cluster
+from tests.helpers.dask_cluster import started_cluster
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.history import folder_bytes
 from tests.helpers.killprocs import run

@@ -16,65 +16,13 @@ import yaml
 from click.testing import CliRunner
 
 from crawler.batch import _worker, driver
-from crawler.batch.driver import DONE, FAILED, UP_TO_DATE, BatchResult, run_batch
+from crawler.batch.driver import DONE, FAILED, UP_TO_DATE, run_batch
 from crawler.batch.reposfile import load_batch
 from crawler.cli.commands import main
 from crawler.errors import BatchError
 from crawler.records import ExtractOptions
+from tests.helpers.batch import MODULE, fill, statuses, tree
 from tests.helpers.gitrepo import GitRepo
-
-MODULE = '''\
-class {name}Error(Exception):
-    pass
-
-
-def check_{name}(value, limit):
-    if value > limit:
-        raise {name}Error(f"{name}: {{value}} is over the limit {{limit}}")
-    if value < 0:
-        raise ValueError("{name}: negative values are not allowed")
-    return value
-'''
-
-
-def fill(repo: GitRepo, name: str, modules: int) -> None:
-    for i in range(modules):
-        repo.write(f"{name}/mod{i}.py", MODULE.format(name=f"{name.title()}{i}"))
-    repo.write(f"tests/test_{name}.py", "def test():\n    raise AssertionError('not catalogued')\n")
-    repo.commit("add modules")
-
-
-@pytest.fixture
-def repos(make_repo: Callable[[str], GitRepo], tmp_path: Path) -> Path:
-    """repos.yaml with three good repositories and one broken entry (a ref that does not exist)."""
-    for name, modules in (("alpha", 3), ("beta", 2), ("gamma", 4)):
-        fill(make_repo(name), name, modules)
-    path = tmp_path / "repos.yaml"
-    path.write_text(
-        "defaults:\n"
-        "  exclude: ['*/mod3.py']\n"
-        "repos:\n"
-        "  - source: ./alpha\n"
-        "  - source: ./beta\n"
-        "    ref: main\n"
-        f"  - source: {(tmp_path / 'gamma').as_uri()}\n"  # fetched into the cache, not read in place
-        "  - source: ./beta\n"
-        "    commit: no-such-tag\n"
-        "    name: beta-broken\n",
-        encoding="utf-8",
-    )
-    return path
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file under root, by relative path, with its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != "lookup.sqlite"}  # lookup's cache: the machine's bytes
-
-
-def statuses(result: BatchResult) -> list[str]:
-    return [r.status for r in result.results]
-
 
 # ---------------------------------------------------------------- the batch file
 

@@ -200,7 +200,7 @@ def test_the_walk_read_on_a_dask_cluster_writes_the_sequential_walks_bytes(
     pytest.importorskip("distributed")  # the [dask] extra
     from distributed import Client
 
-    from tests.batch.test_dask_cluster import started_cluster
+    from tests.helpers.dask_cluster import started_cluster
 
     with started_cluster(tmp_path, 2) as (address, _, _):
         summary = walked(layouts, tmp_path / "out", tmp_path / "cache", tmp_path / "logs",
@@ -221,7 +221,7 @@ def test_a_history_entry_of_a_dask_batch_is_read_by_the_cluster_and_writes_the_w
     pytest.importorskip("distributed")  # the [dask] extra
     from distributed import Client
 
-    from tests.batch.test_dask_cluster import started_cluster
+    from tests.helpers.dask_cluster import started_cluster
 
     repos = tmp_path / "repos.yaml"
     repos.write_text(yaml.safe_dump({"repos": [{"source": str(layouts.path), "evidence": False,

@@ -27,7 +27,6 @@ from crawler.errors import OutputError
 from crawler.serve.export import target as export_target
 from crawler.serve.export import writers as export
 from tests.helpers.processes import ROOT, child_env, crawler_as_user, folder_for_another_user
-from tests.serve.export.test_writers import output_root  # noqa: F401 - the shared fixture
 
 AS_ROOT = os.geteuid() == 0
 NULL, FULL = os.makedev(1, 3), os.makedev(1, 7)

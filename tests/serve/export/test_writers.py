@@ -7,77 +7,20 @@ import sqlite3
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from crawler.catalogue.evidence import match_evidence
 from crawler.catalogue.merge import merge
-from crawler.catalogue.related import related_records, with_derived
 from crawler.cli.commands import main
-from crawler.parse.assertions import find_assertions
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import Annotation, Counts, ExtractOptions, FileEntry, Manifest, Pin, empty_annotation
+from crawler.records import Counts, ExtractOptions, Manifest, Pin
 from crawler.serve.export import writers as export
 from crawler.store import manifest_file, record_files, schemas
 from tests.helpers.datasette_server import serving
-
-SOURCE = b'''\
-class Shape:
-    def check(self, dims):
-        if len(dims) > 3:
-            raise ValueError(f"expected at most 3 dimensions, got {len(dims)}")
-        if min(dims) < 0:
-            raise ValueError(f"negative dimension in {dims}")
-
-    def reshape(self, new):
-        raise NotImplementedError("reshape is not supported for sparse shapes")
-
-
-def convert(x, dtype):
-    if dtype not in ("int32", "float32"):
-        raise TypeError(f"cannot convert {x!r} to dtype {dtype}")
-    raise TypeError(f"cannot convert {x!r} to dtype {dtype.name}")
-'''
-
-TESTS = b'''\
-import pytest
-
-def test_dims():
-    with pytest.raises(ValueError, match="got 5"):
-        Shape().check([1] * 5)
-
-def test_convert():
-    with pytest.raises(TypeError, match=r"cannot convert .* to dtype int8"):
-        convert(1, "int8")
-'''
-
-SHA = "1" * 40
-PIN = Pin(source="example/lib", host="github.com", owner="example", name="lib", ref="v1", sha=SHA,
-          web_url="https://github.com/example/lib")
-
-
-@pytest.fixture
-def output_root(tmp_path: Path) -> Path:
-    """An output root with one repository, as `crawler extract` leaves it (one record annotated)."""
-    sites = find_raise_sites("lib/shape.py", SOURCE, "lib.shape").sites
-    records = merge(PIN, [], sites).records
-    assertions = find_assertions("tests/test_shape.py", TESTS).assertions
-    records = with_derived(records, related_records(records), match_evidence(records, assertions))
-    annotated = next(r for r in records if "sparse" in r.site.message.template)
-    note = {**empty_annotation().data, "written_for": annotated.site.message.template,
-            "what_it_means": "Sparse shapes cannot be reshaped in place; densify first."}
-    records = [replace(r, annotation=Annotation(note)) if r is annotated else r for r in records]
-    folder = tmp_path / "output" / "github.com" / "example" / "lib"
-    for record in records:
-        record_files.write_record(folder, record)
-    files = (FileEntry("lib/shape.py", "2" * 40, tuple(sorted(r.id for r in records))),)
-    manifest_file.write_manifest(folder, Manifest(PIN, "0.1.0", ExtractOptions(),
-                                         Counts(files=1, parsed=1, records=len(records)), files, ()))
-    return tmp_path / "output"
+from tests.helpers.export import PIN, SHA
 
 
 def loaded(root: Path) -> dict[str, dict[str, object]]:
@@ -198,7 +141,6 @@ def test_search_by_runtime_message(output_root: Path, tmp_path: Path, message: s
 
 
 def test_search_puts_templates_of_placeholders_only_after_real_fits(tmp_path: Path) -> None:
-    from crawler.records import Pin
 
     pin = Pin("x", "local", "o", "n", "HEAD", "0" * 40)
     source = b"def f(msg, n):\n    raise ValueError(f'{msg}')\n    raise ValueError(f'got {n} items')\n"

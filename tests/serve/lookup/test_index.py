@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -33,26 +32,8 @@ from crawler.serve.lookup.sources import (
 )
 from crawler.store import manifest_file, record_files
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.lookup_index import SOURCE, extract, extracted
 from tests.helpers.processes import child_env
-
-SOURCE = {
-    "a.py": "def a(shape):\n    raise ValueError(f'bad shape {shape}')\n",
-    "b.py": "def b(key):\n    raise KeyError(f'missing column {key}')\n",
-    "c.py": "def c(n):\n    raise TypeError('expected %d items' % n)\n",
-}
-
-
-def extract(repo: GitRepo, out: Path, *more: str) -> Path:
-    return extracted(repo, out, *more)[0]
-
-
-def extracted(repo: GitRepo, out: Path, *more: str) -> tuple[Path, str]:
-    """`crawler extract`: the repository's folder and name."""
-    result = CliRunner().invoke(main, ["extract", str(repo.path), "-o", str(out), "--json",
-                                       "--no-evidence", *more])
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
-    return Path(summary["folder"]), summary["repo"]
 
 
 @pytest.fixture
@@ -62,23 +43,6 @@ def small(make_repo: Callable[[str], GitRepo]) -> GitRepo:
         repo.write(path, text)
     repo.commit()
     return repo
-
-
-@pytest.fixture(scope="module")
-def _extracted_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = GitRepo(tmp_path_factory.mktemp("repo") / "small")
-    for path, text in SOURCE.items():
-        repo.write(path, text)
-    repo.commit()
-    out = tmp_path_factory.mktemp("once") / "out"
-    extract(repo, out)
-    return out
-
-
-@pytest.fixture
-def out(_extracted_once: Path, tmp_path: Path) -> Path:
-    """An output root holding the small repository's folder, extracted once per module."""
-    return Path(shutil.copytree(_extracted_once, tmp_path / "out"))
 
 
 def rows(folder: Path) -> dict[str, tuple[int, str]]:

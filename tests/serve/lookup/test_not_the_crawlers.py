@@ -27,7 +27,6 @@ from crawler.serve.export.writers import export
 from crawler.serve.lookup import index as lookup_index
 from crawler.serve.lookup.sources import repository_folders
 from tests.helpers.processes import ROOT, child_env
-from tests.serve.lookup.test_index import _extracted_once, out  # noqa: F401 - shared fixtures
 
 LIMIT = 60  # seconds for one command; each takes about one
 TEMPLATE = "bad shape {shape}"
