@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.batch import fill, repos, statuses, tree  # noqa: F401 - `repos` is a fixture
 from tests.helpers.processes import child_env
 
 

@@ -1,5 +1,5 @@
 """Lookup's ranking: a runtime message to its records, best first; closest templates when none
-match. (The stored index and the command are in test_lookup_index.py and test_lookup_cli.py.)"""
+match. (The stored index and the command are in test_index.py and test_lookup_cli.py.)"""
 
 from __future__ import annotations
 
