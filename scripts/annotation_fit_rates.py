@@ -2,11 +2,11 @@
 
     python scripts/annotation_fit_rates.py [--seeds 1-50] [--passed N] [--listed N]
 
-Reads the corpus of tests/serve/annotations/ (hand-written annotations of click and attrs
+Reads the corpus of tests/serve/review/annotations/ (hand-written annotations of click and attrs
 records, with their catalogues) and judges, in process, with crawler.serve.review.annotation_fit:
 
 - right: each annotation on its own record; the false-positive rate is listed / judged;
-- dealt: for each seed, a derangement (tests/serve/annotations/corpus.py, shared with the
+- dealt: for each seed, a derangement (tests/serve/review/annotations/corpus.py, shared with the
   test): each record gets another's annotation; the listed rate over all seeds, and the rate
   among those whose annotation comes from another module (the issue asks for all of them). Each
   missed from-another-module case is printed with its score and evidence, so a cause can be
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from crawler.records import Annotation, ErrorRecord  # noqa: E402
 from crawler.serve.review.annotation_fit import Fit, folder_fits  # noqa: E402
 from crawler.store import repo_output  # noqa: E402
-from tests.serve.annotations.corpus import LIBRARIES, derangement, unpack  # noqa: E402
+from tests.serve.review.annotations.corpus import LIBRARIES, derangement, unpack  # noqa: E402
 
 
 def load(library: str, where: Path) -> tuple[list[dict[str, Any]], list[ErrorRecord], Any]:

@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's crawler and tests, not an installed one
 
-from tests.killlib import Tree, library  # noqa: E402
-from tests.killrun import COMMANDS, Figures, KillScene, kill_chain  # noqa: E402
+from tests.helpers.killlib import Tree, library  # noqa: E402
+from tests.helpers.killrun import COMMANDS, Figures, KillScene, kill_chain  # noqa: E402
 
 SKIP = {"site-packages", "__pycache__", "test", "tests", "idlelib", "lib2to3"}
 

@@ -7,7 +7,7 @@ the index extract made must serve it without reading a record); then every paste
 `--rounds` times. Prints the first call's CPU seconds and each paste form's median, with the
 verdict and the first record's path:line, and the median over all of them. CPU seconds (user
 and system, of the process and what it started): on a machine other work shares, wall seconds
-say more of the others than of the lookup. `--corpus`: the pastes of tests/serve/pastes/jax.yaml
+say more of the others than of the lookup. `--corpus`: the pastes of tests/serve/lookup/pastes/jax.yaml
 (jax's errors as running jax printed them, in every form) instead of the few below.
 
 Python compiles a module whose cached bytecode is stale each time it is imported where
@@ -58,7 +58,7 @@ def corpus_pastes() -> dict[str, str]:
     """The jax pastes of the corpus, by id."""
     import yaml
 
-    items = yaml.safe_load((Path(__file__).resolve().parent.parent / "tests" / "serve" / "pastes"
+    items = yaml.safe_load((Path(__file__).resolve().parent.parent / "tests" / "serve" / "lookup" / "pastes"
                             / "jax.yaml").read_text(encoding="utf-8"))
     return {item["id"]: item["paste"] for item in items}
 
@@ -67,7 +67,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--corpus", action="store_true", help="the pastes of tests/serve/pastes/jax.yaml")
+    parser.add_argument("--corpus", action="store_true",
+                        help="the pastes of tests/serve/lookup/pastes/jax.yaml")
     args = parser.parse_args()
     crawler = shutil.which("crawler") or "crawler"
     pastes = corpus_pastes() if args.corpus else PASTES

@@ -1,8 +1,8 @@
-"""Build the catalogues the pasted-error corpus (tests/serve/pastes/) is measured against.
+"""Build the catalogues the pasted-error corpus (tests/serve/lookup/pastes/) is measured against.
 
 The tests must not touch the network, so each catalogue is made beforehand by the installed
 `crawler` itself, from a local git directory (a clone or a bare mirror: this script fetches
-nothing), and stored as test data: tests/serve/pastes/catalogues/<library>.tar.xz holds its
+nothing), and stored as test data: tests/serve/lookup/pastes/catalogues/<library>.tar.xz holds its
 output folder (manifest.yaml and errors/), with every record's `snippet` emptied (the source
 of the enclosing function is no part of a lookup, and it is most of the bytes).
 
@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent / "tests" / "serve" / "pastes" / "catalogues"
+HERE = Path(__file__).resolve().parent.parent / "tests" / "serve" / "lookup" / "pastes" / "catalogues"
 
 
 @dataclass(frozen=True)

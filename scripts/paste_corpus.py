@@ -1,4 +1,4 @@
-"""The corpus of pasted errors (tests/serve/pastes/): its figures per class, the jax pastes.
+"""The corpus of pasted errors (tests/serve/lookup/pastes/): its figures per class, the jax pastes.
 
     python scripts/paste_corpus.py                  # per class: right first, top 3, nothing,
                                                     # confident and wrong (today's engine)
@@ -8,7 +8,7 @@
                                                     # run jax_programs/ in a virtualenv with
                                                     # jax and jaxlib; rewrite jax.yaml
 
-The lookups are the harness's own (tests/serve/test_paste_corpus.py): the installed `crawler
+The lookups are the harness's own (tests/serve/lookup/test_paste_corpus.py): the installed `crawler
 lookup --json`, one process per paste, against the catalogues unpacked in a temporary folder.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.serve.test_paste_corpus import (  # noqa: E402
+from tests.serve.lookup.test_paste_corpus import (  # noqa: E402
     CLASSES,
     PASTES,
     Outcome,

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "scripts"))  # the weeks are picked as replay_hist
 from replay_history import weekly_commits  # noqa: E402
 
 from crawler.store import repo_output  # noqa: E402
-from tests.folder_diff import SiteKey, differing, live_records, site_key  # noqa: E402
+from tests.helpers.folder_diff import SiteKey, differing, live_records, site_key  # noqa: E402
 
 NAME = "replay/repo"
 FACTS = ("status", "site", "evidence", "related", "entry_points")  # not the commit read at

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import tests.processes  # noqa: F401  # first: it takes the system's temporary folder before TMPDIR moves
-from tests.gitrepo import GitRepo
+import tests.helpers.processes  # noqa: F401  # first: it takes the system's temporary folder before TMPDIR moves
+from tests.helpers.gitrepo import GitRepo
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ import pytest
 from crawler.batch import driver
 from crawler.batch.reposfile import load_batch
 from crawler.errors import BatchError
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
-from tests.store.test_special_files import within
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import within
+from tests.helpers.processes import ROOT, child_env
 
 
 def batch_file(folder: Path, body: str) -> Path:

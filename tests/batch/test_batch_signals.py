@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from crawler.batch._worker import STARTED_TOPIC
-from tests.batch.test_batch import fill
-from tests.gitrepo import GitRepo
-from tests.killprocs import Proc, alive, describe, family, pool_workers
-from tests.processes import ROOT, child_env
+from tests.helpers.batch import fill
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killprocs import Proc, alive, describe, family, pool_workers
+from tests.helpers.processes import ROOT, child_env
 
 REPOSITORIES, MODULES = 6, 30  # minutes of parsing on 2 cores, were the batch left to run
 AFTER = 2.0  # seconds after the signal by which no process of the batch may be left
@@ -170,7 +170,7 @@ def test_a_local_batch_stops_cleanly_on_a_signal(repos_file: Path, tmp_path: Pat
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A scheduler and two workers that the signalled batches share (they survive them)."""
-    from tests.batch.test_dask_cluster import started_cluster
+    from tests.helpers.dask_cluster import started_cluster
 
     with started_cluster(tmp_path_factory.mktemp("cluster"), 2) as (address, _, _):
         yield address
@@ -209,7 +209,7 @@ def test_a_dask_batch_that_loses_its_cluster_ends_with_one_line(
     tracebacks of its reconnection."""
     from distributed import Client
 
-    from tests.batch.test_dask_cluster import dask_command, started_cluster, stop
+    from tests.helpers.dask_cluster import dask_command, started_cluster, stop
 
     (tmp_path / "cluster").mkdir()
     timings: list[float] = []

@@ -20,8 +20,8 @@ from crawler.cli.commands import main
 from crawler.cli.summaries import BatchSummary
 from crawler.errors import BatchError, CrawlerError
 from crawler.records import SourceFile
-from tests.batch.test_batch import fill, statuses, tree
-from tests.gitrepo import GitRepo
+from tests.helpers.batch import fill, statuses, tree
+from tests.helpers.gitrepo import GitRepo
 
 
 def source(path: str, size: int) -> SourceFile:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 
 pytest.importorskip("distributed")  # the [dask] extra
 

@@ -14,11 +14,11 @@ import pytest
 from crawler.batch.dask_reading import IN_FLIGHT, DaskPool
 from crawler.parse.assertions import read_assertions
 from crawler.parse.workers import visit_file
-from tests.batch.test_dask_cluster import started_cluster
-from tests.gitrepo import GitRepo
-from tests.killprocs import run
-from tests.processes import child_env
-from tests.test_history_layouts import folder_bytes
+from tests.helpers.dask_cluster import started_cluster
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.history import folder_bytes
+from tests.helpers.killprocs import run
+from tests.helpers.processes import child_env
 
 pytest.importorskip("distributed")  # the [dask] extra
 
@@ -61,7 +61,7 @@ def test_the_pool_keeps_a_few_tasks_on_the_cluster_and_releases_each_one(tmp_pat
 
 
 def walk(repo: GitRepo, out: Path, logs: Path, *options: str) -> None:
-    ended = run([sys.executable, "-m", "tests.child", "crawler", "history", str(repo.path),
+    ended = run([sys.executable, "-m", "tests.helpers.child", "crawler", "history", str(repo.path),
                  "--tags", "v*", "--jobs", "1", "-q", "-o", str(out), "--cache-dir",
                  str(logs / "cache"), *options], logs, env=child_env())
     assert ended.code == 0, (logs / "stderr").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ from crawler.parse.workers import visit_file
 from crawler.pipeline import extract, update
 from crawler.store import record_files
 from crawler.store._outcome_json import outcome_from_data, outcome_json
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 CHECKS = '''\
 def check(pred, message):

@@ -15,7 +15,7 @@ from crawler.catalogue import classes
 from crawler.parse.call_edges import read_calls
 from crawler.parse.names import module_name
 from crawler.records import RaiseSite
-from tests.catalogue.test_classes import resolve_sources
+from tests.helpers.classes import resolve_sources
 
 CHAIN = 1000
 

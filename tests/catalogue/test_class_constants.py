@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.catalogue.test_classes import messages, resolve_sources
+from tests.helpers.classes import messages, resolve_sources
 
 
 def test_a_module_constant_the_init_prefixes_is_read_as_its_text() -> None:

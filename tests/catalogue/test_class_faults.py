@@ -21,9 +21,9 @@ import pytest
 from crawler.catalogue import classes
 from crawler.records import Skipped
 from crawler.store.safe_yaml import load_yaml_file
-from tests.catalogue.test_classes import resolve_sources
-from tests.gitrepo import GitRepo
-from tests.processes import ROOT, child_env
+from tests.helpers.classes import resolve_sources
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ROOT, child_env
 
 FILES = {
     "fpkg/__init__.py": "",

@@ -15,34 +15,15 @@ from pathlib import Path
 import pytest
 
 from crawler.catalogue import classes
-from crawler.parse.names import module_name
-from crawler.parse.visitor import find_raise_sites
-from crawler.records import RaiseSite, Template
-from tests.gitrepo import GitRepo
-from tests.parse.runtime_harness import Visited
+from tests.helpers.classes import by_function, messages, resolve_sources, visit_package
+from tests.helpers.gitrepo import GitRepo
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
-
-
-def visit_package(root: Path) -> list[Visited]:
-    visited = []
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root.parent).as_posix()
-        found = find_raise_sites(relative, path.read_bytes(), module_name(relative))
-        visited.append(Visited(relative, found.sites, found.pending, found.classes, found.exports))
-    return visited
 
 
 @pytest.fixture
 def resolved() -> classes.Resolved:
     return classes.resolve(visit_package(PACKAGES / "clspkg"))
-
-
-def by_function(resolved: classes.Resolved) -> dict[str, list[RaiseSite]]:
-    sites: dict[str, list[RaiseSite]] = {}
-    for site in resolved.sites:
-        sites.setdefault(site.function or "", []).append(site)
-    return sites
 
 
 def test_class_defaults(resolved: classes.Resolved) -> None:
@@ -121,19 +102,6 @@ def test_class_default_regexes_match_the_real_messages(resolved: classes.Resolve
 
 
 # ---------------------------------------------------------------- composing str(exc) (issue 16)
-
-
-def resolve_sources(files: dict[str, str]) -> classes.Resolved:
-    """The class pass over in-memory files: path to source."""
-    visited = []
-    for path, text in files.items():
-        found = find_raise_sites(path, text.encode(), module_name(path))
-        visited.append(Visited(path, found.sites, found.pending, found.classes, found.exports))
-    return classes.resolve(visited)
-
-
-def messages(resolved: classes.Resolved) -> dict[str, list[Template]]:
-    return {name: [s.message for s in sites] for name, sites in by_function(resolved).items()}
 
 
 def test_a_transform_that_cannot_be_read_is_named_and_the_raise_keeps_its_template() -> None:
@@ -293,7 +261,7 @@ def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
 def test_lookup_of_a_real_message_with_its_class_suffix_finds_its_record_first() -> None:
     from crawler.records import ErrorRecord, record_id
     from crawler.serve.lookup import sources as lookup
-    from tests.parse import runtime_harness
+    from tests.helpers import runtime_harness
 
     (case,) = [c for c in runtime_harness.all_cases() if c.name == "classes"]
     records = [ErrorRecord(id=record_id("local/x/y", site.key(), index), status="active",

@@ -14,18 +14,9 @@ import pytest
 
 from crawler.catalogue import evidence
 from crawler.catalogue.evidence import EvidenceStats, match_evidence
-from crawler.records import ErrorRecord, Evidence, RaiseSite, Template, TestAssertion
+from crawler.records import ErrorRecord, Evidence, RaiseSite, TestAssertion
 from crawler.regexes import BoundedRegex, OverBound, StepBudget
-
-
-def record(number: int, text: str) -> ErrorRecord:
-    site = RaiseSite(path="lib.py", line=number, end_line=number, column=4, class_name=None,
-                     function="f", qualname="f", exception="ValueError",
-                     exception_qualname="builtins.ValueError",
-                     message=Template(kind="literal", template=text, placeholders=(), regex=""),
-                     cause=None, condition=None, snippet="", snippet_line=number)
-    return ErrorRecord(id=f"{number:016x}", status="active", repo="local/o/n", commit="0" * 40,
-                       url=None, site=site)
+from tests.helpers.evidence import record
 
 
 def assertion(pattern: str) -> TestAssertion:

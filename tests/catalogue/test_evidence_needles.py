@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.catalogue.evidence import Pattern, Target, _Group
-from tests.catalogue.test_evidence_bounds import record
+from tests.helpers.evidence import record
 
 TEXT = st.text(alphabet="ab c(", max_size=12)
 # pieces of a regex over the same letters: what `pattern_globs` reads as literal text, and the

@@ -10,7 +10,7 @@ import pytest
 
 from crawler.catalogue import classes, factories
 from crawler.records import RaiseSite
-from tests.catalogue.test_classes import visit_package
+from tests.helpers.classes import visit_package
 
 CONSTANTS = '''\
 class error(Exception):

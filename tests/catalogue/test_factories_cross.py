@@ -11,9 +11,9 @@ from crawler.parse.visitor import find_raise_sites
 from crawler.parse.workers import visit_file
 from crawler.pipeline import extract, update
 from crawler.store._outcome_json import outcome_from_data, outcome_json
-from tests.catalogue.test_update_classes import templates
-from tests.gitrepo import GitRepo
-from tests.parse.runtime_harness import Visited
+from tests.helpers.classes import templates
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.runtime_harness import Visited
 
 MESSAGES = '''\
 def too_many(n):

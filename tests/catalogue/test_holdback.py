@@ -13,7 +13,7 @@ from crawler.catalogue.holdback import _PATH_LINE, HELD_BACK, _path_hint, plan
 from crawler.catalogue.identity import Ordinals
 from crawler.records import BrokenFile
 from crawler.store.repo_output import Loaded
-from tests.catalogue.test_merge import OLD, first, site
+from tests.helpers.merge_sites import OLD, first, site
 
 
 def test_nothing_broken_holds_nothing_back() -> None:

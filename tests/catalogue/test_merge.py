@@ -20,36 +20,17 @@ from crawler.records import (
     ExtractOptions,
     FileEntry,
     Manifest,
-    Pin,
-    RaiseSite,
-    Template,
     empty_annotation,
 )
+from tests.helpers.merge_sites import NEW, OLD, first, site
 
-OLD = Pin("x", "github.com", "o", "n", "HEAD", "a" * 40, "https://github.com/o/n")
-NEW = replace(OLD, sha="b" * 40)
 LATER = replace(OLD, sha="c" * 40)
-
-
-def site(template: str, *, path: str = "m.py", qualname: str = "f", line: int = 10,
-         exception: str = "ValueError", condition: str | None = None, start: int = 1) -> RaiseSite:
-    function = qualname.rsplit(".", 1)[-1]
-    return RaiseSite(
-        path=path, line=line, end_line=line, column=4, class_name=None, function=function,
-        qualname=qualname, exception=exception, exception_qualname=f"builtins.{exception}",
-        message=Template("literal", template, (), f"^{template}$"), cause=None,
-        condition=condition, snippet=f"def {function}(): ...", snippet_line=start,
-    )
 
 
 def annotate(record: ErrorRecord, text: str) -> ErrorRecord:
     data = dict(empty_annotation().data, what_it_means=text,
                 written_for=record.site.message.template)
     return replace(record, annotation=Annotation(data))
-
-
-def first(sites: list[RaiseSite], pin: Pin = OLD) -> list[ErrorRecord]:
-    return merge(pin, [], sites).records
 
 
 def by_id(records: list[ErrorRecord]) -> dict[str, ErrorRecord]:

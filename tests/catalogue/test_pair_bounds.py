@@ -16,7 +16,7 @@ from crawler.catalogue import best_pairs, pair_bounds
 from crawler.catalogue.merge import merge
 from crawler.catalogue.pairing import Memo, score
 from crawler.records import RaiseSite, Template
-from tests.catalogue.test_merge import OLD
+from tests.helpers.merge_sites import OLD
 
 TEMPLATES = ["value must be positive", "value must be strictly positive", "same words",
              "other words", "x must be positive, got {x}", "bad value {x} for this option"]

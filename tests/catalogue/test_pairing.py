@@ -12,7 +12,7 @@ from crawler.catalogue.assignment import best_assignment, greedy, hungarian
 from crawler.catalogue.merge import merge
 from crawler.catalogue.pairing import score, wording
 from crawler.git.diff import FileLines, LineMap
-from tests.catalogue.test_merge import NEW, OLD, first, site
+from tests.helpers.merge_sites import NEW, OLD, first, site
 
 edges_strategy = st.dictionaries(st.tuples(st.integers(0, 5), st.integers(0, 5)),
                                  st.integers(1, 30), min_size=1, max_size=20)

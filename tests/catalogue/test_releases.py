@@ -18,7 +18,7 @@ from crawler.records import (
     TemplateSpan,
     Versions,
 )
-from tests.catalogue.test_merge import NEW, OLD, site
+from tests.helpers.merge_sites import NEW, OLD, site
 
 # The forms tags take, each with the version `packaging` reads in it.
 VERSIONS = ["1.0", "1.0.0", "1.0.dev1", "1.0a1", "1.0a1.dev1", "1.0b2", "1.0rc1", "1.0c2",

@@ -16,8 +16,8 @@ from crawler.catalogue.successors import (
 )
 from crawler.parse.workers import visit_file
 from crawler.records import REMOVED, Annotation, ErrorRecord, empty_annotation
-from tests.outputkit import REPO, blob_sha, module
-from tests.test_update import BASE
+from tests.helpers.outputkit import REPO, blob_sha, module
+from tests.helpers.update_output import BASE
 
 OLD = BASE
 NEW = (OLD.replace("x must be positive, got {x}", "negative values are not accepted here: {x}")

@@ -9,7 +9,7 @@ import pytest
 from crawler.errors import RefError
 from crawler.git.diff import FileLines, line_map
 from crawler.git.pin import pin
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 TEXT = "".join(f"line {n}\n" for n in range(1, 21))
 

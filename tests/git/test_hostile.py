@@ -20,7 +20,7 @@ import pytest
 from crawler.errors import SourceError
 from crawler.git import _cmd
 from crawler.git.pin import PinnedRepo, pin
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 

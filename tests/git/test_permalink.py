@@ -10,7 +10,7 @@ import pytest
 from crawler.git.permalink import permalink
 from crawler.pipeline import extract
 from crawler.records import Pin
-from tests.gitrepo import GIT_ENV, GitRepo
+from tests.helpers.gitrepo import GIT_ENV, GitRepo
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -16,8 +16,8 @@ import yaml
 from click.testing import CliRunner
 
 from crawler.cli.commands import main
-from tests.gitrepo import GitRepo
-from tests.outputkit import annotate
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import annotate
 
 LIBRARY = "def check(x):\n    if x:\n        raise ValueError(\n            'x is set')\n"
 

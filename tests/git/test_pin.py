@@ -17,7 +17,7 @@ from crawler.errors import MissingSourceError, RefError, SourceError
 from crawler.git import _cmd, fetch
 from crawler.git.pin import PinnedRepo, default_cache_dir, parse_source, pin
 from crawler.git.source import sanitise
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 MakeRepo = Callable[..., GitRepo]
 LIMIT = 1000  # the tests' blob size limit: BIG is over it, everything else under

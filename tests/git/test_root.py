@@ -9,7 +9,7 @@ import pytest
 
 from crawler.git.pin import default_cache_dir, pin
 from crawler.git.root import ROOTS_DIR
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 @pytest.fixture

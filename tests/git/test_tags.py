@@ -9,7 +9,7 @@ import pytest
 from crawler.errors import RefError
 from crawler.git.pin import pin
 from crawler.git.tags import list_tags
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 def test_tags_name_their_commits_with_dates_and_a_tag_of_a_tree_or_blob_is_listed_apart(

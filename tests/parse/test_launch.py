@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool, _Subprocess, in_daemon
-from tests.parse.test_workers import PARENS, TEST_FILE, good, messages, run
+from tests.helpers.workers import PARENS, TEST_FILE, good, messages, run
 
 ROOT = Path(__file__).resolve().parents[2]
 

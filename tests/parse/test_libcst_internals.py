@@ -19,7 +19,7 @@ from importlib.metadata import version
 import libcst as cst
 import pytest
 
-from tests.processes import ROOT, child_env
+from tests.helpers.processes import ROOT, child_env
 
 LIBCST = f"libcst {version('libcst')}"
 WHAT_TO_DO = ("re-measure the patch in crawler/parse/workers.py (_trust_parser_output) against "

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.ruff_oracle import ruff_command, run_oracle, stdlib_files, stdlib_root
+from tests.helpers.ruff_oracle import ruff_command, run_oracle, stdlib_files, stdlib_root
 
-SAMPLE = 80  # files; `python -m tests.ruff_oracle` runs the whole library
+SAMPLE = 80  # files; `python -m tests.helpers.ruff_oracle` runs the whole library
 
 
 @pytest.mark.slow

@@ -19,10 +19,8 @@ import pytest
 from crawler import pipeline
 from crawler.parse import positions as _positions
 from crawler.parse import skeleton
-from crawler.parse.skeleton import Known, Previous
-from crawler.parse.workers import FileOutcome, visit_file
-from crawler.pipeline import collecting
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.visits import assert_same, both, visit
 
 BASE = '''"""A module."""
 import errors
@@ -65,37 +63,6 @@ def check(value):
 def other(key):
     raise KeyError(key)
 '''
-
-
-def visit(text: str | bytes, known: Known | None = None, path: str = "pkg/mod.py") -> FileOutcome:
-    data = text.encode() if isinstance(text, str) else text
-    return visit_file(path, "0" * 40, data, known)
-
-
-def known_of(outcome: FileOutcome) -> Known:
-    return Known(outcome.context, outcome.regions)
-
-
-def previous_of(outcome: FileOutcome) -> Previous:
-    return Previous(outcome.sites, outcome.pending, outcome.classes, outcome.regions,
-                    outcome.context, exposed=outcome.exposed)
-
-
-def both(old: str | bytes, new: str | bytes, path: str = "pkg/mod.py"
-         ) -> tuple[FileOutcome, FileOutcome, int]:
-    """(whole read of `new`, skeleton read of it filled in, functions stubbed)."""
-    before = visit(old, path=path)
-    whole = visit(new, path=path)
-    part = visit(new, known_of(before), path=path)
-    stubbed = sum(region.kind == skeleton.FUNCTION for region in part.stubbed)
-    if part.stubbed:
-        part = collecting._filled(part, previous_of(before))
-    return whole, part, stubbed
-
-
-def assert_same(whole: FileOutcome, part: FileOutcome) -> None:
-    assert whole.failure is None and part.failure is None
-    assert replace(part, stubbed=()) == whole
 
 
 def test_functions_that_moved_keep_their_results_on_their_new_lines() -> None:

@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 
 from crawler.parse import _source, visitor
-from tests.parse.test_skeleton import assert_same, both, known_of, visit
+from tests.helpers.visits import assert_same, both, known_of, visit
 
 CASE = (Path(__file__).parent.parent / "cases" / "flow_helpers.py").read_text()
 

@@ -12,7 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.processes import child_env
+from tests.helpers.processes import child_env
 
 PROGRAM = textwrap.dedent("""
     import sys

@@ -15,24 +15,13 @@ from crawler.parse import positions as _positions
 from crawler.parse import site_records, skeleton, visitor
 from crawler.parse.raise_visitor import RaiseVisitor
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ErrorRecord, History, RaiseSite, record_id
+from crawler.records import ErrorRecord, History, record_id
 from crawler.store import render
-from crawler.store.documents import template_data
-from tests.parse import runtime_harness
+from tests.helpers import runtime_harness
+from tests.helpers.visits import site_fields
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 CASE_FILES = sorted(CASES.glob("*.py"))
-
-
-def site_fields(site: RaiseSite) -> dict[str, Any]:
-    """A site as the flat mapping the case files spell out."""
-    return {
-        "line": site.line, "end_line": site.end_line, "column": site.column,
-        "class": site.class_name, "function": site.function, "qualname": site.qualname,
-        "exception": site.exception, "exception_qualname": site.exception_qualname,
-        "factory": site.factory, "cause": site.cause, "condition": site.condition,
-        **template_data(site.message), "via": site.message.via, "reason": site.message.reason,
-    }
 
 
 @pytest.mark.parametrize("case", CASE_FILES, ids=[p.stem for p in CASE_FILES])

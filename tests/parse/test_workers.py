@@ -19,41 +19,16 @@ from crawler.parse.workers import (
     PARSE_FAILED,
     PARSER_CRASHED,
     TIMED_OUT,
-    FileOutcome,
     Job,
     Limits,
     WorkerPool,
     visit_file,
 )
 from crawler.records import SourceFile
+from tests.helpers.workers import FAST, PARENS, TEST_FILE, good, messages, run
 
-# LibCST 1.9 kills its process with SIGSEGV on these (measured; the `+` chain takes about 30 s
-# before it dies, so a test with a short time limit sees it time out instead).
-PARENS = ("x = " + "(" * 3000 + "1" + ")" * 3000 + "\n").encode()
 BRACKETS = ("x = " + "[" * 2000 + "]" * 2000 + "\n").encode()
 PLUS_CHAIN = ("x = " + " + ".join(["1"] * 10_000) + "\n").encode()
-
-FAST = Limits(seconds=20)
-
-
-def good(name: str) -> Job:
-    return (f"{name}.py", name, f"def {name}():\n    raise ValueError('{name} failed')\n".encode())
-
-
-def run(jobs: list[Job], workers: int = 2, limits: Limits = FAST) -> tuple[list[FileOutcome], int]:
-    """Outcomes in the order of `jobs`, and how many worker processes were started."""
-    outcomes: list[FileOutcome | None] = [None] * len(jobs)
-    with WorkerPool(workers, limits) as pool:
-        for index, outcome in pool.run(jobs):
-            assert outcomes[index] is None, f"{index} answered twice"
-            outcomes[index] = outcome
-        started = pool.started
-    assert all(o is not None for o in outcomes)
-    return outcomes, started  # type: ignore[return-value]
-
-
-def messages(outcome: FileOutcome) -> list[str]:
-    return [site.message.template for site in outcome.sites]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -272,15 +247,6 @@ def test_closing_the_pool_stops_every_worker() -> None:
         processes = [w.process for w in pool._workers]
         assert len(processes) == 3
     assert not any(p.is_alive() for p in processes)
-
-
-TEST_FILE = b'''\
-import pytest
-
-def test_negative():
-    with pytest.raises(ValueError, match="x must be positive"):
-        check(-1)
-'''
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -25,7 +25,7 @@ from crawler.records import Counts, ExtractOptions, Manifest, Pin
 from crawler.serve.export import writers as export
 from crawler.serve.lookup.sources import LookupIndex, load_records
 from crawler.store import manifest_file, record_files
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 ALPHA = '''\
 def open_door(door):

@@ -13,9 +13,9 @@ from crawler.pipeline import extract, update, update_run
 from crawler.store import annotation_edits, record_files
 from crawler.store.cache import LoadCache
 from crawler.store.render import empty_annotation_text, split_at_annotation
-from tests.outputkit import snapshot
-from tests.store.test_emit import a_record
-from tests.store.test_loadcache import ANNOTATED, a_library, full_checks, outcome
+from tests.helpers.annotated_library import ANNOTATED, a_library, full_checks, outcome
+from tests.helpers.outputkit import snapshot
+from tests.helpers.records import a_record
 
 
 def primed(root: Path, cache: LoadCache) -> Path:

@@ -13,7 +13,7 @@ import pytest
 from crawler.pipeline import apply
 from crawler.store import atomic
 from crawler.store.held_folder import JOURNAL, finish_checkpoint
-from tests.outputkit import SHA_B, collected, folder_of, module, snapshot
+from tests.helpers.outputkit import SHA_B, collected, folder_of, module, snapshot
 
 RECORDS = 40  # more than the renames in flight at once
 

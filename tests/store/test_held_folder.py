@@ -15,9 +15,9 @@ from crawler.records import ArgumentText, CrossCall, Template
 from crawler.store import manifest_file, record_files
 from crawler.store.cache import ResultCache
 from crawler.store.held_folder import JOURNAL, HeldResults, finish_checkpoint
-from tests.gitrepo import GitRepo
-from tests.outputkit import annotate
-from tests.store.test_emit import a_record
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import annotate
+from tests.helpers.records import a_record
 
 
 def test_a_record_read_back_is_the_record_its_file_loads(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ state before the run or after a clean run, load, validate, and keep its annotati
 to completion must remove the leftovers and give exactly the clean result.
 
 Most children are forked from this process (a real process, killed for real, without the half
-second a fresh interpreter takes to import LibCST); a few are fresh `python -m tests.child` runs.
+second a fresh interpreter takes to import LibCST); a few are fresh `python -m tests.helpers.child` runs.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import pytest
 
 from crawler.pipeline import apply
 from crawler.store import atomic, manifest_file, record_files
-from tests.child import kill_before
-from tests.outputkit import SHA_B, annotate, collected, folder_of, module, snapshot
-from tests.processes import ROOT, child_env, pickled, start
+from tests.helpers.child import kill_before
+from tests.helpers.outputkit import SHA_B, annotate, collected, folder_of, module, snapshot
+from tests.helpers.processes import ROOT, child_env, pickled, start
 
 V1 = {"pkg/a.py": module("a", 6), "pkg/b.py": module("b", 6), "pkg/c.py": module("c", 5),
       "pkg/d.py": module("d", 4)}
@@ -199,7 +199,7 @@ def test_kill_at_random_moments(scene: Scene) -> None:
 
 
 def test_kill_fresh_interpreters(scene: Scene) -> None:
-    """The same from outside, on `python -m tests.child` processes, once they are ready."""
+    """The same from outside, on `python -m tests.helpers.child` processes, once they are ready."""
     rng = random.Random(SEED + 1)
     kills = 0
     root = scene.fresh("fresh")

@@ -1,12 +1,12 @@
 """SIGKILL real `python -m crawler extract` and `update` runs on a library of several hundred files.
 
-The library (`tests.killlib`) is committed three times in a real git repository: its first
+The library (`tests.helpers.killlib`) is committed three times in a real git repository: its first
 version, then files renamed, then messages reworded, functions moved within and across files,
 lines inserted, a file deleted and one added. It is extracted at the first commit and every
 record gets an annotation in one of several layouts (block scalars, comments, unicode, lists).
 Then `extract` and `update` to the last commit, with their default options (workers included),
 are killed at random moments spread over a clean run's duration, very early and very late ones
-among them, and just before chosen file steps (`tests.child crawler`). After every kill no
+among them, and just before chosen file steps (`tests.helpers.child crawler`). After every kill no
 process of the run may outlive it, the lock must be free, every file must load (or be a temp
 file) and every annotation block must be byte for byte as planted; after a few kills in a row
 on one folder, one run to the end must give exactly the output of a clean run from the start.
@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
-from tests.killlib import edited, library, renamed
-from tests.killprocs import kill, pool_workers
-from tests.killrun import Figures, KillScene, kill_chain
-from tests.processes import ROOT, child_env
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.killlib import edited, library, renamed
+from tests.helpers.killprocs import kill, pool_workers
+from tests.helpers.killrun import Figures, KillScene, kill_chain
+from tests.helpers.processes import ROOT, child_env
 
 SEED = int(os.environ.get("CRAWLER_KILL_SEED", "20261203"))
 FILES = 200  # library modules; with the packages and tests, 226 files at the last commit

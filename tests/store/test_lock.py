@@ -13,8 +13,8 @@ import pytest
 from crawler.errors import OutputError
 from crawler.pipeline import apply
 from crawler.store import record_files
-from tests.outputkit import SHA_B, collected, folder_of, module, snapshot
-from tests.processes import ROOT, child_env, pickled, start
+from tests.helpers.outputkit import SHA_B, collected, folder_of, module, snapshot
+from tests.helpers.processes import ROOT, child_env, pickled, start
 
 V1 = {"pkg/a.py": module("a", 5)}
 V2 = {"pkg/a.py": module("a", 6, offset=3)}

@@ -22,10 +22,10 @@ import pytest
 
 from crawler import pipeline
 from crawler.store import render
-from tests.gitrepo import GitRepo
-from tests.outputkit import snapshot
-from tests.processes import ROOT, child_env
-from tests.test_update import BASE
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import snapshot
+from tests.helpers.processes import ROOT, child_env
+from tests.helpers.update_output import BASE
 
 POSITIVE = "x must be positive, got {x}"
 CANNOT = "cannot load {path}"

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from crawler.cli.commands import main
 from crawler.store.atomic import write_all, write_atomic
-from tests.gitrepo import GitRepo
+from tests.helpers.gitrepo import GitRepo
 
 
 @pytest.fixture

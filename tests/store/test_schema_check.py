@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.store import render, safe_yaml, schemas
-from tests.store.test_emit import a_record
+from tests.helpers.records import a_record
 
 SCHEMA = json.loads((schemas.SCHEMA_DIR / "record.schema.json").read_text(encoding="utf-8"))
 VALIDATOR = schemas.validator("record")

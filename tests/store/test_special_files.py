@@ -24,32 +24,13 @@ from crawler.errors import OutputError, RecordError
 from crawler.pipeline import apply
 from crawler.store import atomic, plain_files, record_files, repo_output
 from crawler.store.manifest_file import MANIFEST, load_manifest
-from tests.outputkit import SHA_B, collected, folder_of, module
+from tests.helpers.outputkit import SHA_B, collected, folder_of, module, within
 
 V1 = {"pkg/a.py": module("a", 3), "pkg/b.py": module("b", 2)}
 V2 = {"pkg/a.py": module("a", 3, offset=2), "pkg/b.py": module("b", 2, offset=1)}
 AS_ROOT = os.geteuid() == 0
 ZERO = os.makedev(1, 5)  # /dev/zero's numbers: a file whose size reads 0 and that never ends
 LIMIT = 20.0  # seconds; each case takes well under one
-
-
-def within(seconds: float, call: Callable[[], Any]) -> Any:
-    """`call()`'s result (or its exception), or a failure where it has not returned in time."""
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = call()
-        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
-            outcome["error"] = error
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"still running after {seconds}s: a special file stalled it"
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
 
 
 def state(folder: Path) -> dict[str, object]:
@@ -344,7 +325,7 @@ def test_no_command_stalls_on_a_fifo_in_the_output(make_repo: Callable[[str], An
     """Each command that reads the folder finishes (a FIFO opened for reading would wait for a
     writer forever, holding the lock) and names the FIFO in one line where it reads it."""
     from crawler.pipeline import extract
-    from tests.processes import ROOT, child_env
+    from tests.helpers.processes import ROOT, child_env
 
     repo = make_repo("widgets")
     repo.write("widgets/core.py", "def f(x):\n    raise ValueError(f'widget {x} is broken')\n"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.store import render
-from tests.store.test_emit import a_record
+from tests.helpers.records import a_record
 
 # The pieces of a record's lines that decide where a key starts (or seem to).
 _PIECES = ["annotation:", "annotation: x", "history:", "  note: y", "# c", "- a", "...", "..x",

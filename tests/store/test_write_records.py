@@ -85,7 +85,7 @@ def test_an_update_reads_each_rewritten_file_once(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """`pending_writes` compares each new text with its file; the write does not read it again."""
     from crawler import pipeline
-    from tests.outputkit import SHA_B, collected, folder_of, module
+    from tests.helpers.outputkit import SHA_B, collected, folder_of, module
 
     root = tmp_path / "out"
     pipeline.apply(collected({"pkg/a.py": module("a", 3)}), root)

@@ -1,0 +1,333 @@
+"""What users paste, looked up with the installed `crawler` as they would: every paste form of
+`paste_forms/` (real output of `widgets.py`'s raises, see make_samples.py) finds its record
+first with exit 0; match kinds, ties, class kinship, earned confidence, the plain "no raise
+site" answer, old wordings and removed sites of a `crawler history` catalogue, and the index
+made by extract."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+from contextlib import closing
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from crawler.catalogue.merge import merge
+from crawler.parse.visitor import find_raise_sites
+from crawler.records import Pin
+from crawler.serve.lookup import index as lookup_index
+from crawler.serve.lookup.ranking import NO_SITE
+from crawler.serve.lookup.sources import LookupIndex
+from tests.helpers.gitrepo import GitRepo
+
+FORMS = Path(__file__).parent / "paste_forms"
+CRAWLER = shutil.which("crawler") or "crawler"
+PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)
+SCHEMA = json.loads((Path(__file__).parents[3] / "schemas" / "lookup.schema.json").read_text(
+    encoding="utf-8"))
+# each sample: the raise that printed its last exception (widgets.py's line), and a form it has
+SAMPLES = {
+    "plain": (21, "traceback"), "first_line": (21, "message"), "chained": (29, "chained"),
+    "handling": (14, "chained"), "group": (21, "group"), "logged": (14, "logging"),
+    "boxed": (14, "rich"), "pytest": (21, "pytest"), "pytest_summary": (14, "pytest"),
+    "ipython": (21, "ipython"), "wrapped": (14, "traceback"),
+}
+
+
+def crawler(*args: str) -> tuple[int, str]:
+    done = subprocess.run([CRAWLER, *args], capture_output=True, text=True, timeout=120,
+                          check=False)
+    return done.returncode, done.stdout
+
+
+@pytest.fixture(scope="module")
+def widgets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`widgets.py` in a repository, extracted by the installed command: the output folder."""
+    where = tmp_path_factory.mktemp("widgets ü")
+    repo = GitRepo(where / "repo")
+    repo.write("widgets.py", (FORMS / "widgets.py").read_text(encoding="utf-8"))
+    repo.commit("widgets")
+    code, _ = crawler("extract", str(repo.path), "-o", str(where / "out"), "-q")
+    assert code == 0
+    return where / "out"
+
+
+@pytest.mark.parametrize("sample", sorted(SAMPLES))
+def test_every_paste_form_finds_its_raise_first(widgets: Path, sample: str) -> None:
+    line, form = SAMPLES[sample]
+    pasted = (FORMS / f"{sample}.txt").read_text(encoding="utf-8")
+    code, out = crawler("lookup", pasted, str(widgets), "--json")
+    answer = json.loads(out)
+    first = answer["matches"][0]
+    assert (code, answer["exit"], answer["verdict"]) == (0, 0, "found")
+    assert (first["rank"], first["path"], first["line"], first["tie"]) == (1, "widgets.py", line,
+                                                                          False)
+    assert first["confident"] and first["match"] in ("exact", "exact prefix")
+    assert form in answer["paste"]["forms"]
+    jsonschema.validate(answer, SCHEMA)
+
+
+def test_a_cut_summary_line_is_an_exact_prefix_with_its_coverage(widgets: Path) -> None:
+    pasted = (FORMS / "pytest_summary.txt").read_text(encoding="utf-8")
+    _, out = crawler("lookup", pasted, str(widgets), "--json")
+    answer = json.loads(out)
+    first = answer["matches"][0]
+    assert first["match"] == "exact prefix" and 0.2 < first["coverage"] < 0.5
+    (reported,) = answer["paste"]["exceptions"]
+    assert (reported["exception"], reported["cut"]) == ("widgets.FrameError", True)
+
+
+def test_the_frames_of_a_traceback_are_kept(widgets: Path) -> None:
+    _, out = crawler("lookup", (FORMS / "plain.txt").read_text(encoding="utf-8"), str(widgets),
+                     "--json")
+    frames = json.loads(out)["paste"]["exceptions"][0]["frames"]
+    assert [(f["path"], f["line"], f["function"]) for f in frames] == [
+        ("/home/user/proj/plain.py", 2, "<module>"), ("/home/user/proj/widgets.py", 21, "paint")]
+
+
+def test_a_message_from_elsewhere_gets_the_plain_answer(widgets: Path) -> None:
+    """numpy's broadcasting error (its C code): no raise site of widgets.py prints it."""
+    pasted = "ValueError: operands could not be broadcast together with shapes (3,) (4,) "
+    code, out = crawler("lookup", pasted, str(widgets))
+    assert (code, out.strip()) == (1, NO_SITE)
+    _, out = crawler("lookup", pasted, str(widgets), "--json")
+    answer = json.loads(out)
+    assert (answer["verdict"], answer["exit"], answer["says"], answer["matches"]) == (
+        "none", 1, NO_SITE, [])
+
+
+def test_extract_leaves_the_index_ready(widgets: Path) -> None:
+    """The first lookup after an extract reads no record file: the index holds every one."""
+    folder = next(widgets.rglob("manifest.yaml")).parent
+    index = folder / lookup_index.INDEX_FILE
+    with closing(sqlite3.connect(index)) as connection:
+        stored = {row[0] for row in connection.execute("SELECT name FROM files")}
+    assert stored == {path.name for path in (folder / "errors").iterdir()}
+    assert lookup_index.refresh(folder) == 0  # nothing for a lookup to read again
+
+
+SOURCE = b'''
+class FrameError(ValueError):
+    pass
+
+
+def f(a, b, msg, e, extra_msg):
+    raise FrameError(f"frame {a} holds at most {b} widgets")
+    raise KeyError(f"frame {a} holds at most {b} widgets")
+    raise TypeError(f"colour {a} is unknown")
+    raise LookupError(f"colour {a} is unknown")
+    raise ValueError(msg)
+    raise RuntimeError(f"{str(e)}\\n{extra_msg}")
+    raise OSError("cannot open the frame store\\nSee https://widgets.example/v2/errors#store")
+'''
+
+
+@pytest.fixture(scope="module")
+def index() -> LookupIndex:
+    sites = find_raise_sites("w.py", SOURCE, "w").sites
+    return LookupIndex(merge(PIN, [], sites).records, bases={"FrameError": ("ValueError",),
+                                                             "w.FrameError": ("ValueError",)})
+
+
+def test_the_pasted_class_and_its_subclasses_come_first(index: LookupIndex) -> None:
+    matches = index.lookup("ValueError: frame 3 holds at most 2 widgets")
+    assert [(m.wording.exception, m.kinship, m.rank) for m in matches[:2]] == [
+        ("FrameError", "subclass", 1), ("KeyError", "other", 2)]
+
+
+def test_equal_texts_of_unrelated_classes_are_ties(index: LookupIndex) -> None:
+    matches = index.lookup("colour mauve is unknown")
+    assert [(m.rank, m.tie, m.kind) for m in matches[:2]] == [(1, True, "exact"),
+                                                              (1, True, "exact")]
+    assert {m.wording.exception for m in matches[:2]} == {"TypeError", "LookupError"}
+
+
+def test_a_template_of_placeholders_is_never_the_answer(index: LookupIndex) -> None:
+    long = ("the frame store was moved while widgets were being painted\nand the painter "
+            "could not find it again after three tries")
+    answer = index.answer(long)
+    assert not answer.found
+    assert all(m.wording.template not in ("{msg}", "{str(e)}\n{extra_msg}") or not m.confident
+               for m in answer.matches)
+
+
+def test_another_url_in_the_class_line_and_a_wrapped_line_still_match(index: LookupIndex) -> None:
+    old = "OSError: cannot open the\nframe store\nSee https://old.example/v1/errors.html#store"
+    (first, *_) = index.lookup(old)
+    assert (first.wording.exception, first.kind, first.confident) == ("OSError", "exact", True)
+    cut = index.lookup("OSError: cannot open the frame store")[0]
+    assert (cut.kind, cut.confident, cut.coverage < 1) == ("exact prefix", True, True)
+
+
+def history_module(load: str, dropped: bool) -> str:
+    text = f'def load(x):\n    if x < 0:\n        raise ValueError(f"{load}")\n    return x\n'
+    if dropped:
+        text += ('\n\ndef drop(w):\n    if w:\n        raise RuntimeError("the dropped '
+                 'feature is gone for good")\n')
+    return text
+
+
+@pytest.fixture(scope="module")
+def walked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two releases: v1 says `negative size {x}` and has a `drop`; v2 rewords one, drops the
+    other. `crawler history` walked them: the output folder."""
+    where = tmp_path_factory.mktemp("history ä")
+    repo = GitRepo(where / "repo")
+    repo.write("pkg/a.py", history_module("negative size {x} for the buffer", True))
+    repo.commit("v1")
+    repo.tag("v1.0")
+    repo.write("pkg/a.py", history_module("size {x} of the buffer is negative", False))
+    repo.commit("v2")
+    repo.tag("v2.0")
+    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(where / "out"), "-q")
+    assert code == 0
+    return where / "out"
+
+
+def test_an_old_wording_shows_its_releases_and_todays(walked: Path) -> None:
+    code, out = crawler("lookup", "ValueError: negative size -3 for the buffer", str(walked),
+                        "--json")
+    first = json.loads(out)["matches"][0]
+    assert code == 0 and first["match"] == "exact" and first["status"] == "needs_review"
+    assert first["past_wording"] == {"first": "v1.0", "last": "v1.0",
+                                     "today": "size {x} of the buffer is negative",
+                                     "successor": first["id"]}
+
+
+def test_a_removed_site_is_shown_removed_with_its_last_release(walked: Path) -> None:
+    code, out = crawler("lookup", "RuntimeError: the dropped feature is gone for good",
+                        str(walked), "--json")
+    first = json.loads(out)["matches"][0]
+    assert (first["status"], first["last_release"], first["match"]) == ("removed", "v1.0",
+                                                                          "exact")
+    code, text = crawler("lookup", "the dropped feature is gone for good", str(walked))
+    assert "removed: last in v1.0" in text
+
+
+
+def test_a_paste_that_two_wordings_print_names_the_releases_of_both(tmp_path: Path) -> None:
+    """v1 printed `vmap got arg 0 ...` literally, v2 on `{name} got arg {i} ...` with name
+    'vmap': a v2 user's paste fits both, so the answer names both wordings' releases (jax's
+    vmap message, walked over its releases, showed v1's alone)."""
+    repo = GitRepo(tmp_path / "repo")
+    for tag, text in (("v1.0", 'f"vmap got arg {i} of rank 0"'),
+                      ("v2.0", 'f"{name} got arg {i} of rank 0"')):
+        repo.write("pkg/a.py", f"def check(name, i):\n    raise ValueError({text})\n")
+        repo.commit(tag)
+        repo.tag(tag)
+    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(tmp_path / "out"), "-q")
+    assert code == 0
+    paste = "ValueError: vmap got arg 0 of rank 0"
+    code, out = crawler("lookup", paste, str(tmp_path / "out"), "--json")
+    (first,) = json.loads(out)["matches"][:1]
+    assert code == 0 and first["template"] == "vmap got arg {i} of rank 0"
+    assert first["past_wording"]["first"] == first["past_wording"]["last"] == "v1.0"
+    assert first["also_fits"] == [{"template": "{name} got arg {i} of rank 0", "first": "v2.0",
+                                   "last": None}]
+    code, text = crawler("lookup", paste, str(tmp_path / "out"))
+    assert "fits too: {name} got arg {i} of rank 0, printed by v2.0 to now" in text
+
+
+def _decorated(form: str) -> str:
+    """plain.txt (a real traceback) as a tool relays it: the lines each tool prints."""
+    lines = (FORMS / "plain.txt").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    if form == "quoted":  # a mail or markdown quote
+        return "\n".join(f"> {line}" for line in lines)
+    if form == "internalerror":  # pytest's INTERNALERROR lines
+        return "\n".join(f"INTERNALERROR> {line}" for line in lines)
+    if form == "compose":  # docker compose's service column
+        return "\n".join(f"web-1  | {line}" for line in lines)
+    if form == "headless":  # the top cut off: indented frames first
+        return "\n".join(lines[3:])
+    if form == "sentry":  # Sentry: the message above the frames
+        return "\n".join([lines[-1], "(2 additional frame(s) were not displayed)", "...",
+                          *lines[1:-1]])
+    raise AssertionError(form)
+
+
+@pytest.mark.parametrize("form", ["quoted", "internalerror", "compose", "headless", "sentry"])
+def test_a_relayed_or_reordered_traceback_finds_its_raise_first(widgets: Path, form: str) -> None:
+    code, out = crawler("lookup", _decorated(form), str(widgets), "--json")
+    answer = json.loads(out)
+    first = answer["matches"][0]
+    assert (code, first["path"], first["line"], first["match"]) == (0, "widgets.py", 21, "exact")
+    (reported,) = answer["paste"]["exceptions"]
+    assert reported["text"] == "unknown colour 'green': choose red or blue"
+    assert [frame["line"] for frame in reported["frames"]][-1] == 21
+    jsonschema.validate(answer, SCHEMA)
+
+
+def test_a_usage_error_after_usage_lines_and_a_class_named_in_prose_are_read(widgets: Path
+                                                                             ) -> None:
+    cli = "$ paint green\nUsage: paint [OPTIONS] COLOUR\n\nError: unknown colour 'green': choose red or blue"
+    title = "I keep getting WidgetError: unknown colour 'green': choose red or blue"
+    for pasted in (cli, title):
+        code, out = crawler("lookup", pasted, str(widgets), "--json")
+        first = json.loads(out)["matches"][0]
+        assert (code, first["line"], first["match"]) == (0, 21, "exact")
+
+
+def test_a_paste_beginning_with_a_dash_or_read_from_stdin_is_the_message(widgets: Path) -> None:
+    """A pytest rule line first is no option (exit 2 before); `-` reads standard input."""
+    pasted = "-" * 30 + " Captured stderr " + "-" * 30 + "\n" + \
+        (FORMS / "plain.txt").read_text(encoding="utf-8")
+    code, out = crawler("lookup", pasted, str(widgets), "--json", "-n", "3")
+    assert code == 0 and json.loads(out)["matches"][0]["line"] == 21
+    done = subprocess.run([CRAWLER, "lookup", "-", str(widgets), "--json"], input=pasted,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and json.loads(done.stdout)["matches"][0]["line"] == 21
+    code, _ = crawler("lookup", "x", str(widgets), "--no-such-option")
+    assert code == 2  # a typed option that does not exist is still a usage error
+
+
+TYPESET = b'''
+class ShapeError(TypeError):
+    pass
+
+
+def g(name, shape, what, fun):
+    raise LookupError(f'No such command "{name}". Try \\'tool --help\\'... for more')
+    raise ValueError(f"the widget \\u201c{name}\\u201d is gone")
+    raise ShapeError(f"Abstract value {shape} where a concrete one is expected\\nThe {fun} function "
+                     "was called on it")
+    raise ShapeError(f"Abstract value {shape} where a concrete one is expected\\n{what}")
+    raise RuntimeError(f"Abstract painter {name} has no brush")
+'''
+
+
+@pytest.fixture(scope="module")
+def typeset() -> LookupIndex:
+    sites = find_raise_sites("t.py", TYPESET, "t").sites
+    return LookupIndex(merge(PIN, [], sites).records, bases={"ShapeError": ("TypeError",)})
+
+
+@pytest.mark.parametrize(("pasted", "exception", "name"), [
+    # a tracker curled the quotes, made `--` a dash and `...` an ellipsis
+    ("LookupError: No such command \u201chelp\u201d. Try \u2018tool \u2013help\u2019\u2026 for more",
+     "LookupError", "help"),
+    # the code prints curly quotes, the user typed straight ones (and a non-breaking space)
+    ('ValueError: the widget "bolt"\u00a0is gone', "ValueError", "bolt"),
+])
+def test_typographic_characters_are_read_as_the_plain_ones_on_both_sides(
+        typeset: LookupIndex, pasted: str, exception: str, name: str) -> None:
+    answer = typeset.answer(pasted)
+    first = answer.matches[0]
+    assert answer.found and first.kind == "exact" and first.wording.exception == exception
+    assert first.captures == {"name": name} and first.explained > 0.7
+
+
+def test_a_title_cut_to_one_word_puts_the_pasted_class_first(typeset: LookupIndex) -> None:
+    """A paste cut short is the beginning of every template it prefixes, however long: how much
+    of each it shows is no score (the rest is unseen, not missing) but the order among them
+    (a message is the likelier cut there the shorter it is); the class pasted decides first,
+    and such a beginning comes before templates that only share a word with it."""
+    answer = typeset.answer("FAILED t.py::test_g - t.ShapeError: Abstract...")
+    assert not answer.found  # one word explains nothing for sure
+    assert [(m.wording.exception, m.kind, m.rank) for m in answer.matches] == [
+        ("ShapeError", "exact prefix", 1), ("ShapeError", "exact prefix", 2),
+        ("RuntimeError", "exact prefix", 3)]
+    assert answer.matches[0].wording.template.endswith("{what}")

@@ -1,0 +1,226 @@
+"""Lookup's ranking: a runtime message to its records, best first; closest templates when none
+match. (The stored index and the command are in test_index.py and test_lookup_cli.py.)"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from crawler.catalogue.merge import merge
+from crawler.cli.commands import main
+from crawler.parse.visitor import find_raise_sites
+from crawler.records import REMOVED, ErrorRecord, Pin
+from crawler.serve.lookup.sources import LookupIndex, describe, literal_runs, lookup, parse_message
+from crawler.store import record_files
+
+PIN = Pin(source=".", host="local", owner="o", name="n", ref="HEAD", sha="a" * 40)
+SOURCE = b'''
+def f(shape, name, key, n):
+    raise ValueError(f"bad shape {shape}")
+    raise ValueError(f"bad shape {shape} for {name}")
+    raise ValueError("bad shape")
+    raise KeyError(f"missing column {key}")
+    raise TypeError("expected %d items, got %d" % (n, len(name)))
+    raise ValueError(name)
+'''
+
+
+@pytest.fixture
+def records() -> list[ErrorRecord]:
+    sites = find_raise_sites("m.py", SOURCE, "m").sites
+    return merge(PIN, [], sites).records
+
+
+def templates(matches: list) -> list[str]:
+    return [m.wording.template for m in matches]
+
+
+def test_best_first_by_literal_characters(records: list[ErrorRecord]) -> None:
+    matches = lookup("bad shape (3, 4) for x", records)
+    assert templates(matches)[:2] == ["bad shape {shape} for {name}", "bad shape {shape}"]
+    # "{shape}" takes more than half of the paste: close, not an answer
+    assert [(m.kind, m.confident) for m in matches[:2]] == [("exact", True), ("closest", False)]
+    assert matches[0].captures == {"shape": "(3, 4)", "name": "x"}
+
+
+def test_traceback_line_and_key_error_repr(records: list[ErrorRecord]) -> None:
+    match = lookup("KeyError: 'missing column x'", records)[0]
+    assert match.wording.exception == "KeyError"
+    assert match.captures == {"key": "x"}
+    traceback = "Traceback (most recent call last):\n  File \"m.py\", line 3\nValueError: bad shape\n"
+    assert templates(lookup(traceback, records))[0] == "bad shape"
+
+
+def test_a_dynamic_template_is_not_a_match(records: list[ErrorRecord]) -> None:
+    assert "{name}" not in templates(lookup("expected 3 items, got 2", records))
+
+
+def test_closest_when_nothing_matches(records: list[ErrorRecord]) -> None:
+    matches = lookup("expected items but got none", records)
+    assert matches and not any(m.exact for m in matches)
+    assert templates(matches)[0] == "expected {n} items, got {len(name)}"
+
+
+def test_parse_message() -> None:
+    assert parse_message("ValueError: x: y") == ("ValueError", ["x: y", "y"])
+    assert parse_message("note: x: y") == (None, ["note: x: y", "x: y"])
+    assert parse_message("FilteredStackTrace: pkg.BadThing: x") == ("pkg.BadThing", ["x"])
+    assert parse_message("plain text") == (None, ["plain text"])
+
+
+def test_literal_runs() -> None:
+    assert literal_runs(r"^bad (?P<x>[\s\S]*?) shape\.$") == ["bad ", " shape."]
+    assert literal_runs(r"""^['"]it\\?'s (?P<k>[\s\S]*?)['"]$""") == ["it", "'s "]
+
+
+def test_ten_thousand_records_answer_well_under_a_second(records: list[ErrorRecord]) -> None:
+    """Timed in CPU seconds of this process, so that a busy machine does not fail it."""
+    lines = []
+    for i in range(2000):
+        lines += [f"    raise ValueError(f'failure number {i} in {{thing}} of kind {{kind}}')",
+                  f"    raise KeyError('key {i} missing: %s' % key)",
+                  f"    raise TypeError('expected {i} things, got {{}}'.format(n))",
+                  f"    raise ValueError('literal message number {i}')",
+                  f"    raise RuntimeError(msg_{i})"]
+    source = ("def f(thing, kind, key, n):\n" + "\n".join(lines) + "\n").encode()
+    many = merge(PIN, [], find_raise_sites("big.py", source, "big").sites).records
+    assert len(many) == 10_000
+    gc.collect()
+    started = time.process_time()
+    lookup("literal message number 77", many)  # index built, one query: the cold path
+    cold = time.process_time() - started
+    index = LookupIndex(many)
+    timings = []
+    for message in ["failure number 1999 in x of kind y", "'key 5 missing: z'",
+                    "literal message number 77", "nothing like any of them at all"] * 5:
+        started = time.process_time()
+        assert index.answer(message).verdict in ("found", "none")
+        timings.append(time.process_time() - started)
+    median = statistics.median(timings)
+    assert median < 0.1 and cold < 1.0, (median, cold)
+
+
+def test_cli_lookup(tmp_path: Path, records: list[ErrorRecord]) -> None:
+    folder = tmp_path / "local" / "o" / "n"
+    for record in records:
+        record_files.write_record(folder, record)
+    runner = CliRunner()
+    result = runner.invoke(main, ["lookup", "ValueError: bad shape 3", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "bad shape {shape}" in result.output and result.output.startswith("= ")
+    result = runner.invoke(main, ["lookup", "bad shape 3", str(tmp_path), "--json"])
+    data = json.loads(result.output)
+    first = data["matches"][0]
+    assert first["template"] == "bad shape {shape}" and first["match"] == "exact"
+    assert (data["verdict"], data["exit"], first["rank"]) == ("found", 0, 1)
+    result = runner.invoke(main, ["lookup", "completely different words", str(tmp_path)])
+    assert result.exit_code == 1  # nothing matches: exit 1, the closest still printed
+
+
+def test_cli_lookup_help_has_an_example() -> None:
+    result = CliRunner().invoke(main, ["lookup", "--help"])
+    assert "Example" in result.output
+
+
+RANKED = b'''
+class Machine:
+    def step(self, key, x):
+        raise RuntimeError(f"{self._state}: {self}")
+        raise KeyError(key)
+        raise ValueError(f"bad value {x}")
+        raise TypeError(f"bad {x}")
+        raise ValueError(f"value {x} is out of range")
+        raise IndexError(f"value {x} is out of range")
+'''
+
+
+@pytest.fixture(scope="module")
+def ranked() -> list[ErrorRecord]:
+    return merge(PIN, [], find_raise_sites("r.py", RANKED, "r").sites).records
+
+
+def test_the_exception_of_a_traceback_line_is_no_message_text(ranked: list[ErrorRecord]) -> None:
+    """`KeyError: 'k'` is a KeyError saying 'k', never `{self._state}: {self}` with
+    `_state = 'KeyError'`; and a template that is all placeholders explains no paste."""
+    answer = LookupIndex(ranked).answer("KeyError: 'k'")
+    assert not answer.found
+    assert "{self._state}: {self}" not in [m.wording.template for m in answer.matches]
+    assert LookupIndex(ranked).answer("Idle: <Machine 3>").verdict == "none"
+
+
+def test_the_named_exception_breaks_the_tie_of_equal_texts(ranked: list[ErrorRecord]) -> None:
+    # "bad {x}" of the named TypeError explains too little of the text to win over "bad value {x}"
+    matches = lookup("TypeError: bad value 3", ranked)
+    assert [(m.wording.exception, m.kinship, m.confident) for m in matches[:2]] == [
+        ("ValueError", "other", True), ("TypeError", "same", False)]
+    assert templates(lookup("bad value 3", ranked))[:2] == ["bad value {x}", "bad {x}"]
+    assert [m.wording.exception for m in lookup("IndexError: value 9 is out of range", ranked)
+            ][:2] == ["IndexError", "ValueError"]
+
+
+def test_a_whole_traceback_finds_its_last_exception(records: list[ErrorRecord]) -> None:
+    pasted = '''Traceback (most recent call last):
+  File "m.py", line 6, in f
+    raise KeyError(f"missing column {key}")
+KeyError: 'missing column x'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "app.py", line 9, in <module>
+    f((3, 4), "x", "k", 2)
+    ~^^^^^^^^^^^^^^^^^^^^^
+  File "m.py", line 3, in f
+    raise ValueError(f"bad shape {shape}")
+ValueError: bad shape (3, 4)
+'''
+    first = lookup(pasted, records)[0]
+    assert (first.wording.template, first.same_exception) == ("bad shape {shape}", True)
+    assert first.captures == {"shape": "(3, 4)"}
+
+
+def test_removed_records_are_found_and_marked(records: list[ErrorRecord]) -> None:
+    gone = "b" * 40
+    removed = [replace(r, status=REMOVED, history=replace(r.history, removed_in=gone))
+               if r.site.message.template == "bad shape {shape}" else r for r in records]
+    answer = LookupIndex(removed).answer("bad shape (3, 4)")
+    (match,) = [m for m in answer.matches if m.wording.template == "bad shape {shape}"]
+    assert (match.wording.status, match.wording.removed_in) == (REMOVED, gone)
+    (data,) = [d for d in describe(answer)["matches"] if d["id"] == match.wording.record_id]
+    assert (data["status"], data["removed_in"], data["repo"]) == (REMOVED, gone, "local/o/n")
+
+
+def test_a_live_record_comes_before_a_removed_one_of_the_same_score(
+        records: list[ErrorRecord]) -> None:
+    twin = next(r for r in records if r.site.message.template == "bad shape {shape}")
+    removed = replace(twin, id="f" * 16, status=REMOVED)
+    matches = lookup("bad shape 3", [removed, *records])
+    assert [m.wording.status for m in matches[:2]] == ["active", REMOVED]
+
+
+def test_limit_bounds_the_matches_and_the_closest(ranked: list[ErrorRecord],
+                                                  records: list[ErrorRecord]) -> None:
+    everything = LookupIndex([*ranked, *records])
+    assert len(everything.lookup("bad shape 3 for 4", limit=1)) == 1
+    closest = everything.lookup("value shape bad items column range", limit=7)
+    assert len(closest) == 7 and not any(m.exact for m in closest)  # more than the old fixed 5
+    assert len(everything.lookup("value shape bad items column range", limit=2)) == 2
+
+
+def test_one_scale_for_every_kind(ranked: list[ErrorRecord], records: list[ErrorRecord]) -> None:
+    """Exact and close alike: the share of the paste the template's literal text explains
+    (whitespace left out), and the share of the template the paste shows."""
+    everything = LookupIndex([*ranked, *records])
+    exact = everything.lookup("bad shape (3, 4) for x")
+    close = everything.lookup("the shape was wrong")
+    assert exact[0].exact and not close[0].exact
+    assert all(0 < m.explained <= 1 and 0 < m.coverage <= 1 for m in exact + close)
+    assert exact[0].explained == round(len("badshapefor") / len("badshape(3,4)forx"), 3)
+    assert exact[0].coverage == 1.0
