@@ -70,7 +70,7 @@ def _peak() -> dict[str, float]:
     """Peak resident memory in MiB: this process, and its largest worker or other child.
 
     Workers are forked by multiprocessing's fork server, not by us, so their own report
-    (`crawler.workers.STATS`) is taken along with RUSAGE_CHILDREN (git and the like).
+    (`crawler.parse.workers.STATS`) is taken along with RUSAGE_CHILDREN (git and the like).
     """
     from crawler.parse.workers import STATS
 

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-# The names the crawler gives them (crawler/serve/lookup_index.py INDEX_FILE and
+# The names the crawler gives them (crawler/serve/lookup/index.py INDEX_FILE and
 # crawler/store/repo_output.py LOCK_FILE), written here rather than imported: the script must
 # compare the outputs of two versions of the code, whichever package those names live in.
 LEFT_OUT = frozenset({"lookup.sqlite", ".crawler.lock"})

@@ -1,12 +1,13 @@
 """The public calls that reach each raise: a repository-wide call graph, built once every file is read.
 
-This package owns the entry points of a record: the names users import (`public_names`), the
-graph over every file's call edges (`entry_points.Graph`: names through imports and re-exports,
-methods through the class hierarchy, `super()`, properties and dunders where the receiver's type
-is known), the calls a static reader cannot follow, offered as a named stop rather than an
-invented edge (`dynamic_calls`), and the summary of a graph kept for the next update
-(`graph_cache`). The edges themselves are read per file by `crawler.parse.call_edges`; when a
-run sets them on records is `crawler.pipeline.entry_stage`.
+This package owns the entry points of a record: the names users import
+(`entry_points.public_names`), the graph over every file's call edges (`entry_points.Graph`:
+names through imports and re-exports, methods through the class hierarchy, `super()`, properties
+and dunders where the receiver's type is known), the calls a static reader cannot follow,
+offered as a named stop rather than an invented edge (`entry_points.dynamic_callees`,
+`held_callees`), and the summary of a graph kept for the next update (`graph_cache`). The edges
+themselves are read per file by `crawler.parse.call_edges`; when a run sets them on records is
+`crawler.pipeline.entry_stage`.
 
 The contract, in one example: `pkg/__init__.py` re-exports `run` and `Runner` from a private
 module whose `_check` raises. Every public call that reaches the raise is listed with one

@@ -50,18 +50,18 @@ the best assignment (step 4: `reworded_in_place`, score 0.84) and waits for a pe
 annotation kept. No record is deleted, none is paired twice. docs/design.md ("Identity and the
 merge rules") gives every step.
 
-Its modules: exception classes and class default messages (`classes`), how a class composes
-the message a raise hands it into `str(exc)` (`composing`, over the classes' order and the
-digest of what composes a message in `class_order`), what a raise's call of another module's
-name is: a class, or a factory or helper followed into it (`factories`), a raise whose message
-is its function's parameter, given the texts its callers pass (`callers`), a site's identity
-across runs (`identity`), holding back the files of broken record files (`holdback`),
-regeneration by merging existing records with new sites (`merge`; the keyed steps and the
-score in `pairing`, the best assignment in `best_pairs`, `pair_bounds` and `assignment`) and
-the whole of one run's regeneration (`regenerate`), related records (`related`), fitting test
-assertions to records as evidence (`evidence`, over the globs of `globs`), the release history
-a `crawler history` walk gives each record (`releases`), and the manifest built from the
-records (`manifest`).
+Its modules: exception classes and class default messages (`classes`), how a class composes the
+message a raise hands it into `str(exc)` (`classes.compose`, over the classes' order,
+`classes.linearize`, and the digest of what composes a message, `classes.digest`), what a
+raise's call of another module's name is: a class, or a factory or helper followed into it
+(`factories`), a raise whose message is its function's parameter, given the texts its callers
+pass (`callers`), a site's identity across runs (`identity`), holding back the files of broken
+record files (`holdback`), regeneration by merging existing records with new sites (`merge`; the
+keyed steps and the score in `pairing`, the best assignment in `best_pairs`, `pair_bounds` and
+`assignment`) and the whole of one run's regeneration (`regenerate`), related records
+(`related`), fitting test assertions to records as evidence (`evidence`, over the globs of
+`globs`), the release history a `crawler history` walk gives each record (`releases`), and the
+manifest built from the records (`manifest`).
 
 For people, not runs: the likeliest successors of a removed record that carries an
 annotation (`successors`), which `crawler check` lists and `crawler adopt` acts on.

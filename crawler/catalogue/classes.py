@@ -6,7 +6,7 @@ and its module-level bindings (`exports`). This pass, linear in those, then
 - follows re-exports to the class a name really is (`pkg.Error` imported in `pkg/__init__.py`
   from `pkg.errors` becomes `pkg.errors.Error`);
 - gives a raise of a class that changes its message (an `__init__` chain that wraps it, a
-  `__str__`, a class attribute handed on) the message as `str(exc)` shows it (`composing`), kind
+  `__str__`, a class attribute handed on) the message as `str(exc)` shows it (`compose`), kind
   `class_default`, with the method that composed it, or marks the method it could not read;
 - else, as before: a class whose `__init__` passes a template to `super().__init__` (or, when
   the raise has no text of its own, that sets a class-level `message`) gives that template,
@@ -15,7 +15,7 @@ and its module-level bindings (`exports`). This pass, linear in those, then
 
 The order of a repository's exception classes (their MRO, by C3 over the classes the
 repository defines) and a digest of all that composes one class's message, which the class pass
-compares between runs; `composing` follows a raise through that order.
+compares between runs (`linearize`, `digest`); `compose` follows a raise through that order.
 
 How a repository's exception class turns the text a raise passes into `str(exc)`.
 

@@ -3,13 +3,15 @@
 This package owns everything a user types and reads: the click group and the commands that
 run on a repository (`commands`: `extract`, `update`, `history`, `batch`), those that read a
 finished folder (`folder_commands`: `validate`, `lookup`, `check`, `adopt`, `export`), what
-every command shares (`common`: exit codes, one-line errors, progress bars, a closed standard
-output), options two commands share (`options`), `crawler.toml` and `[tool.crawler]`
-(`config`), and what each command reports, as lines or JSON (`summaries`). It is the only
-package that prints or exits: a `CrawlerError` from below becomes one line on stderr and
-exit 1, a usage error exit 2, Ctrl-C 130, SIGTERM 143, never a Traceback. The installed entry
-point is `entry:main`, which answers `crawler lookup MESSAGE [OUTPUT]` without loading click
-and hands every other command line to `commands.main` before anything is read or printed.
+every command shares (`common`: exit codes, one-line errors, progress bars), what every command
+prints through (`terminal`: catalogue text made safe on a terminal, `one_line`; a standard
+output whose reader went away, `quiet_stdout`; the exit code of an interrupt), options two
+commands share (`options`), `crawler.toml` and `[tool.crawler]` (`config`), and what each
+command reports, as lines or JSON (`summaries`). It is the only package that prints or exits: a
+`CrawlerError` from below becomes one line on stderr and exit 1, a usage error exit 2, Ctrl-C
+130, SIGTERM 143, never a Traceback. The installed entry point is `entry:main`, which answers
+`crawler lookup MESSAGE [OUTPUT]` without loading click (`fast_lookup`) and hands every other
+command line to `commands.main` before anything is read or printed.
 
 The contract, in one example (a local repository `lib`, output in `out`):
 

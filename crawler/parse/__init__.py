@@ -61,14 +61,13 @@ returns, `workers.visit_file`):
 Its modules: the file's walk and records (`visitor`: one parse and one pass, over
 `raise_visitor`'s statement walk shared with the assertions' in `_walk`; `site_records`,
 `class_records`), exact lines from `ast` held equal to LibCST's (`positions`), nodes' exact
-source and the `if` tests a raise runs under (`_source`), imports and qualified names
-(`names`), message expressions to templates (`message`, a subpackage), skeleton reads of a
-changed file (`skeleton`, with what a stub's records take from the functions and constants
-they follow: `followed`), what a module exposes to another module's raise (`exposed`), call
-edges and guards for the entry-point graph (`call_edges`, `call_scopes`, `call_guards`), the
-assertions of test files (`assertions`), and the worker processes that run all of it
-(`workers`; their start in `forkserver` and `launch`, with `orphan` and `spawn_quiet` preloaded
-by the fork server).
+source and the `if` tests a raise runs under (`_source`), imports and qualified names (`names`),
+message expressions to templates (`message`, a subpackage), skeleton reads of a changed file
+(`skeleton`, with what a stub's records take from the functions and constants they follow:
+`followed`), what a module exposes to another module's raise (`exposed`), call edges and guards
+for the entry-point graph (`call_edges`, `call_guards`), the assertions of test files
+(`assertions`), and the worker processes that run all of it (`workers`, which also starts them;
+the fork server in `forkserver`, with `orphan` and `spawn_quiet` preloaded by the fork server).
 
 May import: `crawler.records`, `crawler.errors`. Nothing here sees more than one file.
 Line budget: 9,500 lines.

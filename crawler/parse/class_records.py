@@ -1,6 +1,6 @@
 """Class statements as `ClassDef` records: bases, default templates, and what __init__ hands on.
 
-The repository-wide class pass (`crawler.catalogue.classes`, `composing`) reads these records
+The repository-wide class pass (`crawler.catalogue.classes`: `resolve`, `compose`) reads these records
 to compose a raise's message with its class; this module reads them off one visited module.
 """
 

@@ -1,6 +1,6 @@
 """The workers' start method, and starting their fork server before the crawler's own imports.
 
-A fork server imports `crawler.workers` (LibCST with it) once, then forks each worker from that
+A fork server imports `crawler.parse.workers` (LibCST with it) once, then forks each worker from that
 small parent: cheap to fork, and no threads. Its imports take about 0.2 s; started as a command
 begins, they run on another core while the crawler imports, pins and reads its manifest, instead
 of after. This module imports nothing heavy, so the command line can start it first.

@@ -1,5 +1,5 @@
 """Imported first by a fork server that must die with the process that started it
-(`_forkserver.die_with_parent`): the kernel kills it when that process ends, even mid-import;
+(`forkserver.die_with_parent`): the kernel kills it when that process ends, even mid-import;
 one whose parent died before that request took effect ends here.
 """
 

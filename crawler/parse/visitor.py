@@ -66,7 +66,7 @@ class FileSites:
     `exports` maps the module's top-level names to qualified names, to follow re-exports; its
     key `names.STAR` (no name can be it) lists the modules `from M import *` reads, in order.
     `regions`, `context` and `stubbed` are for reading the file's next version (see
-    `crawler.skeleton`): read from a skeleton, `stubbed` lists the functions whose results the
+    `crawler.parse.skeleton`): read from a skeleton, `stubbed` lists the functions whose results the
     caller takes from the previous version (`skeleton.fill`).
     """
 

@@ -114,7 +114,7 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
     """Parse one file and find its sites; a file that cannot be parsed becomes a reason.
 
     With `known`, only the functions that changed since the previous version may be parsed;
-    the outcome's `stubbed` then lists those to fill in from it (`crawler.skeleton.fill`).
+    the outcome's `stubbed` then lists those to fill in from it (`crawler.parse.skeleton.fill`).
     """
     try:
         found = find_raise_sites(path, data, module_name(path), known)

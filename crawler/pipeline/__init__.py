@@ -38,16 +38,16 @@ One module a flow:
 - `selection`: which of a commit's files a run reads, which it passes over and why, which are
   tests;
 - `collecting`: a repository read into sites (the whole checkout, or the files changed since
-  the folder's commit), with the tests read for evidence;
+  the folder's commit), with the tests read for evidence, and which existing records a run
+  loads and what it says of the missing (`ids_to_load`, `missing_notes`);
 - `applying`: the sites merged with the records on disk, the repository-wide passes, and the
   writes (records, manifest, lookup index);
 - `evidence_stage` and `entry_stage`: when test evidence and entry points are read and set;
-- `existing`: which existing records a run loads, and what it says of the missing;
 - `identity`: the identity `update` and `history` go on with, from the folder's manifest;
 - `extract_run`, `update_run` and `history_run`: the `extract`, `update` and `history`
   commands' flows; `walk_steps`: a history walk's steps on a folder held in memory;
-- `stopping` (SIGINT and SIGTERM end every run the same way) and `cyclic_gc` (the collector
-  frozen over what lives to a run's end).
+- `cyclic_gc`: the collector frozen over what lives to a run's end. (SIGINT and SIGTERM end
+  every run the same way through `crawler.errors.sigterm_raises`.)
 
 May import: `crawler.records`, `crawler.errors`, `crawler.regexes`, `crawler.git`,
 `crawler.parse`, `crawler.store`, `crawler.callgraph`, `crawler.catalogue`, and

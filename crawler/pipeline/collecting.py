@@ -65,14 +65,14 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
                 limits: Limits | None = None, before: dict[str, str] | None = None,
                 blocks: SiteBlocks | None = None, pool: WorkerPool | None = None
                 ) -> list[FileOutcome]:
-    """Visit every file in worker processes (see `crawler.workers`); outcomes in file order.
+    """Visit every file in worker processes (see `crawler.parse.workers`); outcomes in file order.
 
     A file whose (path, blob) is in the cache is not read at all. The others are read as workers
     become free and taken as they finish, so what is held is the outcomes and one batch of bytes
     per worker, whatever the size of the repository; each is stored in the cache for the next
     run, of this repository or any other. `before` maps a path to its blob at the previous
     run: when the cache holds that version's results, only the file's changed functions are
-    parsed (`crawler.skeleton`). `blocks` gets the new sites' record blocks, rendered while the
+    parsed (`crawler.parse.skeleton`). `blocks` gets the new sites' record blocks, rendered while the
     workers parse on. `pool`, where the caller keeps one across runs (a walk's steps), parses
     instead of a fresh pool of `jobs` workers.
     """

@@ -1,4 +1,4 @@
-""""What is on disk: records and manifests in YAML, schemas, atomic writes, the caches, the lock.
+r"""What is on disk: records and manifests in YAML, schemas, atomic writes, the caches, the lock.
 
 This package owns every byte the crawler keeps: one repository's output folder (its lock, its
 record files named by id only, its manifest written last), the caches, and how a record

@@ -151,7 +151,7 @@ def test_a_class_hierarchy_of_1000_classes_across_modules_inherits_its_template(
     site = sites_by_function(resolved)["use"]
     assert (site.exception_qualname, site.message.template, site.message.kind) == (
         f"hier.k{CHAIN - 1}.C{CHAIN - 1}", "level top failed", "class_default")
-    # the template C0's __init__ hands on, inherited through 999 bases (composing reads an MRO
+    # the template C0's __init__ hands on, inherited through 999 bases (`compose` reads an MRO
     # of at most 32: a bound of its own, not the repository's)
     assert (site.message.defined_at, site.message.composed_by) == ("hier/k0.py:3", None)
     listed = {entry["qualname"]: entry for entry in resolved.exception_classes}

@@ -40,11 +40,11 @@ module's own helpers and constants (see `crawler.parse`'s example); another modu
 functions are joined later, by `crawler.catalogue.factories`.
 
 Its modules: the call to templates and the regex for each display (`templates`), expressions to
-runs of text (`reading`, over `pieces`; `built` for text built across statements: loops,
-joined lists, cut tails), the assignments that reach a statement (`flow`, with the walrus
-tests of `if_tests`), the module's helpers, factories and constants followed (`calls`, with a
-callee's text put in its caller's terms by `substitution`, what it reads of a function
-statement in `function_facts`, factories a generator yields in `yielded`, the types of
-attribute chains in `type_refs`), what a class statement does to its message (`class_text`),
-and the calls of a file that pass text, for `crawler.catalogue.callers` (`text_calls`).
+runs of text (`reading`, over `pieces`, with text built across statements: loops, joined lists,
+cut tails), the assignments that reach a statement (`flow`, with the walrus tests of `if`
+statements), the module's helpers, factories and constants followed (`calls`, with what it reads
+of a function statement and the factories a generator yields; a callee's text put in its
+caller's terms by `substitution`, the types of attribute chains in `type_refs`), what a class
+statement does to its message (`class_text`), and the calls of a file that pass text, for
+`crawler.catalogue.callers` (`text_calls`).
 """

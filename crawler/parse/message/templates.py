@@ -10,7 +10,7 @@ matches `str(exc)` as Python prints it (the template's `display`): the message i
 argument, its repr for a `KeyError`, the repr of the args tuple for several arguments,
 `[Errno n] text` for `OSError`, and the shapes of `E(msg, *args)`, `ExceptionGroup`,
 `SyntaxError(msg, details)` and the `Unicode*Error`s. The expressions themselves are read by
-`crawler.reading`.
+`crawler.parse.message.reading`.
 """
 
 from __future__ import annotations

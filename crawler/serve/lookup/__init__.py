@@ -4,8 +4,8 @@ This subpackage owns reading a paste in the forms people paste it (`paste`: a me
 traceback with chained exceptions, pytest's `E` lines, IPython, Rich, logging prefixes), the
 candidates by literal text (`literal_text`; the folder's `lookup.sqlite` in `index`), fitting
 each record's wordings to it (`matching`: the record's regex, a loose fit with whitespace and
-URLs left out, or shared words), past wordings after `crawler history` (`old_wordings`), the
-order and the verdict (`ranking`), and the three places records are read from, which rank
+URLs left out, or shared words), past wordings after `crawler history` and the order and
+the verdict (`ranking`), and the three places records are read from, which rank
 alike (`sources`: an output folder, an SQLite export, records in memory).
 
 The contract, in one example: three records of one module; a paste that the template explains

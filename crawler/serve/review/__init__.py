@@ -3,10 +3,10 @@
 This subpackage owns what `crawler check` and `crawler validate` read off a finished output
 folder (`checks`): annotations whose `written_for` is not their record's current template,
 records waiting in `needs_review`, annotations left on `removed` records with the live records
-most like them (`crawler.catalogue.successors`, for `crawler adopt`), and annotations whose
-code names belong to another error (`annotation_fit`, over the names an annotation mentions in
-`fit_names` and what the repository says of each name in `fit_repo`; docs/annotations.md). It
-writes nothing: a review is cleared by a person, and the next run reads it.
+most like them (`crawler.catalogue.successors`, for `crawler adopt`), and annotations whose code
+names belong to another error (`annotation_fit`: the names an annotation mentions,
+`code_mentions`, and what the repository says of each name, `Repository`; docs/annotations.md).
+It writes nothing: a review is cleared by a person, and the next run reads it.
 
 The contract, in one example. A module's three messages were annotated (each `written_for`
 its template); then one was reworded and one removed, and `crawler update` ran. `check` lists
