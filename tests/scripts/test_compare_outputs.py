@@ -13,7 +13,7 @@ from crawler.serve.lookup.index import INDEX_FILE
 from crawler.store.repo_output import LOCK_FILE
 from tests.helpers.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRODUCE, COMPARE = ROOT / "scripts" / "produce_outputs.py", ROOT / "scripts" / "compare_outputs.py"
 LIBRARY = '''\
 def load(name, strict=True):
