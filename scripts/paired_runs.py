@@ -40,9 +40,11 @@ def run(code: Path, phase: str, repo: str, ref: str, scratch: Path) -> dict[str,
     folder = Path(tempfile.mkdtemp(dir=scratch))
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(code)
+    # the benchmark left the package for scripts/: a checkout from before has it as crawler.bench
+    bench = "scripts.bench" if (code / "scripts" / "bench.py").is_file() else "crawler.bench"
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "scripts.bench", "--phase", phase, repo, "--ref", ref,
+            [sys.executable, "-m", bench, "--phase", phase, repo, "--ref", ref,
              "--cache-dir", str(folder / "cache"), "--jobs", "1", "--output", str(folder / "out")],
             cwd=code, env=env, capture_output=True, text=True, check=True)
     finally:

@@ -39,9 +39,12 @@ def test_rounds_run_the_floor_first_then_rotate_the_checkouts_and_leave_no_folde
     repo.commit("one")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    other = tmp_path / "other"  # a second checkout: a copy of this one's package
+    other = tmp_path / "other"  # a second checkout: a copy of this one's package and benchmark
     shutil.copytree(ROOT / "crawler", other / "crawler",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "scripts").mkdir()
+    for name in ("bench.py", "bench_table.py"):
+        shutil.copy(ROOT / "scripts" / name, other / "scripts" / name)
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "paired_runs.py"), str(repo.path), "--code",
          str(ROOT), "--code", str(other), "--rounds", "3", "--scratch", str(scratch)],
