@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from crawler.catalogue.closest import closest_pairs
 from crawler.git.diff import LineMap
 from crawler.records import REMOVED, ErrorRecord, Pin, RaiseSite
 
@@ -50,8 +51,8 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
     """Pair sites and records of equal keys, one-to-one.
 
     Both come in source order. A group with as many sites as records pairs them in that order
-    (their ordinals); otherwise the closest pairs go first (`_closeness`), so that when one of
-    two identical raises goes, the record of the one that stayed follows it.
+    (their ordinals); otherwise the closest pairs go first (`closest.closest_pairs`), so that
+    when one of two identical raises goes, the record of the one that stayed follows it.
     """
     by_key: dict[K, list[ErrorRecord]] = defaultdict(list)
     for record in records:
@@ -72,7 +73,7 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
         elif len(candidates) == len(group):  # all of them back: in their old source order
             pairs.extend(zip(group, sorted(candidates, key=lambda r: record_order(r)[1:])))
         else:
-            pairs.extend(_closest_pairs(group, candidates))
+            pairs.extend(closest_pairs(group, candidates))
     return pairs
 
 
@@ -123,42 +124,6 @@ def pair_unique(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord]) -> l
         record_groups[(record.site.exception, record.site.message.template)].append(record)
     return [(group[0], record_groups[key][0]) for key, group in site_groups.items()
             if len(group) == 1 and len(record_groups.get(key, ())) == 1]
-
-
-def _closest_pairs(sites: list[RaiseSite], records: list[ErrorRecord]) -> list[Pair]:
-    scored = [
-        (_closeness(site, record), i, j)
-        for j, record in enumerate(records)
-        for i, site in enumerate(sites)
-    ]
-    scored.sort()
-    return _greedy([(sites[i], records[j]) for _, i, j in scored])
-
-
-def _closeness(site: RaiseSite, record: ErrorRecord) -> tuple[int, int, int, int, int]:
-    """Smaller is closer: live first, same guard, same cause, same place in its function."""
-    old = record.site
-    return (
-        1 if record.status == REMOVED else 0,
-        0 if site.condition == old.condition else 1,
-        0 if site.cause == old.cause else 1,
-        abs((site.line - site.snippet_line) - (old.line - old.snippet_line)),
-        abs(site.line - old.line),
-    )
-
-
-def _greedy(ordered: Iterable[Pair]) -> list[Pair]:
-    """Take pairs best first, skipping any whose site or record is already taken."""
-    pairs: list[Pair] = []
-    used_sites: set[int] = set()
-    used_records: set[int] = set()
-    for site, record in ordered:
-        if id(site) in used_sites or id(record) in used_records:
-            continue
-        used_sites.add(id(site))
-        used_records.add(id(record))
-        pairs.append((site, record))
-    return pairs
 
 
 def tokens(template: str) -> list[str]:
