@@ -263,7 +263,7 @@ def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = (),
     template, words = memo.texts(old.message.template, site.message.template)
     return PairScore(
         template=template,
-        context=_lines_similarity(memo.context(old), memo.context(site)),
+        context=memo.contexts(old, site),
         qualname=_qualname_score(old.qualname, site.qualname),
         condition=_condition_score(old.condition, site.condition),
         exception=1.0 if _exception(old) == _exception(site) else 0.0,
@@ -286,6 +286,7 @@ class Memo:
         self._lines: dict[str, tuple[str, ...]] = {}
         self._split: dict[str, list[str]] = {}
         self._context: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
+        self._contexts: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = {}
 
     def texts(self, old: str, new: str) -> tuple[float, float]:
         """The templates' `similarity` and their wordings'."""
@@ -303,6 +304,16 @@ class Memo:
             found = _lines_similarity(self.lines(old), self.lines(new))
             if len(self._code) < self.KEEP:
                 self._code[(old, new)] = found
+        return found
+
+    def contexts(self, old: RaiseSite, new: RaiseSite) -> float:
+        """The similarity of the code around two raises (copies of a raise share theirs)."""
+        key = (self.context(old), self.context(new))
+        found = self._contexts.get(key)
+        if found is None:
+            found = _lines_similarity(*key)
+            if len(self._contexts) < self.KEEP:
+                self._contexts[key] = found
         return found
 
     def context(self, site: RaiseSite) -> tuple[str, ...]:
