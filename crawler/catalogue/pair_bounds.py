@@ -167,7 +167,7 @@ class Bounds:
                      ) -> tuple[list[Copies], set[int]]:
         """In the large groups of the record's own files, the copies in its function (none of
         them scored one by one already), and its function's other sites there when they are
-        few (to score one by one)."""
+        few (to bound, and score where the bound reaches the best)."""
         copies: list[Copies] = []
         few: set[int] = set()
         for path in own:
@@ -253,7 +253,6 @@ def prove_best(sites: Sequence[RaiseSite], live: Sequence[ErrorRecord],
         own = {record.site.path, *paths}
         exact = bounds.exact(record, own)
         copies, few = bounds.own_function(record, own, exact)
-        exact |= few
         weights: dict[int, int] = {}
         for col in sorted(exact | set(elsewhere(record, own))):
             found = score(record, sites[col], paths, bounds.memo)
@@ -272,6 +271,22 @@ def prove_best(sites: Sequence[RaiseSite], live: Sequence[ErrorRecord],
             weights[col] = -top
             edges[(row, col)] = (weights[col], found)
             ceilings.append(-runner_up)  # the weight of every other copy is at most this
+        # The function's other sites: bounded (their lines' similarity by a cheap bound), and
+        # scored only where the bound reaches the heaviest weight found.
+        pending = []
+        for col in sorted(few - exact):
+            handled.add(col)
+            bound = score(record, sites[col], paths, bounds.memo, code_bound=True)
+            if bound.signal is not None:
+                pending.append((-ceiling(bound), col))
+        for top_bound, col in sorted(pending):
+            if weights and -top_bound < max(weights.values()):
+                ceilings.append(-top_bound)
+                continue
+            found = score(record, sites[col], paths, bounds.memo)
+            if found.signal is not None:
+                weights[col] = weigh(record, sites[col], found)
+                edges[(row, col)] = (weights[col], found)
         heaviest = max(weights.values(), default=None)
         tops = [col for col, weight in weights.items() if weight == heaviest]
         if len(tops) == 1 and heaviest is not None:

@@ -254,10 +254,12 @@ class PairScore:
 
 
 def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = (),
-          memo: Memo | None = None) -> PairScore:
+          memo: Memo | None = None, code_bound: bool = False) -> PairScore:
     """How well `site` fits as the successor of `record`'s site; `moved_to` are the paths git
     says the record's file went to (renamed or copied), which count as its own file. `memo`
-    keeps the texts' and the functions' similarities for the next pair of the same ones."""
+    keeps the texts' and the functions' similarities for the next pair of the same ones.
+    `code_bound`: the functions' lines by a bound at least their similarity, far cheaper
+    (`Memo.code_bound`), so a score at least the real one part by part."""
     old = record.site
     memo = memo or Memo()
     template, words = memo.texts(old.message.template, site.message.template)
@@ -267,7 +269,7 @@ def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = (),
         qualname=_qualname_score(old.qualname, site.qualname),
         condition=_condition_score(old.condition, site.condition),
         exception=1.0 if _exception(old) == _exception(site) else 0.0,
-        snippet=memo.code(old.snippet, site.snippet),
+        snippet=(memo.code_bound if code_bound else memo.code)(old.snippet, site.snippet),
         same_file=site.path == old.path or site.path in set(moved_to),
         wording=words,
     )
@@ -283,6 +285,7 @@ class Memo:
     def __init__(self) -> None:
         self._texts: dict[tuple[str, str], tuple[float, float]] = {}
         self._code: dict[tuple[str, str], float] = {}
+        self._code_bounds: dict[tuple[str, str], float] = {}
         self._lines: dict[str, tuple[str, ...]] = {}
         self._split: dict[str, list[str]] = {}
         self._context: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
@@ -314,6 +317,19 @@ class Memo:
             found = _lines_similarity(*key)
             if len(self._contexts) < self.KEEP:
                 self._contexts[key] = found
+        return found
+
+    def code_bound(self, old: str, new: str) -> float:
+        """At least `code(old, new)`: difflib's bound by the lines the two have in common,
+        whatever their order (linear, where the similarity of long, repetitive functions
+        costs milliseconds a pair)."""
+        found = self._code_bounds.get((old, new))
+        if found is None:
+            a, b = self.lines(old), self.lines(new)
+            found = (difflib.SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
+                     if a and b else 0.0)
+            if len(self._code_bounds) < self.KEEP:
+                self._code_bounds[(old, new)] = found
         return found
 
     def context(self, site: RaiseSite) -> tuple[str, ...]:
