@@ -18,11 +18,31 @@ there, and the two paths print the same bytes whatever click's release.
 
 from __future__ import annotations
 
+import os
+import sys
+
+INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
+
+
+def _interrupted_while_loading(kind: type[BaseException], value: BaseException,
+                               traceback: Any) -> None:
+    """Ctrl-C while the installed command loads this module, before `main` can catch it: the
+    one line and exit 130 (nothing has started that would need stopping), not a Traceback from
+    the middle of an import and death by the signal (-2). Any other exception as Python says
+    it."""
+    if issubclass(kind, KeyboardInterrupt):
+        os.write(2, b"Error: interrupted\n")
+        os._exit(INTERRUPTED)
+    sys.__excepthook__(kind, value, traceback)
+
+
+if os.path.basename(sys.argv[0]) == "crawler":  # the installed command, as it starts; `main` ends it
+    sys.excepthook = _interrupted_while_loading
+
+# ruff: noqa: E402 - the imports after the hook: they are the most of this module's load
 import codecs
 import errno
-import os
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +59,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # a byte that is not UTF-8, read wit
 READ_CHUNK = 1 << 20  # bytes of standard input read at a time
 DEFAULT_LIMIT = 10
 DEFAULT_OUTPUT = "output"
-INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 
 
 @dataclass(frozen=True)
@@ -359,15 +378,25 @@ def _error(message: str, code: int) -> int:
 
 
 def main() -> NoReturn:
-    """The `crawler` command: a lookup in an output folder here, anything else `crawler.cli`."""
-    code = quick_lookup(sys.argv[1:])
-    if code is None:
-        from crawler.cli import main as command_line
+    """The `crawler` command: a lookup in an output folder here, anything else `crawler.cli`.
 
-        command_line()
-        raise SystemExit(0)  # click's main exits itself
+    A Ctrl-C anywhere in it is one line and exit 130, also where no command handles it yet or
+    any more: while the command line is imported (a few tenths of a second, the most of a short
+    run's start), while click reads the arguments, and on the way out. Uncaught, Python printed
+    a Traceback from the middle of an import and ended by the signal itself (-2)."""
+    sys.excepthook = sys.__excepthook__  # from here on a Ctrl-C is caught below, workers stopped
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # what is still buffered for a reader that is gone
-        quiet_stdout()
+        code = quick_lookup(sys.argv[1:])
+        if code is None:
+            from crawler.cli import main as command_line
+
+            command_line()
+            code = 0  # click's main exits itself
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:  # what is still buffered for a reader that is gone
+            quiet_stdout()
+    except KeyboardInterrupt:
+        sys.unraisablehook = after_interrupt
+        code = _error("interrupted", INTERRUPTED)
     raise SystemExit(code)
