@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import click
 
 from crawler._cli_lookup import INTERRUPTED as INTERRUPTED
+from crawler._cli_lookup import TERMINATED as TERMINATED
 from crawler._cli_lookup import after_interrupt as after_interrupt
 from crawler._cli_lookup import one_line as one_line
 from crawler._cli_lookup import quiet_stdout as quiet_stdout
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 
     from crawler.batch.driver import BatchProgress
     from crawler.pipeline import Progress as RunProgress
-
-
-TERMINATED = 143  # a command stopped by SIGTERM (128 + SIGTERM)
 
 
 UNWRAPPED_WIDTH = 100_000  # a table's width off a terminal: as wide as its longest row

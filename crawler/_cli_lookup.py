@@ -22,6 +22,7 @@ import os
 import sys
 
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
+TERMINATED = 143  # a command stopped by SIGTERM (128 + SIGTERM)
 
 
 def _interrupted_while_loading(kind: type[BaseException], value: BaseException,
@@ -385,6 +386,9 @@ def main() -> NoReturn:
     run's start), while click reads the arguments, and on the way out. Uncaught, Python printed
     a Traceback from the middle of an import and ended by the signal itself (-2)."""
     sys.excepthook = sys.__excepthook__  # from here on a Ctrl-C is caught below, workers stopped
+    from crawler.stopping import keep_interrupts, stopped_by
+
+    keep_interrupts()
     try:
         code = quick_lookup(sys.argv[1:])
         if code is None:
@@ -399,4 +403,11 @@ def main() -> NoReturn:
     except KeyboardInterrupt:
         sys.unraisablehook = after_interrupt
         code = _error("interrupted", INTERRUPTED)
+    except Exception as error:  # noqa: BLE001 - a stop wrapped in another error, or raised
+        stop = stopped_by(error)
+        if stop is None:
+            raise
+        sys.unraisablehook = after_interrupt
+        code = (_error("interrupted", INTERRUPTED) if issubclass(stop, KeyboardInterrupt)
+                else _error("terminated", TERMINATED))
     raise SystemExit(code)
