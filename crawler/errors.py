@@ -20,7 +20,9 @@ Only the main thread may set a handler; elsewhere `sigterm_raises` leaves SIGTER
 from __future__ import annotations
 
 import signal
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -85,3 +87,53 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def keep_interrupts() -> None:
+    """A Ctrl-C or SIGTERM that lands while a finalizer runs (an object's `__del__`, a weakref
+    callback: GitPython's config readers close their files there) raises in it, and Python
+    prints what a finalizer raises and goes on: the run ignored the signal and ended 0, after
+    an "Exception ignored in" Traceback. The signal is sent again to the main thread, from a
+    thread of its own a moment later (sent from the hook, it would raise in the hook, which
+    Python drops the same way), so that it stops the run where its main thread is then;
+    anything else a finalizer raises is reported as it was. The command line puts a quiet
+    hook in its place once it has said the stop."""
+    reported = sys.unraisablehook
+
+    def again(unraisable: Any) -> None:
+        kind = unraisable.exc_type
+        signum = (signal.SIGINT if kind is not None and issubclass(kind, KeyboardInterrupt) else
+                  signal.SIGTERM if kind is not None and issubclass(kind, Terminated) else None)
+        if signum is None:
+            reported(unraisable)
+            return
+        main = threading.main_thread().ident
+        try:
+            threading.Thread(target=_send_later, args=(main, signum), daemon=True).start()
+        except RuntimeError:  # no new thread as the interpreter ends: it is ending anyway
+            reported(unraisable)
+
+    sys.unraisablehook = again
+
+
+RESEND_AFTER = 0.05  # seconds: the hook has long returned
+
+
+def _send_later(thread: int | None, signum: int) -> None:
+    time.sleep(RESEND_AFTER)
+    if thread is not None:
+        signal.pthread_kill(thread, signum)
+
+
+def stopped_by(error: BaseException) -> type[BaseException] | None:
+    """KeyboardInterrupt or `Terminated` when one is where `error` came from: Python 3.11 wraps
+    what a descriptor's `__set_name__` raises, a Ctrl-C too, in a RuntimeError as a class is made
+    (LibCST's node classes, while LibCST is imported); None when the error is the run's own."""
+    seen: set[int] = set()
+    found: BaseException | None = error
+    while found is not None and id(found) not in seen:
+        if isinstance(found, (KeyboardInterrupt, Terminated)):
+            return type(found)
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None

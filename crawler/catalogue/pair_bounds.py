@@ -12,6 +12,15 @@ one exception class and one template) by a `PairScore` whose parts are each at l
 one's (`Bounds.ceiling_score`): its signal is None only if every site's is, and its total is at
 least every site's (both only grow with each part).
 
+Copies of one raise in one function (the same guard, the same code around it: 2,000 identical
+raises in one function, all reworded) share every line of code around them with hundreds of
+sites, so no line is rare and the ceiling of their group is no lower than the score they share.
+Such copies (`Copies`: the sites of one group alike in all a score reads but their place) are
+weighed through one of them: with the record's function's copies, the record scores the one
+nearest its own place exactly, and the next nearest bounds the others (their weights differ only
+by the tie-break of places, which falls as the place goes away); the few other sites of its
+function in that group are scored one by one.
+
 When every record that can pair at all has one site that weighs strictly more than any other it
 could take, scored or bounded, and no two records have the same best site, those pairs are the
 one assignment of greatest total weight (any other gives some record less than its best, and
@@ -24,6 +33,7 @@ site, a bound too loose), `prove_best` returns None and the caller weighs every 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +51,8 @@ from crawler.records import ErrorRecord, RaiseSite
 RARE_LINE_SITES = 8  # a line of code around a raise in at most this many sites pairs them exactly
 SMALL_GROUP = 8  # a group with at most this many sites is scored site by site
 FEW_VALUES = 8  # a group with at most this many guards (functions) is bounded by each of them
+COPIES_MIN = 2  # sites alike in all a score reads but their place, weighed through one of them
+FEW_OTHERS = 128  # beside its copies, a function's other sites in a group scored one by one
 
 Weigh = Callable[[ErrorRecord, RaiseSite, PairScore], int]
 Ceiling = Callable[[PairScore], int]  # at least the weight of any pair whose score is at most this
@@ -70,6 +82,39 @@ class _Group:
                 self.snippets = None
 
 
+class Copies:
+    """Sites of one group alike in all a score reads but their place (function, guard, code
+    around the raise, the function's lines as the snippet shows them), by their place: in
+    buckets of one line in the function, each sorted by the line in the file."""
+
+    def __init__(self, sites: Sequence[RaiseSite], cols: list[int]) -> None:
+        buckets: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for col in cols:
+            site = sites[col]
+            buckets[site.line - site.snippet_line].append((site.line, col))
+        self.cols = sorted(cols)
+        self.offsets = sorted(buckets)
+        self.buckets = [sorted(buckets[offset]) for offset in self.offsets]
+
+    def near(self, record: ErrorRecord) -> list[int]:
+        """The copies the record weighs most and next most on, among a few others: their
+        weights differ only by the tie-break of places (`best_pairs._tie_break`: the distance
+        of the places in the function first, then of the lines up to 9), which falls on each
+        side of the record's place in the function as a copy's goes away, and in one place on
+        each side of its line. So the two nearest places each side, and in each of those the
+        two nearest lines each side (with every copy at those lines), hold both."""
+        old = record.site
+        at = bisect_left(self.offsets, old.line - old.snippet_line)
+        found: list[int] = []
+        for bucket in self.buckets[max(0, at - 2):at + 2]:
+            lines = [line for line, _ in bucket]
+            where = bisect_left(lines, old.line)
+            low = bisect_left(lines, lines[max(0, where - 2)])
+            high = bisect_right(lines, lines[min(len(lines) - 1, where + 1)])
+            found += [col for _, col in bucket[low:high]]
+        return found
+
+
 def _last(qualname: str) -> str:
     return qualname.rsplit(".", 1)[-1]
 
@@ -83,12 +128,26 @@ class Bounds:
         self.memo = memo
         self.groups: dict[str, dict[tuple[str, str], _Group]] = defaultdict(dict)
         self.by_line: dict[str, list[int]] = defaultdict(list)
+        alike: dict[tuple[str, tuple[str, str], str], dict[tuple[object, ...], list[int]]]
+        alike = defaultdict(lambda: defaultdict(list))
         for col, site in enumerate(sites):
             groups = self.groups[site.path]
             key = (_exception(site), site.message.template)
             groups.setdefault(key, _Group()).add(col, site)
-            for line in set(memo.context(site)):
+            lines = memo.context(site)
+            for line in set(lines):
                 self.by_line[line].append(col)
+            alike[(site.path, key, site.qualname)][(site.condition, lines, site.snippet)].append(col)
+        # (path, group key, qualname) -> the copies of that function, and its other sites
+        self.functions: dict[tuple[str, tuple[str, str], str], tuple[list[Copies], list[int]]] = {}
+        for where, classes in alike.items():
+            copies, others = [], []
+            for cols in classes.values():
+                if len(cols) < COPIES_MIN:
+                    others += cols
+                    continue
+                copies.append(Copies(sites, cols))
+            self.functions[where] = (copies, sorted(others))
 
     def exact(self, record: ErrorRecord, own: Collection[str]) -> set[int]:
         """The sites of the record's own files to score one by one: those that share a rare
@@ -103,6 +162,23 @@ class Bounds:
                 if len(group.cols) <= SMALL_GROUP:
                     found.update(group.cols)
         return found
+
+    def own_function(self, record: ErrorRecord, own: Collection[str], exact: Collection[int]
+                     ) -> tuple[list[Copies], set[int]]:
+        """In the large groups of the record's own files, the copies in its function (none of
+        them scored one by one already), and its function's other sites there when they are
+        few (to bound, and score where the bound reaches the best)."""
+        copies: list[Copies] = []
+        few: set[int] = set()
+        for path in own:
+            for key, group in self.groups.get(path, {}).items():
+                if len(group.cols) <= SMALL_GROUP:
+                    continue  # scored one by one (`exact`)
+                found, others = self.functions.get((path, key, record.site.qualname), ([], []))
+                copies += [c for c in found if c.cols[0] not in exact]
+                if len(others) <= FEW_OTHERS:
+                    few.update(others)
+        return copies, few
 
     def rest(self, own: Collection[str], exact: Collection[int]
              ) -> list[tuple[tuple[str, str], _Group, list[RaiseSite]]]:
@@ -176,8 +252,37 @@ def prove_best(sites: Sequence[RaiseSite], live: Sequence[ErrorRecord],
         paths = moved_to(record.site.path)
         own = {record.site.path, *paths}
         exact = bounds.exact(record, own)
+        copies, few = bounds.own_function(record, own, exact)
         weights: dict[int, int] = {}
         for col in sorted(exact | set(elsewhere(record, own))):
+            found = score(record, sites[col], paths, bounds.memo)
+            if found.signal is not None:
+                weights[col] = weigh(record, sites[col], found)
+                edges[(row, col)] = (weights[col], found)
+        handled = set(exact)
+        ceilings: list[int] = []
+        for alike in copies:  # every copy scores alike: weighed through the nearest one
+            handled.update(alike.cols)
+            found = score(record, sites[alike.cols[0]], paths, bounds.memo)
+            if found.signal is None:
+                continue
+            weighed = sorted((-weigh(record, sites[col], found), col) for col in alike.near(record))
+            (top, col), (runner_up, _) = weighed[0], weighed[1]
+            weights[col] = -top
+            edges[(row, col)] = (weights[col], found)
+            ceilings.append(-runner_up)  # the weight of every other copy is at most this
+        # The function's other sites: bounded (their lines' similarity by a cheap bound), and
+        # scored only where the bound reaches the heaviest weight found.
+        pending = []
+        for col in sorted(few - exact):
+            handled.add(col)
+            bound = score(record, sites[col], paths, bounds.memo, code_bound=True)
+            if bound.signal is not None:
+                pending.append((-ceiling(bound), col))
+        for top_bound, col in sorted(pending):
+            if weights and -top_bound < max(weights.values()):
+                ceilings.append(-top_bound)
+                continue
             found = score(record, sites[col], paths, bounds.memo)
             if found.signal is not None:
                 weights[col] = weigh(record, sites[col], found)
@@ -186,9 +291,9 @@ def prove_best(sites: Sequence[RaiseSite], live: Sequence[ErrorRecord],
         tops = [col for col, weight in weights.items() if weight == heaviest]
         if len(tops) == 1 and heaviest is not None:
             best[row] = (tops[0], heaviest)
-        ceilings = [ceiling(bound) for bound in (
+        ceilings += [ceiling(bound) for bound in (
             bounds.ceiling_score(record, key, group, scored)
-            for key, group, scored in bounds.rest(sorted(own), exact)) if bound.signal is not None]
+            for key, group, scored in bounds.rest(sorted(own), handled)) if bound.signal is not None]
         if ceilings:
             complete = False  # some of its pairs are only bounded: its best must be proved
             if row not in best or max(ceilings) >= best[row][1]:

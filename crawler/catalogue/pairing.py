@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from crawler.catalogue.closest import closest_pairs
 from crawler.git.diff import LineMap
 from crawler.records import REMOVED, ErrorRecord, Pin, RaiseSite
 
@@ -50,8 +51,8 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
     """Pair sites and records of equal keys, one-to-one.
 
     Both come in source order. A group with as many sites as records pairs them in that order
-    (their ordinals); otherwise the closest pairs go first (`_closeness`), so that when one of
-    two identical raises goes, the record of the one that stayed follows it.
+    (their ordinals); otherwise the closest pairs go first (`closest.closest_pairs`), so that
+    when one of two identical raises goes, the record of the one that stayed follows it.
     """
     by_key: dict[K, list[ErrorRecord]] = defaultdict(list)
     for record in records:
@@ -72,7 +73,7 @@ def pair_by(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord],
         elif len(candidates) == len(group):  # all of them back: in their old source order
             pairs.extend(zip(group, sorted(candidates, key=lambda r: record_order(r)[1:])))
         else:
-            pairs.extend(_closest_pairs(group, candidates))
+            pairs.extend(closest_pairs(group, candidates))
     return pairs
 
 
@@ -123,42 +124,6 @@ def pair_unique(sites: Sequence[RaiseSite], records: Sequence[ErrorRecord]) -> l
         record_groups[(record.site.exception, record.site.message.template)].append(record)
     return [(group[0], record_groups[key][0]) for key, group in site_groups.items()
             if len(group) == 1 and len(record_groups.get(key, ())) == 1]
-
-
-def _closest_pairs(sites: list[RaiseSite], records: list[ErrorRecord]) -> list[Pair]:
-    scored = [
-        (_closeness(site, record), i, j)
-        for j, record in enumerate(records)
-        for i, site in enumerate(sites)
-    ]
-    scored.sort()
-    return _greedy([(sites[i], records[j]) for _, i, j in scored])
-
-
-def _closeness(site: RaiseSite, record: ErrorRecord) -> tuple[int, int, int, int, int]:
-    """Smaller is closer: live first, same guard, same cause, same place in its function."""
-    old = record.site
-    return (
-        1 if record.status == REMOVED else 0,
-        0 if site.condition == old.condition else 1,
-        0 if site.cause == old.cause else 1,
-        abs((site.line - site.snippet_line) - (old.line - old.snippet_line)),
-        abs(site.line - old.line),
-    )
-
-
-def _greedy(ordered: Iterable[Pair]) -> list[Pair]:
-    """Take pairs best first, skipping any whose site or record is already taken."""
-    pairs: list[Pair] = []
-    used_sites: set[int] = set()
-    used_records: set[int] = set()
-    for site, record in ordered:
-        if id(site) in used_sites or id(record) in used_records:
-            continue
-        used_sites.add(id(site))
-        used_records.add(id(record))
-        pairs.append((site, record))
-    return pairs
 
 
 def tokens(template: str) -> list[str]:
@@ -289,20 +254,22 @@ class PairScore:
 
 
 def score(record: ErrorRecord, site: RaiseSite, moved_to: Iterable[str] = (),
-          memo: Memo | None = None) -> PairScore:
+          memo: Memo | None = None, code_bound: bool = False) -> PairScore:
     """How well `site` fits as the successor of `record`'s site; `moved_to` are the paths git
     says the record's file went to (renamed or copied), which count as its own file. `memo`
-    keeps the texts' and the functions' similarities for the next pair of the same ones."""
+    keeps the texts' and the functions' similarities for the next pair of the same ones.
+    `code_bound`: the functions' lines by a bound at least their similarity, far cheaper
+    (`Memo.code_bound`), so a score at least the real one part by part."""
     old = record.site
     memo = memo or Memo()
     template, words = memo.texts(old.message.template, site.message.template)
     return PairScore(
         template=template,
-        context=_lines_similarity(memo.context(old), memo.context(site)),
+        context=memo.contexts(old, site),
         qualname=_qualname_score(old.qualname, site.qualname),
         condition=_condition_score(old.condition, site.condition),
         exception=1.0 if _exception(old) == _exception(site) else 0.0,
-        snippet=memo.code(old.snippet, site.snippet),
+        snippet=(memo.code_bound if code_bound else memo.code)(old.snippet, site.snippet),
         same_file=site.path == old.path or site.path in set(moved_to),
         wording=words,
     )
@@ -318,9 +285,11 @@ class Memo:
     def __init__(self) -> None:
         self._texts: dict[tuple[str, str], tuple[float, float]] = {}
         self._code: dict[tuple[str, str], float] = {}
+        self._code_bounds: dict[tuple[str, str], float] = {}
         self._lines: dict[str, tuple[str, ...]] = {}
         self._split: dict[str, list[str]] = {}
         self._context: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
+        self._contexts: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = {}
 
     def texts(self, old: str, new: str) -> tuple[float, float]:
         """The templates' `similarity` and their wordings'."""
@@ -338,6 +307,29 @@ class Memo:
             found = _lines_similarity(self.lines(old), self.lines(new))
             if len(self._code) < self.KEEP:
                 self._code[(old, new)] = found
+        return found
+
+    def contexts(self, old: RaiseSite, new: RaiseSite) -> float:
+        """The similarity of the code around two raises (copies of a raise share theirs)."""
+        key = (self.context(old), self.context(new))
+        found = self._contexts.get(key)
+        if found is None:
+            found = _lines_similarity(*key)
+            if len(self._contexts) < self.KEEP:
+                self._contexts[key] = found
+        return found
+
+    def code_bound(self, old: str, new: str) -> float:
+        """At least `code(old, new)`: difflib's bound by the lines the two have in common,
+        whatever their order (linear, where the similarity of long, repetitive functions
+        costs milliseconds a pair)."""
+        found = self._code_bounds.get((old, new))
+        if found is None:
+            a, b = self.lines(old), self.lines(new)
+            found = (difflib.SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
+                     if a and b else 0.0)
+            if len(self._code_bounds) < self.KEEP:
+                self._code_bounds[(old, new)] = found
         return found
 
     def context(self, site: RaiseSite) -> tuple[str, ...]:

@@ -85,6 +85,16 @@ class CrawlerGroup(click.Group):
             where = f"{error.filename}: " if error.filename else ""
             raise click.ClickException(one_line(f"{where}{error.strerror or error}")) from None
 
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        """The arguments read, a Ctrl-C meanwhile said as during the command (click's own
+        word for it is "Aborted!" and exit 1)."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            sys.unraisablehook = after_interrupt
+            raise Interrupted("interrupted") from None
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().main(*args, **kwargs)

@@ -13,7 +13,7 @@ import click
 
 from crawler.cli.options import MissingFolder
 from crawler.cli.summaries import Line
-from crawler.cli.terminal import INTERRUPTED, one_line
+from crawler.cli.terminal import INTERRUPTED, TERMINATED, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 
     from crawler.batch.driver import BatchProgress
     from crawler.pipeline import Progress as RunProgress
-
-
-TERMINATED = 143  # a command stopped by SIGTERM (128 + SIGTERM)
 
 
 UNWRAPPED_WIDTH = 100_000  # a table's width off a terminal: as wide as its longest row

@@ -1,26 +1,69 @@
 """The installed `crawler` command (`crawler.cli.entry:main`): a lookup in an output folder is
 answered by `fast_lookup`, without click; anything else goes to the full command line
-(`commands.main`), loaded only then."""
+(`commands.main`), loaded only then.
+
+A Ctrl-C is one line and exit 130 from the first moment: while this module loads (the hook
+below, until `main` starts), and in `main` around all of it, where no command handles it yet or
+any more: while the command line is imported, while click reads the arguments, and on the way
+out. Uncaught, Python printed a Traceback from the middle of an import and ended by the signal
+itself (-2).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from crawler.cli.fast_lookup import quick_lookup
-from crawler.cli.terminal import quiet_stdout
+from crawler.cli.terminal import INTERRUPTED  # nothing heavy: the hook below is set at once
+
+
+def _interrupted_while_loading(kind: type[BaseException], value: BaseException,
+                               traceback: Any) -> None:
+    """Ctrl-C while the installed command loads its modules, before `main` can catch it: the
+    one line and exit 130 (nothing has started that would need stopping), not a Traceback from
+    the middle of an import and death by the signal (-2). Any other exception as Python says
+    it."""
+    if issubclass(kind, KeyboardInterrupt):
+        os.write(2, b"Error: interrupted\n")
+        os._exit(INTERRUPTED)
+    sys.__excepthook__(kind, value, traceback)
+
+
+if os.path.basename(sys.argv[0]) == "crawler":  # the installed command, as it starts; `main` ends it
+    sys.excepthook = _interrupted_while_loading
+
+# ruff: noqa: E402 - the imports after the hook: they are the most of this module's load
+from crawler.cli.fast_lookup import error_line, quick_lookup
+from crawler.cli.terminal import TERMINATED, after_interrupt, quiet_stdout
 
 
 def main() -> NoReturn:
-    """The `crawler` command: a lookup in an output folder here, anything else `crawler.cli.commands`."""
-    code = quick_lookup(sys.argv[1:])
-    if code is None:
-        from crawler.cli.commands import main as command_line
+    """The `crawler` command: a lookup in an output folder here, anything else
+    `crawler.cli.commands`; a stop anywhere in it said as one line with its exit code."""
+    sys.excepthook = sys.__excepthook__  # from here on a Ctrl-C is caught below, workers stopped
+    from crawler.errors import keep_interrupts, stopped_by
 
-        command_line()
-        raise SystemExit(0)  # click's main exits itself
+    keep_interrupts()
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # what is still buffered for a reader that is gone
-        quiet_stdout()
+        code = quick_lookup(sys.argv[1:])
+        if code is None:
+            from crawler.cli.commands import main as command_line
+
+            command_line()
+            code = 0  # click's main exits itself
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:  # what is still buffered for a reader that is gone
+            quiet_stdout()
+    except KeyboardInterrupt:
+        sys.unraisablehook = after_interrupt
+        code = error_line("interrupted", INTERRUPTED)
+    except Exception as error:  # noqa: BLE001 - a stop wrapped in another error, or raised
+        stop = stopped_by(error)
+        if stop is None:
+            raise
+        sys.unraisablehook = after_interrupt
+        code = (error_line("interrupted", INTERRUPTED) if issubclass(stop, KeyboardInterrupt)
+                else error_line("terminated", TERMINATED))
     raise SystemExit(code)

@@ -283,7 +283,7 @@ def quick_lookup(args: list[str]) -> int | None:
             echo(text, err)
     except KeyboardInterrupt:
         sys.unraisablehook = after_interrupt
-        return _error("interrupted", INTERRUPTED)
+        return error_line("interrupted", INTERRUPTED)
     except Exception as error:  # noqa: BLE001 - said as CrawlerGroup.invoke says it, or raised
         return _failure(error)
     return code
@@ -296,18 +296,18 @@ def _failure(error: Exception) -> int:
     from crawler.errors import CrawlerError, MissingSourceError
 
     if isinstance(error, MissingSourceError):
-        return _error(one_line(str(error)), 2)
+        return error_line(one_line(str(error)), 2)
     if isinstance(error, CrawlerError):
-        return _error(one_line(str(error)), 1)
+        return error_line(one_line(str(error)), 1)
     if isinstance(error, OSError):
         if error.errno == errno.EPIPE and stdout_closed():
             quiet_stdout()
             return 0
         where = f"{error.filename}: " if error.filename else ""
-        return _error(one_line(f"{where}{error.strerror or error}"), 1)
+        return error_line(one_line(f"{where}{error.strerror or error}"), 1)
     raise error
 
 
-def _error(message: str, code: int) -> int:
+def error_line(message: str, code: int) -> int:
     echo(f"Error: {message}", err=True)
     return code

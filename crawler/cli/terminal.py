@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
-
+from typing import Any
 
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
+TERMINATED = 143  # a command stopped by SIGTERM (128 + SIGTERM)
 
 
 def one_line(message: str) -> str:

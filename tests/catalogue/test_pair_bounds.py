@@ -192,3 +192,46 @@ def test_the_memo_gives_the_scores_of_a_fresh_measure() -> None:
         for site in sites:
             assert score(record, site, (), memo) == score(record, site)
             assert score(record, site, (), memo) == score(record, site)
+
+
+def copied(template: str, functions: int, count: int) -> list[RaiseSite]:
+    """`functions` functions in one file, each with `count` copies of `if x: raise
+    ValueError(template)` and nothing else: no line of code around a copy is its own. Each
+    site's snippet is its function, or as the parser cuts a long one (`site_records`), the
+    lines from 40 before the raise to 20 after."""
+    sites = []
+    for number in range(functions):
+        first = 1 + number * (2 * count + 3)
+        text = [f"def check_{number}(x):"]
+        for _ in range(count):
+            text += ["    if x:", f"        raise ValueError({template!r})"]
+        for k in range(count):
+            line = first + 2 + 2 * k
+            start, end = first, first + len(text) - 1
+            if len(text) > 150:
+                start, end = max(start, line - 40), min(end, line + 20)
+            sites.append(RaiseSite(
+                path="a.py", line=line, end_line=line, column=8, class_name=None,
+                function=f"check_{number}", qualname=f"check_{number}", exception="ValueError",
+                exception_qualname="builtins.ValueError",
+                message=Template("literal", template, (), f"^{template}$"), cause=None,
+                condition="x", snippet="\n".join(text[start - first:end - first + 1]) + "\n",
+                snippet_line=start))
+    return sites
+
+
+def test_copies_in_one_function_reworded_alike_are_proved() -> None:
+    """Issue 44: 2,000 identical raises in one function, all reworded, were weighed pair by pair
+    (no line of code around them is rare, and their group's ceiling is no lower than the score
+    they share). Copies are weighed through the nearest one: the proof holds, and gives the
+    pairs of every pair weighed, each record on the copy at its own place."""
+    for functions, count in ((1, 60), (1, 120), (4, 15)):
+        records = list(merge(OLD, [], copied("same words here", functions, count)).records)
+        sites = copied("other words here", functions, count)
+        index = best_pairs._SiteIndex(sites)
+        proved = pair_bounds.prove_best(sites, records, lambda path: (), index.elsewhere,
+                                         best_pairs._weight, best_pairs._ceiling, Memo())
+        assert proved is not None and proved.best, (functions, count)
+        pairs = best_pairs.pair_best(sites, records, lambda path: ())
+        assert pairs == every_pair(sites, records)
+        assert len(pairs) == len(sites) and all(p.site.line == p.record.site.line for p in pairs)

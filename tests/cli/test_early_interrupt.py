@@ -1,0 +1,131 @@
+"""Ctrl-C as a command starts: one line and exit 130, every time (issue 44).
+
+About one SIGINT in ten sent to `update` early in its run ended it with a Traceback from the
+middle of an import and death by the signal (-2): the command line caught Ctrl-C only inside a
+command, not while it was imported (crawler.cli, click, every option), nor while click read the
+arguments (click's own "Aborted!", exit 1), nor while the installed command loaded its first
+module. Here the installed `crawler` runs `update` and `check` again and again, each sent SIGINT
+at a delay spread over the start of a run (two runs in three) or the whole of it, alternately to
+its pid and to its process group as a terminal's Ctrl-C. Every run must end with the one line and 130 (or end
+before the signal came), and the annotation planted before stays byte for byte.
+
+Python's own start is outside the crawler: a SIGINT before Python has its handler kills it
+(-2, nothing printed); one while Python imports its `site` module (the paths of installed
+packages) ends in Python's "Fatal Python error: init_import_site" (exit 1); one while Python
+finds and loads the package for the installed script's first line is a Traceback of that line
+alone: all before any line of the crawler runs. Those are counted apart, never as passing runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crawler.store import render
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.update_output import BASE, OTHER, Output
+
+TRIALS = 24
+CRAWLER = shutil.which("crawler", path=str(Path(sys.executable).parent)) or "crawler"
+
+
+def _ctrl_c_default() -> None:
+    """SIGINT's default disposition, as a terminal's shell gives it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def run(args: list[str], delay: float | None, group: bool) -> tuple[int, str, float]:
+    """The installed command, sent SIGINT after `delay` seconds (None: not at all): its exit
+    code, its stderr and how long it ran."""
+    started = time.monotonic()
+    child = subprocess.Popen([CRAWLER, *args], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             start_new_session=True, preexec_fn=_ctrl_c_default)
+    try:
+        if delay is not None:
+            time.sleep(delay)
+            if child.poll() is None:
+                (os.killpg if group else os.kill)(child.pid, signal.SIGINT)
+        _, stderr = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return child.returncode, stderr.decode(errors="replace"), time.monotonic() - started
+
+
+def before_the_crawler(code: int, stderr: str) -> bool:
+    """Ended in Python's own start, before a line of the crawler ran: killed before Python has
+    its handler, stopped in `site`, or while Python finds and loads the package for the
+    installed script's import line (the only frame: Python hides its import machinery's)."""
+    if code == -signal.SIGINT and stderr == "":
+        return True
+    if code == 1 and stderr.startswith("Fatal Python error: init_import_site"):
+        return True
+    frames = re.findall(r'File "([^"]+)"', stderr)
+    return (code == -signal.SIGINT and frames == [CRAWLER]
+            and stderr.rstrip().endswith("KeyboardInterrupt"))
+
+
+@pytest.mark.slow  # two dozen runs of the installed command
+def test_ctrl_c_early_in_a_command_is_one_line_and_130(make_repo, tmp_path: Path) -> None:
+    repo: GitRepo = make_repo("lib")
+    repo.write("lib/m.py", BASE)
+    repo.write("lib/other.py", OTHER)
+    repo.commit("first")
+    start = Output(repo, tmp_path / "start", tmp_path / "cache")
+    start.extract()
+    planted = next(iter(start.records()))
+    block = start.annotate(planted, "planted before the runs")
+    relative = start.path(planted).relative_to(start.root)
+    repo.write("lib/m.py", "import os\n\n\n" + BASE.replace("no path given", "no path was given"))
+    repo.commit("second")
+
+    def command(kind: str, root: Path) -> list[str]:
+        if kind == "check":
+            return ["check", str(root)]
+        return ["update", str(repo.path), "-o", str(root), "--cache-dir", str(start.cache),
+                "-j", "2"]
+
+    spans, plain = {}, {}
+    for kind in ("update", "check"):
+        shutil.copytree(start.root, tmp_path / "plain", symlinks=True)
+        code, stderr, spans[kind] = run(command(kind, tmp_path / "plain"), None, False)
+        plain[kind] = (code, stderr)
+        assert code == 0 and stderr == "", stderr
+        shutil.rmtree(tmp_path / "plain")
+    # The start: the interpreter, the command line's imports, click reading the arguments.
+    started = min(run(["update", "--help"], None, False)[2] for _ in range(3))
+
+    said, ended_first, python_start, problems = 0, 0, 0, []
+    for number in range(TRIALS):
+        kind = "update" if number % 3 else "check"
+        root = tmp_path / f"run{number}"
+        shutil.copytree(start.root, root, symlinks=True)
+        # two runs in three in the start (up to half as long again), the others over the run
+        early = number % 3 != 2
+        span = 1.5 * started if early else spans[kind]
+        delay = span * (number + 0.5) / TRIALS
+        code, stderr, _ = run(command(kind, root), delay, group=number % 2 == 1)
+        if code == 130 and stderr == "Error: interrupted\n":
+            said += 1
+        elif (code, stderr) == plain[kind]:
+            ended_first += 1  # done before the signal came
+        elif before_the_crawler(code, stderr):
+            python_start += 1
+        else:
+            problems.append(f"{kind} #{number} at {delay:.3f} s: exit {code}, {stderr[-600:]!r}")
+        text = (root / relative).read_text(encoding="utf-8")
+        if render.annotation_block(text) != block:
+            problems.append(f"{kind} #{number}: the planted annotation changed")
+        shutil.rmtree(root)
+    assert problems == [], problems
+    assert said >= TRIALS // 3, (said, ended_first, python_start)  # the signal did land in runs
