@@ -11,9 +11,10 @@ before the signal came), and the annotation planted before stays byte for byte.
 
 Python's own start is outside the crawler: a SIGINT before Python has its handler kills it
 (-2, nothing printed); one while Python imports its `site` module (the paths of installed
-packages) ends in Python's "Fatal Python error: init_import_site" (exit 1); one while Python
-finds and loads the package for the installed script's first line is a Traceback of that line
-alone: all before any line of the crawler runs. Those are counted apart, never as passing runs.
+packages) ends in Python's "Fatal Python error: init_import_site" (exit 1); one in the
+installed script's own imports (`re`, then Python finding and loading the package) is a
+Traceback with no frame of the crawler's: all before any line of the crawler runs. Those are
+counted apart, never as passing runs.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from pathlib import Path
 
 import pytest
 
+import crawler
 from crawler.store import render
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.update_output import BASE, OTHER, Output
 
 TRIALS = 24
 CRAWLER = shutil.which("crawler", path=str(Path(sys.executable).parent)) or "crawler"
+PACKAGE = str(Path(crawler.__file__).parent) + os.sep  # a frame here: the crawler's code ran
 
 
 def _ctrl_c_default() -> None:
@@ -64,14 +67,15 @@ def run(args: list[str], delay: float | None, group: bool) -> tuple[int, str, fl
 
 def before_the_crawler(code: int, stderr: str) -> bool:
     """Ended in Python's own start, before a line of the crawler ran: killed before Python has
-    its handler, stopped in `site`, or while Python finds and loads the package for the
-    installed script's import line (the only frame: Python hides its import machinery's)."""
+    its handler, stopped in `site`, or a Traceback in which no frame is the crawler's (the
+    installed script's own imports, or Python finding and loading the package for them)."""
     if code == -signal.SIGINT and stderr == "":
         return True
     if code == 1 and stderr.startswith("Fatal Python error: init_import_site"):
         return True
     frames = re.findall(r'File "([^"]+)"', stderr)
-    return (code == -signal.SIGINT and frames == [CRAWLER]
+    return (code == -signal.SIGINT and frames[:1] == [CRAWLER]
+            and not any(frame.startswith(PACKAGE) for frame in frames)
             and stderr.rstrip().endswith("KeyboardInterrupt"))
 
 
