@@ -33,7 +33,9 @@ The records behind each count are listed in DETAILS.txt under --work.
 With `--fresh-store DIR`, each fresh extract is made once in DIR, by commit, and reused by a
 later replay (a fresh extract does not depend on the updates): the extracts can run ahead, or
 beside another replay. Step 0's updated folder is then a copy of the first commit's fresh
-extract, which is what an extract into a new folder writes.
+extract, which is what an extract into a new folder writes. With `--wait-fresh SECONDS`, a
+fresh extract not yet in the store is waited for (another process making the store's extracts
+ahead) before it is made here.
 
     python scripts/replay_evidence.py /path/to/repo.git --start 2026-02-01 --weeks 13 \\
         --work /tmp/replay-evidence [--code /path/to/another/checkout] [--branch main] \\
@@ -157,6 +159,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--fresh-store", type=Path, default=None,
                         help="make each fresh extract once here, by commit, and reuse it")
+    parser.add_argument("--wait-fresh", type=float, default=0.0,
+                        help="seconds to wait for a fresh extract another process makes")
     args = parser.parse_args()
     commits = weekly_commits(args.source, args.branch, args.start, args.weeks)
     print("commits:", " ".join(f"{day} {sha[:10]}" for day, sha in commits), flush=True)
@@ -170,6 +174,10 @@ def main() -> None:
         before = texts(folder_of(updated_root)) if step else {}
         fresh_root = (args.work / f"fresh-{step:02d}" if args.fresh_store is None
                       else args.fresh_store / sha)
+        if args.fresh_store is not None:
+            waited = time.monotonic() + args.wait_fresh
+            while not (args.fresh_store / f"{sha}.json").exists() and time.monotonic() < waited:
+                time.sleep(5)
         if args.fresh_store is None or not (args.fresh_store / f"{sha}.json").exists():
             shutil.rmtree(fresh_root, ignore_errors=True)
             summary = crawl(code, "extract", args.source, sha, fresh_root, fresh_cache, args.jobs)
