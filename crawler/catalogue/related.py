@@ -220,7 +220,7 @@ def refresh(merged: Sequence[ErrorRecord], before: Iterable[ErrorRecord],
         if new is not record:
             changed[new.id] = new
     out = [changed.pop(r.id, r) for r in others]
-    return records, (*out, *changed.values())
+    return records, (*out, *(changed[i] for i in sorted(changed)))  # in one order, whatever loads
 
 
 def _listed(record: ErrorRecord, lists: Mapping[str, tuple[Related, ...]],
