@@ -34,9 +34,9 @@ With `--fresh-store DIR`, each fresh extract is made once in DIR, by commit, and
 later replay (a fresh extract does not depend on the updates): the extracts can run ahead, or
 beside another replay. Step 0's updated folder is then a copy of the first commit's fresh
 extract, which is what an extract into a new folder writes. A store is keyed by commit alone:
-it holds one crawler code's extracts (or codes whose full extracts are the same). With `--wait-fresh SECONDS`, a
-fresh extract not yet in the store is waited for (another process making the store's extracts
-ahead) before it is made here.
+it holds one crawler code's extracts (or codes whose full extracts are the same). With
+`--wait-fresh SECONDS`, a fresh extract not yet in the store is waited for (another process
+making the store's extracts ahead) before it is made here.
 
     python scripts/replay_evidence.py /path/to/repo.git --start 2026-02-01 --weeks 13 \\
         --work /tmp/replay-evidence [--code /path/to/another/checkout] [--branch main] \\
