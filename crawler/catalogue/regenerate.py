@@ -2,8 +2,8 @@
 
 The plan's records and sites are merged (`merge`); on a full run, every record is there, so
 related errors and (when the tests were read) test evidence are set over all of them. An update
-that reads only the changed files carries each record's derived parts over as they are; the
-next full `extract` refreshes them.
+that reads only the changed files sets them after the merge, over the records they can concern
+(`crawler.pipeline.applying`: `related.refresh`, `evidence_stage`, `entry_stage`).
 """
 
 from __future__ import annotations

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from crawler.catalogue import callers, classes, factories, holdback, releases
+from crawler.catalogue import callers, classes, factories, holdback, related, releases
 from crawler.catalogue.manifest import build_manifest, check_same_repository
 from crawler.catalogue.merge import MergeResult, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
@@ -44,6 +44,7 @@ from crawler.records import (
     ErrorRecord,
     Manifest,
     Pin,
+    RaiseSite,
     Releases,
     Skipped,
 )
@@ -137,6 +138,14 @@ def apply(collected: Collected, output_root: Path, *, dry_run: bool = False,
         # a record the merge left as it was whose evidence changed is written all the same
         unchanged -= {new.id for old, new in zip(merged.records, matched.records) if new is not old}
         merged = matched
+        if not full:  # a full run's merge made every list (`regenerate`)
+            records, others = related.refresh(
+                merged.records, loaded.records, others, _kept_sites(resolved.sites, visited),
+                {e.path: e.records for e in collected.kept if e.path not in plan.held},
+                lambda ids: (held.loaded(ids) if held else repo_output.load_folder(
+                    folder, ids=ids, manifest=previous, loads=loads)).records)
+            unchanged -= {new.id for old, new in zip(merged.records, records) if new is not old}
+            merged = replace(merged, records=tuple(records))
         records, others = entry_stage.refresh(
             collected.outcomes, collected.context, collected.previous_calls, full, previous,
             merged.records, others, lambda ids: (held.loaded(ids) if held else repo_output.load_folder(
@@ -217,6 +226,15 @@ def _release_step(merged: MergeResult, existing: Iterable[ErrorRecord], previous
     touched = {new.id for old, new in zip(merged.records, marked) if new is not old}
     return replace(merged, records=tuple(marked),
                    unchanged=tuple(i for i in merged.unchanged if i not in touched)), walked
+
+
+def _kept_sites(sites: Iterable[RaiseSite], read: Collection[str]) -> dict[str, list[RaiseSite]]:
+    """The class pass's sites of the files not read again, by path."""
+    found: dict[str, list[RaiseSite]] = {}
+    for site in sites:
+        if site.path not in read:
+            found.setdefault(site.path, []).append(site)
+    return found
 
 
 def _diff_from(collected: Collected, previous: Manifest | None, notes: list[str],

@@ -64,4 +64,13 @@ def test_a_rewrite_without_a_fact_change_and_an_evidence_difference_are_counted(
                       encoding="utf-8")
     figures, lines = replay.step_figures(updated, fresh_after, fresh, before)
     assert figures["evidence_differs"] == 1 and figures["with_evidence"] == 0
+    assert (figures["differs"], figures["by_field"]) == (1, {"evidence": 1})
     assert any(line.startswith("evidence differs: lib.py:2:") for line in lines), lines
+    # a list other than a fresh extract's is counted by its field; the update's past is not
+    assert f"commit: {sha}" in text and "  related: []\n" in text
+    tested.write_text(text.replace("  related: []\n", f"  related:\n  - id: {'f' * 16}\n"
+                                   "    reason: same_scope\n", 1).replace(
+        f"commit: {sha}", f"commit: {second}"), encoding="utf-8")
+    figures, lines = replay.step_figures(updated, fresh_after, fresh, before)
+    assert (figures["differs"], figures["by_field"]) == (1, {"related": 1}), lines
+    assert any(line.startswith("differs: lib.py:2:") for line in lines), lines
