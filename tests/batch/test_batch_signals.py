@@ -147,11 +147,25 @@ STOPS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"
 WHOM = [False, True]  # the driver alone, or its process group
 
 
+def sweep(plain: set[tuple[str, str]]) -> list[object]:
+    """Every (signal, whom) pair as parameters; a plain `pytest` runs the pairs in `plain`, the
+    others are `slow` (`pytest -m slow` runs the whole sweep). Each plain pair of the local and
+    the Dask batch differs, so that between them every signal reaches both the driver alone and
+    its process group."""
+    params = []
+    for signum, code, says in STOPS:
+        for group in WHOM:
+            name = (signal.Signals(signum).name, "group" if group else "driver")
+            marks = () if name in plain else (pytest.mark.slow,)
+            params.append(pytest.param(signum, code, says, group, marks=marks, id="-".join(name)))
+    return params
+
+
 # ---------------------------------------------------------------- local worker processes
 
 
-@pytest.mark.parametrize("group", WHOM, ids=["driver", "group"])
-@pytest.mark.parametrize(("signum", "code", "says"), STOPS, ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(("signum", "code", "says", "group"),
+                         sweep({("SIGINT", "driver"), ("SIGTERM", "group")}))
 def test_a_local_batch_stops_cleanly_on_a_signal(repos_file: Path, tmp_path: Path, batches: list[Batch],
                                                  signum: int, code: int, says: str, group: bool) -> None:
     """Before: SIGTERM left the pool's processes blocked on a pipe a minute later, and SIGINT to
@@ -187,8 +201,8 @@ def task_running(address: str) -> bool:
 
 
 @needs_dask
-@pytest.mark.parametrize("group", WHOM, ids=["driver", "group"])
-@pytest.mark.parametrize(("signum", "code", "says"), STOPS, ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(("signum", "code", "says", "group"),
+                         sweep({("SIGTERM", "driver"), ("SIGINT", "group")}))
 def test_a_dask_batch_stops_cleanly_on_a_signal(repos_file: Path, tmp_path: Path, batches: list[Batch],
                                                 cluster: str, signum: int, code: int, says: str,
                                                 group: bool) -> None:

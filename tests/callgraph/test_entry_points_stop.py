@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -55,10 +56,22 @@ def walked(facts: list, left_out_bound: int) -> dict[str, tuple[object, int]]:
     return found
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(packages())
 @example(CROSSING_FIRST)
 def test_a_walk_that_stops_early_finds_what_a_walk_to_the_end_finds(package: tuple[str, str]) -> None:
+    """100 packages in a plain `pytest` (new ones each run); 300 more under `-m slow`."""
+    stops_early_as_a_whole_walk(package)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(packages())
+def test_a_walk_that_stops_early_finds_what_a_walk_to_the_end_finds_long(package: tuple[str, str]) -> None:
+    stops_early_as_a_whole_walk(package)
+
+
+def stops_early_as_a_whole_walk(package: tuple[str, str]) -> None:
     init, core = package
     facts = [read_calls(init.encode(), "pkg", True), read_calls(core.encode(), "pkg._core", False)]
     assert all(f is not None for f in facts)

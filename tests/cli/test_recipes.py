@@ -65,8 +65,12 @@ def test_the_workflow_runs_the_commands_the_test_runs() -> None:
     assert triggers["schedule"][0]["cron"].split() == ["17", "6", "*", "*", "1"]
     steps = workflow["jobs"]["update"]["steps"]
     runs = [step["run"].strip() for step in steps if "run" in step]
-    # The install needs the network: the one step the test does not run.
-    assert runs[0].startswith("pip install ")
+    # The install needs the network: the one step the test does not run. It is the README's, from
+    # a clone: the crawler's repository checked out beside the site's, then `pip install` of it.
+    install = next(index for index, step in enumerate(steps) if "run" in step)
+    clone = steps[install - 1]
+    assert clone["uses"].startswith("actions/checkout@") and clone["with"]["repository"]
+    assert runs[0] == f"pip install ./{clone['with']['path']}"
     assert runs[1:] == weekly
     assert workflow["jobs"]["update"]["env"]["REPO"]
     # The pull request of the moved records comes right after the update, before check can stop the job.
@@ -215,6 +219,17 @@ def test_every_command_of_the_recipes_runs(tmp_path: Path, upstream: GitRepo) ->
     jsonl = (site / "site" / "errors.jsonl").read_text(encoding="utf-8").splitlines()
     assert sum(1 for line in jsonl if json.loads(line).get("id") in record_files(site)) == 4
     assert "port must be a number, got {text}" in lookup.stdout
+
+
+def test_no_page_installs_the_crawler_from_a_package_index() -> None:
+    """The crawler is not published: `pip install raise-site-crawler` fails for a user. Every
+    page installs it from a clone, as the README does (`pip install .` there)."""
+    root = RECIPES.parent.parent
+    from_an_index = re.compile(r"pip install (-\S+ )*['\"]?raise-site-crawler")
+    found = [f"{page.relative_to(root)}: {match.group(0)}"
+             for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+             for match in from_an_index.finditer(page.read_text(encoding="utf-8"))]
+    assert found == []
 
 
 def test_every_relative_link_of_the_readme_and_docs_names_a_file() -> None:

@@ -9,6 +9,7 @@ program runs through real worker processes. Where Python's own `ast` reads the p
 from __future__ import annotations
 
 import ast
+import functools
 import warnings
 from collections.abc import Iterator
 
@@ -101,38 +102,50 @@ def programs_with_raises(draw: st.DrawFn, base: st.SearchStrategy[str]) -> str:
     return "".join(lines)
 
 
+@functools.cache
+def _grammar() -> st.SearchStrategy[str]:
+    """hypothesmith's programs from Python's grammar: built once a process, when first drawn.
+    Building it makes a parser of the grammar (about 2 s of CPU), which every process that only
+    collects this module (each xdist worker does) used to pay three times over."""
+    return hypothesmith.from_grammar()
+
+
+GRAMMAR = st.deferred(lambda: _grammar())
+NODES = st.deferred(lambda: hypothesmith.from_node())
+
+
 # The plain suite runs a short draw of each; `pytest -m slow` (and CI) the long one.
 SHORT = settings(SETTINGS, max_examples=25)
 LONG = pytest.mark.slow
 
 
 @SHORT
-@given(source=hypothesmith.from_grammar())
+@given(source=GRAMMAR)
 def test_grammar_programs_never_crash_the_crawler(pool: WorkerPool, source: str) -> None:
     check(pool, source)
 
 
 @LONG
 @SETTINGS
-@given(source=hypothesmith.from_grammar())
+@given(source=GRAMMAR)
 def test_grammar_programs_never_crash_the_crawler_long(pool: WorkerPool, source: str) -> None:
     check(pool, source)
 
 
 @SHORT
-@given(source=hypothesmith.from_node())
+@given(source=NODES)
 def test_libcst_node_programs_never_crash_the_crawler(pool: WorkerPool, source: str) -> None:
     check(pool, source)
 
 
 @LONG
 @SETTINGS
-@given(source=hypothesmith.from_node())
+@given(source=NODES)
 def test_libcst_node_programs_never_crash_the_crawler_long(pool: WorkerPool, source: str) -> None:
     check(pool, source)
 
 
-RAISING = programs_with_raises(hypothesmith.from_grammar().filter(lambda s: "\\" not in s))
+RAISING = programs_with_raises(GRAMMAR.filter(lambda s: "\\" not in s))
 
 
 @settings(SETTINGS, max_examples=80)

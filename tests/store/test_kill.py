@@ -152,9 +152,19 @@ def test_scene_is_a_real_update(scene: Scene) -> None:
     assert scene.steps >= 2 * len(changed)  # a temp file and a rename per written file, and syncs
 
 
-def test_kill_before_every_file_step(scene: Scene) -> None:
-    """SIGKILL just before each step: a temp file made, its fsync, its rename, a folder sync."""
-    for step in range(1, scene.steps + 1):
+def sampled_steps(steps: int, every: int) -> list[int]:
+    """The first and last six steps, and every `every`th between: `every` shares no factor
+    with the three or four steps a written file takes, so that each kind of step is hit."""
+    return sorted({*range(1, 7), *range(7, steps - 5, every), *range(max(1, steps - 5), steps + 1)})
+
+
+@pytest.mark.parametrize("every", [5, pytest.param(1, marks=pytest.mark.slow)],
+                         ids=["every-5th", "every"])
+def test_kill_before_every_file_step(scene: Scene, every: int) -> None:
+    """SIGKILL just before each step: a temp file made, its fsync, its rename, a folder sync.
+    A plain `pytest` kills before every fifth step (and the first and last six); `-m slow`
+    before every one."""
+    for step in sampled_steps(scene.steps, every):
         root = scene.fresh(f"step-{step}")
         assert wait(scene.fork(root, kill_at=step)) == -signal.SIGKILL, f"step {step}"
         scene.check(root, f"step {step}")
@@ -217,7 +227,7 @@ def test_kill_fresh_interpreters(scene: Scene) -> None:
     print(f"\nfresh interpreters: {kills} of {FRESH_KILLS} runs killed")
 
 
-E2E_KILLS = 8
+E2E_KILLS = 8  # with 4, all four runs once finished before their kill on a loaded machine
 
 
 def test_kill_real_extract_end_to_end(make_repo: Callable[..., Any], tmp_path: Path) -> None:

@@ -132,13 +132,25 @@ def test_a_mutated_record_that_passes_quickly_passes_jsonschema(data: st.DataObj
     assert schemas.quick_valid(value, "record") == VALIDATOR.is_valid(value), json.dumps(value)[:400]
 
 
-@settings(max_examples=1500, deadline=None)
-@given(value=json_values, schema_path=st.sampled_from(SCHEMA_PARTS))
-def test_any_value_against_any_part_of_the_schema(value: Any, schema_path: tuple[Any, ...]) -> None:
+def _against_the_schema(value: Any, schema_path: tuple[Any, ...]) -> None:
     schema: Any = SCHEMA
     for part in schema_path:
         schema = schema[part]
     assert compiled_valid(value, schema) == jsonschema_valid(value, schema), (schema_path, value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=json_values, schema_path=st.sampled_from(SCHEMA_PARTS))
+def test_any_value_against_any_part_of_the_schema(value: Any, schema_path: tuple[Any, ...]) -> None:
+    """400 draws in a plain `pytest` (new ones each run); 1,500 more under `-m slow`."""
+    _against_the_schema(value, schema_path)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(value=json_values, schema_path=st.sampled_from(SCHEMA_PARTS))
+def test_any_value_against_any_part_of_the_schema_long(value: Any, schema_path: tuple[Any, ...]) -> None:
+    _against_the_schema(value, schema_path)
 
 
 

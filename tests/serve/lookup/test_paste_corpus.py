@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import subprocess
 import tarfile
 from collections import Counter
@@ -213,7 +214,10 @@ MISSES = load_misses()
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """Every item's outcome, computed once for the whole run: the first xdist worker to get
     here looks everything up and writes it beside the workers' folders; the others read it."""
-    shared = tmp_path_factory.getbasetemp().parent
+    # under xdist each worker's folder is in the run's folder; without, the run's folder is the
+    # base itself (its parent holds every earlier run's, whose results must not be read here)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     results = shared / "paste-corpus.json"
     with open(shared / "paste-corpus.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
