@@ -93,6 +93,11 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return files
 
 
+def record_texts(folder: Path) -> dict[str, bytes]:
+    """Each record file of a repository folder by its name, as bytes (what a rewrite changes)."""
+    return {p.name: p.read_bytes() for p in sorted((folder / "errors").glob("*.yaml"))}
+
+
 def within(seconds: float, call: Callable[[], Any]) -> Any:
     """`call()`'s result (or its exception), or a failure where it has not returned in time."""
     outcome: dict[str, Any] = {}

@@ -27,6 +27,7 @@ from crawler.pipeline import (
 from crawler.records import ErrorRecord, ExtractOptions
 from crawler.store import record_files
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import record_texts
 
 LIB = '''\
 def check(x):
@@ -72,9 +73,6 @@ def by_exception(folder: Path) -> dict[str, ErrorRecord]:
     return {r.site.exception: r for r in records}
 
 
-def texts(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((folder / "errors").glob("*.yaml"))}
-
 
 @pytest.fixture
 def repo(make_repo: Callable[[str], GitRepo]) -> GitRepo:
@@ -109,10 +107,10 @@ def test_a_test_file_whose_blob_did_not_change_is_never_parsed_again(
     first = extract(str(repo.path), output_root=tmp_path / "out")
     assert sorted(parsed) == ["tests/test_check.py", "tests/test_other.py", "tests/test_plain.py"]
     assert first.evidence is not None and first.evidence.records == 2
-    before = texts(first.folder)
+    before = record_texts(first.folder)
     parsed.clear()
     again = extract(str(repo.path), output_root=tmp_path / "out")
-    assert parsed == [] and again.files_written == 0 and texts(again.folder) == before
+    assert parsed == [] and again.files_written == 0 and record_texts(again.folder) == before
     assert again.manifest.evidence_digest == first.manifest.evidence_digest is not None
     update(str(repo.path), output_root=tmp_path / "out")
     assert parsed == []
@@ -127,7 +125,7 @@ def test_update_refreshes_the_evidence_of_changed_tests_and_rewrites_only_those_
     records = by_exception(first.folder)
     assert [e.pattern for e in records["ValueError"].evidence] == ["x must be positive"]
     assert records["TypeError"].evidence == ()
-    before = texts(first.folder)
+    before = record_texts(first.folder)
     repo.write("tests/test_check.py", TEST_CHECK + '''
 
 def test_type():
@@ -138,7 +136,7 @@ def test_type():
     parsed.clear()
     result = update(str(repo.path), output_root=tmp_path / "out")
     assert parsed == ["tests/test_check.py"]  # the others from the cache
-    after = texts(result.folder)
+    after = record_texts(result.folder)
     records = by_exception(result.folder)
     assert [e.pattern for e in records["TypeError"].evidence] == ["expected a number"]
     changed = {name for name in after if after[name] != before.get(name)}
@@ -269,15 +267,15 @@ def test_extract_again_at_the_same_commit_reads_only_what_changed(
     """Nothing changed: no file parsed, no record loaded or written, as update; a record file
     deleted is remade as a full run would."""
     first = extract(str(repo.path), output_root=tmp_path / "out")
-    before = texts(first.folder)
+    before = record_texts(first.folder)
     parsed.clear()
     again = extract(str(repo.path), output_root=tmp_path / "out")
     assert again.parsed == 0 and parsed == [] and again.files_written == 0
-    assert texts(again.folder) == before and again.manifest == first.manifest
+    assert record_texts(again.folder) == before and again.manifest == first.manifest
     gone = sorted(before)[0]
     (first.folder / "errors" / gone).unlink()
     healed = extract(str(repo.path), output_root=tmp_path / "out")
-    assert texts(healed.folder) == before and parsed == []
+    assert record_texts(healed.folder) == before and parsed == []
     # other options: a full run
     other = extract(str(repo.path), output_root=tmp_path / "out",
                     options=ExtractOptions(exclude=("tests/test_plain.py",)))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from crawler.catalogue.evidence import MAX_FITS, MAX_WEAK_TRIES
 from crawler.pipeline import extract, update
-from crawler.store import record_files
 from tests.helpers.folder_diff import SiteKey, differing, live_records, site_key
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import record_texts
 
 FACTS = ("status", "site", "evidence", "related", "entry_points")  # not the commit read at
 
@@ -34,9 +34,6 @@ def module(number: int, above: int = 0) -> str:
             "# a line above\n" * above + "def check(kind):\n"
             "    raise TypeError(f\"the date parameter must be a date, not '{kind}'\")\n")
 
-
-def texts(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in (folder / record_files.ERRORS_DIR).glob("*.yaml")}
 
 
 def test_each_update_gives_a_fresh_extracts_evidence_and_rewrites_only_changed_records(
@@ -66,14 +63,14 @@ def test_each_update_gives_a_fresh_extracts_evidence_and_rewrites_only_changed_r
                                         cache_dir=cache, jobs=1).folder)
     assert sum(bool(r.evidence) for r in fresh_before.values()) == count
     for step, sha in enumerate(steps[1:], start=1):
-        before = texts(updated)
+        before = record_texts(updated)
         update(str(repo.path), ref=sha, output_root=tmp_path / "updated", cache_dir=cache, jobs=1)
         fresh = live_records(extract(str(repo.path), ref=sha, output_root=tmp_path / f"f{step}",
                                      cache_dir=cache, jobs=1).folder)
         now = live_records(updated)
         assert differing(now, fresh, ["evidence"]) == {}, step
         changed_facts: set[SiteKey] = set(differing(fresh_before, fresh, FACTS))
-        after = texts(updated)
+        after = record_texts(updated)
         rewritten = {site_key(r) for r in now.values()
                      if after.get(f"{r.id}.yaml") != before.get(f"{r.id}.yaml")}
         assert rewritten <= changed_facts, (step, sorted(rewritten - changed_facts))

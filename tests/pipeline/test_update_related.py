@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crawler.pipeline import extract, update
-from crawler.store import record_files
 from tests.helpers.folder_diff import SiteKey, differing, live_records, site_key
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.outputkit import record_texts
 
 FACTS = ("status", "site", "evidence", "related", "entry_points")  # not the commit read at
 
@@ -49,9 +49,6 @@ def registry(name: str, number: int) -> str:
             "    raise LookupError(f\"no codec named {codec} in the registry\")\n")
 
 
-def texts(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in (folder / record_files.ERRORS_DIR).glob("*.yaml")}
-
 
 def test_each_update_gives_a_fresh_extracts_related_lists(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
@@ -80,14 +77,14 @@ def test_each_update_gives_a_fresh_extracts_related_lists(
     fresh_before = live_records(extract(str(repo.path), ref=steps[0], output_root=tmp_path / "f0",
                                         cache_dir=cache, jobs=1).folder)
     for step, sha in enumerate(steps[1:], start=1):
-        before = texts(updated)
+        before = record_texts(updated)
         update(str(repo.path), ref=sha, output_root=tmp_path / "updated", cache_dir=cache, jobs=1)
         fresh = live_records(extract(str(repo.path), ref=sha, output_root=tmp_path / f"f{step}",
                                      cache_dir=cache, jobs=1).folder)
         now = live_records(updated)
         assert differing(now, fresh, ["related", "evidence", "entry_points"]) == {}, step
         changed_facts: set[SiteKey] = set(differing(fresh_before, fresh, FACTS))
-        after = texts(updated)
+        after = record_texts(updated)
         rewritten = {site_key(r) for r in now.values()
                      if after.get(f"{r.id}.yaml") != before.get(f"{r.id}.yaml")}
         assert rewritten <= changed_facts, (step, sorted(rewritten - changed_facts))
