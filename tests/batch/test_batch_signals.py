@@ -27,7 +27,7 @@ from crawler.batch._worker import STARTED_TOPIC
 from tests.helpers.batch import fill
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.killprocs import Proc, alive, describe, family, pool_workers
-from tests.helpers.processes import ROOT, child_env
+from tests.helpers.processes import ROOT, child_env, ctrl_c_default
 
 REPOSITORIES, MODULES = 6, 30  # minutes of parsing on 2 cores, were the batch left to run
 AFTER = 2.0  # seconds after the signal by which no process of the batch may be left
@@ -72,7 +72,8 @@ class Batch:
                    str(folder / "out"), "--cache-dir", str(folder / "cache"), "-j", "2", *options]
         with open(folder / "stdout", "wb") as out, open(folder / "stderr", "wb") as err:
             self.process = subprocess.Popen(command, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL,
-                                            stdout=out, stderr=err, start_new_session=True)
+                                            stdout=out, stderr=err, start_new_session=True,
+                                            preexec_fn=ctrl_c_default)  # as from a terminal
         self.seen: set[Proc] = set()
 
     def wait_until(self, ready: Callable[[], object], what: str, timeout: float = 60) -> None:

@@ -126,3 +126,10 @@ def _run_as(user: int, args: list[str], temp: Path, out: int, err: int) -> NoRet
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def ctrl_c_default() -> None:
+    """For `preexec_fn`: SIGINT's default disposition, as a terminal's shell gives it. A suite
+    run in the background (`nohup pytest &`) hands SIGINT on ignored, and Python started with it
+    ignored leaves it so: a test that sends SIGINT would see it dropped."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
