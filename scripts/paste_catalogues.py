@@ -50,6 +50,32 @@ WALKS = {
     "attrs": Walk("github.com/python-attrs/attrs", "*", "19.1.0", "26.1.0"),
     "jax": Walk("github.com/jax-ml/jax", "jax-v*", None, "jax-v0.10.2", evidence=False),
 }
+# The corpus of issue 48 (real/): fourteen libraries the lookup was never tuned on, split before
+# any change to the lookup into a working half (develop and debug) and a sealed half (measured
+# once). Each walks its releases from about four years back to its newest release; lookup needs
+# no test evidence, so these walks read none.
+REAL_WALKS = {
+    # working half
+    "flask": Walk("github.com/pallets/flask", "*", "2.0.0", "3.1.3", evidence=False),
+    "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_*", "rel_1_4_0", "rel_2_0_52",
+                       evidence=False),
+    "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.6",
+                     "networkx-3.6.1", evidence=False),
+    "httpx": Walk("github.com/encode/httpx", "*", "0.18.0", "0.28.1", evidence=False),
+    "xarray": Walk("github.com/pydata/xarray", "v*", "v0.20.0", "v2026.07.0", evidence=False),
+    "celery": Walk("github.com/celery/celery", "v*", "v5.0.0", "v5.6.3", evidence=False),
+    "pydantic": Walk("github.com/pydantic/pydantic", "v*", "v1.8", "v2.13.4", evidence=False),
+    # sealed half
+    "werkzeug": Walk("github.com/pallets/werkzeug", "*", "2.0.0", "3.1.8", evidence=False),
+    "jinja": Walk("github.com/pallets/jinja", "*", "3.0.0", "3.1.6", evidence=False),
+    "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.8.0", "v3.14.3", evidence=False),
+    "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.13.0", "3.23.0",
+                        evidence=False),
+    "pyyaml": Walk("github.com/yaml/pyyaml", "*", "5.1", "6.0.3", evidence=False),
+    "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False),
+    "urllib3": Walk("github.com/urllib3/urllib3", "*", "1.26.0", "2.7.0", evidence=False),
+}
+WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
 TEST_FOLDERS = ("test", "tests", "idle_test", "idlelib", "lib2to3")
 
