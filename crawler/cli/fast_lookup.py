@@ -139,22 +139,34 @@ class LookupSummary:
             return
         if not self.answer.found:
             yield "no template explains this message; the closest (~):"
+        elif self.answer.group > 1:
+            yield (f"printed by {self.answer.group} raise sites, which nothing in the paste tells "
+                   "apart (its traceback would):")
         for match in self.answer.matches:
             wording = match.wording
             removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"
                        if wording.status == "removed" else "")
             tie = ", tied" if match.tie else ""
+            where = _WHERE.get(match.where, "")
+            fit = ("its message is only a variable" if match.kind == "place" else
+                   f"explains {match.explained:.0%} of the paste, shows "
+                   f"{match.coverage:.0%} of the template")
             yield from _hit_lines(match.exact, f"{wording.record_id}  "
                                   f"{wording.exception}  {wording.repo} {wording.path}:"
-                                  f"{wording.line}  (#{match.rank} {match.kind}, explains "
-                                  f"{match.explained:.0%} of the paste, shows "
-                                  f"{match.coverage:.0%} of the template{tie}{removed})",
+                                  f"{wording.line}  (#{match.rank} {match.kind}, {fit}"
+                                  f"{where}{tie}{removed})",
                                   wording.template, match.captures)
             if wording.past or wording.last_release is not None:
                 yield _wording_line(wording)
             for other in match.also:  # another of its wordings fits: the releases may be those
                 yield (f"    fits too: {other.template}, printed by {other.first_release or '?'} "
                        f"to {other.last_release or 'now'}")
+
+
+# what the paste's traceback says of a record's place (`places`: 3 its line, 2 its function,
+# 1 a frame above)
+_WHERE = {3: ", the traceback names its line", 2: ", the traceback names its function",
+          1: ", the traceback goes through its function"}
 
 
 def _wording_line(wording: Any) -> str:

@@ -58,8 +58,8 @@ INDEX_FILE = "lookup.sqlite"
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
 # 2: past wordings; 3: racy files' digests; 4: plain typography; 5: anchors;
-# 6: today's wording's first release
-INDEX_VERSION = "6"
+# 6: today's wording's first release; 7: file names, for a traceback's frames
+INDEX_VERSION = "7"
 APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
 # A file changed this recently when read keeps its digest too: 2 s where timestamps are whole
 # seconds (FAT, some network file systems), 50 ms where they have nanoseconds (the kernel's
@@ -86,9 +86,11 @@ CREATE TABLE entries (
   exception_name TEXT NOT NULL,
   required TEXT NOT NULL,
   anchor TEXT NOT NULL,  -- a whole word `required` holds ('' for none): in every text it is in
+  file_name TEXT NOT NULL,  -- the last component of `path`, in lower case: as a frame names it
   PRIMARY KEY (file, position)
 );
 CREATE INDEX entries_exception ON entries(exception_name);
+CREATE INDEX entries_file_name ON entries(file_name);
 CREATE INDEX entries_anchor ON entries(anchor);
 CREATE TABLE words (
   word TEXT NOT NULL,
@@ -103,7 +105,7 @@ _SIGNATURE = ("ino", "size", "mtime_ns", "ctime_ns")
 _UNKNOWN: tuple[None, None] = (None, None)
 # what a lookup reads of the index: plain tables only, with these columns (`sqlite_guard`)
 _TABLES = {"meta": ("key", "value"), "files": ("name", *_SIGNATURE, "digest", "problem"),
-           "entries": ("file", "position", *_COLUMNS, "required", "anchor"),
+           "entries": ("file", "position", *_COLUMNS, "required", "anchor", "file_name"),
            "words": ("word", "file", "position")}
 
 
@@ -128,6 +130,11 @@ def anchor_of(required: str) -> str:
     whole = [found.group() for found in _TOKEN.finditer(required)
              if found.start() > 0 and found.end() < len(required)]
     return max(whole, key=len) if whole else ""
+
+
+def file_name_of(path: str) -> str:
+    """A record's file as a traceback's frame names it, compared in lower case (`in_files`)."""
+    return path.replace("\\", "/").rpartition("/")[2].lower()
 
 
 def errors_listing(folder: Path) -> dict[str, os.stat_result]:
@@ -233,6 +240,11 @@ class StoredIndex:
                 "GROUP BY file, position ORDER BY shared DESC, file, position LIMIT ?")
         return list(self._wordings(f"JOIN ({best}) AS best USING (file, position)", (limit,),
                                    order="best.shared DESC, file, position"))
+
+    def in_files(self, names: frozenset[str]) -> Iterator[Wording]:
+        self._asked(name.lower() for name in names)
+        return self._wordings("WHERE position = 0 AND file_name IN (SELECT word FROM temp.asked)",
+                              ())
 
     def count(self) -> int:
         """How many wordings the index holds."""
@@ -485,9 +497,9 @@ def _insert(connection: sqlite3.Connection, states: Iterable[FileState]) -> None
             row = [getattr(wording, column) for column in _COLUMNS]
             row[_COLUMNS.index("placeholders")] = json.dumps(list(wording.placeholders))
             entries.append((state.name, position, *row, wording.exception_name, wording.required,
-                            anchor_of(wording.required)))
+                            anchor_of(wording.required), file_name_of(wording.path)))
             words.extend((word, state.name, position) for word in shared_words(wording.literal_text))
     connection.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", files)
-    marks = ",".join("?" * (len(_COLUMNS) + 5))
+    marks = ",".join("?" * (len(_COLUMNS) + 6))
     connection.executemany(f"INSERT INTO entries VALUES ({marks})", entries)
     connection.executemany("INSERT INTO words VALUES (?, ?, ?)", words)

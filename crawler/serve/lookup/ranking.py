@@ -65,7 +65,16 @@ from crawler.serve.lookup.matching import (
     word_overlap,
     words,
 )
-from crawler.serve.lookup.paste import Paste, Reported, read_paste
+from crawler.serve.lookup.paste import Frame, Paste, Reported, read_paste
+from crawler.serve.lookup.places import (
+    FUNCTION,
+    LINE,
+    NOWHERE,
+    Evidence,
+    deepest_frame,
+    evidence_of,
+    path_parts,
+)
 
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
@@ -185,6 +194,8 @@ class Match:
     # the record's other wordings the paste fits too (a release printed either): their spans
     # are as true of the paste as the one shown
     also: tuple[Wording, ...] = ()
+    # what the paste's traceback says of the record's place (`places`): LINE, FUNCTION, STACK
+    where: Evidence = NOWHERE
 
     @property
     def exact(self) -> bool:
@@ -205,6 +216,9 @@ class Answer:
     timed_out: tuple[str, ...] = ()
     paste: Paste | None = None
     verdict: str = "none"
+    # how many records share the first place when nothing in the paste tells them apart (they
+    # print the same words): the answer is that group, not one of them; 1 otherwise
+    group: int = 1
 
     @property
     def found(self) -> bool:
@@ -232,6 +246,11 @@ class Source(Protocol):
         """The `limit` wordings whose literal text shares the most of `words` (lowercase)."""
         ...
 
+    def in_files(self, names: frozenset[str]) -> Iterable[Wording]:
+        """The current wording of every record whose file is named one of `names` (its last
+        path component, as a traceback's frame shows it; lower case matches too)."""
+        ...
+
 
 def rank(pasted: str, source: Source, limit: int = 10,
          bases: Mapping[str, Sequence[str]] | None = None, left_out: int = 0) -> Answer:
@@ -257,32 +276,105 @@ def rank(pasted: str, source: Source, limit: int = 10,
         # each text read once (squashed, its words), each class's kinship found once
         readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
                     for text, found in ((text, words(text)) for text in reported.texts)]
-        kin: dict[str, str | None] = {}
+        kin = _Kinship(reported.exception, bases or {})
+        placed = _Places(reported.frames, source)
         for wording in _candidates(reported, source, readings):
             if _explains_nothing(wording):
                 continue
-            raised = wording.exception_qualname or wording.exception
-            if raised not in kin:
-                kin[raised] = kinship(reported.exception, raised, bases or {})
+            where = placed.evidence(wording)
             for reading in readings:
                 try:
-                    match = _fit(wording, reported, reading, budget, kin[raised], order_of_report)
+                    match = _fit(wording, reported, reading, budget, kin.of(wording),
+                                 order_of_report, where)
                 except RegexTimeout:
                     timed_out[wording.record_id] = None
                     continue
-                key = wording.record_id
-                if match is not None and match.exact:
-                    fits.setdefault(key, {}).setdefault(wording.template, wording)
-                if match is not None and (key not in best or order(match) < order(best[key])):
-                    best[key] = match
+                if match is not None:
+                    _keep(match, best, fits)
+        for wording in placed.raised_here():
+            if wording.record_id not in best and _explains_nothing(wording):
+                _keep(_placed_match(wording, reported, kin.of(wording), order_of_report),
+                      best, fits)
     ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
+    group = 1
     if ranked and ranked[0].confident:
         verdict = FOUND
+        # what fits the paste, not the closest after it: an exact answer is followed only by
+        # what fits too and by close templates of the class the paste names
+        ranked = [match for match in ranked if match.exact or match.same_exception]
+        group = sum(1 for match in ranked if match.rank == 1)
     elif any(match.score >= NEAR_SCORE for match in ranked):
         verdict = NEAR
     else:
         verdict, ranked = NONE, []
-    return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict)
+    return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict, group)
+
+
+def _keep(match: Match, best: dict[str, Match], fits: dict[str, dict[str, Wording]]) -> None:
+    """A record's match kept if it is its best yet; its wording noted if it fits exactly."""
+    key = match.wording.record_id
+    if match.exact:
+        fits.setdefault(key, {}).setdefault(match.wording.template, match.wording)
+    if key not in best or order(match) < order(best[key]):
+        best[key] = match
+
+
+class _Kinship:
+    """How each class a record raises stands to the class a report names, found once."""
+
+    def __init__(self, pasted: str | None, bases: Mapping[str, Sequence[str]]) -> None:
+        self.pasted = pasted
+        self.bases = bases
+        self.found: dict[str, str | None] = {}
+
+    def of(self, wording: Wording) -> str | None:
+        raised = wording.exception_qualname or wording.exception
+        if raised not in self.found:
+            self.found[raised] = kinship(self.pasted, raised, self.bases)
+        return self.found[raised]
+
+
+class _Places:
+    """A report's frames read against the catalogue's files, once per report: the last frame in
+    a catalogued file (`places.deepest_frame`), and what the frames say of each record."""
+
+    def __init__(self, frames: Sequence[Frame], source: Source) -> None:
+        self.frames = tuple(frames)
+        self.here: list[Wording] = []
+        self.deepest: Frame | None = None
+        if not self.frames:
+            return
+        names = frozenset(name for frame in self.frames for name in _file_names(frame.path))
+        self.here = list(source.in_files(names))
+        self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
+
+    def evidence(self, wording: Wording) -> Evidence:
+        if self.deepest is None:
+            return NOWHERE
+        return evidence_of(wording.path, wording.qualname, wording.line, self.frames, self.deepest)
+
+    def raised_here(self) -> list[Wording]:
+        """The records whose raise is at the deepest catalogued frame's line: found by their
+        place alone (a message that is only a variable has no words to find it by)."""
+        return [w for w in self.here if self.evidence(w) == LINE]
+
+
+def _file_names(path: str) -> tuple[str, ...]:
+    parts = path_parts(path)
+    return (parts[-1],) if parts else ()
+
+
+PLACE = "place"  # found by the traceback's line alone: the record's message is only a variable
+
+
+def _placed_match(wording: Wording, reported: Reported, kin: str | None,
+                  order_of_report: int) -> Match:
+    """A record whose message is only a variable, at the line the paste's last catalogued frame
+    names: confident when it raises the pasted class (nothing else of it can be checked)."""
+    confident = kin == SAME
+    score = 0.5 + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
+    return Match(wording, PLACE, 0.0, 1.0, round(score, 3), kin, confident, reported.text,
+                 report=order_of_report, where=LINE)
 
 
 def _with_also(match: Match, fitting: Mapping[str, Wording]) -> Match:
@@ -329,9 +421,11 @@ def _key(wording: Wording) -> tuple[str, str, str]:
 
 
 def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget,
-         kin: str | None, order_of_report: int) -> Match | None:
+         kin: str | None, order_of_report: int, where: Evidence = NOWHERE) -> Match | None:
     """The wording against one pasted text: its regex, else loosely, else by its words.
-    `kin`: how the record's class stands to the pasted one (`matching.kinship`)."""
+    `kin`: how the record's class stands to the pasted one (`matching.kinship`); `where`: what
+    the paste's frames say of its place (`places`): a template that fits the whole text at the
+    function the traceback names is the answer however little of the text it explains."""
     text, squashed, text_words, matcher = (reading.text, reading.squashed, reading.words,
                                            reading.matcher)
     captures: dict[str, str] = {}
@@ -350,7 +444,8 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
         captures = {}
     if fit.literal == 0:
         return None
-    confident = (fit.kind != CLOSEST and fit.explained >= CONFIDENT_EXPLAINED
+    confident = (fit.kind != CLOSEST
+                 and (fit.explained >= CONFIDENT_EXPLAINED or (whole and where >= FUNCTION))
                  and fit.literal >= min(MIN_LITERAL, fit.template))
     both = 2 * fit.explained * fit.coverage / (fit.explained + fit.coverage)
     cut_prefix = fit.kind == PREFIX and reported.cut
@@ -359,7 +454,7 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
     score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
                  round(score, 3), kin, confident, text, captures, loose, order_of_report,
-                 cut_prefix=cut_prefix)
+                 cut_prefix=cut_prefix, where=where)
 
 
 def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
@@ -435,31 +530,35 @@ def _compiled(regex: str) -> BoundedRegex | None:
     return _COMPILED[regex]
 
 
-_KIND_ORDER = {EXACT: 0, PREFIX: 1, CLOSEST: 2}
+_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLOSEST: 3}
 
 
-def _place(match: Match) -> tuple[bool, int, int, bool, float, float]:
+def _place(match: Match) -> tuple[object, ...]:
     """What makes two matches a tie: confidence, the exception of the paste (the last raised
-    first), the kind (the record's own regex before a loose fit when confident), the score,
-    then how specific the template is: the more literal text the better; but for a cut paste
-    that is a template's beginning, the more of the template it shows the better (a message
-    cut at any point is likelier cut where this one was the shorter it is)."""
+    first), what its traceback says of the record's place (its raise's line, its function, a
+    frame above), the kind (the record's own regex before a loose fit when confident), the
+    score, then how specific the template is: the more literal text the better; but for a cut
+    paste that is a template's beginning, the more of the template it shows the better (a
+    message cut at any point is likelier cut where this one was the shorter it is); then a live
+    record before a removed one and today's wording before a past one (a site that prints the
+    words now before one that printed them once). Equal in all of these: a tie, which only the
+    paste could decide."""
+    wording = match.wording
     specific = -match.coverage if match.cut_prefix else \
-        -sum(len(p) for p in _pieces(match.wording.template) if p is not None)
+        -sum(len(p) for p in _pieces(wording.template) if p is not None)
     if match.confident:
-        return (False, match.report, _KIND_ORDER[match.kind], match.loose, -match.score, specific)
+        return (False, match.report, -match.where, _KIND_ORDER[match.kind], match.loose,
+                -match.score, specific, wording.status == REMOVED, wording.past)
     # the paste fits the template whole, or is its beginning, before templates that only share
     # words with it: every character of it in place is more than words met anywhere
-    return (True, 0, _KIND_ORDER[match.kind], False, -match.score, specific)
+    return (True, 0, -match.where, _KIND_ORDER[match.kind], False, -match.score, specific,
+            wording.status == REMOVED, wording.past)
 
 
 def order(match: Match) -> tuple[object, ...]:
-    """Confident first (the last exception raised first, exact before exact prefix), then the
-    score (with the class's kinship), the more specific template, live before removed, today's
-    wording before a past one."""
+    """`_place`, then where the record is: ties in the order of their places."""
     wording = match.wording
-    return (*_place(match), wording.status == REMOVED, wording.past, wording.repo,
-            wording.path, wording.line)
+    return (*_place(match), wording.repo, wording.path, wording.line)
 
 
 def _placed(matches: list[Match]) -> list[Match]:

@@ -31,8 +31,10 @@ from crawler.serve import sqlite_guard
 from crawler.serve.lookup import index as lookup_index
 from crawler.serve.lookup.literal_text import literal_runs
 from crawler.serve.lookup.paste import read_paste
+from crawler.serve.lookup.places import PLACE_NAMES
 from crawler.serve.lookup.ranking import (
     NO_SITE,
+    PLACE,
     REMOVED,
     Answer,
     Match,
@@ -66,6 +68,7 @@ class LookupIndex:
                 self._words.setdefault(word, []).append(number)
         self._names = frozenset(w.exception_name for w in self.wordings)
         self._anchored: dict[str, list[int]] | None = None  # made by the first `containing`
+        self._files: dict[str, list[int]] | None = None  # made by the first `in_files`
 
     def exception_names(self) -> frozenset[str]:
         return self._names
@@ -88,6 +91,16 @@ class LookupIndex:
         for word in words:
             shared.update(self._words.get(word, ()))
         return [self.wordings[number] for number, _ in shared.most_common(limit)]
+
+    def in_files(self, names: frozenset[str]) -> Iterator[Wording]:
+        if self._files is None:
+            self._files = {}
+            for number, wording in enumerate(self.wordings):
+                if not wording.past:
+                    self._files.setdefault(lookup_index.file_name_of(wording.path),
+                                           []).append(number)
+        numbers = sorted(n for name in names for n in self._files.get(name.lower(), ()))
+        return (self.wordings[n] for n in numbers)
 
     def answer(self, message: str, limit: int = 10) -> Answer:
         """The records for what a user pasted (see `ranking.rank`)."""
@@ -113,6 +126,10 @@ class _Sources:
 
     def sharing_words(self, words: frozenset[str], limit: int) -> list[Wording]:
         return [w for source in self.sources for w in source.sharing_words(words, limit)]
+
+    def in_files(self, names: frozenset[str]) -> Iterator[Wording]:
+        for source in self.sources:
+            yield from source.in_files(names)
 
 
 def lookup(message: str, records: Iterable[ErrorRecord], limit: int = 10) -> list[Match]:
@@ -361,6 +378,9 @@ def describe(answer: Answer) -> dict[str, object]:
                                        for f in r.frames]}
                            for r in (paste.reported if paste else ())],
         },
+        # records that print the same words, which nothing in the paste tells apart: the
+        # answer is the group of them (1: one record is first)
+        "group": answer.group,
         "matches": [_described(m) for m in answer.matches],
         "timed_out": list(answer.timed_out),
     }
@@ -371,9 +391,15 @@ def _says(answer: Answer) -> str:
     if answer.verdict == "none":
         return NO_SITE
     first = answer.matches[0]
+    if answer.found and answer.group > 1:
+        places = ", ".join(f"{m.wording.path}:{m.wording.line}"
+                           for m in answer.matches[:answer.group])
+        return (f"printed by {answer.group} raise sites, which nothing in the paste tells "
+                f"apart: {places}")
     if answer.found:
-        return (f"{first.kind} match: {first.wording.exception} at {first.wording.path}:"
-                f"{first.wording.line}" + (" (tied)" if first.tie else ""))
+        how = "" if first.kind == PLACE else " match"
+        return f"{first.kind}{how}: {first.wording.exception} at {first.wording.path}:" \
+               f"{first.wording.line}"
     return "no template explains this message; the closest are listed"
 
 
@@ -392,6 +418,9 @@ def _described(m: Match) -> dict[str, object]:
         "explained": m.explained,
         "coverage": m.coverage,
         "score": m.score,
+        # what the paste's traceback says of the record's place: its raise's line, its
+        # function, a frame above it; null: no frame names it
+        "where": PLACE_NAMES.get(m.where),
         "kinship": m.kinship,
         "same_exception": m.same_exception,
         "exception": w.exception,

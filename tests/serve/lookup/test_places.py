@@ -1,0 +1,136 @@
+"""A pasted traceback's frames as evidence (`crawler.serve.lookup.places`): they decide between
+records that print the same words, find a record whose message is only a variable, and what
+nothing in the paste decides is told as a group; the installed `crawler lookup --json` says it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crawler.catalogue.merge import merge
+from crawler.parse.visitor import find_raise_sites
+from crawler.records import ErrorRecord, Pin
+from crawler.serve.lookup.paste import Frame
+from crawler.serve.lookup.places import FUNCTION, LINE, NOWHERE, STACK, evidence_of, in_file
+from crawler.serve.lookup.sources import LookupIndex
+from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import child_env
+
+CRAWLER = shutil.which("crawler") or "crawler"
+PIN = Pin("lib", "local", "o", "n", "main", "a" * 40)
+# two functions raise the same words; one raises a variable
+LOADERS = b'''def load_json(path):
+    raise ValueError("the file is empty or not a mapping")
+
+
+def load_toml(path):
+    raise ValueError("the file is empty or not a mapping")
+
+
+def column(table, key):
+    if key not in table:
+        raise KeyError(key)
+    return table[key]
+'''
+
+
+@pytest.fixture(scope="module")
+def index() -> LookupIndex:
+    sites = find_raise_sites("src/tablekit/loaders.py", LOADERS, "tablekit.loaders", None).sites
+    records: list[ErrorRecord] = merge(PIN, [], sites).records
+    return LookupIndex(records)
+
+
+def traceback(path: str, line: int, function: str, last: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "C:\\Users\\me\\app.py", line 9, in <module>\n    main()\n'
+            f'  File "{path}", line {line}, in {function}\n    raise ...\n{last}\n')
+
+
+def test_a_frame_path_is_the_record_file_by_its_end_whatever_the_prefix() -> None:
+    assert in_file("src/tablekit/loaders.py", "/home/u/.venv/lib/python3.12/site-packages/"
+                   "tablekit/loaders.py")
+    assert in_file("src/tablekit/loaders.py", "C:\\Python311\\Lib\\site-packages\\TableKit\\"
+                   "Loaders.py")  # Windows: no case
+    assert in_file("src/tablekit/loaders.py", "tablekit/loaders.py")  # Sentry's short paths
+    assert not in_file("src/tablekit/loaders.py", "/home/u/project/loaders.py")  # the name only
+    assert not in_file("src/tablekit/loaders.py", "/home/u/otherkit/loaders.py")
+    assert in_file("six.py", "/usr/lib/python3/dist-packages/six.py")  # a top-level module
+
+
+def test_what_the_frames_say_of_a_record() -> None:
+    deep = (Frame("app.py", 3, "<module>"), Frame("/x/tablekit/api.py", 20, "read"),
+            Frame("/x/tablekit/loaders.py", 2, "load_json"))
+    assert evidence_of("src/tablekit/loaders.py", "load_json", 2, deep) == LINE
+    assert evidence_of("src/tablekit/loaders.py", "load_json", 7, deep) == FUNCTION
+    assert evidence_of("src/tablekit/api.py", "Reader.read", 21, deep, deep[-1]) == STACK
+    assert evidence_of("src/tablekit/loaders.py", "load_toml", 6, deep) == NOWHERE
+
+
+def test_the_traceback_decides_between_sites_that_print_the_same_words(index: LookupIndex
+                                                                       ) -> None:
+    message = "ValueError: the file is empty or not a mapping"
+    for line, function in ((2, "load_json"), (6, "load_toml")):
+        answer = index.answer(traceback("/venv/site-packages/tablekit/loaders.py", line,
+                                        function, message))
+        assert answer.found and answer.group == 1
+        first = answer.matches[0]
+        assert (first.wording.qualname, first.where, first.rank, first.tie) == (
+            function, LINE, 1, False)
+    # a release whose lines differ: the function still decides
+    answer = index.answer(traceback("tablekit/loaders.py", 40, "load_toml", message))
+    assert answer.matches[0].wording.qualname == "load_toml"
+    assert answer.matches[0].where == FUNCTION
+
+
+def test_what_nothing_decides_is_told_as_a_group(index: LookupIndex) -> None:
+    answer = index.answer("ValueError: the file is empty or not a mapping")
+    assert answer.found and answer.group == 2
+    assert [(m.rank, m.tie) for m in answer.matches] == [(1, True), (1, True)]
+    assert {m.wording.qualname for m in answer.matches} == {"load_json", "load_toml"}
+
+
+def test_a_message_that_is_only_a_variable_is_found_by_its_line(index: LookupIndex) -> None:
+    pasted = traceback("D:\\env\\lib\\site-packages\\tablekit\\loaders.py", 11, "column",
+                       "KeyError: 'price'")
+    answer = index.answer(pasted)
+    assert answer.found
+    first = answer.matches[0]
+    assert (first.wording.qualname, first.kind, first.where) == ("column", "place", LINE)
+    # without the frame, or at another line, or another class: nothing to go by
+    assert not index.answer("KeyError: 'price'").found
+    assert not index.answer(traceback("tablekit/loaders.py", 12, "column", "KeyError: 'p'")).found
+    assert not index.answer(traceback("tablekit/loaders.py", 11, "column",
+                                      "ValueError: 'p'")).found
+
+
+def test_the_installed_lookup_says_the_group_and_the_place(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "tablekit")
+    repo.write("src/tablekit/loaders.py", LOADERS.decode())
+    repo.commit("loaders")
+    done = subprocess.run([CRAWLER, "extract", "tablekit", "-o", "out", "-q"], cwd=tmp_path,
+                          env=child_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+    def lookup(paste: str, *options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CRAWLER, "lookup", paste, "out", *options], cwd=tmp_path,
+                              env=child_env(), capture_output=True, text=True, timeout=120)
+
+    tied = lookup("ValueError: the file is empty or not a mapping")
+    assert tied.returncode == 0
+    assert tied.stdout.startswith("printed by 2 raise sites, which nothing in the paste tells "
+                                  "apart"), tied.stdout
+    said = json.loads(lookup("ValueError: the file is empty or not a mapping", "--json").stdout)
+    assert said["group"] == 2 and said["says"].startswith("printed by 2 raise sites")
+    placed = json.loads(lookup(traceback("/venv/tablekit/loaders.py", 11, "column",
+                                         "KeyError: 'price'"), "--json").stdout)
+    assert placed["exit"] == 0 and placed["group"] == 1
+    first = placed["matches"][0]
+    assert (first["qualname"], first["match"], first["where"]) == ("column", "place", "line")
+    text = lookup(traceback("/venv/tablekit/loaders.py", 6, "load_toml",
+                            "ValueError: the file is empty or not a mapping")).stdout
+    assert "the traceback names its line" in text.splitlines()[0]
