@@ -56,7 +56,7 @@ WALKS = {
 # no test evidence, so these walks read none.
 REAL_WALKS = {
     # working half
-    "flask": Walk("github.com/pallets/flask", "*", "2.0.0", "3.1.3", evidence=False),
+    "flask": Walk("github.com/pallets/flask", "*", "1.0", "3.1.3", evidence=False),
     "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_*", "rel_1_4_0", "rel_2_0_52",
                        evidence=False),
     "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.6",
@@ -66,10 +66,10 @@ REAL_WALKS = {
     "celery": Walk("github.com/celery/celery", "v*", "v5.0.0", "v5.6.3", evidence=False),
     "pydantic": Walk("github.com/pydantic/pydantic", "v*", "v1.8", "v2.13.4", evidence=False),
     # sealed half
-    "werkzeug": Walk("github.com/pallets/werkzeug", "*", "2.0.0", "3.1.8", evidence=False),
+    "werkzeug": Walk("github.com/pallets/werkzeug", "*", "0.15.0", "3.1.8", evidence=False),
     "jinja": Walk("github.com/pallets/jinja", "*", "3.0.0", "3.1.6", evidence=False),
     "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.8.0", "v3.14.3", evidence=False),
-    "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.13.0", "3.23.0",
+    "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.0.0", "3.23.0",
                         evidence=False),
     "pyyaml": Walk("github.com/yaml/pyyaml", "*", "5.1", "6.0.3", evidence=False),
     "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False),
