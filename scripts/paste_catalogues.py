@@ -59,7 +59,7 @@ REAL_WALKS = {
     "flask": Walk("github.com/pallets/flask", "*", "2.0.0", "3.1.3", evidence=False),
     "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_*", "rel_1_4_0", "rel_2_0_52",
                        evidence=False),
-    "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.6",
+    "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.0",
                      "networkx-3.6.1", evidence=False),
     "httpx": Walk("github.com/encode/httpx", "*", "0.18.0", "0.28.1", evidence=False),
     "xarray": Walk("github.com/pydata/xarray", "v*", "v0.20.0", "v2026.07.0", evidence=False),
