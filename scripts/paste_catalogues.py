@@ -59,7 +59,7 @@ REAL_WALKS = {
     "flask": Walk("github.com/pallets/flask", "*", "1.0", "3.1.3", evidence=False),
     "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_*", "rel_1_4_0", "rel_2_0_52",
                        evidence=False),
-    "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.6",
+    "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.0",
                      "networkx-3.6.1", evidence=False),
     "httpx": Walk("github.com/encode/httpx", "*", "0.18.0", "0.28.1", evidence=False),
     "xarray": Walk("github.com/pydata/xarray", "v*", "v0.20.0", "v2026.07.0", evidence=False),
@@ -68,7 +68,7 @@ REAL_WALKS = {
     # sealed half
     "werkzeug": Walk("github.com/pallets/werkzeug", "*", "0.15.0", "3.1.8", evidence=False),
     "jinja": Walk("github.com/pallets/jinja", "*", "3.0.0", "3.1.6", evidence=False),
-    "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.8.0", "v3.14.3", evidence=False),
+    "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.6.0", "v3.14.3", evidence=False),
     "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.0.0", "3.23.0",
                         evidence=False),
     "pyyaml": Walk("github.com/yaml/pyyaml", "*", "5.1", "6.0.3", evidence=False),
