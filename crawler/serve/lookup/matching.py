@@ -184,6 +184,7 @@ SAME = "same"
 SUBCLASS = "subclass"  # the record raises a subclass of the class pasted
 SUPERCLASS = "superclass"  # the record raises a base of the class pasted
 OTHER = "other"
+VARIABLE = "variable"  # the record raises a class held in a variable (`raise mapped_exc(msg)`)
 
 
 def kinship(pasted: str | None, raised: str, bases: Mapping[str, Sequence[str]]) -> str | None:
@@ -196,6 +197,8 @@ def kinship(pasted: str | None, raised: str, bases: Mapping[str, Sequence[str]])
     name = raised.rpartition(".")[2]
     if wanted == name:
         return SAME
+    if name[:1].islower() and raised not in bases and name not in bases:
+        return VARIABLE  # a class's name is capitalised; a variable's, here, is not
     if wanted in _ancestors(raised, bases):
         return SUBCLASS
     if name in _ancestors(pasted, bases):

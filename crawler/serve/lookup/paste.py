@@ -126,8 +126,10 @@ def read_paste(pasted: str, left_out: int = 0) -> Paste:
     sections = _sections(text, forms)
     reported = [found for section in reversed(sections)
                 for found in _reports(section, forms)]
-    if not reported:
-        reported = [_reported(text.strip("\n"), ())]
+    if not any(found.text for found in reported):
+        # no message read (a traceback cut before its last line, an odd form): the whole
+        # paste is tried as the message too
+        reported.append(_reported(text.strip("\n"), ()))
     if not forms:
         forms.append("message")
     return Paste(tuple(dict.fromkeys(forms)), tuple(_unique(reported)), len(pasted),
@@ -191,10 +193,31 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
     frames = _frames(lines, forms)
     span = _report_span(lines, forms)
     if span is None:
-        return []
+        return [_cut_report(lines, tuple(frames))] if frames else []
     start, end = span
     kept = [line for line in lines[start:end] if not _FRAME_NOISE.match(line)]
     return [_reported("\n".join(kept).strip("\n"), tuple(frames))]
+
+
+# the source line a frame shows for a raise whose message begins with a string literal
+_RAISE_LINE = re.compile(r"^\s*raise\s+(?P<name>[A-Za-z_][\w.]*)\s*\(\s*(?:[rRuUfF]{0,2})"
+                         r"(?P<quote>['\"])(?P<text>.*)$")
+
+
+def _cut_report(lines: list[str], frames: tuple[Frame, ...]) -> Reported:
+    """A traceback cut before its exception's line (a page or a log excerpt ends there): its
+    frames, which say where it was raised, and the message as far as the last frame's source
+    line shows it (`raise AssertionError('A setup function was called after`), cut."""
+    for line in reversed(lines):
+        found = _RAISE_LINE.match(line)
+        if found is not None:
+            text = found["text"]
+            end = text.find(found["quote"])
+            text = text[:end] if end >= 0 else text
+            return Reported(found["name"], text, frames, (), True, (text,) if text else ("",))
+        if _FRAME_START.match(line):
+            break
+    return Reported(None, "", frames, (), True, ("",))
 
 
 def _pytest_reports(lines: list[str]) -> list[Reported]:
@@ -253,9 +276,15 @@ def _report_span(lines: list[str], forms: list[str]) -> tuple[int, int] | None:
         line = lines[number]
         if line and not line[0].isspace() and _LOOKS_RAISED.match(line):
             return number, len(lines)
-    if not heads and frames[0] > 0 and _LOOKS_RAISED.match(lines[0]):
-        forms.append("sentry")
-        return 0, frames[0]
+    # the message printed before the traceback: Sentry's issue page, Werkzeug's debugger page
+    # (`RuntimeError`, `RuntimeError: text`, then `Traceback (most recent call last)`)
+    start = min(frames + heads)
+    before = [number for number in range(start) if lines[number]
+              and not lines[number][0].isspace() and _LOOKS_RAISED.match(lines[number])]
+    if before:
+        forms.append("message first" if heads else "sentry")
+        named = [number for number in before if ": " in lines[number]]
+        return (named[-1] if named else before[0]), start
     return None
 
 

@@ -76,11 +76,13 @@ def function_name(qualname: str) -> str:
 
 
 def names_function(qualname: str, frame: Frame) -> bool:
-    """Whether the frame's function is the record's (by the name a traceback shows, or whole)."""
+    """Whether the frame's function is the record's: by the name Python's traceback shows, its
+    qualified name, or the module-qualified name a Cython-compiled module's frames show
+    (`pydantic.main.BaseModel.__setattr__`)."""
     if frame.function is None:
         return False
     shown = frame.function.strip()
-    return shown in (qualname, function_name(qualname))
+    return shown in (qualname, function_name(qualname)) or shown.endswith("." + qualname)
 
 
 def deepest_frame(frames: Sequence[Frame], paths: Iterable[str]) -> Frame | None:

@@ -53,6 +53,7 @@ from crawler.serve.lookup.matching import (
     EXACT,
     PREFIX,
     SAME,
+    VARIABLE,
     Fit,
     PasteWords,
     kinship,
@@ -291,9 +292,9 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     continue
                 if match is not None:
                     _keep(match, best, fits)
-        for wording in placed.raised_here():
-            if wording.record_id not in best and _explains_nothing(wording):
-                _keep(_placed_match(wording, reported, kin.of(wording), order_of_report),
+        for wording, where in placed.raised_here():
+            if wording.record_id not in best:
+                _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
     ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
     group = 1
@@ -353,10 +354,16 @@ class _Places:
             return NOWHERE
         return evidence_of(wording.path, wording.qualname, wording.line, self.frames, self.deepest)
 
-    def raised_here(self) -> list[Wording]:
-        """The records whose raise is at the deepest catalogued frame's line: found by their
-        place alone (a message that is only a variable has no words to find it by)."""
-        return [w for w in self.here if self.evidence(w) == LINE]
+    def raised_here(self) -> list[tuple[Wording, Evidence]]:
+        """The records whose message is only a variable (no words to find it by) that the
+        deepest catalogued frame names: the one at its line, or the only such record of its
+        function (the line is another release's)."""
+        variable = [w for w in self.here if _explains_nothing(w)]
+        found = [(w, where) for w in variable if (where := self.evidence(w)) >= FUNCTION]
+        at_line = [pair for pair in found if pair[1] == LINE]
+        if at_line:
+            return at_line
+        return found if len(found) == 1 else []
 
 
 def _file_names(path: str) -> tuple[str, ...]:
@@ -368,13 +375,14 @@ PLACE = "place"  # found by the traceback's line alone: the record's message is 
 
 
 def _placed_match(wording: Wording, reported: Reported, kin: str | None,
-                  order_of_report: int) -> Match:
-    """A record whose message is only a variable, at the line the paste's last catalogued frame
-    names: confident when it raises the pasted class (nothing else of it can be checked)."""
-    confident = kin == SAME
+                  order_of_report: int, where: Evidence) -> Match:
+    """A record whose message is only a variable, where the paste's last catalogued frame is:
+    confident when it raises the pasted class, or a class held in a variable (nothing else of
+    it can be checked)."""
+    confident = kin in (SAME, VARIABLE)
     score = 0.5 + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, PLACE, 0.0, 1.0, round(score, 3), kin, confident, reported.text,
-                 report=order_of_report, where=LINE)
+                 report=order_of_report, where=where)
 
 
 def _with_also(match: Match, fitting: Mapping[str, Wording]) -> Match:
@@ -546,12 +554,15 @@ def _place(match: Match) -> tuple[object, ...]:
     wording = match.wording
     specific = -match.coverage if match.cut_prefix else \
         -sum(len(p) for p in _pieces(wording.template) if p is not None)
+    # a frame above the raise's function (STACK) says the error went through it: no more
+    # a reason to rank it than none
+    where = -match.where if match.where >= FUNCTION else 0
     if match.confident:
-        return (False, match.report, -match.where, _KIND_ORDER[match.kind], match.loose,
+        return (False, match.report, where, _KIND_ORDER[match.kind], match.loose,
                 -match.score, specific, wording.status == REMOVED, wording.past)
     # the paste fits the template whole, or is its beginning, before templates that only share
     # words with it: every character of it in place is more than words met anywhere
-    return (True, 0, -match.where, _KIND_ORDER[match.kind], False, -match.score, specific,
+    return (True, 0, where, _KIND_ORDER[match.kind], False, -match.score, specific,
             wording.status == REMOVED, wording.past)
 
 

@@ -20,6 +20,7 @@ from crawler.catalogue.merge import merge
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import Pin
 from crawler.serve.lookup import index as lookup_index
+from crawler.serve.lookup.paste import read_paste
 from crawler.serve.lookup.ranking import NO_SITE
 from crawler.serve.lookup.sources import LookupIndex
 from tests.helpers.gitrepo import GitRepo
@@ -331,3 +332,28 @@ def test_a_title_cut_to_one_word_puts_the_pasted_class_first(typeset: LookupInde
         ("ShapeError", "exact prefix", 1), ("ShapeError", "exact prefix", 2),
         ("RuntimeError", "exact prefix", 3)]
     assert answer.matches[0].wording.template.endswith("{what}")
+
+
+def test_a_message_printed_before_its_traceback_head_is_read() -> None:
+    """Werkzeug's debugger page prints the class, the message, then the traceback, whose head
+    has no colon and whose frames are not indented."""
+    pasted = ("RuntimeError\nRuntimeError: The session is unavailable because no secret key was "
+              "set.\n\nTraceback (most recent call last)\n"
+              'File "/venv/lib/python3.8/site-packages/flask/app.py", line 2464, in __call__\n'
+              "return self.wsgi_app(environ, start_response)\n")
+    paste = read_paste(pasted)
+    first = paste.reported[0]
+    assert "message first" in paste.forms
+    assert first.exception == "RuntimeError"
+    assert first.text == "The session is unavailable because no secret key was set."
+    assert [frame.function for frame in first.frames] == ["__call__"]
+
+
+def test_a_traceback_cut_before_its_last_line_keeps_its_frames() -> None:
+    pasted = ('Traceback (most recent call last):\n  File "/x/lib/app.py", line 55, in f\n'
+              '    raise KeyError(key)\n')
+    first = read_paste(pasted).reported[0]
+    assert (first.exception, first.text, first.cut) == (None, "", True)
+    assert [frame.line for frame in first.frames] == [55]
+    cut = read_paste('  File "/x/lib/app.py", line 55, in f\n    raise ValueError("bad shape for')
+    assert (cut.reported[0].exception, cut.reported[0].texts) == ("ValueError", ("bad shape for",))

@@ -101,11 +101,57 @@ def test_a_message_that_is_only_a_variable_is_found_by_its_line(index: LookupInd
     assert answer.found
     first = answer.matches[0]
     assert (first.wording.qualname, first.kind, first.where) == ("column", "place", LINE)
-    # without the frame, or at another line, or another class: nothing to go by
+    # another release's line in the same function, which has no other such raise: still it
+    moved = index.answer(traceback("tablekit/loaders.py", 30, "column", "KeyError: 'p'"))
+    assert moved.found and (moved.matches[0].kind, moved.matches[0].where) == ("place", FUNCTION)
+    # without the frame, in another function, or of another class: nothing to go by
     assert not index.answer("KeyError: 'price'").found
-    assert not index.answer(traceback("tablekit/loaders.py", 12, "column", "KeyError: 'p'")).found
+    assert not index.answer(traceback("tablekit/loaders.py", 11, "columns", "KeyError: 'p'")).found
     assert not index.answer(traceback("tablekit/loaders.py", 11, "column",
                                       "ValueError: 'p'")).found
+
+
+def test_a_class_held_in_a_variable_is_found_by_its_place() -> None:
+    source = b'''import contextlib
+
+
+@contextlib.contextmanager
+def mapped_errors():
+    try:
+        yield
+    except OSError as exc:
+        mapped_exc = TIMEOUTS.get(type(exc), TransportError)
+        raise mapped_exc(str(exc)) from exc
+'''
+    sites = find_raise_sites("src/netkit/transport.py", source, "netkit.transport", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records)
+    pasted = traceback("/venv/lib/netkit/transport.py", 55, "mapped_errors",
+                       "netkit.ReadTimeout: The read operation timed out")
+    answer = index.answer(pasted)
+    assert answer.found
+    assert (answer.matches[0].kind, answer.matches[0].kinship) == ("place", "variable")
+
+
+def test_a_traceback_cut_before_its_message_is_read_by_its_frames_and_raise_line() -> None:
+    source = b'''def setupmethod(f):
+    def wrapper_func(self, *args):
+        if self.started:
+            raise AssertionError("A setup function was called after the first request was "
+                                 "handled. This usually indicates a bug in the application.")
+        return f(self, *args)
+    return wrapper_func
+'''
+    sites = find_raise_sites("src/webkit/app.py", source, "webkit.app", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records)
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "/usr/lib/python2.7/site-packages/cors/extension.py", line 103, in init\n'
+              "    app.after_request(after)\n"
+              '  File "/usr/lib/python2.7/site-packages/webkit/app.py", line 55, in wrapper_func\n'
+              "    raise AssertionError('A setup function was called after")
+    answer = index.answer(pasted)
+    assert answer.found
+    first = answer.matches[0]
+    assert (first.wording.qualname, first.where) == ("setupmethod.<locals>.wrapper_func", FUNCTION)
 
 
 def test_the_installed_lookup_says_the_group_and_the_place(tmp_path: Path) -> None:
