@@ -42,6 +42,9 @@ class Walk:
     since: str | None  # the first release walked; None: one `crawler extract` of `commit`
     commit: str  # the pinned release, the walk's last step
     evidence: bool = True
+    # tags the glob selects that are not the library's releases (another package's tag kept in
+    # its repository), walked from a copy of the git directory without them
+    skip: tuple[str, ...] = ()
 
 
 WALKS = {
@@ -72,7 +75,8 @@ REAL_WALKS = {
     "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.0.0", "3.23.0",
                         evidence=False),
     "pyyaml": Walk("github.com/yaml/pyyaml", "*", "5.1", "6.0.3", evidence=False),
-    "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False),
+    "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False,
+                 skip=("2023.3.2.1",)),  # distributed's release tag: its tree has no dask/
     "urllib3": Walk("github.com/urllib3/urllib3", "*", "1.26.0", "2.7.0", evidence=False),
 }
 WALKS.update(REAL_WALKS)
@@ -85,6 +89,12 @@ def walk_history(library: str, git_dir: Path, work: Path) -> Path:
     first release) into a folder of `work`; its repository folder."""
     walk = WALKS[library]
     output = work / library
+    if walk.skip:
+        copy = work / f"{library}.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(git_dir), str(copy)], check=True)
+        subprocess.run(["git", "-C", str(copy), "tag", "-d", *walk.skip], check=True,
+                       capture_output=True)
+        git_dir = copy
     command = ["crawler", "history", str(git_dir), "--tags", walk.tags, "--since", walk.since] \
         if walk.since else ["crawler", "extract", str(git_dir)]
     command += ["--commit", walk.commit, "--name", walk.name, "-o", str(output), "-q",

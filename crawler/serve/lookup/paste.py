@@ -21,7 +21,7 @@ out of the beginning is counted (`Paste.left_out`) and said with the answer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from crawler.serve.lookup.matching import plain
 
@@ -91,6 +91,9 @@ class Reported:
     prefixes: tuple[str, ...]  # the names removed before the message (`FilteredStackTrace`)
     cut: bool  # the paste ends in `...`: the message went on
     texts: tuple[str, ...]
+    # a whole traceback: its head, then its frames down to the raise, none said left out; the
+    # raise's own Python frame is its last one (if no frame is the library's, it did not raise)
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,12 +199,19 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
         return [_cut_report(lines, tuple(frames))] if frames else []
     start, end = span
     kept = [line for line in lines[start:end] if not _FRAME_NOISE.match(line)]
-    return [_reported("\n".join(kept).strip("\n"), tuple(frames))]
+    found = _reported("\n".join(kept).strip("\n"), tuple(frames))
+    whole = bool(frames) and any(_HEAD.match(line) for line in lines[:start]) and \
+        not _FILTERED.search(section)
+    return [replace(found, whole=True) if whole else found]
 
 
-# the source line a frame shows for a raise whose message begins with a string literal
-_RAISE_LINE = re.compile(r"^\s*raise\s+(?P<name>[A-Za-z_][\w.]*)\s*\(\s*(?:[rRuUfF]{0,2})"
-                         r"(?P<quote>['\"])(?P<text>.*)$")
+# the source line a frame shows for a raise whose message begins with a string literal, after
+# the margin Rich (`│ ❱ 214 │ │`) or IPython (`----> 214`) puts before it
+_RAISE_LINE = re.compile(r"^[\s│]*(?:(?:❱|-*>)?\s*\d+\s*)?[\s│]*raise\s+(?P<name>[A-Za-z_][\w.]*)"
+                         r"\s*\(\s*(?P<prefix>[rRuUfFbB]{0,2})(?P<quote>['\"])(?P<text>.*)$")
+# a traceback that says frames were left out of it (jax's filtering, Sentry's)
+_FILTERED = re.compile(r"internal frames|frames? (?:were |are )?(?:not displayed|hidden|filtered"
+                       r"|omitted)", re.IGNORECASE)
 
 
 def _cut_report(lines: list[str], frames: tuple[Frame, ...]) -> Reported:
@@ -214,9 +224,11 @@ def _cut_report(lines: list[str], frames: tuple[Frame, ...]) -> Reported:
             text = found["text"]
             end = text.find(found["quote"])
             text = text[:end] if end >= 0 else text
+            if "f" in found["prefix"].lower():  # an f-string: its text runs to a placeholder
+                text = re.split(r"(?<!\{)\{(?!\{)", text, maxsplit=1)[0]
             return Reported(found["name"], text, frames, (), True, (text,) if text else ("",))
-        if _FRAME_START.match(line):
-            break
+        if _FRAME.match(line) or _RICH_FRAME.match(line) or _IPYTHON_FRAME.match(line):
+            break  # the last frame's own lines hold no raise
     return Reported(None, "", frames, (), True, ("",))
 
 

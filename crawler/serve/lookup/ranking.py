@@ -270,6 +270,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
     `matching.MAX_WORDS`."""
     paste = read_paste(pasted, left_out)
     best: dict[str, Match] = {}
+    stops: dict[str, Match] = {}  # records of the function the deepest catalogued frame is in
     fits: dict[str, dict[str, Wording]] = {}  # each record's wordings the paste fits exactly
     timed_out: dict[str, None] = {}
     budget = Budget(LOOKUP_SECONDS)
@@ -278,7 +279,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
         readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin = _Kinship(reported.exception, bases or {})
-        placed = _Places(reported.frames, source)
+        placed = _Places(reported.frames, source, reported.whole)
         for wording in _candidates(reported, source, readings):
             if _explains_nothing(wording):
                 continue
@@ -291,11 +292,17 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     timed_out[wording.record_id] = None
                     continue
                 if match is not None:
+                    if placed.outside and match.confident:  # the library did not raise it
+                        match = replace(match, confident=False)
                     _keep(match, best, fits)
         for wording, where in placed.raised_here():
             if wording.record_id not in best:
                 _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
+        for wording, where in placed.in_deepest_function():
+            stops.setdefault(wording.record_id, Match(
+                wording, CLOSEST, 0.0, 0.0, 0.0, kin.of(wording), False, reported.text,
+                report=order_of_report, where=where))
     ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
     group = 1
     if ranked and ranked[0].confident:
@@ -306,6 +313,10 @@ def rank(pasted: str, source: Source, limit: int = 10,
         group = sum(1 for match in ranked if match.rank == 1)
     elif any(match.score >= NEAR_SCORE for match in ranked):
         verdict = NEAR
+    elif stops:
+        # nothing fits, but the traceback goes through the catalogued code: never "not from
+        # here"; the raises of the function it was last in are the closest there is
+        verdict, ranked = NEAR, _placed(sorted(stops.values(), key=order))
     else:
         verdict, ranked = NONE, []
     return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict, group)
@@ -339,20 +350,26 @@ class _Places:
     """A report's frames read against the catalogue's files, once per report: the last frame in
     a catalogued file (`places.deepest_frame`), and what the frames say of each record."""
 
-    def __init__(self, frames: Sequence[Frame], source: Source) -> None:
+    def __init__(self, frames: Sequence[Frame], source: Source, whole: bool = False) -> None:
         self.frames = tuple(frames)
         self.here: list[Wording] = []
         self.deepest: Frame | None = None
+        self.outside = False  # a whole traceback without a catalogued frame
         if not self.frames:
             return
         names = frozenset(name for frame in self.frames for name in _file_names(frame.path))
         self.here = list(source.in_files(names))
         self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
+        self.outside = whole and self.deepest is None
 
     def evidence(self, wording: Wording) -> Evidence:
         if self.deepest is None:
             return NOWHERE
         return evidence_of(wording.path, wording.qualname, wording.line, self.frames, self.deepest)
+
+    def in_deepest_function(self) -> list[tuple[Wording, Evidence]]:
+        """The records of the function the deepest catalogued frame is in."""
+        return [(w, where) for w in self.here if (where := self.evidence(w)) >= FUNCTION]
 
     def raised_here(self) -> list[tuple[Wording, Evidence]]:
         """The records whose message is only a variable (no words to find it by) that the
