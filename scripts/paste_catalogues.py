@@ -62,7 +62,7 @@ REAL_WALKS = {
     "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.6",
                      "networkx-3.6.1", evidence=False),
     "httpx": Walk("github.com/encode/httpx", "*", "0.18.0", "0.28.1", evidence=False),
-    "xarray": Walk("github.com/pydata/xarray", "v*", "v0.20.0", "v2026.07.0", evidence=False),
+    "xarray": Walk("github.com/pydata/xarray", "v*", "v0.16.0", "v2026.07.0", evidence=False),
     "celery": Walk("github.com/celery/celery", "v*", "v5.0.0", "v5.6.3", evidence=False),
     "pydantic": Walk("github.com/pydantic/pydantic", "v*", "v1.8", "v2.13.4", evidence=False),
     # sealed half
