@@ -71,7 +71,7 @@ REAL_WALKS = {
     "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.8.0", "v3.14.3", evidence=False),
     "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.13.0", "3.23.0",
                         evidence=False),
-    "pyyaml": Walk("github.com/yaml/pyyaml", "*", "5.1", "6.0.3", evidence=False),
+    "pyyaml": Walk("github.com/yaml/pyyaml", "*", "3.10", "6.0.3", evidence=False),
     "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False),
     "urllib3": Walk("github.com/urllib3/urllib3", "*", "1.26.0", "2.7.0", evidence=False),
 }
