@@ -65,7 +65,7 @@ REAL_WALKS = {
     "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.0",
                      "networkx-3.6.1", evidence=False),
     "httpx": Walk("github.com/encode/httpx", "*", "0.18.0", "0.28.1", evidence=False),
-    "xarray": Walk("github.com/pydata/xarray", "v*", "v0.20.0", "v2026.07.0", evidence=False),
+    "xarray": Walk("github.com/pydata/xarray", "v*", "v0.16.0", "v2026.07.0", evidence=False),
     "celery": Walk("github.com/celery/celery", "v*", "v5.0.0", "v5.6.3", evidence=False),
     "pydantic": Walk("github.com/pydantic/pydantic", "v*", "v1.8", "v2.13.4", evidence=False),
     # sealed half
@@ -74,7 +74,7 @@ REAL_WALKS = {
     "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.6.0", "v3.14.3", evidence=False),
     "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.0.0", "3.23.0",
                         evidence=False),
-    "pyyaml": Walk("github.com/yaml/pyyaml", "*", "5.1", "6.0.3", evidence=False),
+    "pyyaml": Walk("github.com/yaml/pyyaml", "*", "3.10", "6.0.3", evidence=False),
     "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False,
                  skip=("2023.3.2.1",)),  # distributed's release tag: its tree has no dask/
     "urllib3": Walk("github.com/urllib3/urllib3", "*", "1.26.0", "2.7.0", evidence=False),
