@@ -200,8 +200,8 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
     start, end = span
     kept = [line for line in lines[start:end] if not _FRAME_NOISE.match(line)]
     found = _reported("\n".join(kept).strip("\n"), tuple(frames))
-    whole = bool(frames) and any(_HEAD.match(line) for line in lines[:start]) and \
-        not _FILTERED.search(section)
+    whole = bool(frames) and any(_HEAD.match(line) or _IPYTHON_HEAD.match(line)
+                                 for line in lines[:start]) and not _FILTERED.search(section)
     return [replace(found, whole=True) if whole else found]
 
 

@@ -292,7 +292,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     timed_out[wording.record_id] = None
                     continue
                 if match is not None:
-                    if placed.outside and match.confident:  # the library did not raise it
+                    if match.confident and not placed.may_have_raised(where):
                         match = replace(match, confident=False)
                     _keep(match, best, fits)
         for wording, where in placed.raised_here():
@@ -355,17 +355,29 @@ class _Places:
         self.here: list[Wording] = []
         self.deepest: Frame | None = None
         self.outside = False  # a whole traceback without a catalogued frame
+        self.raised_inside = False
         if not self.frames:
             return
         names = frozenset(name for frame in self.frames for name in _file_names(frame.path))
         self.here = list(source.in_files(names))
         self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
         self.outside = whole and self.deepest is None
+        # the paste's last frame, where the exception was raised, is in a catalogued file
+        self.raised_inside = self.deepest is not None and self.deepest is self.frames[-1]
 
     def evidence(self, wording: Wording) -> Evidence:
         if self.deepest is None:
             return NOWHERE
         return evidence_of(wording.path, wording.qualname, wording.line, self.frames, self.deepest)
+
+    def may_have_raised(self, where: Evidence) -> bool:
+        """Whether the frames leave a record with this evidence as the raise: not when a whole
+        traceback has no catalogued frame (Python, a C extension or another library raised
+        it), nor when the last frame, where it was raised, is a catalogued function that is
+        not the record's."""
+        if self.outside:
+            return False
+        return where >= FUNCTION if self.raised_inside else True
 
     def in_deepest_function(self) -> list[tuple[Wording, Evidence]]:
         """The records of the function the deepest catalogued frame is in."""
