@@ -174,9 +174,11 @@ def _wording_line(wording: Any) -> str:
     message reads now (or the release a removed site was last in)."""
     printed = f"printed by {wording.first_release or '?'} to {wording.last_release or 'now'}"
     if not wording.past:  # a removed record's last wording
-        return f"    removed: last in {wording.last_release}; {printed}"
+        return f"    removed: last in {wording.gone_after or wording.last_release}; {printed}"
     if wording.today is None:
-        return f"    an old wording, {printed}; the site is gone since"
+        gone = getattr(wording, "gone_after", None)
+        return (f"    an old wording, {printed}; the site was removed after "
+                f"{gone or 'a release the walk did not name'}")
     return f"    an old wording, {printed}; today it reads: {wording.today}"
 
 

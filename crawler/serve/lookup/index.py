@@ -69,7 +69,7 @@ FINE_RACY_NS = 50_000_000
 _MOVE_IT = "move it away, and the next lookup builds its index there"
 _COLUMNS = ("record_id", "repo", "status", "removed_in", "exception", "exception_qualname", "path",
             "line", "qualname", "kind", "template", "placeholders", "regex", "url", "past",
-            "first_release", "last_release", "today")
+            "first_release", "last_release", "today", "gone_after")
 _ROW = (*_COLUMNS, "required")  # what a lookup reads of an entry
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

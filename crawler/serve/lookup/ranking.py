@@ -142,6 +142,7 @@ class Wording:
     first_release: str | None = None  # the first release that printed it
     last_release: str | None = None  # the last; None: still printed (never for a removed record)
     today: str | None = None  # what a live record's message reads now
+    gone_after: str | None = None  # a removed record's last release, whichever wording matched
 
     # Worked out when first asked (a lookup asks a few hundred of thousands of wordings):
     @cached_property
@@ -656,6 +657,11 @@ def with_past_wordings(now: Wording, past: Sequence[PastWording]) -> list[Wordin
     wording is its current one: `now` gains the releases that printed it."""
     from crawler.catalogue.releases import wording_template
 
+    removed = [old for old in past if old.removed]
+    if removed:  # the record's last release: its last wording's (spans are in release order)
+        last = next((old.last for old in removed if old.template == now.template),
+                    removed[-1].last)
+        now = replace(now, gone_after=last)
     found = [now]
     for old in past:
         if old.template == now.template:

@@ -440,7 +440,8 @@ def _described(m: Match) -> dict[str, object]:
         "past_wording": ({"first": w.first_release, "last": w.last_release, "today": w.today,
                           "successor": w.record_id if w.today is not None else None}
                          if w.past else None),
-        "last_release": w.last_release if w.status == REMOVED else None,
+        # a removed site's last release (whichever of its wordings matched)
+        "last_release": (w.gone_after or w.last_release) if w.status == REMOVED else None,
         # the record's other wordings the paste fits as well, with the releases that printed them
         "also_fits": [{"template": o.template, "first": o.first_release, "last": o.last_release}
                       for o in m.also],

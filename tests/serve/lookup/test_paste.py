@@ -357,3 +357,28 @@ def test_a_traceback_cut_before_its_last_line_keeps_its_frames() -> None:
     assert [frame.line for frame in first.frames] == [55]
     cut = read_paste('  File "/x/lib/app.py", line 55, in f\n    raise ValueError("bad shape for')
     assert (cut.reported[0].exception, cut.reported[0].texts) == ("ValueError", ("bad shape for",))
+
+
+def test_a_removed_site_found_by_an_old_wording_gives_the_sites_last_release(
+        tmp_path: Path) -> None:
+    """v1 words it one way, v2 another, v3 drops the raise: a paste of v1's wording is the
+    removed record, last in v2.0 (not v1.0, the old wording's last release)."""
+    repo = GitRepo(tmp_path / "repo")
+    for tag, text in (("v1.0", "the legacy loader cannot read {x}"),
+                      ("v2.0", "the legacy loader does not read {x} any more")):
+        repo.write("pkg/a.py", f'def load(x):\n    raise RuntimeError(f"{text}")\n')
+        repo.commit(tag)
+        repo.tag(tag)
+    repo.write("pkg/a.py", "def load(x):\n    return x\n")
+    repo.commit("v3")
+    repo.tag("v3.0")
+    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(tmp_path / "out"),
+                      "-q")
+    assert code == 0
+    paste = "RuntimeError: the legacy loader cannot read 'a.cfg'"
+    code, out = crawler("lookup", paste, str(tmp_path / "out"), "--json")
+    first = json.loads(out)["matches"][0]
+    assert (first["status"], first["last_release"]) == ("removed", "v2.0")
+    assert first["past_wording"]["last"] == "v1.0"
+    code, text = crawler("lookup", paste, str(tmp_path / "out"))
+    assert "the site was removed after v2.0" in text
