@@ -57,8 +57,10 @@ WALKS = {
 REAL_WALKS = {
     # working half
     "flask": Walk("github.com/pallets/flask", "*", "2.0.0", "3.1.3", evidence=False),
-    "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_*", "rel_1_4_0", "rel_2_0_52",
-                       evidence=False),
+    # 'rel_1_4_0' reads as no version, so this walk goes by tag date: the glob keeps 1.3.24 and
+    # the 2.1 betas out (dated among the 1.4 and 2.0 releases); 1.4 and 2.0 still alternate
+    "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_[12]_[04]_*", "rel_1_4_0",
+                       "rel_2_0_52", evidence=False),
     "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.6",
                      "networkx-3.6.1", evidence=False),
     "httpx": Walk("github.com/encode/httpx", "*", "0.18.0", "0.28.1", evidence=False),
