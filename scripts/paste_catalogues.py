@@ -69,7 +69,7 @@ REAL_WALKS = {
     "pydantic": Walk("github.com/pydantic/pydantic", "v*", "v1.8", "v2.13.4", evidence=False),
     # sealed half
     "werkzeug": Walk("github.com/pallets/werkzeug", "*", "2.0.0", "3.1.8", evidence=False),
-    "jinja": Walk("github.com/pallets/jinja", "*", "3.0.0", "3.1.6", evidence=False),
+    "jinja": Walk("github.com/pallets/jinja", "*", "2.10", "3.1.6", evidence=False),
     "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.8.0", "v3.14.3", evidence=False),
     "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.13.0", "3.23.0",
                         evidence=False),
