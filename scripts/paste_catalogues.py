@@ -70,11 +70,10 @@ REAL_WALKS = {
     "celery": Walk("github.com/celery/celery", "v*", "v5.0.0", "v5.6.3", evidence=False),
     "pydantic": Walk("github.com/pydantic/pydantic", "v*", "v1.8", "v2.13.4", evidence=False),
     # sealed half
-    "flask": Walk("github.com/pallets/flask", "*", "1.0", "3.1.3", evidence=False),
-    # 1.4 and 2.0 releases (the 1.3 and 2.1 lines' tags dated among them stay out)
-    "sqlalchemy": Walk("github.com/sqlalchemy/sqlalchemy", "rel_[12]_[04]_*", "rel_1_4_0",
-                       "rel_2_0_52", evidence=False),
-    "networkx": Walk("github.com/networkx/networkx", "networkx-*", "networkx-2.0",
+    "werkzeug": Walk("github.com/pallets/werkzeug", "*", "0.15.0", "3.1.8", evidence=False),
+    "jinja": Walk("github.com/pallets/jinja", "*", "2.10", "3.1.6", evidence=False),
+    "aiohttp": Walk("github.com/aio-libs/aiohttp", "v*", "v3.6.0", "v3.14.3", evidence=False),
+    "marshmallow": Walk("github.com/marshmallow-code/marshmallow", "*", "3.0.0", "3.23.0",
                         evidence=False),
     "pyyaml": Walk("github.com/yaml/pyyaml", "*", "3.10", "6.0.3", evidence=False),
     "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False,

@@ -48,12 +48,17 @@ from crawler.records import (
 _PREFIX_WORD = re.compile(r"[a-z][a-z0-9]*[-_]", re.IGNORECASE)
 
 
+# A version written with underscores for dots, as some projects tag their releases
+# (SQLAlchemy's and Mako's `rel_1_4_0`, `rel_2_0_0b1`; Alembic's `rel_1_13_1`)
+_UNDERSCORED = re.compile(r"\d+(?:_\d+)+(?:[a-z]+\d*)?", re.IGNORECASE)
+
+
 def version_key(tag: str) -> Version | None:
     """The version a tag names, which sorts in PEP 440 order; None for any other tag."""
     rest = tag
     while True:
         try:
-            return Version(rest)
+            return Version(rest.replace("_", ".") if _UNDERSCORED.fullmatch(rest) else rest)
         except InvalidVersion:
             word = _PREFIX_WORD.match(rest)
             if word is None:

@@ -33,6 +33,16 @@ def test_versions_sort_as_packaging_sorts_them(prefix: str) -> None:
     assert keys == {v: Version(v) for v in VERSIONS}  # epochs (`3!1.0`) included
 
 
+def test_a_version_written_with_underscores_is_read_with_dots() -> None:
+    """SQLAlchemy, Mako and Alembic tag `rel_1_4_0`: walked in version order, not by date."""
+    assert version_key("rel_1_4_0") == Version("1.4.0")
+    assert version_key("rel_2_0_0b1") == Version("2.0.0b1")
+    tags = [tag("rel_2_0_0", 1), tag("rel_1_4_10", 3), tag("rel_1_4_9", 2), tag("rel_1_3_24", 4)]
+    assert [t.name for t in order_tags(tags).tags] == ["rel_1_3_24", "rel_1_4_9", "rel_1_4_10",
+                                                        "rel_2_0_0"]
+    assert version_key("rel_1_4") == Version("1.4")
+
+
 @pytest.mark.parametrize("tag", ["nightly", "latest", "v", "1.0-", "1..0", "v1.0 x",
                                  "1.0rc1rc2", "2024-05-01"])
 def test_tags_that_are_not_versions_have_no_key(tag: str) -> None:
