@@ -149,6 +149,8 @@ class LookupSummary:
             tie = ", tied" if match.tie else ""
             where = _WHERE.get(match.where, "")
             fit = ("its message is only a variable" if match.kind == "place" else
+                   "its message is only a variable; found by its class" if match.kind == "class"
+                   else
                    f"explains {match.explained:.0%} of the paste, shows "
                    f"{match.coverage:.0%} of the template")
             yield from _hit_lines(match.exact, f"{wording.record_id}  "

@@ -246,6 +246,11 @@ class StoredIndex:
         return self._wordings("WHERE position = 0 AND file_name IN (SELECT word FROM temp.asked)",
                               ())
 
+    def raising(self, names: frozenset[str]) -> Iterator[Wording]:
+        self._asked(names)
+        return self._wordings("WHERE position = 0 AND exception_name IN "
+                              "(SELECT word FROM temp.asked)", ())
+
     def count(self) -> int:
         """How many wordings the index holds."""
         return int(self.connection.execute("SELECT count(*) FROM entries").fetchone()[0])

@@ -20,6 +20,7 @@ out of the beginning is counted (`Paste.left_out`) and said with the answer.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, replace
 
@@ -346,6 +347,30 @@ def _texts_inside(report: str) -> list[str]:
     inside = _NAMED_INSIDE.search(lines[0])
     if inside is not None and inside.start() > 0:
         texts.append("\n".join([inside["text"], *lines[1:]]))
+    texts.extend(_repr_texts(report)[:MAX_INSIDE])
+    return texts
+
+
+# An exception's repr inside a logged line: `raised exception: ValueError('task args must be a
+# list or tuple')` (Celery's worker log), `ERROR:app:RuntimeError('Working outside of ...')`
+# (a logger given the exception object); its string literal, escapes read, cut if unclosed.
+_REPR = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*\((?P<literal>(?P<quote>['\"])(?:\\.|(?!(?P=quote))"
+                   r"[^\\\n])*(?P=quote)?)")
+
+
+def _repr_texts(report: str) -> list[str]:
+    """The messages of exception reprs written inside a report (`Name('text')`)."""
+    texts = []
+    for found in _REPR.finditer(report):
+        literal = found["literal"]
+        closed = len(literal) > 1 and literal.endswith(found["quote"]) and \
+            not literal.endswith("\\" + found["quote"])
+        try:
+            text = ast.literal_eval(literal if closed else literal + found["quote"])
+        except (SyntaxError, ValueError):
+            text = literal[1:]
+        if isinstance(text, str) and text.strip():
+            texts.append(text)
     return texts
 
 

@@ -253,6 +253,10 @@ class Source(Protocol):
         path component, as a traceback's frame shows it; lower case matches too)."""
         ...
 
+    def raising(self, names: frozenset[str]) -> Iterable[Wording]:
+        """The current wording of every record that raises a class of one of these names."""
+        ...
+
 
 def rank(pasted: str, source: Source, limit: int = 10,
          bases: Mapping[str, Sequence[str]] | None = None, left_out: int = 0) -> Answer:
@@ -300,6 +304,9 @@ def rank(pasted: str, source: Source, limit: int = 10,
             if wording.record_id not in best:
                 _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
+        for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report):
+            if match.wording.record_id not in best:
+                _keep(match, best, fits)
         for wording, where in placed.in_deepest_function():
             stops.setdefault(wording.record_id, Match(
                 wording, CLOSEST, 0.0, 0.0, 0.0, kin.of(wording), False, reported.text,
@@ -402,6 +409,31 @@ def _file_names(path: str) -> tuple[str, ...]:
 
 
 PLACE = "place"  # found by the traceback's line alone: the record's message is only a variable
+CLASS = "class"  # found by the pasted class alone: the record's message is only a variable
+_NAMED = re.compile(r"\b([A-Z]\w*[a-z]\w*)(?=: )")  # a class's name before its message
+
+
+def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[str]],
+              kin: _Kinship, placed: _Places, order_of_report: int) -> list[Match]:
+    """The records whose message is only a variable that raise the class the paste names, when
+    the class is one the catalogued repositories define (Python's own classes are raised
+    everywhere): the class is all there is to find them by. One such record is the answer; if
+    several raise it, they are listed, and none is picked."""
+    if reported.exception is not None:
+        names = {reported.exception.rpartition(".")[2]}
+    else:  # a class named inside a title's prose: `celery 3.0.19 - NotRegistered: 'x'`
+        names = set(_NAMED.findall(reported.text[:WINDOW]))
+    names = {name for name in names if name in bases}
+    if not names:
+        return []
+    found = [w for w in source.raising(frozenset(names)) if _explains_nothing(w)]
+    matches = []
+    for wording in found:
+        where = placed.evidence(wording)
+        confident = len(found) == 1 and placed.may_have_raised(where)
+        matches.append(Match(wording, CLASS, 0.0, 1.0, 0.4, kin.of(wording), confident,
+                             reported.text, report=order_of_report, where=where))
+    return matches
 
 
 def _placed_match(wording: Wording, reported: Reported, kin: str | None,
@@ -568,7 +600,7 @@ def _compiled(regex: str) -> BoundedRegex | None:
     return _COMPILED[regex]
 
 
-_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLOSEST: 3}
+_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLASS: 3, CLOSEST: 4}
 
 
 def _place(match: Match) -> tuple[object, ...]:

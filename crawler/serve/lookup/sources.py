@@ -33,6 +33,7 @@ from crawler.serve.lookup.literal_text import literal_runs
 from crawler.serve.lookup.paste import read_paste
 from crawler.serve.lookup.places import PLACE_NAMES
 from crawler.serve.lookup.ranking import (
+    CLASS,
     NO_SITE,
     PLACE,
     REMOVED,
@@ -102,6 +103,9 @@ class LookupIndex:
         numbers = sorted(n for name in names for n in self._files.get(name.lower(), ()))
         return (self.wordings[n] for n in numbers)
 
+    def raising(self, names: frozenset[str]) -> Iterator[Wording]:
+        return (w for w in self.wordings if not w.past and w.exception_name in names)
+
     def answer(self, message: str, limit: int = 10) -> Answer:
         """The records for what a user pasted (see `ranking.rank`)."""
         return rank(message, self, limit, self.bases)
@@ -130,6 +134,10 @@ class _Sources:
     def in_files(self, names: frozenset[str]) -> Iterator[Wording]:
         for source in self.sources:
             yield from source.in_files(names)
+
+    def raising(self, names: frozenset[str]) -> Iterator[Wording]:
+        for source in self.sources:
+            yield from source.raising(names)
 
 
 def lookup(message: str, records: Iterable[ErrorRecord], limit: int = 10) -> list[Match]:
@@ -397,7 +405,7 @@ def _says(answer: Answer) -> str:
         return (f"printed by {answer.group} raise sites, which nothing in the paste tells "
                 f"apart: {places}")
     if answer.found:
-        how = "" if first.kind == PLACE else " match"
+        how = "" if first.kind in (PLACE, CLASS) else " match"
         return f"{first.kind}{how}: {first.wording.exception} at {first.wording.path}:" \
                f"{first.wording.line}"
     return "no template explains this message; the closest are listed"

@@ -180,3 +180,40 @@ def test_the_installed_lookup_says_the_group_and_the_place(tmp_path: Path) -> No
     text = lookup(traceback("/venv/tablekit/loaders.py", 6, "load_toml",
                             "ValueError: the file is empty or not a mapping")).stdout
     assert "the traceback names its line" in text.splitlines()[0]
+
+
+def test_a_class_of_the_library_finds_its_only_raise_whose_message_is_a_variable() -> None:
+    source = b'''class NotRegistered(KeyError):
+    """The task is not registered."""
+
+
+class Registry(dict):
+    def __missing__(self, key):
+        raise NotRegistered(key)
+
+
+class Other(dict):
+    def __missing__(self, key):
+        raise KeyError(key)
+'''
+    sites = find_raise_sites("src/taskkit/registry.py", source, "taskkit.registry", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records,
+                        bases={"NotRegistered": ("KeyError",), "Registry": ("dict",)})
+    answer = index.answer("celery 3.0 - NotRegistered: 'app.tasks.send_mail'")
+    assert answer.found
+    first = answer.matches[0]
+    assert (first.wording.qualname, first.kind) == ("Registry.__missing__", "class")
+    # Python's own classes are raised everywhere: no answer by the class alone
+    assert not index.answer("KeyError: 'app.tasks.send_mail'").found
+
+
+def test_an_exception_repr_in_a_log_line_is_read() -> None:
+    sites = find_raise_sites("src/taskkit/amqp.py", b'''def as_task(args):
+    if not isinstance(args, (list, tuple)):
+        raise TypeError("task args must be a list or tuple")
+''', "taskkit.amqp", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records)
+    logged = ("[2012-08-08 12:59:08,057: ERROR/MainProcess] Task mail.send[2ef4] raised "
+              "exception: TypeError('task args must be a list or tuple',)")
+    answer = index.answer(logged)
+    assert answer.found and answer.matches[0].wording.qualname == "as_task"
