@@ -1,8 +1,8 @@
 """Lookup: what a user pasted, back to the raise sites that print it, ranked, trusted or not.
 
 This subpackage owns reading a paste in the forms people paste it (`paste`: a message, a
-traceback with chained exceptions, pytest's `E` lines, IPython, Rich, logging prefixes), the
-candidates by literal text (`literal_text`; the folder's `lookup.sqlite` in `index`), fitting
+traceback with chained exceptions, pytest's `E` lines, IPython, Rich, logging prefixes), what
+a traceback's frames say of each record's place (`places`), the candidates by literal text (`literal_text`; the folder's `lookup.sqlite` in `index`), fitting
 each record's wordings to it (`matching`: the record's regex, a loose fit with whitespace and
 URLs left out, or shared words), past wordings after `crawler history` and the order and
 the verdict (`ranking`), and the three places records are read from, which rank

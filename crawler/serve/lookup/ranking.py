@@ -14,14 +14,18 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   `coverage`: the share of the template's literal text the paste shows; `score`: the two's
   harmonic mean, plus 0.1 when the record raises the pasted class (0.05 a subclass or a base of
   it), less 0.05 for each exception reported after the last one;
-- a match is *confident* when it is exact or an exact prefix, explains at least half of the
-  paste (CONFIDENT_EXPLAINED) and finds at least 12 literal characters (or the whole template):
-  a template that is mostly placeholders never is on a long paste;
+- a match is *confident* when it is exact or an exact prefix, finds at least 12 literal
+  characters (or the whole template), and explains at least half of the paste
+  (CONFIDENT_EXPLAINED) or fits the whole text at the function the paste's traceback names
+  (`places`); the frames withdraw it when they show the raise was elsewhere (`_Places`);
+- records whose message is only a variable are found by the traceback's place (`place`) or by
+  the class the paste names, when the repository defines it (`class`);
 - order: confident first (the paste's last exception first, exact before exact prefix, the
   record's own regex before a loose fit), then templates that fit the whole text but explain
   too little of it (still `exact`: every literal piece in place, at least 12 characters), then
   the score, the more specific template (more literal characters), a live record before a
-  removed one, today's wording before a past one. Equal in all but the last two: a tie.
+  removed one, today's wording before a past one. Equal in all of these: a tie; a found
+  answer whose first place is shared is that group (`Answer.group`).
 
 The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
 CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
