@@ -2,11 +2,12 @@
 
 This subpackage owns reading a paste in the forms people paste it (`paste`: a message, a
 traceback with chained exceptions, pytest's `E` lines, IPython, Rich, logging prefixes), what
-a traceback's frames say of each record's place (`places`), the candidates by literal text (`literal_text`; the folder's `lookup.sqlite` in `index`), fitting
-each record's wordings to it (`matching`: the record's regex, a loose fit with whitespace and
-URLs left out, or shared words), past wordings after `crawler history` and the order and
-the verdict (`ranking`), and the three places records are read from, which rank
-alike (`sources`: an output folder, an SQLite export, records in memory).
+a traceback's frames say of each record's place (`places`), the candidates by literal text
+(`literal_text`; the folder's `lookup.sqlite` in `index`), fitting each record's wordings to
+it (`matching`: the record's regex, a loose fit with whitespace and URLs left out, or shared
+words), past wordings after `crawler history` and the order and the verdict (`ranking`), and
+the three places records are read from, which rank alike (`sources`: an output folder, an
+SQLite export, records in memory).
 
 The contract, in one example: three records of one module; a paste that the template explains
 is `found` with what its placeholder took; the same cut short with `...` is an exact prefix;

@@ -346,7 +346,11 @@ def _texts_inside(report: str) -> list[str]:
             texts.append(_reported("\n".join(lines[number:]), (), inside=False).text)
     inside = _NAMED_INSIDE.search(lines[0])
     if inside is not None and inside.start() > 0:
-        texts.append("\n".join([inside["text"], *lines[1:]]))
+        text = inside["text"]
+        quote = lines[0][inside.start() - 1]
+        if quote in "\"'`" and text.endswith(quote):  # a title quoting it: `... "Name: text"`
+            text = text[:-1]
+        texts.append("\n".join([text, *lines[1:]]))
     texts.extend(_repr_texts(report)[:MAX_INSIDE])
     return texts
 

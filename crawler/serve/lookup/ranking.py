@@ -421,8 +421,8 @@ def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[s
               kin: _Kinship, placed: _Places, order_of_report: int) -> list[Match]:
     """The records whose message is only a variable that raise the class the paste names, when
     the class is one the catalogued repositories define (Python's own classes are raised
-    everywhere): the class is all there is to find them by. One such record is the answer; if
-    several raise it, they are listed, and none is picked."""
+    everywhere): the class is all there is to find them by. The answer when it is the only
+    record raising that class; else they are listed after what the text fits, none picked."""
     if reported.exception is not None:
         names = {reported.exception.rpartition(".")[2]}
     else:  # a class named inside a title's prose: `celery 3.0.19 - NotRegistered: 'x'`
@@ -430,11 +430,12 @@ def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[s
     names = {name for name in names if name in bases}
     if not names:
         return []
-    found = [w for w in source.raising(frozenset(names)) if _explains_nothing(w)]
+    raising = list(source.raising(frozenset(names)))
+    found = [w for w in raising if _explains_nothing(w)]
     matches = []
     for wording in found:
         where = placed.evidence(wording)
-        confident = len(found) == 1 and placed.may_have_raised(where)
+        confident = len(raising) == 1 and placed.may_have_raised(where)
         matches.append(Match(wording, CLASS, 0.0, 1.0, 0.4, kin.of(wording), confident,
                              reported.text, report=order_of_report, where=where))
     return matches
@@ -604,7 +605,8 @@ def _compiled(regex: str) -> BoundedRegex | None:
     return _COMPILED[regex]
 
 
-_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLASS: 3, CLOSEST: 4}
+# a record found by the pasted class alone comes after any whose words the paste shares
+_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLOSEST: 3, CLASS: 4}
 
 
 def _place(match: Match) -> tuple[object, ...]:

@@ -217,3 +217,31 @@ def test_an_exception_repr_in_a_log_line_is_read() -> None:
               "exception: TypeError('task args must be a list or tuple',)")
     answer = index.answer(logged)
     assert answer.found and answer.matches[0].wording.qualname == "as_task"
+
+
+def test_a_class_raised_with_words_elsewhere_is_no_answer_by_itself() -> None:
+    source = b'''class GraphError(Exception):
+    pass
+
+
+def tree(msg):
+    raise GraphError(msg)
+
+
+def check(graph):
+    raise GraphError("Graph must be connected.")
+'''
+    sites = find_raise_sites("src/graphkit/errors.py", source, "graphkit.errors", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records, bases={"GraphError": ("Exception",)})
+    answer = index.answer("GraphError: the edge a-b is not in the graph.")
+    assert not answer.found  # another raise of the class has words, and none fits
+    assert "tree" in [m.wording.qualname for m in answer.matches]
+
+
+def test_a_message_quoted_in_a_title_is_read_without_its_quotes() -> None:
+    sites = find_raise_sites("src/graphkit/frozen.py", b'''def frozen(*args):
+    raise GraphError("Frozen graph can't be modified")
+''', "graphkit.frozen", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records)
+    answer = index.answer('python2 compatibility: "GraphError: Frozen graph can\'t be modified"')
+    assert answer.found and answer.matches[0].wording.qualname == "frozen"
