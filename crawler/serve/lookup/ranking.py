@@ -421,8 +421,9 @@ def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[s
               kin: _Kinship, placed: _Places, order_of_report: int) -> list[Match]:
     """The records whose message is only a variable that raise the class the paste names, when
     the class is one the catalogued repositories define (Python's own classes are raised
-    everywhere): the class is all there is to find them by. The answer when it is the only
-    record raising that class; else they are listed after what the text fits, none picked."""
+    everywhere) and no raise of it has words (those the text would have found): the class is
+    all there is to find them by. The answer when it is the only record raising that class;
+    else they are listed together, none picked."""
     if reported.exception is not None:
         names = {reported.exception.rpartition(".")[2]}
     else:  # a class named inside a title's prose: `celery 3.0.19 - NotRegistered: 'x'`
@@ -432,6 +433,8 @@ def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[s
         return []
     raising = list(source.raising(frozenset(names)))
     found = [w for w in raising if _explains_nothing(w)]
+    if len(found) < len(raising):
+        return []
     matches = []
     for wording in found:
         where = placed.evidence(wording)
@@ -605,8 +608,7 @@ def _compiled(regex: str) -> BoundedRegex | None:
     return _COMPILED[regex]
 
 
-# a record found by the pasted class alone comes after any whose words the paste shares
-_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLOSEST: 3, CLASS: 4}
+_KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLASS: 2, CLOSEST: 3}
 
 
 def _place(match: Match) -> tuple[object, ...]:

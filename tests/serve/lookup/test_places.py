@@ -234,8 +234,26 @@ def check(graph):
     sites = find_raise_sites("src/graphkit/errors.py", source, "graphkit.errors", None).sites
     index = LookupIndex(merge(PIN, [], sites).records, bases={"GraphError": ("Exception",)})
     answer = index.answer("GraphError: the edge a-b is not in the graph.")
-    assert not answer.found  # another raise of the class has words, and none fits
-    assert "tree" in [m.wording.qualname for m in answer.matches]
+    # another raise of the class has words, and none fits: the class points nowhere
+    assert not answer.found
+    assert "tree" not in [m.wording.qualname for m in answer.matches]
+    # two raises of a class, each of a variable: both listed as one group, neither picked
+    twice = find_raise_sites("src/graphkit/reg.py", b'''class NotRegistered(KeyError):
+    pass
+
+
+def unregister(name):
+    raise NotRegistered(name)
+
+
+def missing(key):
+    raise NotRegistered(key)
+''', "graphkit.reg", None).sites
+    index = LookupIndex(merge(PIN, [], twice).records, bases={"NotRegistered": ("KeyError",)})
+    answer = index.answer("NotRegistered: 'app.tasks.send'")
+    assert not answer.found
+    assert [(m.wording.qualname, m.rank, m.kind) for m in answer.matches] == [
+        ("unregister", 1, "class"), ("missing", 1, "class")]
 
 
 def test_a_message_quoted_in_a_title_is_read_without_its_quotes() -> None:
