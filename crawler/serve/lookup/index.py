@@ -58,8 +58,9 @@ INDEX_FILE = "lookup.sqlite"
 ERRORS_DIR = "errors"
 MANIFEST = "manifest.yaml"
 # 2: past wordings; 3: racy files' digests; 4: plain typography; 5: anchors;
-# 6: today's wording's first release; 7: file names, for a traceback's frames
-INDEX_VERSION = "7"
+# 6: today's wording's first release; 7: file names, for a traceback's frames; 8: a removed
+# record's last release (gone_after)
+INDEX_VERSION = "8"
 APPLICATION_ID = int.from_bytes(b"RSCi", "big")  # PRAGMA application_id: the crawler wrote it
 # A file changed this recently when read keeps its digest too: 2 s where timestamps are whole
 # seconds (FAT, some network file systems), 50 ms where they have nanoseconds (the kernel's
