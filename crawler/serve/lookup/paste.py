@@ -79,6 +79,7 @@ class Frame:
     path: str
     line: int
     function: str | None
+    source: str | None = None  # the source line Python's traceback prints under it, if any
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ class Reported:
     # a whole traceback: its head, then its frames down to the raise, none said left out; the
     # raise's own Python frame is its last one (if no frame is the library's, it did not raise)
     whole: bool = False
+    # the message follows the frames, as Python prints it: the last frame is where it was raised
+    # (not so where the message comes first and the frames after it may be cut)
+    raised_last: bool = False
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,10 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
     found = _reported("\n".join(kept).strip("\n"), tuple(frames))
     whole = bool(frames) and any(_HEAD.match(line) or _IPYTHON_HEAD.match(line)
                                  for line in lines[:start]) and not _FILTERED.search(section)
-    return [replace(found, whole=True) if whole else found]
+    rows = [number for number, line in enumerate(lines) if _FRAME_START.match(line)
+            or _OLD_IPYTHON_FRAME.match(line)]
+    return [replace(found, whole=whole, raised_last=bool(frames) and bool(rows)
+                    and start > rows[-1])]
 
 
 # the source line a frame shows for a raise whose message begins with a string literal, after
@@ -253,13 +260,16 @@ def _pytest_reports(lines: list[str]) -> list[Reported]:
 
 def _frames(lines: list[str], forms: list[str]) -> list[Frame]:
     frames = []
-    for line in lines:
+    for number, line in enumerate(lines):
         found = _FRAME.match(line) or _RICH_FRAME.match(line)
         ipython = _IPYTHON_FRAME.match(line) or _OLD_IPYTHON_FRAME.match(line)
         if ipython is not None and "ipython" not in forms:
             forms.append("ipython")
         if found is not None:
-            frames.append(Frame(found["path"], int(found["line"]), found["function"]))
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            source = following.strip() if following[:1].isspace() and \
+                not _FRAME_START.match(following) else None
+            frames.append(Frame(found["path"], int(found["line"]), found["function"], source))
         elif ipython is not None:
             numbers = ipython.groupdict()
             frames.append(Frame(ipython["path"] or "<cell>",

@@ -70,6 +70,14 @@ def in_file(record_path: str, frame_path: str) -> bool:
     return common >= min(2, len(record)) and common > 0
 
 
+def same_file_name(record_path: str, frame_path: str) -> bool:
+    """Whether the two paths name files of the same name (a Windows frame's without case)."""
+    record, seen = path_parts(record_path), path_parts(frame_path)
+    if not record or not seen:
+        return False
+    return record[-1] == seen[-1] or (_is_windows(frame_path) and record[-1].lower() == seen[-1])
+
+
 def function_name(qualname: str) -> str:
     """The name a traceback shows for a function: its `__qualname__`'s last part."""
     return qualname.rpartition(".")[2]
@@ -107,6 +115,9 @@ def evidence_of(path: str, qualname: str, line: int, frames: Sequence[Frame],
             return LINE
         if names_function(qualname, deepest):
             return FUNCTION
+    if deepest is not None and same_file_name(path, deepest.path) and \
+            names_function(qualname, deepest):
+        return FUNCTION  # the file moved within the package between releases (`flask/app.py`)
     if any(in_file(path, frame.path) and names_function(qualname, frame) for frame in frames):
         return STACK
     return NOWHERE

@@ -288,7 +288,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
         readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin = _Kinship(reported.exception, bases or {})
-        placed = _Places(reported.frames, source, reported.whole)
+        placed = _Places(reported.frames, source, reported.whole, reported.raised_last)
         for wording in _candidates(reported, source, readings):
             if _explains_nothing(wording):
                 continue
@@ -301,7 +301,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     timed_out[wording.record_id] = None
                     continue
                 if match is not None:
-                    if match.confident and not placed.may_have_raised(where):
+                    if match.confident and not placed.may_have_raised(where, wording):
                         match = replace(match, confident=False)
                     _keep(match, best, fits)
         for wording, where in placed.raised_here():
@@ -362,7 +362,8 @@ class _Places:
     """A report's frames read against the catalogue's files, once per report: the last frame in
     a catalogued file (`places.deepest_frame`), and what the frames say of each record."""
 
-    def __init__(self, frames: Sequence[Frame], source: Source, whole: bool = False) -> None:
+    def __init__(self, frames: Sequence[Frame], source: Source, whole: bool = False,
+                 raised_last: bool = False) -> None:
         self.frames = tuple(frames)
         self.here: list[Wording] = []
         self.deepest: Frame | None = None
@@ -375,21 +376,26 @@ class _Places:
         self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
         self.outside = whole and self.deepest is None
         # the paste's last frame, where the exception was raised, is in a catalogued file
-        self.raised_inside = self.deepest is not None and self.deepest is self.frames[-1]
+        self.raised_inside = raised_last and self.deepest is not None and \
+            self.deepest is self.frames[-1]
 
     def evidence(self, wording: Wording) -> Evidence:
         if self.deepest is None:
             return NOWHERE
         return evidence_of(wording.path, wording.qualname, wording.line, self.frames, self.deepest)
 
-    def may_have_raised(self, where: Evidence) -> bool:
+    def may_have_raised(self, where: Evidence, wording: Wording | None = None) -> bool:
         """Whether the frames leave a record with this evidence as the raise: not when a whole
         traceback has no catalogued frame (Python, a C extension or another library raised
         it), nor when the last frame, where it was raised, is a catalogued function that is
-        not the record's."""
+        not the record's, unless that frame's source line shows the record's raise (its
+        class or a piece of its words: the function was renamed or moved since the user's
+        release)."""
         if self.outside:
             return False
-        return where >= FUNCTION if self.raised_inside else True
+        if not self.raised_inside or where >= FUNCTION:
+            return True
+        return wording is not None and _shows_raise(self.frames[-1].source, wording)
 
     def in_deepest_function(self) -> list[tuple[Wording, Evidence]]:
         """The records of the function the deepest catalogued frame is in."""
@@ -405,6 +411,26 @@ class _Places:
         if at_line:
             return at_line
         return found if len(found) == 1 else []
+
+
+def _shows_raise(source: str | None, wording: Wording) -> bool:
+    """Whether a frame's source line is the record's raise: `raise` of its class, or a string
+    literal of it (up to its format fields) that is in the record's template (a raise written
+    over several lines shows its last line)."""
+    if not source:
+        return False
+    if re.search(rf"\braise\s+(?:[\w.]+\.)?{re.escape(wording.exception_name)}\b", source):
+        return True
+    pieces = [piece for piece in _pieces(wording.template) if piece is not None]
+    shown = (squash(part) for literal in _STRING.findall(source)
+             for part in _FORMAT_FIELD.split(literal[1:-1]))
+    return any(len(part) >= _MIN_SHOWN and any(part in piece for piece in pieces)
+               for part in shown)
+
+
+_STRING = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a string literal of a source line, roughly
+_FORMAT_FIELD = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|\{[^{}]*\}")
+_MIN_SHOWN = 8  # a shorter piece of text is in too many source lines to say which raise
 
 
 def _file_names(path: str) -> tuple[str, ...]:

@@ -263,3 +263,43 @@ def test_a_message_quoted_in_a_title_is_read_without_its_quotes() -> None:
     index = LookupIndex(merge(PIN, [], sites).records)
     answer = index.answer('python2 compatibility: "GraphError: Frozen graph can\'t be modified"')
     assert answer.found and answer.matches[0].wording.qualname == "frozen"
+
+
+GETATTR = b'''def __getattr__(name):
+    raise AttributeError(f"module {__name__} has no attribute {name}")
+
+
+def to_sparse(graph):
+    import scipy.sparse as sp
+    return sp.coo_array(graph)
+
+
+def check_sizes(sizes, d, s, k):
+    raise ValueError(f"conflicting sizes for dimension {d}: length {sizes[d]} on the data "
+                     f"but length {s} on coordinate {k}")
+'''
+
+
+def test_the_last_frame_says_where_it_was_raised() -> None:
+    sites = find_raise_sites("src/graphkit/__init__.py", GETATTR, "graphkit", None).sites
+    index = LookupIndex(merge(PIN, [], sites).records)
+    # scipy's module raised it inside graphkit's to_sparse: not graphkit's __getattr__
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "/home/u/app.py", line 3, in <module>\n    m = gk.to_sparse(g)\n'
+              '  File "/venv/lib/graphkit/__init__.py", line 7, in to_sparse\n'
+              "    return sp.coo_array(graph)\n"
+              "AttributeError: module scipy.sparse has no attribute coo_array\n")
+    answer = index.answer(pasted)
+    assert not answer.found and answer.matches[0].wording.qualname == "__getattr__"
+    # a whole traceback with no catalogued frame: Python raised it
+    python = ('Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+              "AttributeError: module graphkit has no attribute layout\n")
+    assert not index.answer(python).found
+    # an older release's function name, whose source line shows the raise's words: it
+    renamed = ("Traceback (most recent call last):\n"
+               '  File "/venv/lib/graphkit/__init__.py", line 80, in _infer_sizes\n'
+               "    'coordinate %r' % (d, sizes[d], s, k))\n"
+               "ValueError: conflicting sizes for dimension 'x': length 3 on the data but "
+               "length 2 on coordinate 'x'\n")
+    answer = index.answer(renamed)
+    assert answer.found and answer.matches[0].wording.qualname == "check_sizes"
