@@ -20,12 +20,13 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   (`places`); the frames withdraw it when they show the raise was elsewhere (`_Places`);
 - records whose message is only a variable are found by the traceback's place (`place`) or by
   the class the paste names, when the repository defines it (`class`);
-- order: confident first (the paste's last exception first, exact before exact prefix, the
-  record's own regex before a loose fit), then templates that fit the whole text but explain
-  too little of it (still `exact`: every literal piece in place, at least 12 characters), then
-  the score, the more specific template (more literal characters), a live record before a
-  removed one, today's wording before a past one. Equal in all of these: a tie; a found
-  answer whose first place is shared is that group (`Answer.group`).
+- order: confident first (the paste's last exception first, what its frames say of the
+  place, exact before exact prefix, the record's own regex before a loose fit), then templates
+  that fit the whole text but explain too little of it (still `exact`: every literal piece in
+  place, at least 12 characters), then the score, the more specific template (more literal
+  characters), a live record before a removed one. Equal in all of these: a tie (today's
+  wording before a past one only orders it); a found answer whose first place is shared is
+  that group (`Answer.group`).
 
 The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
 CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
@@ -644,9 +645,9 @@ def _place(match: Match) -> tuple[object, ...]:
     score, then how specific the template is: the more literal text the better; but for a cut
     paste that is a template's beginning, the more of the template it shows the better (a
     message cut at any point is likelier cut where this one was the shorter it is); then a live
-    record before a removed one and today's wording before a past one (a site that prints the
-    words now before one that printed them once). Equal in all of these: a tie, which only the
-    paste could decide."""
+    record before a removed one. Equal in all of these: a tie, which only the paste could
+    decide (a site that prints the words today and one that printed them in an older release
+    are both what a user of that release sees)."""
     wording = match.wording
     specific = -match.coverage if match.cut_prefix else \
         -sum(len(p) for p in _pieces(wording.template) if p is not None)
@@ -655,17 +656,18 @@ def _place(match: Match) -> tuple[object, ...]:
     where = -match.where if match.where >= FUNCTION else 0
     if match.confident:
         return (False, match.report, where, _KIND_ORDER[match.kind], match.loose,
-                -match.score, specific, wording.status == REMOVED, wording.past)
+                -match.score, specific, wording.status == REMOVED)
     # the paste fits the template whole, or is its beginning, before templates that only share
     # words with it: every character of it in place is more than words met anywhere
     return (True, 0, where, _KIND_ORDER[match.kind], False, -match.score, specific,
-            wording.status == REMOVED, wording.past)
+            wording.status == REMOVED)
 
 
 def order(match: Match) -> tuple[object, ...]:
-    """`_place`, then where the record is: ties in the order of their places."""
+    """`_place`, then within a tie today's wording before a past one, and where the record is,
+    so the output is the same every time."""
     wording = match.wording
-    return (*_place(match), wording.repo, wording.path, wording.line)
+    return (*_place(match), wording.past, wording.repo, wording.path, wording.line)
 
 
 def _placed(matches: list[Match]) -> list[Match]:
