@@ -160,6 +160,10 @@ class LookupSummary:
                                   wording.template, match.captures)
             if wording.past or wording.last_release is not None:
                 yield _wording_line(wording)
+            if match.successor is not None:
+                heir = match.successor
+                yield (f"    likeliest successor: {heir.record_id} at {heir.path}:{heir.line} "
+                       f"({heir.qualname}): {heir.template}")
             for other in match.also:  # another of its wordings fits: the releases may be those
                 yield (f"    fits too: {other.template}, printed by {other.first_release or '?'} "
                        f"to {other.last_release or 'now'}")

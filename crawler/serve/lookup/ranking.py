@@ -79,6 +79,7 @@ from crawler.serve.lookup.places import (
     Evidence,
     deepest_frame,
     evidence_of,
+    function_name,
     path_parts,
 )
 
@@ -203,6 +204,9 @@ class Match:
     also: tuple[Wording, ...] = ()
     # what the paste's traceback says of the record's place (`places`): LINE, FUNCTION, STACK
     where: Evidence = NOWHERE
+    # a removed record's likeliest successor among the live records the paste brought up: the
+    # same class raised by a function of the same name, or the same words
+    successor: Wording | None = None
 
     @property
     def exact(self) -> bool:
@@ -317,6 +321,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
                 wording, CLOSEST, 0.0, 0.0, 0.0, kin.of(wording), False, reported.text,
                 report=order_of_report, where=where))
     ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
+    ranked = _with_successors(ranked, [m.wording for m in best.values()])
     group = 1
     if ranked and ranked[0].confident:
         verdict = FOUND
@@ -333,6 +338,31 @@ def rank(pasted: str, source: Source, limit: int = 10,
     else:
         verdict, ranked = NONE, []
     return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict, group)
+
+
+def _with_successors(ranked: list[Match], found: Sequence[Wording]) -> list[Match]:
+    """Each removed record's match with its likeliest successor among the live records the
+    paste brought up (`Match.successor`), shown with it: the raise moved, was reworded, or both
+    between two releases, and the walk could not pair the two."""
+    live = [w for w in found if w.status != REMOVED and not w.past]
+    out = []
+    for match in ranked:
+        gone = match.wording
+        if gone.status == REMOVED:
+            heir = next((w for w in live if _succeeds(gone, w)), None)
+            if heir is not None:
+                match = replace(match, successor=heir)
+        out.append(match)
+    return out
+
+
+def _succeeds(gone: Wording, live: Wording) -> bool:
+    """Whether a live record reads as a removed one's successor: the same class, and the same
+    function's name (the file moved) or the same literal words (the function was renamed)."""
+    if live.exception_name != gone.exception_name:
+        return False
+    return function_name(live.qualname) == function_name(gone.qualname) or \
+        live.literal_text.split() == gone.literal_text.split()
 
 
 def _keep(match: Match, best: dict[str, Match], fits: dict[str, dict[str, Wording]]) -> None:

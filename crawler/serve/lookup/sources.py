@@ -450,6 +450,10 @@ def _described(m: Match) -> dict[str, object]:
                          if w.past else None),
         # a removed site's last release (whichever of its wordings matched)
         "last_release": (w.gone_after or w.last_release) if w.status == REMOVED else None,
+        # a removed record's likeliest successor among the live records the paste brought up
+        "successor": ({"id": m.successor.record_id, "path": m.successor.path,
+                       "line": m.successor.line, "qualname": m.successor.qualname,
+                       "template": m.successor.template} if m.successor else None),
         # the record's other wordings the paste fits as well, with the releases that printed them
         "also_fits": [{"template": o.template, "first": o.first_release, "last": o.last_release}
                       for o in m.also],

@@ -382,3 +382,29 @@ def test_a_removed_site_found_by_an_old_wording_gives_the_sites_last_release(
     assert first["past_wording"]["last"] == "v1.0"
     code, text = crawler("lookup", paste, str(tmp_path / "out"))
     assert "the site was removed after v2.0" in text
+
+
+def test_a_removed_site_is_shown_with_its_likeliest_successor(tmp_path: Path) -> None:
+    """v1 raises in pkg/old.py; v2 moves the function to pkg/new.py and rewords the message at
+    once: the walk closes one record and opens another. A paste of v1's words finds the
+    removed record, shown with the live one as its likeliest successor."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("pkg/old.py", 'def connect(url):\n    raise ConnectionError(f"cannot reach {url}")\n')
+    repo.commit("v1")
+    repo.tag("v1.0")
+    (repo.path / "pkg" / "old.py").unlink()
+    repo.write("pkg/new.py", "import os\n\n\ndef connect(url):\n    if os.environ:\n"
+               '        raise ConnectionError(f"the server at {url} did not answer in time")\n')
+    repo.commit("v2")
+    repo.tag("v2.0")
+    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(tmp_path / "out"),
+                      "-q")
+    assert code == 0
+    paste = "ConnectionError: cannot reach db.local: the server at db.local did not answer"
+    code, out = crawler("lookup", paste, str(tmp_path / "out"), "--json")
+    said = json.loads(out)
+    removed = [m for m in said["matches"] if m["status"] == "removed"]
+    assert removed and removed[0]["successor"]["path"] == "pkg/new.py"
+    jsonschema.validate(said, SCHEMA)
+    code, text = crawler("lookup", paste, str(tmp_path / "out"))
+    assert "likeliest successor:" in text and "pkg/new.py" in text
