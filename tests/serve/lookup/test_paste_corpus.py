@@ -319,3 +319,19 @@ def test_corpus_covers_four_libraries_every_form_and_class() -> None:
     assert all(item["source"].startswith(("https://", "made by running jax"))
                for item in everything)
     assert len({item["id"] for item in everything}) == len(everything)
+
+
+@pytest.mark.parametrize("part", ["working", "sealed"])
+def test_the_real_corpus_is_real_judged_and_catalogued(part: str) -> None:
+    """Issue 48's halves: each item a page's address, its class, its user's release and how its
+    site was judged; a site for all but the foreign; seven libraries a half, each walked."""
+    items = load_corpus(catalogued=False, part=part)
+    libraries = {item["library"] for item in items}
+    assert len(libraries) == 7 and libraries <= set(REAL)
+    stored = {path.name.split(".")[0] for path in (PASTES / "catalogues").glob("*.tar.xz")}
+    assert libraries <= stored
+    assert len({item["id"] for item in items}) == len(items)
+    for item in items:
+        assert item["source"].startswith("https://"), item["id"]
+        assert item["class"] in CLASSES and item["judged"] and "release" in item, item["id"]
+        assert ("expect" in item) == (item["class"] != "foreign"), item["id"]
