@@ -172,9 +172,13 @@ class Outcome:
         best = self.matches[0]
         if item["class"] == "changed":
             return shows_old_wording(best)
-        if item["class"] == "removed":
-            return best.get("status") == "removed" and \
-                best.get("last_release") == item["expect"]["last"]
+        if item["class"] == "removed":  # the last release of the record matched (an `also`
+            # site, a record the walk kept apart, has its own)
+            expect = item["expect"]
+            lasts = {expect["last"], *(site["last"] for site in expect.get("also", ())
+                                        if "last" in site and is_site(best, {**expect, **site,
+                                                                            "also": ()}))}
+            return best.get("status") == "removed" and best.get("last_release") in lasts
         return True
 
     def describe(self) -> str:
