@@ -39,6 +39,7 @@ found
 1 exact 5 True 0.885 1.0 1.039 same {'mode': "'x'"}
 >>> ask('''Traceback (most recent call last):
 ...   File "app.py", line 3, in <module>
+...   File "/venv/lib/python3.12/site-packages/pkg/mod.py", line 5, in load
 ... ValueError: unknown file mode 'a'; use r o...''')
 found
 1 exact prefix 5 True 0.875 0.913 0.975 same {}

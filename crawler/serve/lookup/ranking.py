@@ -310,7 +310,8 @@ def rank(pasted: str, source: Source, limit: int = 10,
                         match = replace(match, confident=False)
                     _keep(match, best, fits)
         for wording, where in placed.raised_here():
-            if wording.record_id not in best:
+            # a raise of another class at that place did not raise what was pasted
+            if wording.record_id not in best and kin.of(wording) in (SAME, VARIABLE, None):
                 _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
         for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report):
