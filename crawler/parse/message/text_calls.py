@@ -47,10 +47,11 @@ class TextCall:
     args: tuple[ArgumentText, ...]  # by position (keyword None), then by keyword; `*`/`**` unpacked
 
 
-def read_call_facts(data: bytes, module: str, is_package: bool
+def read_call_facts(data: bytes, module: str, is_package: bool, tree: ast.Module | None = None
                     ) -> tuple[CallFacts | None, tuple[TextCall, ...]]:
-    """A file's call edges and its calls that pass text, from one `ast` tree."""
-    tree = ast_parse_newer(data)
+    """A file's call edges and its calls that pass text, from one `ast` tree: `tree`, where the
+    caller parsed the file already, else parsed here."""
+    tree = tree if tree is not None else ast_parse_newer(data)
     if tree is None:
         return None, ()
     return read_calls(data, module, is_package, tree), read_text_calls(data, tree)
