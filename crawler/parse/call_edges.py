@@ -196,8 +196,9 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _nodes(node: ast.AST) -> list[ast.AST]:
-    """The node and everything under it, breadth first like `ast.walk`, listed in one pass."""
+def all_nodes(node: ast.AST) -> list[ast.AST]:
+    """The node and everything under it, breadth first in `ast.walk`'s order (the `ctx` of
+    names left out), listed in one pass without `ast.walk`'s generators."""
     found = [node]
     for inner in found:  # the list grows as it is read
         found.extend(_children(inner))
@@ -449,7 +450,7 @@ class _FunctionReader:
         for param in params:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
-        nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
+        nodes = all_nodes(node)  # listed once: its locals, then its `try` blocks
         bound, self.known, self.raises = known_names(node, nodes)
         self.locals.update(bound)
         self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}")  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from crawler.parse.call_edges import CallFacts, read_calls
+from crawler.parse.call_edges import CallFacts, all_nodes, read_calls
 from crawler.parse.exposed import reading
 from crawler.parse.message.pieces import Unreadable
 from crawler.parse.message.reading import Reader
@@ -67,7 +67,7 @@ def read_text_calls(data: bytes, tree: ast.Module | None = None) -> tuple[TextCa
             return ()
     starts = _line_starts(data)
     found: list[TextCall] = []
-    for node in ast.walk(tree):
+    for node in all_nodes(tree):  # `ast.walk`'s order, at about half its cost
         if type(node) is not ast.Call:
             continue
         assert isinstance(node, ast.Call)
