@@ -15,6 +15,11 @@ script with two versions of the crawler, into two roots, give folders that
 `scripts/compare_outputs.py ROOT_A ROOT_B` compares byte for byte.
 
     python scripts/produce_outputs.py LIST ROOT [--work DIR] [--jobs 1] [--only NAME,...]
+        [--crawler COMMAND]
+
+`--crawler` is the command that runs the crawler (default `crawler`, the installed one): another
+checkout's code runs as `--crawler "python -m crawler"` with that checkout as the current folder
+and on PYTHONPATH (what `scripts/template_changes.py` does).
 
 COMMIT must be a full sha the repository holds (a branch could move between the two runs). The
 script prints one line per input (exit code, files and records of the summary, wall and CPU
@@ -31,6 +36,7 @@ import json
 import os
 import re
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -86,13 +92,14 @@ def _reap_orphans() -> None:
             return
 
 
-def extract(item: Input, root: Path, work: Path, jobs: int) -> tuple[int, dict, float, float]:
+def extract(item: Input, root: Path, work: Path, jobs: int,
+            crawler: tuple[str, ...] = ("crawler",)) -> tuple[int, dict, float, float]:
     """One input's extract into a fresh folder: exit code, summary, wall and CPU seconds."""
     output, cache, logs = root / item.name, work / "cache" / item.name, work / "logs"
     for folder in (output, cache):
         shutil.rmtree(folder, ignore_errors=True)
     logs.mkdir(parents=True, exist_ok=True)
-    argv = ["crawler", "extract", str(item.path), "--commit", item.commit, "--name", item.identity,
+    argv = [*crawler, "extract", str(item.path), "--commit", item.commit, "--name", item.identity,
             "-o", str(output), "--cache-dir", str(cache), "-j", str(jobs), "--json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
@@ -119,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="caches and logs [default: ROOT.work beside the root]")
     parser.add_argument("--jobs", type=int, default=1, help="the crawler's -j [default: 1]")
     parser.add_argument("--only", default="", help="these names only, comma-separated")
+    parser.add_argument("--crawler", default="crawler",
+                        help="the command that runs the crawler [default: crawler]")
     args = parser.parse_args(argv)
     try:
         inputs = read_list(args.list)
@@ -142,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'input':<12} {'exit':>4} {'files':>6} {'records':>7} {'wall s':>8} {'CPU s':>8}",
           flush=True)
     for item in inputs:
-        code, summary, wall, cpu = extract(item, root, work, args.jobs)
+        code, summary, wall, cpu = extract(item, root, work, args.jobs,
+                                           tuple(shlex.split(args.crawler)))
         failed += code != 0
         print(f"{item.name:<12} {code:>4} {summary.get('files', '-')!s:>6} "
               f"{summary.get('records', '-')!s:>7} {wall:>8.1f} {cpu:>8.1f}", flush=True)

@@ -73,17 +73,26 @@ def graph_node(module: str, qualname: str) -> str:
     return f"{module}.{LOCALS.join(kept)}"
 
 
-def nested_defs(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST]:
-    """The defs a function's own scope holds (not those of its nested defs or classes)."""
-    found: list[ast.AST] = []
-    todo = list(_children(node))
-    while todo:
-        inner = todo.pop()
-        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append(inner)
-        elif not isinstance(inner, (ast.ClassDef, ast.Lambda)):
-            todo.extend(_children(inner))
-    return found
+def nodes_and_defs(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                   ) -> tuple[list[ast.AST], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """A function's nodes (`all_nodes`), and the defs its own scope holds (not those of its
+    nested defs, classes or lambdas), in one walk."""
+    found: list[ast.AST] = [node]
+    own = [True]  # whether each found node is in the function's own scope
+    defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for index, inner in enumerate(found):  # the lists grow as they are read
+        children = _children(inner)
+        found.extend(children)
+        if not own[index]:
+            own.extend([False] * len(children))
+            continue
+        for child in children:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.append(child)
+                own.append(False)
+            else:
+                own.append(not isinstance(child, (ast.ClassDef, ast.Lambda)))
+    return found, defs
 
 
 def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
@@ -196,8 +205,9 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _nodes(node: ast.AST) -> list[ast.AST]:
-    """The node and everything under it, breadth first like `ast.walk`, listed in one pass."""
+def all_nodes(node: ast.AST) -> list[ast.AST]:
+    """The node and everything under it, breadth first in `ast.walk`'s order (the `ctx` of
+    names left out), listed in one pass without `ast.walk`'s generators."""
     found = [node]
     for inner in found:  # the list grows as it is read
         found.extend(_children(inner))
@@ -449,11 +459,10 @@ class _FunctionReader:
         for param in params:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
-        nodes = _nodes(node)  # listed once: its locals, then its `try` blocks
+        nodes, defs = nodes_and_defs(node)  # listed once: its locals, then its `try` blocks
         bound, self.known, self.raises = known_names(node, nodes)
         self.locals.update(bound)
-        self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}")  # type: ignore[attr-defined]
-                           for d in nested_defs(node))
+        self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}") for d in defs)
         if isinstance(node, ast.Lambda):
             self._expression(node.body)
         else:

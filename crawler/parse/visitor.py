@@ -85,12 +85,15 @@ class FileSites:
 
 
 def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
-                     known: skeleton.Known | None = None) -> FileSites:
+                     known: skeleton.Known | None = None,
+                     tree: ast.Module | None = None) -> FileSites:
     """Parse one file and return its raise sites. Raises libcst's ParserSyntaxError and friends.
 
     With `known` (the context and functions of the file's previous version), a file whose
     context is unchanged is read as a skeleton: its known functions are stubbed, and listed in
-    `stubbed` for the caller to fill in.
+    `stubbed` for the caller to fill in. `tree` is `ast`'s tree of `source` where the caller
+    parsed it already (`_positions.ast_parse`, as a worker does for the call facts too); None:
+    the file is parsed by `ast` here, when it has something to place.
     """
     if known is not None:
         found = _skeleton_sites(path, source, module_name, known)
@@ -105,7 +108,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
                          context=context)
     text = _decode(source, module.encoding)
     lines = skeleton.line_texts(text)
-    tree, unread = _positions.ast_read(source, lines, module, text)
+    tree, unread = (tree, ()) if tree is not None else _positions.ast_read(source, lines, module, text)
     plain = _plain_text(source)
     regions = skeleton.outline(tree, skeleton.split_lines(plain, lines if plain == text else None)) \
         if tree is not None and plain is not None else []

@@ -54,6 +54,7 @@ from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.call_edges import CallFacts
 from crawler.parse.message.text_calls import TextCall, read_call_facts
 from crawler.parse.names import module_name
+from crawler.parse.positions import ast_parse
 from crawler.parse.skeleton import Known, Region
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped
@@ -116,15 +117,16 @@ def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) ->
     With `known`, only the functions that changed since the previous version may be parsed;
     the outcome's `stubbed` then lists those to fill in from it (`crawler.parse.skeleton.fill`).
     """
+    tree = ast_parse(data)  # one `ast` tree for the raises' lines and the call facts
     try:
-        found = find_raise_sites(path, data, module_name(path), known)
+        found = find_raise_sites(path, data, module_name(path), known, tree)
     except RecursionError:
         return failed(path, blob, PARSE_FAILED, "nested too deeply")
     except MemoryError:
         return failed(path, blob, PARSE_FAILED, "out of memory: over the worker's memory limit")
     except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
         return failed(path, blob, PARSE_FAILED, _describe(error))
-    calls, text_calls = read_call_facts(data, module_name(path), path.endswith("__init__.py"))
+    calls, text_calls = read_call_facts(data, module_name(path), path.endswith("__init__.py"), tree)
     return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
                        classes=tuple(found.classes), exports=found.exports,
                        regions=tuple(found.regions), context=found.context,

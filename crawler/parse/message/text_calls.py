@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from crawler.parse.call_edges import CallFacts, read_calls
+from crawler.parse.call_edges import CallFacts, all_nodes, read_calls
 from crawler.parse.exposed import reading
 from crawler.parse.message.pieces import Unreadable
 from crawler.parse.message.reading import Reader
@@ -47,10 +47,11 @@ class TextCall:
     args: tuple[ArgumentText, ...]  # by position (keyword None), then by keyword; `*`/`**` unpacked
 
 
-def read_call_facts(data: bytes, module: str, is_package: bool
+def read_call_facts(data: bytes, module: str, is_package: bool, tree: ast.Module | None = None
                     ) -> tuple[CallFacts | None, tuple[TextCall, ...]]:
-    """A file's call edges and its calls that pass text, from one `ast` tree."""
-    tree = ast_parse_newer(data)
+    """A file's call edges and its calls that pass text, from one `ast` tree: `tree`, where the
+    caller parsed the file already, else parsed here."""
+    tree = tree if tree is not None else ast_parse_newer(data)
     if tree is None:
         return None, ()
     return read_calls(data, module, is_package, tree), read_text_calls(data, tree)
@@ -66,7 +67,7 @@ def read_text_calls(data: bytes, tree: ast.Module | None = None) -> tuple[TextCa
             return ()
     starts = _line_starts(data)
     found: list[TextCall] = []
-    for node in ast.walk(tree):
+    for node in all_nodes(tree):  # `ast.walk`'s order, at about half its cost
         if type(node) is not ast.Call:
             continue
         assert isinstance(node, ast.Call)
