@@ -9,12 +9,11 @@ so that the command ended 1 with a Traceback. Each is made here for real, in a p
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import textwrap
 
-from tests.helpers.processes import ROOT, child_env
+from tests.helpers.processes import ROOT, child_env, ctrl_c_default
 
 IN_A_FINALIZER = """
 import gc, sys, time
@@ -54,16 +53,10 @@ except ValueError as error:
 """
 
 
-def _ctrl_c_default() -> None:
-    """SIGINT's default disposition, as a terminal's shell gives it (a suite run in the
-    background would hand it on ignored, and Python would leave it so)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def run(code: str) -> str:
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
                           env=child_env(), capture_output=True, text=True, timeout=60,
-                          preexec_fn=_ctrl_c_default)
+                          preexec_fn=ctrl_c_default)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -24,7 +24,7 @@ from tests.helpers import killprocs
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.killlib import library
 from tests.helpers.outputkit import annotate
-from tests.helpers.processes import ROOT, child_env
+from tests.helpers.processes import ROOT, child_env, ctrl_c_default
 
 WRITERS = {"extract", "update", "batch", "export"}  # adopt writes the records it reads, in place
 READERS = {"check", "validate", "lookup", "export", "adopt"}
@@ -165,12 +165,6 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     return repo
 
 
-def _as_from_a_terminal() -> None:
-    """Ctrl-C's default disposition, as a shell at a terminal gives it: a test run in the
-    background of a script (`pytest &`) inherits SIGINT ignored, and so would the command."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.fixture
 def run_group() -> Iterator[Callable[[list[str], Path], subprocess.Popen[bytes]]]:
     """Start a command in a process group of its own, its output in files; every process of
@@ -182,7 +176,7 @@ def run_group() -> Iterator[Callable[[list[str], Path], subprocess.Popen[bytes]]
         with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
             child = subprocess.Popen(argv, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL,
                                      stdout=out, stderr=err, start_new_session=True,
-                                     preexec_fn=_as_from_a_terminal)
+                                     preexec_fn=ctrl_c_default)
         started.append(child)
         return child
 

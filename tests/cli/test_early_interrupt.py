@@ -33,16 +33,12 @@ import pytest
 import crawler
 from crawler.store import render
 from tests.helpers.gitrepo import GitRepo
+from tests.helpers.processes import ctrl_c_default
 from tests.helpers.update_output import BASE, OTHER, Output
 
 TRIALS = 24
 CRAWLER = shutil.which("crawler", path=str(Path(sys.executable).parent)) or "crawler"
 PACKAGE = str(Path(crawler.__file__).parent) + os.sep  # a frame here: the crawler's code ran
-
-
-def _ctrl_c_default() -> None:
-    """SIGINT's default disposition, as a terminal's shell gives it."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run(args: list[str], delay: float | None, group: bool) -> tuple[int, str, float]:
@@ -51,7 +47,7 @@ def run(args: list[str], delay: float | None, group: bool) -> tuple[int, str, fl
     started = time.monotonic()
     child = subprocess.Popen([CRAWLER, *args], stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             start_new_session=True, preexec_fn=_ctrl_c_default)
+                             start_new_session=True, preexec_fn=ctrl_c_default)
     try:
         if delay is not None:
             time.sleep(delay)

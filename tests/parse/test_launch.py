@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool, _Subprocess, in_daemon
+from tests.helpers.processes import ctrl_c_default
 from tests.helpers.workers import PARENS, TEST_FILE, good, messages, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,10 +150,6 @@ def report_disposition(conn: object, memory_bytes: int, crawler: int) -> None:
     conn.send(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)  # type: ignore[attr-defined]
 
 
-def _ctrl_c_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("start", ["warm", "cold"])
 def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -> None:
     """A Ctrl-C sent to the process group while a worker unpickles its task or imports must
@@ -160,7 +157,7 @@ def test_a_forked_worker_ignores_ctrl_c_from_its_first_instruction(start: str) -
     crawler keeps its own handler. Fork server started by warm_up, or by the first worker."""
     done = subprocess.run([sys.executable, "-c", FIRST_DISPOSITION, start], cwd=ROOT,
                           capture_output=True, text=True, timeout=60,
-                          preexec_fn=_ctrl_c_default)  # as from a terminal, also under nohup
+                          preexec_fn=ctrl_c_default)  # as from a terminal, also under nohup
     assert done.stdout.split() == ["True", "True"], done.stderr
 
 
@@ -206,7 +203,7 @@ def test_ctrl_c_while_a_worker_starts_stops_the_crawler(start: str) -> None:
     trials = 5
     done = subprocess.run([sys.executable, "-c", SIGNAL_DURING_STARTS, start, str(trials)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          preexec_fn=_ctrl_c_default)
+                          preexec_fn=ctrl_c_default)
     assert done.returncode == 0, done.stderr
     honoured = int(done.stdout.split()[-1])
     assert honoured == (trials if start == "warm" else trials - 1), done.stdout
@@ -239,5 +236,5 @@ def test_ctrl_c_while_the_fork_server_starts_stops_the_crawler() -> None:
     start) is held and raised after, with no other thread: multiprocessing's resource tracker,
     started inside that window, unblocked SIGINT as it ended, and the signal was dropped."""
     done = subprocess.run([sys.executable, "-c", SIGNAL_DURING_SERVER_START], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, preexec_fn=_ctrl_c_default)
+                          capture_output=True, text=True, timeout=60, preexec_fn=ctrl_c_default)
     assert done.stdout.split() == ["honoured"], (done.stdout, done.stderr)

@@ -27,7 +27,7 @@ import pytest
 from tests.helpers.killlib import library
 from tests.helpers.killprocs import alive, describe, family, grace, pool_workers
 from tests.helpers.killrun import KillScene, Workspace, child_command
-from tests.helpers.processes import ROOT
+from tests.helpers.processes import ROOT, ctrl_c_default
 
 SEED = 20261206
 FILES = 300  # library modules; with packages and tests, over 320 files
@@ -49,12 +49,6 @@ class Stopped:
     sent: bool  # did the signal go out before the run ended?
 
 
-def _ctrl_c_default() -> None:
-    """SIGINT's default disposition, as a terminal's shell gives it (a suite run in the
-    background would hand it on ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def signalled(scene: KillScene, space: Workspace, point: str, signum: int, group: bool) -> Stopped:
     """`update` from the annotated start in `space`, sent `signum` at `point`."""
     env = dict(scene.env)
@@ -67,7 +61,7 @@ def signalled(scene: KillScene, space: Workspace, point: str, signum: int, group
     space.logs.mkdir(parents=True, exist_ok=True)
     with open(space.logs / "stdout", "wb") as out, open(space.logs / "stderr", "wb") as err:
         child = subprocess.Popen(args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=err, start_new_session=True, preexec_fn=_ctrl_c_default)
+                                 stderr=err, start_new_session=True, preexec_fn=ctrl_c_default)
     seen = family(child.pid)
     try:
         sent = True
