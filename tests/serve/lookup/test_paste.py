@@ -359,6 +359,16 @@ def test_a_traceback_cut_before_its_last_line_keeps_its_frames() -> None:
     assert (cut.reported[0].exception, cut.reported[0].texts) == ("ValueError", ("bad shape for",))
 
 
+def tagged_and_walked(repo: GitRepo, tag: str, out: Path) -> Path:
+    """The repository's last change committed and tagged `tag`, and `crawler history` walked
+    over its v* tags into `out`."""
+    repo.commit(tag)
+    repo.tag(tag)
+    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(out), "-q")
+    assert code == 0
+    return out
+
+
 def test_a_removed_site_found_by_an_old_wording_gives_the_sites_last_release(
         tmp_path: Path) -> None:
     """v1 words it one way, v2 another, v3 drops the raise: a paste of v1's wording is the
@@ -370,17 +380,13 @@ def test_a_removed_site_found_by_an_old_wording_gives_the_sites_last_release(
         repo.commit(tag)
         repo.tag(tag)
     repo.write("pkg/a.py", "def load(x):\n    return x\n")
-    repo.commit("v3")
-    repo.tag("v3.0")
-    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(tmp_path / "out"),
-                      "-q")
-    assert code == 0
+    out = tagged_and_walked(repo, "v3.0", tmp_path / "out")
     paste = "RuntimeError: the legacy loader cannot read 'a.cfg'"
-    code, out = crawler("lookup", paste, str(tmp_path / "out"), "--json")
-    first = json.loads(out)["matches"][0]
+    code, out_json = crawler("lookup", paste, str(out), "--json")
+    first = json.loads(out_json)["matches"][0]
     assert (first["status"], first["last_release"]) == ("removed", "v2.0")
     assert first["past_wording"]["last"] == "v1.0"
-    code, text = crawler("lookup", paste, str(tmp_path / "out"))
+    code, text = crawler("lookup", paste, str(out))
     assert "the site was removed after v2.0" in text
 
 
@@ -395,16 +401,12 @@ def test_a_removed_site_is_shown_with_its_likeliest_successor(tmp_path: Path) ->
     (repo.path / "pkg" / "old.py").unlink()
     repo.write("pkg/new.py", "import os\n\n\ndef connect(url):\n    if os.environ:\n"
                '        raise ConnectionError(f"the server at {url} did not answer in time")\n')
-    repo.commit("v2")
-    repo.tag("v2.0")
-    code, _ = crawler("history", str(repo.path), "--tags", "v*", "-o", str(tmp_path / "out"),
-                      "-q")
-    assert code == 0
+    out = tagged_and_walked(repo, "v2.0", tmp_path / "out")
     paste = "ConnectionError: cannot reach db.local: the server at db.local did not answer"
-    code, out = crawler("lookup", paste, str(tmp_path / "out"), "--json")
-    said = json.loads(out)
+    code, out_json = crawler("lookup", paste, str(out), "--json")
+    said = json.loads(out_json)
     removed = [m for m in said["matches"] if m["status"] == "removed"]
     assert removed and removed[0]["successor"]["path"] == "pkg/new.py"
     jsonschema.validate(said, SCHEMA)
-    code, text = crawler("lookup", paste, str(tmp_path / "out"))
+    code, text = crawler("lookup", paste, str(out))
     assert "likeliest successor:" in text and "pkg/new.py" in text
