@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 
 from crawler.errors import OutputError, RecordError
 from crawler.serve import sqlite_guard
+from crawler.serve.lookup.places import file_name
 from crawler.serve.lookup.ranking import Wording, shared_words, wordings
 
 if TYPE_CHECKING:
@@ -131,11 +132,6 @@ def anchor_of(required: str) -> str:
     whole = [found.group() for found in _TOKEN.finditer(required)
              if found.start() > 0 and found.end() < len(required)]
     return max(whole, key=len) if whole else ""
-
-
-def file_name_of(path: str) -> str:
-    """A record's file as a traceback's frame names it, compared in lower case (`in_files`)."""
-    return path.replace("\\", "/").rpartition("/")[2].lower()
 
 
 def errors_listing(folder: Path) -> dict[str, os.stat_result]:
@@ -503,7 +499,7 @@ def _insert(connection: sqlite3.Connection, states: Iterable[FileState]) -> None
             row = [getattr(wording, column) for column in _COLUMNS]
             row[_COLUMNS.index("placeholders")] = json.dumps(list(wording.placeholders))
             entries.append((state.name, position, *row, wording.exception_name, wording.required,
-                            anchor_of(wording.required), file_name_of(wording.path)))
+                            anchor_of(wording.required), file_name(wording.path)))
             words.extend((word, state.name, position) for word in shared_words(wording.literal_text))
     connection.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", files)
     marks = ",".join("?" * (len(_COLUMNS) + 6))

@@ -53,6 +53,13 @@ def path_parts(path: str) -> tuple[str, ...]:
     return tuple(part.lower() for part in parts) if windows else parts
 
 
+def file_name(path: str) -> str:
+    """The last component of a record's or a frame's path, in lower case: how records are
+    found for a frame (`Source.in_files`), whatever the separator or the case."""
+    parts = path_parts(path)
+    return parts[-1].lower() if parts else ""
+
+
 def _is_windows(path: str) -> bool:
     return "\\" in path or bool(_DRIVE.match(path))
 

@@ -79,8 +79,8 @@ from crawler.serve.lookup.places import (
     Evidence,
     deepest_frame,
     evidence_of,
+    file_name,
     function_name,
-    path_parts,
 )
 
 if TYPE_CHECKING:
@@ -403,7 +403,7 @@ class _Places:
         self.raised_inside = False
         if not self.frames:
             return
-        names = frozenset(name for frame in self.frames for name in _file_names(frame.path))
+        names = frozenset(file_name(frame.path) for frame in self.frames) - {""}
         self.here = list(source.in_files(names))
         self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
         self.outside = whole and self.deepest is None
@@ -463,11 +463,6 @@ def _shows_raise(source: str | None, wording: Wording) -> bool:
 _STRING = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a string literal of a source line, roughly
 _FORMAT_FIELD = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|\{[^{}]*\}")
 _MIN_SHOWN = 8  # a shorter piece of text is in too many source lines to say which raise
-
-
-def _file_names(path: str) -> tuple[str, ...]:
-    parts = path_parts(path)
-    return (parts[-1],) if parts else ()
 
 
 PLACE = "place"  # found by the traceback's line alone: the record's message is only a variable

@@ -31,7 +31,7 @@ from crawler.serve import sqlite_guard
 from crawler.serve.lookup import index as lookup_index
 from crawler.serve.lookup.literal_text import literal_runs
 from crawler.serve.lookup.paste import read_paste
-from crawler.serve.lookup.places import PLACE_NAMES
+from crawler.serve.lookup.places import PLACE_NAMES, file_name
 from crawler.serve.lookup.ranking import (
     CLASS,
     NO_SITE,
@@ -98,7 +98,7 @@ class LookupIndex:
             self._files = {}
             for number, wording in enumerate(self.wordings):
                 if not wording.past:
-                    self._files.setdefault(lookup_index.file_name_of(wording.path),
+                    self._files.setdefault(file_name(wording.path),
                                            []).append(number)
         numbers = sorted(n for name in names for n in self._files.get(name.lower(), ()))
         return (self.wordings[n] for n in numbers)
