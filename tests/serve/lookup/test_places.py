@@ -13,7 +13,7 @@ import pytest
 
 from crawler.catalogue.merge import merge
 from crawler.parse.visitor import find_raise_sites
-from crawler.records import ErrorRecord, Pin
+from crawler.records import Pin
 from crawler.serve.lookup.paste import Frame
 from crawler.serve.lookup.places import FUNCTION, LINE, NOWHERE, STACK, evidence_of, in_file
 from crawler.serve.lookup.sources import LookupIndex
@@ -38,11 +38,18 @@ def column(table, key):
 '''
 
 
+def index_of(path: str, source: bytes, bases: dict[str, tuple[str, ...]] | None = None
+             ) -> LookupIndex:
+    """The records of one module at `path` (its dotted name from the path), made ready for
+    lookups."""
+    module = path.removeprefix("src/").removesuffix(".py").removesuffix("/__init__")
+    sites = find_raise_sites(path, source, module.replace("/", "."), None).sites
+    return LookupIndex(merge(PIN, [], sites).records, bases=bases)
+
+
 @pytest.fixture(scope="module")
 def index() -> LookupIndex:
-    sites = find_raise_sites("src/tablekit/loaders.py", LOADERS, "tablekit.loaders", None).sites
-    records: list[ErrorRecord] = merge(PIN, [], sites).records
-    return LookupIndex(records)
+    return index_of("src/tablekit/loaders.py", LOADERS)
 
 
 def traceback(path: str, line: int, function: str, last: str) -> str:
@@ -123,8 +130,7 @@ def mapped_errors():
         mapped_exc = TIMEOUTS.get(type(exc), TransportError)
         raise mapped_exc(str(exc)) from exc
 '''
-    sites = find_raise_sites("src/netkit/transport.py", source, "netkit.transport", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records)
+    index = index_of("src/netkit/transport.py", source)
     pasted = traceback("/venv/lib/netkit/transport.py", 55, "mapped_errors",
                        "netkit.ReadTimeout: The read operation timed out")
     answer = index.answer(pasted)
@@ -141,8 +147,7 @@ def test_a_traceback_cut_before_its_message_is_read_by_its_frames_and_raise_line
         return f(self, *args)
     return wrapper_func
 '''
-    sites = find_raise_sites("src/webkit/app.py", source, "webkit.app", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records)
+    index = index_of("src/webkit/app.py", source)
     pasted = ("Traceback (most recent call last):\n"
               '  File "/usr/lib/python2.7/site-packages/cors/extension.py", line 103, in init\n'
               "    app.after_request(after)\n"
@@ -196,9 +201,8 @@ class Other(dict):
     def __missing__(self, key):
         raise KeyError(key)
 '''
-    sites = find_raise_sites("src/taskkit/registry.py", source, "taskkit.registry", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records,
-                        bases={"NotRegistered": ("KeyError",), "Registry": ("dict",)})
+    index = index_of("src/taskkit/registry.py", source,
+                     {"NotRegistered": ("KeyError",), "Registry": ("dict",)})
     answer = index.answer("celery 3.0 - NotRegistered: 'app.tasks.send_mail'")
     assert answer.found
     first = answer.matches[0]
@@ -208,11 +212,10 @@ class Other(dict):
 
 
 def test_an_exception_repr_in_a_log_line_is_read() -> None:
-    sites = find_raise_sites("src/taskkit/amqp.py", b'''def as_task(args):
+    index = index_of("src/taskkit/amqp.py", b'''def as_task(args):
     if not isinstance(args, (list, tuple)):
         raise TypeError("task args must be a list or tuple")
-''', "taskkit.amqp", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records)
+''')
     logged = ("[2012-08-08 12:59:08,057: ERROR/MainProcess] Task mail.send[2ef4] raised "
               "exception: TypeError('task args must be a list or tuple',)")
     answer = index.answer(logged)
@@ -231,14 +234,13 @@ def tree(msg):
 def check(graph):
     raise GraphError("Graph must be connected.")
 '''
-    sites = find_raise_sites("src/graphkit/errors.py", source, "graphkit.errors", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records, bases={"GraphError": ("Exception",)})
+    index = index_of("src/graphkit/errors.py", source, {"GraphError": ("Exception",)})
     answer = index.answer("GraphError: the edge a-b is not in the graph.")
     # another raise of the class has words, and none fits: the class points nowhere
     assert not answer.found
     assert "tree" not in [m.wording.qualname for m in answer.matches]
     # two raises of a class, each of a variable: both listed as one group, neither picked
-    twice = find_raise_sites("src/graphkit/reg.py", b'''class NotRegistered(KeyError):
+    index = index_of("src/graphkit/reg.py", b'''class NotRegistered(KeyError):
     pass
 
 
@@ -248,8 +250,7 @@ def unregister(name):
 
 def missing(key):
     raise NotRegistered(key)
-''', "graphkit.reg", None).sites
-    index = LookupIndex(merge(PIN, [], twice).records, bases={"NotRegistered": ("KeyError",)})
+''', {"NotRegistered": ("KeyError",)})
     answer = index.answer("NotRegistered: 'app.tasks.send'")
     assert not answer.found
     assert [(m.wording.qualname, m.rank, m.kind) for m in answer.matches] == [
@@ -257,10 +258,9 @@ def missing(key):
 
 
 def test_a_message_quoted_in_a_title_is_read_without_its_quotes() -> None:
-    sites = find_raise_sites("src/graphkit/frozen.py", b'''def frozen(*args):
+    index = index_of("src/graphkit/frozen.py", b'''def frozen(*args):
     raise GraphError("Frozen graph can't be modified")
-''', "graphkit.frozen", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records)
+''')
     answer = index.answer('python2 compatibility: "GraphError: Frozen graph can\'t be modified"')
     assert answer.found and answer.matches[0].wording.qualname == "frozen"
 
@@ -281,8 +281,7 @@ def check_sizes(sizes, d, s, k):
 
 
 def test_the_last_frame_says_where_it_was_raised() -> None:
-    sites = find_raise_sites("src/graphkit/__init__.py", GETATTR, "graphkit", None).sites
-    index = LookupIndex(merge(PIN, [], sites).records)
+    index = index_of("src/graphkit/__init__.py", GETATTR)
     # scipy's module raised it inside graphkit's to_sparse: not graphkit's __getattr__
     pasted = ("Traceback (most recent call last):\n"
               '  File "/home/u/app.py", line 3, in <module>\n    m = gk.to_sparse(g)\n'
