@@ -20,8 +20,8 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   (`places`); the frames withdraw it when they show the raise was elsewhere (`_Places`);
 - records whose message is only a variable are found by the traceback's place (`place`) or by
   the class the paste names, when the repository defines it (`class`);
-- order: confident first (the paste's last exception first, what its frames say of the
-  place, exact before exact prefix, the record's own regex before a loose fit), then templates
+- order: confident first (the paste's last exception first, the record's own regex before a
+  loose fit, what its frames say of the place, exact before exact prefix), then templates
   that fit the whole text but explain too little of it (still `exact`: every literal piece in
   place, at least 12 characters), then the score, the more specific template (more literal
   characters), a live record before a removed one. Equal in all of these: a tie (today's
@@ -666,9 +666,10 @@ _KIND_ORDER = {EXACT: 0, PREFIX: 1, PLACE: 2, CLASS: 2, CLOSEST: 3}
 
 def _place(match: Match) -> tuple[object, ...]:
     """What makes two matches a tie: confidence, the exception of the paste (the last raised
-    first), what its traceback says of the record's place (its raise's line, its function, a
-    frame above), the kind (the record's own regex before a loose fit when confident), the
-    score, then how specific the template is: the more literal text the better; but for a cut
+    first), when confident the record's own regex before a loose fit (a loose fit reads the
+    paste's spaces or a URL otherwise: the text itself tells the two apart, and the place
+    decides only between records the text fits alike), what its traceback says of the record's
+    place (its raise's line, its function, a frame above), the kind, the score, then how specific the template is: the more literal text the better; but for a cut
     paste that is a template's beginning, the more of the template it shows the better (a
     message cut at any point is likelier cut where this one was the shorter it is); then a live
     record before a removed one. Equal in all of these: a tie, which only the paste could
@@ -681,7 +682,7 @@ def _place(match: Match) -> tuple[object, ...]:
     # a reason to rank it than none
     where = -match.where if match.where >= FUNCTION else 0
     if match.confident:
-        return (False, match.report, where, _KIND_ORDER[match.kind], match.loose,
+        return (False, match.report, match.loose, where, _KIND_ORDER[match.kind],
                 -match.score, specific, wording.status == REMOVED)
     # the paste fits the template whole, or is its beginning, before templates that only share
     # words with it: every character of it in place is more than words met anywhere

@@ -302,3 +302,42 @@ def test_the_last_frame_says_where_it_was_raised() -> None:
                "length 2 on coordinate 'x'\n")
     answer = index.answer(renamed)
     assert answer.found and answer.matches[0].wording.qualname == "check_sizes"
+
+
+# click 7.0 and 7.1 (`_unicodefun.py`): one abort, worded with the 7.x docs' URL in one function
+# and the unversioned URL in its renamed successor
+ABORTS = b'''def _verify_python3_env():
+    raise RuntimeError("Python 3 was configured to use ASCII. Consult "
+                       "https://docs.example.org/en/7.x/python3/ for mitigation steps.")
+
+
+def _verify_python_env():
+    raise RuntimeError("Python 3 was configured to use ASCII. Consult "
+                       "https://docs.example.org/python3/ for mitigation steps.")
+'''
+
+
+def test_the_words_decide_before_the_place_where_they_differ() -> None:
+    """A template whose own regex fits the paste comes before one that fits it only with its
+    URL read alike, even at the function the frame names: the characters tell them apart (the
+    frame is an older release's name for the function that printed these words)."""
+    index = index_of("src/clickish/_unicodefun.py", ABORTS)
+    message = ("RuntimeError: Python 3 was configured to use ASCII. Consult "
+               "https://docs.example.org/python3/ for mitigation steps.")
+    # the frame's source line is the raise's last line, as Python prints it
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "/venv/site-packages/clickish/_unicodefun.py", line 3, in '
+              "_verify_python3_env\n"
+              '    "https://docs.example.org/python3/ for mitigation steps.")\n' + message)
+    answer = index.answer(pasted)
+    assert answer.found
+    first, second = answer.matches[:2]
+    assert (first.wording.qualname, first.loose, first.where) == ("_verify_python_env", False,
+                                                                  NOWHERE)
+    assert (second.wording.qualname, second.loose, second.where) == ("_verify_python3_env",
+                                                                     True, FUNCTION)
+    # the same words at both: the frame decides
+    same = message.replace("/python3/", "/en/7.x/python3/")
+    answer = index.answer(traceback("/venv/site-packages/clickish/_unicodefun.py", 2,
+                                    "_verify_python3_env", same))
+    assert answer.matches[0].wording.qualname == "_verify_python3_env"
