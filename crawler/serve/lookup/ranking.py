@@ -669,10 +669,11 @@ def _place(match: Match) -> tuple[object, ...]:
     first), when confident the record's own regex before a loose fit (a loose fit reads the
     paste's spaces or a URL otherwise: the text itself tells the two apart, and the place
     decides only between records the text fits alike), what its traceback says of the record's
-    place (its raise's line, its function, a frame above), the kind, the score, then how specific the template is: the more literal text the better; but for a cut
-    paste that is a template's beginning, the more of the template it shows the better (a
-    message cut at any point is likelier cut where this one was the shorter it is); then a live
-    record before a removed one. Equal in all of these: a tie, which only the paste could
+    place (its raise's line, its function, a frame above), the kind, the score, then how
+    specific the template is: the more literal text the better; but for a cut paste that is a
+    template's beginning, the more of the template it shows the better (a message cut at any
+    point is likelier cut where this one was the shorter it is); then a live record before a
+    removed one. Equal in all of these: a tie, which only the paste could
     decide (a site that prints the words today and one that printed them in an older release
     are both what a user of that release sees)."""
     wording = match.wording
