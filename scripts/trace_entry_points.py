@@ -101,7 +101,7 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
 
     from crawler.callgraph.entry_points import Graph
     from crawler.parse.call_edges import read_calls
-    from crawler.parse.names import module_name
+    from crawler.parse.module_names import module_name
     from crawler.pipeline.entry_stage import node_of
     from crawler.pipeline.selection import is_test_path
     from crawler.records import RaiseSite, Template

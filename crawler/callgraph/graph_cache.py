@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crawler.store.cache import CacheTable, crawler_imports, reader_digest
+from crawler.store.cache import CacheTable
+from crawler.store.parse_cache import crawler_imports, reader_digest
 
 GRAPH = "graph"  # the kind of entry
 

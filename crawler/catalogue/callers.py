@@ -30,8 +30,8 @@ from crawler.parse.exposed import alternative
 from crawler.parse.message.pieces import Piece
 from crawler.parse.message.templates import build_template, display_regex
 from crawler.parse.message.text_calls import TextCall
-from crawler.parse.names import module_name
-from crawler.parse.positions import parse_module
+from crawler.parse.module_names import module_name
+from crawler.parse.python_ast import parse_module
 from crawler.records import ArgumentText, RaiseSite, Template
 
 MAX_CALLERS = 16  # calls of one function read for one raise's text

@@ -50,7 +50,7 @@ from typing import Any, Protocol, TypeVar
 from crawler.parse.message.class_text import SEVERAL
 from crawler.parse.message.pieces import MAX_ALTERNATIVES, Piece, merge_text
 from crawler.parse.message.templates import build_template, pieces_of, redisplay, substitute
-from crawler.parse.names import BUILTIN_EXCEPTIONS, STAR, module_name
+from crawler.parse.module_names import BUILTIN_EXCEPTIONS, STAR, module_name
 from crawler.records import CallArgument, ClassDef, RaiseSite, Skipped, Template, TextSlot
 
 # a manifest's `skipped` reason: a class whose reading faulted, its raises kept as read

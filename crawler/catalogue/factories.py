@@ -34,7 +34,7 @@ from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece
 from crawler.parse.message.substitution import Binding, substitute
 from crawler.parse.message.templates import build_template, redisplay, single_argument_display
 from crawler.parse.message.templates import substitute as put_in
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from crawler.records import (
     ArgumentText,
     CrossCall,

@@ -35,7 +35,7 @@ The first summary is one line on a terminal (wrapped here). What a command finds
 output, on standard output, one line each; notes and errors go to standard error.
 
 May import: `crawler.batch`, `crawler.pipeline`, `crawler.serve`, `crawler.store`,
-`crawler.parse`, `crawler.records`, `crawler.errors`: the command line is the top; nothing
-imports it but `crawler.__main__`.
+`crawler.parse`, `crawler.git` (the cache folder's place, for `check`), `crawler.records`,
+`crawler.errors`: the command line is the top; nothing imports it but `crawler.__main__`.
 Line budget: 2,100 lines.
 """

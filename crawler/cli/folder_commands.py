@@ -150,11 +150,15 @@ def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json:
       crawler check output/
       crawler check --annotations --json output/
     """
-    from crawler.pipeline import load_cache
+    from crawler.git.pin import default_cache_dir
     from crawler.serve.review.checks import review_output
+    from crawler.store.cache import LoadCache
 
-    # a record file whose exact bytes passed the schema before (in any run) is not read again
-    review = review_output(output, load_cache(cache_dir), annotations_only)
+    # a record file whose exact bytes passed the schema before (in any run) is not read again;
+    # the pipeline's runs keep the same checked loads (`pipeline.load_cache`), which `check`
+    # does not import: it reads records and never parses
+    loads = LoadCache(cache_dir if cache_dir is not None else default_cache_dir())
+    review = review_output(output, loads, annotations_only)
     summary = CheckSummary(review)
     if not as_json:  # a file that is no record is a finding too: on stdout, as validate's
         echo_lines(review.problems)

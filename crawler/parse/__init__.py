@@ -60,8 +60,10 @@ returns, `workers.visit_file`):
 
 Its modules: the file's walk and records (`visitor`: one parse and one pass, over
 `raise_visitor`'s statement walk shared with the assertions' in `_walk`; `site_records`,
-`class_records`), exact lines from `ast` held equal to LibCST's (`positions`), nodes' exact
-source and the `if` tests a raise runs under (`_source`), imports and qualified names (`names`),
+`class_records`), exact lines from `ast` held equal to LibCST's (`positions`), Python's own
+parser for any source, one thread at a time (`python_ast`), nodes' exact source and the `if`
+tests a raise runs under (`_source`), imports and qualified names (`names`; the dotted module a
+file defines and the builtins' names in `module_names`),
 message expressions to templates (`message`, a subpackage), skeleton reads of a changed file
 (`skeleton`, with what a stub's records take from the functions and constants they follow:
 `followed`), what a module exposes to another module's raise (`exposed`), call edges and guards

@@ -29,7 +29,8 @@ import libcst as cst
 
 from crawler.parse._walk import StatementWalker
 from crawler.parse.message.flow import Level
-from crawler.parse.positions import ast_parse_newer, ast_statements, position_map
+from crawler.parse.positions import position_map
+from crawler.parse.python_ast import ast_parse_newer, ast_statements
 from crawler.records import Skipped, TestAssertion
 
 REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}

@@ -32,7 +32,7 @@ from typing import Protocol
 
 from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.message import type_refs
-from crawler.parse.positions import ast_parse_newer, parse_expression
+from crawler.parse.python_ast import ast_parse_newer, parse_expression
 
 LOCALS = ".<locals>."
 

@@ -34,7 +34,7 @@ import ast
 import json
 from functools import lru_cache
 
-from crawler.parse.positions import parse_expression
+from crawler.parse.python_ast import parse_expression
 
 # decorators that keep a function's signature as written (by their last dotted name)
 KEEPS_SIGNATURE = frozenset({"staticmethod", "classmethod", "property", "cached_property",

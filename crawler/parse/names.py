@@ -7,18 +7,11 @@ its parts, and `qualify` resolves those parts against scopes of bindings, innerm
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
-from pathlib import PurePosixPath
 
 import libcst as cst
 
-BUILTIN_NAMES = frozenset(dir(builtins))
-BUILTIN_EXCEPTIONS = frozenset(
-    name for name in BUILTIN_NAMES
-    if isinstance(getattr(builtins, name), type) and issubclass(getattr(builtins, name), BaseException)
-)
+from crawler.parse.module_names import BUILTIN_NAMES
 
 
 def dotted(node: cst.BaseExpression) -> list[str] | None:
@@ -64,9 +57,6 @@ def bindings(statement: cst.BaseSmallStatement, package: str | None) -> Iterator
             yield bound, f"{base}.{'.'.join(parts)}" if base else ".".join(parts)
 
 
-STAR = "*"  # the key of a module's exports that lists its star imports (no name can be it)
-
-
 def star_module(statement: cst.BaseSmallStatement, package: str | None) -> str | None:
     """The module `from M import *` reads, qualified; None for any other statement."""
     if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
@@ -98,14 +88,3 @@ def qualify(parts: Sequence[str], scopes: Sequence[Mapping[str, str]],
     if head in BUILTIN_NAMES and head not in shadowed and not rest:
         return f"builtins.{head}"
     return None
-
-
-@lru_cache(maxsize=1 << 16)  # asked for each raise and call of a run, of a few thousand paths
-def module_name(path: str) -> str:
-    """The dotted module a file defines: `src/pkg/mod.py` gives `pkg.mod`."""
-    parts = list(PurePosixPath(path).with_suffix("").parts)
-    if parts and parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from crawler.parse.message.calls import PLAIN_DECORATORS
 from crawler.parse.message.class_text import MESSAGE_METHODS
-from crawler.parse.positions import LINE_BREAK, parse_expression
+from crawler.parse.python_ast import LINE_BREAK, parse_expression
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # a line with its break, as `ast` counts

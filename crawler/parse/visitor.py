@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from crawler.parse import _source, followed, names, skeleton
+from crawler.parse import _source, followed, module_names, python_ast, skeleton
 from crawler.parse import positions as _positions
 from crawler.parse.class_records import class_record
 from crawler.parse.exposed import exposed_functions, may_be_exposed
@@ -53,7 +53,7 @@ def module_exports(visitor: RaiseVisitor) -> dict[str, str]:
     """The module's top-level bindings, and under STAR the modules it star-imports."""
     exports = dict(visitor.module_bindings)
     if visitor.star_modules:
-        exports[names.STAR] = " ".join(visitor.star_modules)
+        exports[module_names.STAR] = " ".join(visitor.star_modules)
     return exports
 
 
@@ -64,7 +64,7 @@ class FileSites:
     `pending` holds raises without a message (`raise Foo`, `raise Foo()`) of a class that is not
     a builtin: they become records only if the repository-wide pass finds a template for Foo.
     `exports` maps the module's top-level names to qualified names, to follow re-exports; its
-    key `names.STAR` (no name can be it) lists the modules `from M import *` reads, in order.
+    key `module_names.STAR` (no name can be it) lists the modules `from M import *` reads, in order.
     `regions`, `context` and `stubbed` are for reading the file's next version (see
     `crawler.parse.skeleton`): read from a skeleton, `stubbed` lists the functions whose results the
     caller takes from the previous version (`skeleton.fill`).
@@ -92,7 +92,7 @@ def find_raise_sites(path: str, source: bytes, module_name: str | None = None,
     With `known` (the context and functions of the file's previous version), a file whose
     context is unchanged is read as a skeleton: its known functions are stubbed, and listed in
     `stubbed` for the caller to fill in. `tree` is `ast`'s tree of `source` where the caller
-    parsed it already (`_positions.ast_parse`, as a worker does for the call facts too); None:
+    parsed it already (`python_ast.ast_parse`, as a worker does for the call facts too); None:
     the file is parsed by `ast` here, when it has something to place.
     """
     if known is not None:
@@ -342,7 +342,7 @@ def _whole_read_has_tree(text: str, lines: list[str]) -> bool:
     """
     if not _positions.lone_carriage_return(text):
         return True
-    return _positions.ast_tree(text, lines) is not None
+    return python_ast.ast_tree(text, lines) is not None
 
 
 def _counted(region: skeleton.Region, counts: RaiseCounts,

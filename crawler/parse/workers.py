@@ -53,8 +53,8 @@ from crawler.parse import forkserver as _forkserver
 from crawler.parse.assertions import FileAssertions, read_assertions
 from crawler.parse.call_edges import CallFacts
 from crawler.parse.message.text_calls import TextCall, read_call_facts
-from crawler.parse.names import module_name
-from crawler.parse.positions import ast_parse
+from crawler.parse.module_names import module_name
+from crawler.parse.python_ast import ast_parse
 from crawler.parse.skeleton import Known, Region
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped

@@ -40,9 +40,10 @@ from crawler.records import (
     TestAssertion,
 )
 from crawler.store import record_files, repo_output
-from crawler.store.cache import EvidenceCache, LoadCache, ResultCache, split_cached
+from crawler.store.cache import LoadCache, split_cached
 from crawler.store.context import StoreContext
 from crawler.store.manifest_file import MANIFEST, load_manifest
+from crawler.store.parse_cache import EvidenceCache, ResultCache
 from crawler.store.record_files import ERRORS_DIR, iter_record_paths, load_record
 from crawler.store.render import SiteBlocks
 

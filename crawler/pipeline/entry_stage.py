@@ -25,7 +25,7 @@ from pathlib import Path
 from crawler.callgraph.entry_points import MAX_DEPTH, Graph
 from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
 from crawler.parse.call_edges import CallFacts, Function, graph_node
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from crawler.parse.workers import FileOutcome
 from crawler.records import REMOVED, EntryPoints, ErrorRecord, Manifest, RaiseSite
 

@@ -26,7 +26,8 @@ from crawler.catalogue.evidence import EvidenceStats, match_evidence
 from crawler.catalogue.related import with_derived
 from crawler.parse.workers import WorkerPool
 from crawler.records import REMOVED, ErrorRecord, Manifest, Skipped, SourceFile, TestAssertion
-from crawler.store.cache import EvidenceCache, assertion_reader_digest, split_cached
+from crawler.store.cache import split_cached
+from crawler.store.parse_cache import EvidenceCache, assertion_reader_digest
 
 EVIDENCE_CRASHED = "evidence_crashed"  # a test file whose read crashed its worker or timed out
 TEST_FILE = "test_file"  # selection's reason for a test file, which a crash entry stands in for

@@ -65,10 +65,10 @@ from crawler.pipeline import (
 from crawler.pipeline.selection import select_files
 from crawler.records import ExtractOptions, Manifest, TagMove
 from crawler.store import repo_output
-from crawler.store.cache import ResultCache
 from crawler.store.context import StoreContext
 from crawler.store.held_folder import HeldFolder, HeldResults, finish_checkpoint, hold
 from crawler.store.manifest_file import load_manifest
+from crawler.store.parse_cache import ResultCache
 
 CHECKPOINT_STEPS = 10  # steps between two checkpoints, at most
 CHECKPOINT_SECONDS = 120.0  # seconds of walking between two checkpoints, at most

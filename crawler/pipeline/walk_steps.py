@@ -16,9 +16,9 @@ from crawler.records import (
     Manifest,
 )
 from crawler.store import repo_output
-from crawler.store.cache import ResultCache
 from crawler.store.context import StoreContext
 from crawler.store.held_folder import write_checkpoint
+from crawler.store.parse_cache import ResultCache
 
 
 def collect_held(repo: PinnedRepo, previous: Manifest | None, folder: Path, store: StoreContext,

@@ -5,10 +5,6 @@ A function's snippet is stored once for all of its raises, as a number into `sni
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import fields, is_dataclass
-from operator import attrgetter
 from typing import Any
 
 from crawler.parse.call_edges import Call, CallFacts, ClassFacts, Function
@@ -30,9 +26,9 @@ from crawler.records import (
     TextRun,
     TextSlot,
 )
+from crawler.store.cache import ENCODER, record_fields
 
 # a record type -> its field names, in order, and the getter of their values
-_FIELDS_OF: dict[type, tuple[tuple[str, ...], Callable[[Any], Any] | None]] = {}
 
 
 def outcome_data(outcome: FileOutcome) -> dict[str, Any]:
@@ -90,28 +86,6 @@ def _site_data(site: RaiseSite, snippets: dict[str, int]) -> dict[str, Any]:
     data = record_fields(site)
     data["snippet"] = snippets.setdefault(site.snippet, len(snippets))
     return data
-
-
-def record_fields(value: Any) -> dict[str, Any]:
-    """JSON's `default`: a record as the dict of its fields, which `asdict` makes of it. The
-    encoder writes the tuples, lists and leaves they hold itself, and calls this again for a
-    record inside: a walk of every value in Python was most of the cost of storing an outcome."""
-    kind = type(value)
-    fields_of = _FIELDS_OF.get(kind)
-    if fields_of is None:
-        if not is_dataclass(kind):
-            raise TypeError(f"{kind.__name__} is not a record JSON can write")
-        names = tuple(f.name for f in fields(kind))
-        fields_of = _FIELDS_OF[kind] = (names, attrgetter(*names) if len(names) > 1 else None)
-    names, values = fields_of
-    if values is not None:
-        return dict(zip(names, values(value)))
-    return {name: getattr(value, name) for name in names}  # attrgetter of one name is no tuple
-
-
-# What the caches write: records as their fields, text as it is (not \u escapes), no spaces.
-ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=(",", ":"),
-                           default=record_fields)
 
 
 def _template(item: dict[str, Any]) -> Template:

@@ -31,8 +31,6 @@ and `loads.sqlite3` of format 5 and 2) is never read.
 
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
 import json
 import math
@@ -40,17 +38,40 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import fields, is_dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from crawler import __version__
-from crawler.parse.assertions import FileAssertions
-from crawler.parse.positions import parse_module
-from crawler.parse.workers import FileOutcome
-from crawler.records import SCHEMA_VERSION, Skipped, TestAssertion
-from crawler.store import _outcome_json, schemas
+from crawler.records import SCHEMA_VERSION
+from crawler.store import schemas
+
+_FIELDS_OF: dict[type, tuple[tuple[str, ...], Callable[[Any], Any] | None]] = {}
+
+
+def record_fields(value: Any) -> dict[str, Any]:
+    """JSON's `default`: a record as the dict of its fields, which `asdict` makes of it. The
+    encoder writes the tuples, lists and leaves they hold itself, and calls this again for a
+    record inside: a walk of every value in Python was most of the cost of storing an outcome."""
+    kind = type(value)
+    fields_of = _FIELDS_OF.get(kind)
+    if fields_of is None:
+        if not is_dataclass(kind):
+            raise TypeError(f"{kind.__name__} is not a record JSON can write")
+        names = tuple(f.name for f in fields(kind))
+        fields_of = _FIELDS_OF[kind] = (names, attrgetter(*names) if len(names) > 1 else None)
+    names, values = fields_of
+    if values is not None:
+        return dict(zip(names, values(value)))
+    return {name: getattr(value, name) for name in names}  # attrgetter of one name is no tuple
+
+
+# What the caches write: records as their fields, text as it is (not \u escapes), no spaces.
+ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=(",", ":"),
+                           default=record_fields)
+
 
 FORMAT = 16  # bump when the layout of an entry, or what a checked load keeps, changes
 DATABASE = "cache.sqlite3"
@@ -156,7 +177,7 @@ class CacheTable:
         self.misses += 1
 
     def _put(self, key: str, entry: dict[str, Any], counted: bool = True) -> None:
-        text = _outcome_json.ENCODER.encode({"key": key, "version": self.version, **entry})
+        text = ENCODER.encode({"key": key, "version": self.version, **entry})
         with self._lock:
             self._waiting[key] = text
             self.stored += counted
@@ -232,131 +253,6 @@ class CacheTable:
                 except OSError:
                     pass
         self.database = None
-
-
-@functools.cache
-def reader_digest() -> str:
-    """sha256 of the sources that decide a file's visit result: crawler/parse (its message reading
-    included) and its types."""
-    root = Path(__file__).resolve().parent.parent
-    files = sorted((root / "parse").rglob("*.py"))
-    files += [*sorted((root / "records").glob("*.py")), root / "store" / "_outcome_json.py"]
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
-
-
-class ResultCache(CacheTable):
-    """Visit results by (path, blob): the `FileOutcome` of a file already read."""
-
-    def key(self, path: str, blob: str) -> str:
-        return self._key(RESULTS, reader_digest(), path, blob)
-
-    def get(self, path: str, blob: str) -> FileOutcome | None:
-        """The cached outcome of visiting `path` at `blob`, or None."""
-        return self._file_entry(self.key(path, blob), path, blob, _outcome_json.outcome_from_data)
-
-    def put(self, outcome: FileOutcome) -> None:
-        """Store a file's outcome (read in full, nothing stubbed); never fails the run."""
-        if self.database is not None:
-            self._put(self.key(outcome.path, outcome.blob), _outcome_json.outcome_data(outcome))
-
-
-@functools.cache
-def assertion_reader_digest() -> str:
-    """sha256 of the sources that decide a test file's assertions: `crawler/parse/assertions.py`,
-    every crawler module it imports (followed through their imports), and this module."""
-    root = Path(__file__).resolve().parent.parent
-    files = sorted({*crawler_imports(root, root / "parse" / "assertions.py"), Path(__file__).resolve()})
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
-
-
-def crawler_imports(root: Path, start: Path) -> set[Path]:
-    """`start` and the crawler modules it imports, directly or through one another."""
-    seen: set[Path] = set()
-    todo = [start]
-    while todo:
-        file = todo.pop()
-        if file in seen or not file.is_file():
-            continue
-        seen.add(file)
-        for node in _runtime_nodes(parse_module(file.read_bytes())):
-            names: list[str] = []
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                # `from crawler.parse.message import flow` names a module as an attribute
-                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            todo.extend(_module_file(root, name) for name in names if name.startswith("crawler."))
-    return seen
-
-
-def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node but those under `if TYPE_CHECKING:` (imports for the type checker only)."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from (n for child in node.orelse for n in (child, *_runtime_nodes(child)))
-            continue
-        yield node
-        yield from _runtime_nodes(node)
-
-
-def _module_file(root: Path, name: str) -> Path:
-    module = root.joinpath(*name.split(".")[1:])
-    return module / "__init__.py" if module.is_dir() else module.with_suffix(".py")
-
-
-class EvidenceCache(CacheTable):
-    """Test files' assertions by (path, blob): the `FileAssertions` of a test file already read
-    (a crash or a timeout too: the same bytes are not handed to the parser again)."""
-
-    def key(self, path: str, blob: str) -> str:
-        return self._key(EVIDENCE, assertion_reader_digest(), path, blob)
-
-    def get(self, path: str, blob: str) -> FileAssertions | None:
-        """The cached assertions of `path` at `blob`, or None."""
-        return self._file_entry(self.key(path, blob), path, blob, assertions_from_data)
-
-    def __init__(self, root: Path | None, version: str = __version__) -> None:
-        super().__init__(root, version)
-        self.unstorable = 0  # files whose assertions JSON cannot hold exactly (a lone surrogate)
-
-    def put(self, blob: str, found: FileAssertions) -> None:
-        """Store what reading a test file at `blob` gave; never fails the run. A pattern with a
-        lone surrogate (the standard library's own tests have some) is not stored: its file
-        is read again next time."""
-        if self.database is None:
-            return
-        data = assertions_data(found)
-        if not is_plain(data):
-            self.unstorable += 1
-            return
-        self._put(self.key(found.path, blob), {"blob": blob, **data})
-
-
-def assertions_data(found: FileAssertions) -> dict[str, Any]:
-    """A test file's `FileAssertions` as JSON's plain data."""
-    return {"path": found.path, "unread": found.unread, "positions": found.positions,
-            "failure": asdict(found.failure) if found.failure is not None else None,
-            "assertions": [[a.line, a.test, a.form, a.check, list(a.exceptions), a.pattern]
-                           for a in found.assertions]}
-
-
-def assertions_from_data(data: dict[str, Any]) -> FileAssertions:
-    path = data["path"]
-    if not isinstance(path, str):
-        raise TypeError("path is not a string")
-    failure = Skipped(**data["failure"]) if data["failure"] is not None else None
-    found = tuple(TestAssertion(path, int(line), str(test), str(form), str(check),
-                                tuple(str(e) for e in exceptions), str(pattern))
-                  for line, test, form, check, exceptions, pattern in data["assertions"])
-    return FileAssertions(path, found, int(data["unread"]), str(data["positions"]), failure)
 
 
 # The checks a load runs beyond the schema; changed with them, so bytes that passed older checks

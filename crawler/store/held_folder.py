@@ -34,8 +34,9 @@ from crawler.errors import OutputError
 from crawler.parse.workers import FileOutcome
 from crawler.records import ErrorRecord, Manifest
 from crawler.store import atomic, record_files
-from crawler.store.cache import LoadCache, ResultCache
+from crawler.store.cache import LoadCache
 from crawler.store.manifest_file import MANIFEST, prime_manifest, read_back_manifest
+from crawler.store.parse_cache import ResultCache
 from crawler.store.plain_files import lstat_or_none, signature
 from crawler.store.record_files import ERRORS_DIR, read_back, record_path
 from crawler.store.render import SiteBlocks, manifest_text

@@ -12,7 +12,7 @@ import pytest
 
 from crawler.callgraph.entry_points import MAX_DEPTH, MAX_ENTRIES, MAX_LEFT_OUT, Graph
 from crawler.parse.call_edges import read_calls
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from tests.helpers.entry_points import entries, graph_of
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import child_env
@@ -275,7 +275,8 @@ def _step{MAX_DEPTH}():
 def test_facts_survive_the_result_cache_json(tmp_path: Path) -> None:
     import json
 
-    from crawler.store._outcome_json import ENCODER, facts_from_data
+    from crawler.store._outcome_json import facts_from_data
+    from crawler.store.cache import ENCODER
     text = "from pkg._a import b as b\nclass A(B):\n    x: 'C'\n    def m(self):\n        try:\n" \
            "            self.x.go()\n        except KeyError:\n            pass\n"
     facts = read_calls(text, "pkg.mod")

@@ -23,7 +23,8 @@ from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
 from crawler.parse.workers import FileOutcome
 from crawler.pipeline.entry_stage import previous_calls
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
-from crawler.store.cache import DATABASE, ResultCache
+from crawler.store.cache import DATABASE
+from crawler.store.parse_cache import ResultCache
 from tests.helpers.entry_points import FILES, crawler, first_extract, records
 from tests.helpers.gitrepo import GitRepo
 

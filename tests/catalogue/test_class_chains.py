@@ -13,7 +13,7 @@ import pytest
 from crawler.callgraph.entry_points import Graph
 from crawler.catalogue import classes
 from crawler.parse.call_edges import read_calls
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from crawler.records import RaiseSite
 from tests.helpers.classes import resolve_sources
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crawler.catalogue import classes
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import RaiseSite, Template
 from crawler.store import record_files

@@ -13,7 +13,7 @@ import yaml
 
 from crawler.callgraph.entry_points import Graph
 from crawler.parse.call_edges import read_calls
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from tests.helpers.gitrepo import GitRepo
 
 FILES = {

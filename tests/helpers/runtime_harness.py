@@ -32,7 +32,7 @@ import yaml
 from crawler.catalogue import callers, classes, factories
 from crawler.parse.call_edges import CallFacts, read_calls
 from crawler.parse.message.text_calls import TextCall, read_text_calls
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from crawler.parse.visitor import FileSites, find_raise_sites
 from crawler.records import ClassDef, ExposedFunction, RaiseSite
 

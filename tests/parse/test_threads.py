@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import crawler
-from crawler.parse.positions import parse_module
+from crawler.parse.python_ast import parse_module
 
 SOURCE = "\n".join(f"def f{i}(a, b):\n    return [x for x in (a + b * {i}, (a, (b, (a, (b,)))))]"
                    for i in range(300))
@@ -88,4 +88,4 @@ def test_the_package_parses_python_only_through_the_lock() -> None:
              and node.func.value.id == "ast"]
     # the parse module's own two (the benchmark, which times `ast.parse` itself, is no part of
     # the package)
-    assert [c.partition(":")[0] for c in calls] == ["parse/positions.py", "parse/positions.py"], calls
+    assert [c.partition(":")[0] for c in calls] == ["parse/python_ast.py", "parse/python_ast.py"], calls

@@ -13,6 +13,7 @@ import yaml
 
 from crawler.parse import positions as _positions
 from crawler.parse import site_records, skeleton, visitor
+from crawler.parse.python_ast import ast_tree
 from crawler.parse.raise_visitor import RaiseVisitor
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import ErrorRecord, History, record_id
@@ -56,7 +57,7 @@ def ast_found(source: bytes) -> tuple[cst.Module, RaiseVisitor, Any]:
     walker.visit_module(module)
     text = visitor._decode(source, module.encoding)
     lines = skeleton.line_texts(text)
-    tree = _positions.ast_tree(source, lines)
+    tree = ast_tree(source, lines)
     return module, walker, _positions.ast_positions(tree, lines, walker) if tree is not None else None
 
 

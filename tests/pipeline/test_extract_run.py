@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import RefError, SourceError
-from crawler.parse.names import module_name
+from crawler.parse.module_names import module_name
 from crawler.pipeline import extract
 from crawler.pipeline.selection import is_test_path
 from crawler.records import ErrorRecord, ExtractOptions

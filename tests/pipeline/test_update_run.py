@@ -31,7 +31,8 @@ from crawler.records import (
 )
 from crawler.serve.review.checks import check_output
 from crawler.store import manifest_file, record_files, render, repo_output
-from crawler.store.cache import DATABASE, ResultCache
+from crawler.store.cache import DATABASE
+from crawler.store.parse_cache import ResultCache
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.update_output import BASE, OTHER, POSITIVE, UNTOUCHED, Output
 
@@ -334,7 +335,8 @@ def test_an_edited_parser_never_reuses_what_the_old_one_read(tmp_path: Path) -> 
     shutil.copytree(package, copy / "crawler", ignore=shutil.ignore_patterns("__pycache__"))
 
     def key_in(root: Path) -> str:
-        code = "from crawler.store.cache import ResultCache; print(ResultCache(None).key('a.py', 'f' * 40))"
+        code = ("from crawler.store.parse_cache import ResultCache; "
+                "print(ResultCache(None).key('a.py', 'f' * 40))")
         return subprocess.run([sys.executable, "-c", code], cwd=root, check=True, text=True,
                               capture_output=True, env={**os.environ, "PYTHONPATH": str(root)}
                               ).stdout.strip()

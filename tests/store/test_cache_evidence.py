@@ -11,7 +11,8 @@ import pytest
 from crawler.parse.assertions import FileAssertions
 from crawler.records import Skipped, TestAssertion
 from crawler.store import cache as cache_module
-from crawler.store.cache import EvidenceCache, ResultCache, assertion_reader_digest
+from crawler.store import parse_cache
+from crawler.store.parse_cache import EvidenceCache, ResultCache, assertion_reader_digest
 
 FOUND = FileAssertions("tests/test_a.py", (
     TestAssertion("tests/test_a.py", 7, "T.test_x", "assertRaisesRegex", "match", ("ValueError",
@@ -36,14 +37,14 @@ def test_assertions_and_failures_come_back_as_they_were_stored(tmp_path: Path) -
 def test_an_other_assertion_reader_never_reads_an_entry(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     EvidenceCache(tmp_path).put("a" * 40, FOUND)
-    monkeypatch.setattr(cache_module, "assertion_reader_digest", lambda: "edited")
+    monkeypatch.setattr(parse_cache, "assertion_reader_digest", lambda: "edited")
     cache = EvidenceCache(tmp_path)
     assert cache.get("tests/test_a.py", "a" * 40) is None
 
 
 def test_the_reader_digest_covers_what_the_assertion_reader_imports() -> None:
     root = Path(cache_module.__file__).resolve().parent.parent
-    files = cache_module.crawler_imports(root, root / "parse" / "assertions.py")
+    files = parse_cache.crawler_imports(root, root / "parse" / "assertions.py")
     names = {f.relative_to(root).as_posix() for f in files}
     assert {"parse/assertions.py", "parse/_walk.py", "parse/message/flow.py", "records/__init__.py",
             "records/sites.py", "records/record.py", "records/manifest.py"} <= names

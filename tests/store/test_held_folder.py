@@ -13,8 +13,8 @@ from crawler.parse.workers import visit_file
 from crawler.pipeline import extract
 from crawler.records import ArgumentText, CrossCall, Template
 from crawler.store import manifest_file, record_files
-from crawler.store.cache import ResultCache
 from crawler.store.held_folder import JOURNAL, HeldResults, finish_checkpoint
+from crawler.store.parse_cache import ResultCache
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.outputkit import annotate
 from tests.helpers.records import a_record

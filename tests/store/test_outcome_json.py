@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, is_dataclass
 import pytest
 
 from crawler.parse.workers import visit_file
-from crawler.store._outcome_json import ENCODER, outcome_from_data, outcome_json, record_fields
+from crawler.store._outcome_json import outcome_from_data, outcome_json
+from crawler.store.cache import ENCODER, record_fields
 
 SOURCE = b'''
 import enum

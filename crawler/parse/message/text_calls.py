@@ -26,7 +26,7 @@ from crawler.parse.call_edges import CallFacts, all_nodes, read_calls
 from crawler.parse.exposed import reading
 from crawler.parse.message.pieces import Unreadable
 from crawler.parse.message.reading import Reader
-from crawler.parse.positions import ast_parse_newer, parse_module
+from crawler.parse.python_ast import ast_parse_newer, parse_module
 from crawler.records import ArgumentText, TextReading
 
 # Names whose calls never reach a raise of the repository with the text as its message.

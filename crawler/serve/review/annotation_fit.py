@@ -75,8 +75,8 @@ from functools import lru_cache
 from typing import Any
 
 from crawler.callgraph.entry_points import NOT_LIBRARY
-from crawler.parse.names import module_name
-from crawler.parse.positions import parse_module
+from crawler.parse.module_names import module_name
+from crawler.parse.python_ast import parse_module
 from crawler.records import ErrorRecord, Manifest
 
 THRESHOLD = 0.55
