@@ -11,7 +11,9 @@ line of its raise, the outermost library frame of the contiguous library frames 
 caught it itself first). `compare` keeps the raises at the catalogue's sites, and says how many
 observed (outermost frame, site) pairs the static pass finds: its graph reaches the raise from
 that frame within MAX_DEPTH calls (statically, or across one `stops` call), per kind of miss;
-then it prints a sample of static pairs no test observed, for reading by hand.
+then, as issue 49 counts what a user sees, the public pairs each record lists among its entry
+points and the records whose first entry point is a top-level export; then it prints a sample of
+static pairs no test observed, for reading by hand.
 """
 
 from __future__ import annotations
@@ -117,12 +119,14 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
             facts.append(read)
     graph = Graph(facts)
     records = []
+    listed: dict[tuple[str, int], list[dict[str, object]]] = {}  # each site's entry points
     for file in sorted(Path(catalogue).rglob("errors/*.yaml")):
         ex = yaml.safe_load(file.read_text(encoding="utf-8"))["extracted"]
         site = RaiseSite(ex["path"], ex["line"], ex["end_line"], 0, ex["class"], ex["function"],
                          ex["qualname"], ex["exception"], ex["exception_qualname"],
                          Template("literal", "", (), ""), None, None, "", 0)
         records.append(site)
+        listed[site.path, site.line] = list(ex.get("entry_points") or ())
     at = {(s.path, line): s for s in records for line in range(s.line, s.end_line + 1)}
     observed = json.loads(Path(observed_file).read_text(encoding="utf-8"))
     pairs: dict[tuple[str, str, int], bool] = {}
@@ -153,6 +157,7 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
             found = counts
     for miss in misses:
         print("  missed:", miss)
+    _print_listed(graph, pairs, listed)
     observed_keys = {(o, p, ln) for o, p, ln in pairs}
     unobserved = []
     for site in records:
@@ -168,6 +173,46 @@ def compare(libroot: str, catalogue: str, observed_file: str, sample: int) -> No
     for item in unobserved[:sample]:
         print("  ", json.dumps(item))
     del found
+
+
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
+
+
+def _print_listed(graph: Graph, pairs: dict[tuple[str, str, int], bool],
+                  listed: dict[tuple[str, int], list[dict[str, object]]]) -> None:
+    """What a user of the catalogue sees, as issue 49 counts it: of the observed pairs whose
+    outermost frame is a public function (a public class, for its constructor) and whose
+    exception reached it, how many the record lists among its entry points (by the chain's first
+    node); and of the records with entry points, how many list a top-level export first (a name
+    `package.Name...` whose `package.Name` is no module: what the package's `__init__` gives)."""
+    public = [(outer, path, line) for (outer, path, line), reached in sorted(pairs.items())
+              if reached and _public_node(graph, outer)]
+    hit = [key for key in public if _node_of_call(graph, key[0]) in
+           {str(entry["chain"][0]) for entry in listed.get((key[1], key[2]), ())}]  # type: ignore[index]
+    share = f"{len(hit) / len(public):.1%}" if public else "-"
+    print(f"public pairs listed on their record: {len(hit)} of {len(public)} ({share})")
+    for outer, path, line in sorted(set(public) - set(hit)):
+        print(f"  not listed: {outer} -> {path}:{line}")
+    with_entries = [entries for entries in listed.values() if entries]
+    first_top = sum(_top_level_export(graph, str(entries[0]["name"])) for entries in with_entries)
+    share = f"{first_top / len(with_entries):.1%}" if with_entries else "-"
+    print(f"records with entry points that name a top-level export first: {first_top} of "
+          f"{len(with_entries)} ({share})")
+
+
+def _node_of_call(graph: Graph, outer: str) -> str:
+    """The graph's node a traced outermost frame stands for: a constructor is its class."""
+    owner, _, method = outer.rpartition(".")
+    return owner if method in _CONSTRUCTORS and owner in graph.public else outer
+
+
+def _public_node(graph: Graph, outer: str) -> bool:
+    return _node_of_call(graph, outer) in graph.public
+
+
+def _top_level_export(graph: Graph, name: str) -> bool:
+    parts = name.split(".")
+    return len(parts) >= 2 and ".".join(parts[:2]) not in graph.modules
 
 
 def _reaches(graph: Graph, outer: str, node: str | None, line: int) -> str:

@@ -79,6 +79,56 @@ def test_a_traced_run_gives_the_pairs_recall_and_the_pairs_no_run_observed(
         "missed 0; recall 100.0%",
         "caught by the library first: 1 pairs; found statically 1, across one stop 0, missed 0; "
         "recall 100.0%",
+        # as a user sees it: the record lists `pkg.run` (its chain starts at `pkg.core.run`), and
+        # its first entry point is one the package's `__init__` gives (`pkg.run`, no module)
+        "public pairs listed on their record: 1 of 1 (100.0%)",
+        "records with entry points that name a top-level export first: 1 of 1 (100.0%)",
         "static pairs not observed: 1; a sample of 30:",
         "   " + json.dumps(["pkg.unused", ["pkg.core.unused", "pkg.core._check"], None, None,
                             "pkg/core.py", line])]
+
+
+TOOLS = """\
+from pkg import core
+
+
+def helper(x):
+    return core._check(x)
+
+
+def evaluated(x):
+    return eval("core._check")(x)
+"""
+
+
+def test_compare_says_which_public_pairs_the_records_do_not_list_and_which_first_names_are_no_export(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """A raise reached only through a public module the package's `__init__` does not export
+    (`pkg.tools.helper`): listed, but not a top-level export; and one reached through `eval`, which
+    no static reader follows: the record does not list it, and compare says so."""
+    lib = make_repo("lib")
+    lib.write("pkg/__init__.py", "")
+    lib.write("pkg/core.py", CORE.replace("def run(x):\n    return _check(x)\n\n\n", ""))
+    lib.write("pkg/tools.py", TOOLS)
+    lib.commit("first")
+    (tmp_path / "use.py").write_text(
+        "from pkg import tools\nfor call in (tools.helper, tools.evaluated):\n    try:\n"
+        "        call(-1)\n    except ValueError:\n        pass\n", encoding="utf-8")
+    observed = tmp_path / "observed.json"
+    env = child_env(PYTHONPATH=str(lib.path))
+    subprocess.run([sys.executable, SCRIPT, "trace", str(lib.path), str(observed), "--",
+                    sys.executable, str(tmp_path / "use.py")],
+                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=60)
+    catalogue = tmp_path / "catalogue"
+    subprocess.run([str(shutil.which("crawler")), "extract", str(lib.path), "-o", str(catalogue),
+                    "-q"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    done = subprocess.run([sys.executable, SCRIPT, "compare", str(lib.path), str(catalogue),
+                           str(observed)], cwd=tmp_path, env=env, check=True,
+                          capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    line = [n for n, text in enumerate(CORE.replace(
+        "def run(x):\n    return _check(x)\n\n\n", "").splitlines(), 1)
+        if text.strip().startswith("raise ValueError")][0]
+    assert "public pairs listed on their record: 1 of 2 (50.0%)" in lines
+    assert f"  not listed: pkg.tools.evaluated -> pkg/core.py:{line}" in lines
+    assert "records with entry points that name a top-level export first: 0 of 1 (0.0%)" in lines
