@@ -49,6 +49,24 @@ except ValueError:
 """
 
 
+def traced_and_compared(lib: GitRepo, tmp_path: Path, program: str) -> tuple[list[dict], list[str]]:
+    """`program` run under the tracer against `lib`, the library extracted, and compare's lines:
+    the trace's rows and what compare prints."""
+    (tmp_path / "use.py").write_text(program, encoding="utf-8")
+    observed = tmp_path / "observed.json"
+    env = child_env(PYTHONPATH=str(lib.path))
+    subprocess.run([sys.executable, SCRIPT, "trace", str(lib.path), str(observed), "--",
+                    sys.executable, str(tmp_path / "use.py")],
+                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=60)
+    catalogue = tmp_path / "catalogue"
+    subprocess.run([str(shutil.which("crawler")), "extract", str(lib.path), "-o", str(catalogue),
+                    "-q"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    done = subprocess.run([sys.executable, SCRIPT, "compare", str(lib.path), str(catalogue),
+                           str(observed)], cwd=tmp_path, env=env, check=True,
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(observed.read_text(encoding="utf-8")), done.stdout.splitlines()
+
+
 def test_a_traced_run_gives_the_pairs_recall_and_the_pairs_no_run_observed(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
     """`run` lets the raise reach it, `quiet` calls a function that catches it first, and
@@ -58,23 +76,11 @@ def test_a_traced_run_gives_the_pairs_recall_and_the_pairs_no_run_observed(
                                  "__all__ = ['quiet', 'run', 'unused']\n")
     lib.write("pkg/core.py", CORE)
     lib.commit("first")
-    (tmp_path / "use.py").write_text(USE, encoding="utf-8")
-    observed = tmp_path / "observed.json"
-    env = child_env(PYTHONPATH=str(lib.path))
-    subprocess.run([sys.executable, SCRIPT, "trace", str(lib.path), str(observed), "--",
-                    sys.executable, str(tmp_path / "use.py")],
-                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=60)
+    rows, lines = traced_and_compared(lib, tmp_path, USE)
     line = CORE.splitlines().index("        raise ValueError(f\"negative: {x}\")") + 1
-    assert sorted((r["outer"], r["path"], r["line"], r["reached"]) for r in json.loads(
-        observed.read_text(encoding="utf-8"))) == [
+    assert sorted((r["outer"], r["path"], r["line"], r["reached"]) for r in rows) == [
         ("pkg.core.quiet", "pkg/core.py", line, False), ("pkg.core.run", "pkg/core.py", line, True)]
-    catalogue = tmp_path / "catalogue"
-    subprocess.run([str(shutil.which("crawler")), "extract", str(lib.path), "-o", str(catalogue),
-                    "-q"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
-    done = subprocess.run([sys.executable, SCRIPT, "compare", str(lib.path), str(catalogue),
-                           str(observed)], cwd=tmp_path, env=env, check=True,
-                          capture_output=True, text=True, timeout=60)
-    assert done.stdout.splitlines() == [
+    assert lines == [
         "reached the outermost library frame: 1 pairs; found statically 1, across one stop 0, "
         "missed 0; recall 100.0%",
         "caught by the library first: 1 pairs; found statically 1, across one stop 0, missed 0; "
@@ -111,21 +117,9 @@ def test_compare_says_which_public_pairs_the_records_do_not_list_and_which_first
     lib.write("pkg/core.py", CORE.replace("def run(x):\n    return _check(x)\n\n\n", ""))
     lib.write("pkg/tools.py", TOOLS)
     lib.commit("first")
-    (tmp_path / "use.py").write_text(
+    _, lines = traced_and_compared(lib, tmp_path, (
         "from pkg import tools\nfor call in (tools.helper, tools.evaluated):\n    try:\n"
-        "        call(-1)\n    except ValueError:\n        pass\n", encoding="utf-8")
-    observed = tmp_path / "observed.json"
-    env = child_env(PYTHONPATH=str(lib.path))
-    subprocess.run([sys.executable, SCRIPT, "trace", str(lib.path), str(observed), "--",
-                    sys.executable, str(tmp_path / "use.py")],
-                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=60)
-    catalogue = tmp_path / "catalogue"
-    subprocess.run([str(shutil.which("crawler")), "extract", str(lib.path), "-o", str(catalogue),
-                    "-q"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
-    done = subprocess.run([sys.executable, SCRIPT, "compare", str(lib.path), str(catalogue),
-                           str(observed)], cwd=tmp_path, env=env, check=True,
-                          capture_output=True, text=True, timeout=60)
-    lines = done.stdout.splitlines()
+        "        call(-1)\n    except ValueError:\n        pass\n"))
     line = [n for n, text in enumerate(CORE.replace(
         "def run(x):\n    return _check(x)\n\n\n", "").splitlines(), 1)
         if text.strip().startswith("raise ValueError")][0]
