@@ -16,7 +16,8 @@ FAST = Limits(seconds=20)
 
 
 def good(name: str) -> Job:
-    return (f"{name}.py", name, f"def {name}():\n    raise ValueError('{name} failed')\n".encode())
+    return (f"{name}.py", name, f"def {name}():\n    raise ValueError('{name} failed')\n".encode(),
+            None)
 
 
 def run(jobs: list[Job], workers: int = 2, limits: Limits = FAST) -> tuple[list[FileOutcome], int]:

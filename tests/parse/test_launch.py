@@ -56,7 +56,7 @@ def test_a_daemon_may_not_fork_workers_so_the_pool_starts_subprocesses(daemonic:
 
 
 def test_a_segfault_in_a_subprocess_worker_is_named_and_the_run_goes_on(daemonic: None) -> None:
-    outcomes, started = run([good("a"), ("parens.py", "p", PARENS), good("b")], 2)
+    outcomes, started = run([good("a"), ("parens.py", "p", PARENS, None), good("b")], 2)
     failure = outcomes[1].failure
     assert failure is not None and failure.reason == PARSER_CRASHED
     assert failure.detail is not None and "SIGSEGV" in failure.detail
@@ -66,10 +66,10 @@ def test_a_segfault_in_a_subprocess_worker_is_named_and_the_run_goes_on(daemonic
 
 def test_time_and_memory_limits_hold_in_subprocess_workers(daemonic: None) -> None:
     slow = ("x = [" + "1, " * 400_000 + "]\n").encode()
-    outcomes, _ = run([("slow.py", "s", slow), good("a")], 1, Limits(seconds=0.5))
+    outcomes, _ = run([("slow.py", "s", slow, None), good("a")], 1, Limits(seconds=0.5))
     assert outcomes[0].failure is not None and outcomes[0].failure.reason == TIMED_OUT
     big = b"".join(b"x%d = [%s]\n" % (i, b"1, " * 2000) for i in range(400))
-    outcomes, _ = run([("big.py", "g", big), good("a")], 1,
+    outcomes, _ = run([("big.py", "g", big, None), good("a")], 1,
                       Limits(seconds=30, memory_bytes=300 << 20))
     assert outcomes[0].failure is not None and outcomes[0].failure.reason != TIMED_OUT
     assert messages(outcomes[1]) == ["a failed"]

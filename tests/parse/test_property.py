@@ -34,7 +34,7 @@ def pool() -> Iterator[WorkerPool]:
 
 def visit(pool: WorkerPool, source: str | bytes) -> FileOutcome:
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    ((_, outcome),) = list(pool.run([("gen.py", "0" * 40, data)]))
+    ((_, outcome),) = list(pool.run([("gen.py", "0" * 40, data, None)]))
     return outcome
 
 

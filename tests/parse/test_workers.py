@@ -33,8 +33,8 @@ PLUS_CHAIN = ("x = " + " + ".join(["1"] * 10_000) + "\n").encode()
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_segfaults_are_named_exactly_and_the_run_goes_on(workers: int) -> None:
-    jobs = [good("a"), ("parens.py", "p", PARENS), good("b"), good("c"),
-            ("brackets.py", "k", BRACKETS), good("d")]
+    jobs = [good("a"), ("parens.py", "p", PARENS, None), good("b"), good("c"),
+            ("brackets.py", "k", BRACKETS, None), good("d")]
     outcomes, started = run(jobs, workers)
     by_path = {o.path: o for o in outcomes}
     for name in "abcd":
@@ -49,7 +49,7 @@ def test_segfaults_are_named_exactly_and_the_run_goes_on(workers: int) -> None:
 
 
 def test_a_long_plus_chain_crashes_or_times_out_and_the_run_goes_on() -> None:
-    outcomes, _ = run([("plus.py", "q", PLUS_CHAIN), good("a")], 1, Limits(seconds=3))
+    outcomes, _ = run([("plus.py", "q", PLUS_CHAIN, None), good("a")], 1, Limits(seconds=3))
     failure = outcomes[0].failure
     assert failure is not None and failure.reason in (PARSER_CRASHED, TIMED_OUT)
     assert messages(outcomes[1]) == ["a failed"]
@@ -57,7 +57,7 @@ def test_a_long_plus_chain_crashes_or_times_out_and_the_run_goes_on() -> None:
 
 def test_a_file_over_the_time_limit_is_timed_out() -> None:
     slow = ("x = [" + "1, " * 400_000 + "]\n").encode()
-    outcomes, _ = run([good("a"), ("slow.py", "s", slow), good("b")], 1, Limits(seconds=0.5))
+    outcomes, _ = run([good("a"), ("slow.py", "s", slow, None), good("b")], 1, Limits(seconds=0.5))
     failure = outcomes[1].failure
     assert failure is not None and failure.reason == TIMED_OUT
     assert failure.detail == "parse took over 0.5 s of CPU; the worker was stopped"
@@ -89,7 +89,7 @@ def test_a_50_megabyte_module_is_stopped_by_a_limit() -> None:
     line = b"value_%07d = compute(argument_one, argument_two, 'some text')  # pad\n"
     huge = b"".join(line % i for i in range(50_000_000 // len(line)))
     assert len(huge) >= 49_000_000
-    outcomes, _ = run([("huge.py", "h", huge), good("a")], 1,
+    outcomes, _ = run([("huge.py", "h", huge, None), good("a")], 1,
                       Limits(seconds=4, memory_bytes=1 << 30))
     failure = outcomes[0].failure
     assert failure is not None and failure.reason in (TIMED_OUT, PARSE_FAILED, PARSER_CRASHED)
@@ -98,7 +98,7 @@ def test_a_50_megabyte_module_is_stopped_by_a_limit() -> None:
 
 def test_a_file_over_the_memory_limit_fails_in_its_worker_only() -> None:
     big = b"".join(b"x%d = [%s]\n" % (i, b"1, " * 2000) for i in range(400))  # ~2.4 MB of tokens
-    outcomes, _ = run([("big.py", "g", big), good("a")], 1,
+    outcomes, _ = run([("big.py", "g", big, None), good("a")], 1,
                       Limits(seconds=30, memory_bytes=300 << 20))
     failure = outcomes[0].failure
     assert failure is not None and failure.reason in (PARSE_FAILED, PARSER_CRASHED), failure
@@ -186,7 +186,7 @@ def test_hostile_bytes(name: str, pool: WorkerPool) -> None:
 def test_mixed_tabs_agree_with_python(pool: WorkerPool) -> None:
     """Inconsistent tabs: whatever LibCST says, a record is only made where Python reads the file."""
     data = HOSTILE["mixed_tabs_spaces"][0]
-    ((_, outcome),) = list(pool.run([("m.py", "b", data)]))
+    ((_, outcome),) = list(pool.run([("m.py", "b", data, None)]))
     try:
         ast.parse(data)
     except SyntaxError:
