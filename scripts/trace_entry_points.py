@@ -48,7 +48,21 @@ def _hook() -> None:
     def inside(frame: object) -> bool:
         return frame.f_code.co_filename.startswith(only)  # type: ignore[attr-defined]
 
+    lost = [0, 0]  # events the tracer failed on; times Python unset it and it was set again
+
+    # Python unsets a trace function that raises, for the rest of the run, and says nothing: a
+    # test that recursed to the limit made the call of the tracer itself fail (before any line of
+    # it runs), and every raise after it went unrecorded. An event whose reading fails is counted
+    # and the tracing goes on; an unset tracer is set again at the next audit event (an import,
+    # an open, a compile: many in every test), and the times it was are counted.
     def local(frame, event, arg):  # type: ignore[no-untyped-def]
+        try:
+            record(frame, event, arg)
+        except Exception:  # noqa: BLE001 - never let the tracer be unset
+            lost[0] += 1
+        return local
+
+    def record(frame, event, arg):  # type: ignore[no-untyped-def]
         if event == "exception":
             exc = arg[1]
             passed = reached.setdefault(id(exc), set())
@@ -63,10 +77,25 @@ def _hook() -> None:
                 pending.append((exc, os.path.relpath(frame.f_code.co_filename, root),
                                 frame.f_lineno, name, outer))
             passed.add(id(frame))
-        return local
 
     def global_trace(frame, event, arg):  # type: ignore[no-untyped-def]
-        return local if inside(frame) else None
+        try:
+            return local if inside(frame) else None
+        except Exception:  # noqa: BLE001 - as `local`
+            lost[0] += 1
+            return None
+
+    setting = [False]
+
+    def set_again(event: str, args: object) -> None:
+        if setting[0] or event == "sys.settrace" or sys.gettrace() is not None:
+            return
+        setting[0] = True  # settrace is an audit event too
+        try:
+            lost[1] += 1
+            sys.settrace(global_trace)
+        finally:
+            setting[0] = False
 
     def settle() -> None:
         for exc, path, line, name, outer in pending:
@@ -80,9 +109,14 @@ def _hook() -> None:
                 for (p, ln, n, r), c in seen.items()]
         with open(out_path, "w", encoding="utf-8") as handle:
             json.dump(rows, handle)
+        if any(lost):
+            print(f"trace_entry_points: {lost[0]} events the tracer failed on, {lost[1]} times "
+                  "Python unset it and it was set again (raises in between not recorded)",
+                  file=sys.stderr)
 
     sys.settrace(global_trace)
     threading.settrace(global_trace)
+    sys.addaudithook(set_again)
     atexit.register(write)
 
 

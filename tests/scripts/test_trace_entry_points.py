@@ -126,3 +126,26 @@ def test_compare_says_which_public_pairs_the_records_do_not_list_and_which_first
     assert "public pairs listed on their record: 1 of 2 (50.0%)" in lines
     assert f"  not listed: pkg.tools.evaluated -> pkg/core.py:{line}" in lines
     assert "records with entry points that name a top-level export first: 0 of 1 (0.0%)" in lines
+
+
+def test_raises_after_a_recursion_to_the_limit_are_still_recorded(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """A library call that recurses until Python's limit (a test suite's recursion test) made
+    the tracer's own call fail, and Python unset it for the rest of the run: every raise after
+    it went unrecorded (pint's and sqlparse's traces lost all rows after such a test)."""
+    lib = make_repo("lib")
+    lib.write("pkg/__init__.py", "def deep(n):\n    return deep(n + 1)\n\n\n"
+                                 "def survive():\n    try:\n        deep(0)\n"
+                                 "    except RecursionError:\n        return 'survived'\n\n\n"
+                                 "def later(x):\n    if x < 0:\n"
+                                 "        raise ValueError(f'negative: {x}')\n    return x\n")
+    lib.commit("first")
+    (tmp_path / "use.py").write_text("import pkg\npkg.survive()\ntry:\n    pkg.later(-1)\n"
+                                     "except ValueError:\n    pass\n", encoding="utf-8")
+    observed = tmp_path / "observed.json"
+    subprocess.run([sys.executable, SCRIPT, "trace", str(lib.path), str(observed), "--",
+                    sys.executable, str(tmp_path / "use.py")], cwd=tmp_path,
+                   env=child_env(PYTHONPATH=str(lib.path)), check=True, capture_output=True,
+                   timeout=60)
+    rows = json.loads(observed.read_text(encoding="utf-8"))
+    assert ("pkg.later", 14, True) in {(r["outer"], r["line"], r["reached"]) for r in rows}
