@@ -57,8 +57,8 @@ plain data and back (`documents`) and to file text (`render`); the schemas (`sch
 compiled check, then jsonschema to name a problem); atomic writes (`atomic`); the record files of a folder
 (`record_files`) and its manifest (`manifest_file`); the content-addressed caches: the table
 and checked loads of record files (`cache`), files' visit results and test files' assertions
-(`parse_cache`, apart because it needs the parser's types), and record files whose annotation block alone was edited
-(`annotation_edits`); what a run passes to the store (`context`); and one
+(`parse_cache`, apart because it needs the parser's types), and record files whose annotation
+block alone was edited (`annotation_edits`); what a run passes to the store (`context`); and one
 repository's output folder: its lock, loading what it holds and writing it back (`repo_output`);
 moving an annotation from one record to another by a person's decision (`adoption`); and a
 folder held in memory across a walk's steps, written at journalled checkpoints (`held_folder`).
