@@ -126,7 +126,7 @@ CREATE TABLE related (
 );
 CREATE INDEX related_related_id ON related(related_id);
 
--- The public calls that reach a record's raise (extracted.entry_points), shortest first.
+-- The public calls that reach a record's raise (extracted.entry_points), most public first.
 CREATE TABLE entry_points (
   record_id TEXT NOT NULL REFERENCES records(id),
   position INTEGER NOT NULL,

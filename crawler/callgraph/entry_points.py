@@ -17,7 +17,9 @@ overrides X's subclasses (X included) use, never a sibling's.
 
 `entry_points(node, exception)` walks the callers back from a raise's function, shortest first
 (breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
-MAX_ENTRIES, and the number left out up to MAX_LEFT_OUT ("99 or more": a raise hundreds of
+MAX_ENTRIES of those it meets first, listed by how public they are (`publicness`: the top-level
+package's names, then another package's, then a module's), then by chain length and name; and
+the number left out up to MAX_LEFT_OUT ("99 or more": a raise hundreds of
 public calls reach gains or loses one most weeks). It never enters a caller no public function
 or class calls (`useful`), and stops once the first ones and the count are known: the same
 result at a fraction of the cost. A chain on which the library catches the exception itself (a
@@ -53,7 +55,9 @@ The names users import: each function and class's shortest public spelling.
 
 A module is public when no part of its dotted name starts with `_` and it is not a folder of
 documentation, examples, benchmarks or scripts. A public module's public names are those of its
-`__all__` when it has a literal one, else its top-level names without a leading `_`: in a
+`__all__` when it has a literal one, with the functions and classes it defines itself without a
+leading `_` (an `__all__` says what `import *` takes: sqlparse's lists its submodules, and users
+call the `format` its `__init__` defines), else its top-level names without a leading `_`: in a
 package's `__init__` imported ones included (that is how `jax.checkpoint` names
 `jax._src.ad_checkpoint.checkpoint`), elsewhere those it defines and those it imports as
 themselves (`from jax._src.random import normal as normal` in `jax/random.py`: PEP 484's
@@ -196,6 +200,9 @@ class Graph:
                     self.callers[found].append((qualname, 0, None))
                     self.via[found].append(-1)
         self.public = public_names(self)
+        packages = {module.rpartition(".")[0] for module in self.modules}
+        self.tier = {node: publicness(spelling, self.modules, packages)
+                     for node, spelling in self.public.items()}
         self.callees = callees_of(self.callers)
         self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
         self._cache: dict[tuple[str, str], EntryPoints] = {}
@@ -394,7 +401,8 @@ class Graph:
     # ------------------------------------------------------------ entry points
 
     def entry_points(self, node: str, exception: str, line: int) -> EntryPoints:
-        """The public callers of `node` whose calls reach the raise at `line`, shortest first."""
+        """The public callers of `node` whose calls reach the raise at `line`: the most public
+        first, then the shortest."""
         key = (node, f"{exception}:{line}")
         if key not in self._cache:
             raised = self._fact(node, GUARD, line)  # the raise's guard, weighed on the last call
@@ -461,17 +469,17 @@ class Graph:
         while cut < len(ranked) and ranked[cut][1] is ranked[cut - 1][1] \
                 and depth[ranked[cut]] == depth[ranked[cut - 1]]:
             cut += 1  # those as close as the last kept may come before it
-        found = sorted(((s[1], depth[s], self.public[s[0]], s) for s in ranked[:cut]),
-                       key=lambda item: item[:3])[:MAX_ENTRIES]
+        found = sorted(((s[1], self.tier.get(s[0], 2), depth[s], self.public[s[0]], s)
+                        for s in ranked[:cut]), key=lambda item: item[:4])[:MAX_ENTRIES]
         steps: Steps = {}
-        for _, _, _, state in found:  # only the chains kept, not the whole walk
+        for *_, state in found:  # only the chains kept, not the whole walk
             while state not in steps:
                 steps[state] = parent[state]
                 if parent[state] is None:
                     break
                 state = parent[state][0]  # type: ignore[index]
         left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
-        return [(name, state) for _, _, name, state in found], left_out, steps
+        return [(name, state) for _, _, _, name, state in found], left_out, steps
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""
@@ -687,11 +695,17 @@ def public_names(graph: Graph) -> dict[str, str]:
     for module, facts in graph.modules.items():
         if not public_module(module):
             continue
-        names = facts.all_names if facts.all_names is not None else tuple(
+        names = tuple(
             name for star in (module, *facts.star) if star in graph.modules
             for name, bound in graph.modules[star].bindings
             if public_name(name) and (module in packages or bound == f"{star}.{name}"
                                       or name in graph.modules[star].exported))
+        if facts.all_names is not None:
+            # `__all__` names what `import *` takes, not all a user may call: sqlparse's lists
+            # its submodules, while users call the `format` and `parse` its `__init__` defines
+            names = facts.all_names + tuple(
+                name for name, bound in facts.bindings
+                if public_name(name) and bound == f"{module}.{name}" and name not in facts.all_names)
         for name in names:
             bound = graph.bindings[module].get(name) or _starred(graph, module, name)
             found = graph.definition(bound) if bound else None
@@ -709,6 +723,18 @@ def public_names(graph: Graph) -> dict[str, str]:
                 if function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
                     chosen[function] = spelled
     return chosen
+
+
+def publicness(spelling: str, modules: Mapping[str, object], packages: set[str]) -> int:
+    """How public a name is as users spell it: 0 a name of the top-level package
+    (`jinja2.Environment.from_string`), 1 of another package (`jax.numpy.dot`), 2 of a module
+    (`jinja2.lexer.Lexer.tokenize`)."""
+    parts = spelling.split(".")
+    module = next((".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)
+                   if ".".join(parts[:n]) in modules), parts[0])
+    if "." not in module:
+        return 0
+    return 1 if module in packages else 2
 
 
 def callees_of(callers: dict[str, list[tuple[str, int, str | None]]]) -> dict[str, list[str]]:

@@ -139,7 +139,7 @@ class EntryPoint:
 
 @dataclass(frozen=True)
 class EntryPoints:
-    items: tuple[EntryPoint, ...] = ()  # at most `entry_points.MAX_ENTRIES`, shortest first
+    items: tuple[EntryPoint, ...] = ()  # at most `entry_points.MAX_ENTRIES`, most public first
     left_out: int = 0
 
 

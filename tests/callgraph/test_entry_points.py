@@ -562,3 +562,55 @@ def test_a_walk_stops_within_a_step_once_the_count_is_full(make_repo: Callable[[
     assert seen == ["pkg._fail", *(f"pkg.api{i:03}" for i in range(MAX_ENTRIES)), "pkg._mid"]
     assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
     assert found.left_out == MAX_LEFT_OUT
+
+
+def test_a_package_defines_what_users_call_beyond_its_all(make_repo: Callable[[str], GitRepo]
+                                                          ) -> None:
+    """`__all__` is what `import *` takes, not all a user may call: sqlparse 0.6's `__init__`
+    lists its submodules in `__all__` and defines `format` and `parse`, which every user calls.
+    A name the module defines itself counts beside `__all__`; one it imports and leaves out of
+    `__all__` does not (jinja2's `__init__` lists what it re-exports)."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": """\
+            from pkg import engine
+            from pkg.engine import run as run
+            from pkg.engine import stack
+            __all__ = ["engine"]
+            def format(sql):
+                return engine.run(sql)
+            """,
+        "pkg/engine.py": """\
+            def run(sql):
+                if not sql:
+                    raise ValueError("no statement")
+                return sql
+            def stack(sql):
+                return run(sql)
+            """})
+    names = [name for name, *_ in entries(graph, "pkg.engine.run")]
+    assert "pkg.format" in names
+    assert "pkg.stack" not in names and "pkg.engine.stack" in names  # imported, left out of __all__
+
+
+def test_names_are_listed_by_how_public_they_are_then_by_chain(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """What the package itself gives (`pkg.load`) comes before a name of a subpackage
+    (`pkg.io.read_all`), and that before a module's (`pkg.api.compile`), whatever their chains'
+    lengths: a user imports the package's names first (jinja2's `Environment.from_string`
+    before `jinja2.lexer.Lexer.tokenize`)."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.api import load\n__all__ = ['load']\n",
+        "pkg/api.py": """\
+            from pkg._checks import check
+            from pkg._mid import step
+            def compile(path):
+                return check(path)
+            def load(path):
+                return step(path)
+            """,
+        "pkg/_mid.py": "from pkg._checks import check\ndef step(path):\n    return check(path)\n",
+        "pkg/io/__init__.py": "from pkg.io.files import read_all\n__all__ = ['read_all']\n",
+        "pkg/io/files.py": "from pkg._checks import check\ndef read_all(path):\n    return check(path)\n",
+        "pkg/_checks.py": "def check(path):\n    raise ValueError(path)\n"})
+    assert [name for name, *_ in entries(graph, "pkg._checks.check")] == [
+        "pkg.load", "pkg.io.read_all", "pkg.api.compile"]

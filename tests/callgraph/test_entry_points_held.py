@@ -188,7 +188,7 @@ def test_a_module_of_newer_syntax_is_in_the_graph(make_repo: Callable[[str], Git
         "pkg/api.py": "from pkg.core import trace\n\n\ndef run(value):\n    return trace(value)\n",
     })
     assert graph.functions["pkg.core.Tracer.check"].line == 7
-    assert entries(graph, "pkg.core.Tracer.check") == [
+    assert entries(graph, "pkg.core.Tracer.check") == [  # the package's own name first
+        ("pkg.run", ("pkg.api.run", "pkg.core.trace", "pkg.core.Tracer.check"), None, None),
         ("pkg.core.Tracer.check", ("pkg.core.Tracer.check",), None, None),
-        ("pkg.core.trace", ("pkg.core.trace", "pkg.core.Tracer.check"), None, None),
-        ("pkg.run", ("pkg.api.run", "pkg.core.trace", "pkg.core.Tracer.check"), None, None)]
+        ("pkg.core.trace", ("pkg.core.trace", "pkg.core.Tracer.check"), None, None)]

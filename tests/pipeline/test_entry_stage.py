@@ -46,9 +46,9 @@ def test_a_changed_file_rewrites_only_the_record_whose_chains_moved(
     after = records(folder)
 
     assert second["files"] == 4 and second["files_read_again"] == 1  # pkg/api.py alone
-    assert after["check_path"][3]["entry_points"] == [  # as short: in the order of their names
-        {"name": "pkg.api.open_file", "chain": ["pkg.api.open_file", "pkg._checks.check_path"]},
-        {"name": "pkg.load", "chain": ["pkg.api.load", "pkg._checks.check_path"]}]
+    assert after["check_path"][3]["entry_points"] == [  # as short: the package's own name first
+        {"name": "pkg.load", "chain": ["pkg.api.load", "pkg._checks.check_path"]},
+        {"name": "pkg.api.open_file", "chain": ["pkg.api.open_file", "pkg._checks.check_path"]}]
     assert after["check_path"][1] != before["check_path"][1]
     for function in ("check_mode", "other"):  # same chains: the very bytes, never written
         assert after[function] == before[function]
@@ -93,14 +93,14 @@ def test_the_sqlite_export_lists_entry_points_and_pages_show_the_first(
         db.close()
     assert rows == [
         ("check_mode", 0, "pkg.save", '["pkg.api.save","pkg._checks.check_mode"]', 1, None, None),
-        ("check_path", 0, "pkg.api.open_file", '["pkg.api.open_file","pkg._checks.check_path"]', 1,
+        ("check_path", 0, "pkg.load", '["pkg.api.load","pkg._checks.check_path"]', 1, None, None),
+        ("check_path", 1, "pkg.api.open_file", '["pkg.api.open_file","pkg._checks.check_path"]', 1,
          None, None),
-        ("check_path", 1, "pkg.load", '["pkg.api.load","pkg._checks.check_path"]', 1, None, None),
         ("other", 0, "pkg.other.other", '["pkg.other.other"]', 0, None, None)]
     assert pages == {
         "check_mode": "pkg.save: pkg.api.save -> pkg._checks.check_mode",
-        "check_path": "pkg.api.open_file: pkg.api.open_file -> pkg._checks.check_path\n"
-                      "pkg.load: pkg.api.load -> pkg._checks.check_path",
+        "check_path": "pkg.load: pkg.api.load -> pkg._checks.check_path\n"
+                      "pkg.api.open_file: pkg.api.open_file -> pkg._checks.check_path",
         "other": "pkg.other.other: pkg.other.other"}
 
 

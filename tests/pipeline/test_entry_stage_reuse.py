@@ -125,7 +125,7 @@ def test_a_function_a_public_one_comes_to_call_gives_the_extracts_result(
     before, after, _ = run(make_repo, tmp_path, CALLED)
     had = before["check_path"]["entry_points"]
     assert isinstance(had, list) and len(had) == 1
-    assert after["check_path"]["entry_points"] == [  # the shorter chain first
+    assert after["check_path"]["entry_points"] == [  # the package's own name first
+        *had,
         {"name": "pkg.api.compile",
-         "chain": ["pkg.api.compile", "pkg._rules.lower", "pkg._checks.check_path"]},
-        *had]
+         "chain": ["pkg.api.compile", "pkg._rules.lower", "pkg._checks.check_path"]}]
