@@ -201,5 +201,5 @@ def test_the_class_pass_graph_is_frozen_until_the_entry_stage_lets_it_go(
     monkeypatch.setattr(entry_stage, "refresh", refresh)
     result = extract(str(repo.path), output_root=tmp_path / "out", jobs=1)
     assert [[e.name for e in r.entry_points.items] for r in result.merged.records] == [
-        ["pkg.core.check", "pkg.run"]]
+        ["pkg.run", "pkg.core.check"]]  # the package's own name first
     assert seen == [("load", True), ("stage", True), ("after", True)]
