@@ -200,9 +200,7 @@ class Graph:
                     self.callers[found].append((qualname, 0, None))
                     self.via[found].append(-1)
         self.public = public_names(self)
-        packages = {module.rpartition(".")[0] for module in self.modules}
-        self.tier = {node: publicness(spelling, self.modules, packages)
-                     for node, spelling in self.public.items()}
+        self.packages = {module.rpartition(".")[0] for module in self.modules}
         self.callees = callees_of(self.callers)
         self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
         self._cache: dict[tuple[str, str], EntryPoints] = {}
@@ -469,7 +467,8 @@ class Graph:
         while cut < len(ranked) and ranked[cut][1] is ranked[cut - 1][1] \
                 and depth[ranked[cut]] == depth[ranked[cut - 1]]:
             cut += 1  # those as close as the last kept may come before it
-        found = sorted(((s[1], self.tier.get(s[0], 2), depth[s], self.public[s[0]], s)
+        found = sorted(((s[1], publicness(self.public[s[0]], self.modules, self.packages),
+                         depth[s], self.public[s[0]], s)
                         for s in ranked[:cut]), key=lambda item: item[:4])[:MAX_ENTRIES]
         steps: Steps = {}
         for *_, state in found:  # only the chains kept, not the whole walk
