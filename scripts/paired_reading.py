@@ -32,9 +32,13 @@ import gc, pickle, sys, time
 floor = sys.argv[1] == "floor"
 if not floor:
     sys.path.insert(0, sys.argv[1])
-    from crawler.parse import workers
-    if hasattr(workers, "_trust_parser_output"):
-        workers._trust_parser_output()
+    try:
+        from crawler.parse import file_tasks as tasks
+        tasks.trust_parser_output()
+    except ImportError:  # a checkout from before the parsers left the pool's module
+        from crawler.parse import workers as tasks
+        if hasattr(tasks, "_trust_parser_output"):
+            tasks._trust_parser_output()
     gc.disable()  # as `workers._worker_main`
 import libcst
 jobs = pickle.load(open(sys.argv[2], "rb"))
@@ -47,7 +51,7 @@ for line in sys.stdin:
         except Exception:
             pass
     else:
-        workers.visit_file(path, blob, data)
+        tasks.visit_file(path, blob, data)
         gc.collect(0)  # the worker collects between batches; the young objects, here
     print(time.process_time() - started, flush=True)
 """

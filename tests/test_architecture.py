@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -273,6 +275,21 @@ def test_the_root_holds_no_stage_module() -> None:
 
 def test_the_benchmark_is_not_in_the_package() -> None:
     assert not any("bench" in module for module in HOUSE.files)
+
+
+# The modules the crawler's own process runs (it parses no file: its workers do). A parser
+# imported there costs every command a quarter of a second of CPU for nothing.
+OWN_PROCESS = ("crawler.cli.entry", "crawler.cli.commands", "crawler.pipeline",
+               "crawler.pipeline.history_run", "crawler.batch.driver", "crawler.batch._worker",
+               "crawler.serve.review.checks", "crawler.store.adoption")
+
+
+def test_the_crawlers_own_process_imports_no_parser() -> None:
+    code = (f"import importlib, sys\nfor name in {OWN_PROCESS!r}:\n    importlib.import_module(name)\n"
+            "print(sorted(m for m in sys.modules if m == 'libcst' or m.startswith('libcst.')))")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=Path(crawler.__file__).parent.parent)
+    assert found.stdout.strip() == "[]", found.stdout[:300]
 
 
 # --- each check fails on a violation planted in a tree of its own ---------------------------

@@ -23,7 +23,8 @@ from crawler.batch.reposfile import RepoEntry
 from crawler.errors import CrawlerError
 from crawler.git.pin import pin
 from crawler.parse.forkserver import die_with_parent, warm_up
-from crawler.parse.workers import FileOutcome, exit_with_parent
+from crawler.parse.outcomes import FileOutcome
+from crawler.parse.workers import exit_with_parent
 from crawler.pipeline import PARSING, Collected, collect, read_tests, result_cache, visit_files
 from crawler.pipeline.selection import select_files, select_test_files
 from crawler.records import Pin, Skipped, SourceFile, TestAssertion

@@ -1,7 +1,7 @@
 """A walk's files parsed on a Dask cluster: `crawler history --scheduler ADDRESS`.
 
 `DaskPool` stands where `pipeline.visit_files` takes a worker pool: each file it is handed is
-one task, `parse.workers.visit_file` on a cluster worker (`read_assertions` for a test file),
+one task, `parse.file_tasks.visit_file` on a cluster worker (`read_assertions` for a test file),
 and the outcomes come back as they finish. The walk's reader (`crawler.pipeline.history_run`) reads the
 blobs here and sends their bytes, so the workers need no copy of the repository, only the
 crawler installed. A task whose worker dies is retried by Dask and, failing again, fails the
@@ -26,8 +26,8 @@ from typing import Any
 
 from crawler.batch._connect import connect, dask_muted
 from crawler.errors import CrawlerError
-from crawler.parse.assertions import FileAssertions, read_assertions
-from crawler.parse.workers import FileOutcome, Job, WorkerPool, visit_file
+from crawler.parse.outcomes import FileAssertions, FileOutcome, Job
+from crawler.parse.workers import WorkerPool
 
 WORKERS_SECONDS = 10.0  # for a first worker to join it
 IN_FLIGHT = 3  # tasks on the cluster per worker thread: one running, the next ones queued
@@ -55,11 +55,17 @@ class DaskPool(WorkerPool):
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[int, FileOutcome]]:
         """(index in `jobs`, outcome) for every file, in the order the cluster finishes them."""
+        # the parsers, imported where a cluster's reading is asked for: every batch worker
+        # imports this module, and one that reads no file on a cluster needs none of them
+        from crawler.parse.file_tasks import visit_file
+
         return self._stream(visit_file, jobs)
 
     def read_tests(self, files: Iterable[tuple[str, str, bytes]]
                    ) -> Iterator[tuple[int, FileAssertions]]:
         """(index in `files`, assertions) for every (path, blob, bytes) of a test file."""
+        from crawler.parse.assertions import read_assertions  # as `run`'s
+
         return self._stream(read_assertions, files)
 
     def _stream(self, task: Callable[..., Any], jobs: Iterable[tuple[Any, ...]]

@@ -26,13 +26,11 @@ from dataclasses import dataclass, replace
 
 from crawler.callgraph.entry_points import Graph
 from crawler.catalogue.classes import VisitedFile
-from crawler.parse.exposed import alternative
-from crawler.parse.message.pieces import Piece
+from crawler.parse.message.pieces import Piece, alternative
 from crawler.parse.message.templates import build_template, display_regex
-from crawler.parse.message.text_calls import TextCall
 from crawler.parse.module_names import module_name
 from crawler.parse.python_ast import parse_module
-from crawler.records import ArgumentText, RaiseSite, Template
+from crawler.records import ArgumentText, RaiseSite, Template, TextCall
 
 MAX_CALLERS = 16  # calls of one function read for one raise's text
 DISPLAYS = ("str", "repr", "args")  # how str(exc) shows the message where it is followed

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from crawler.parse.message.class_text import SEVERAL
+from crawler.parse.message.known_names import SEVERAL
 from crawler.parse.message.pieces import MAX_ALTERNATIVES, Piece, merge_text
 from crawler.parse.message.templates import build_template, pieces_of, redisplay, substitute
 from crawler.parse.module_names import BUILTIN_EXCEPTIONS, STAR, module_name

@@ -29,8 +29,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from crawler.catalogue.classes import ClassIndex, VisitedFile
-from crawler.parse.exposed import alternative
-from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece
+from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece, alternative
 from crawler.parse.message.substitution import Binding, substitute
 from crawler.parse.message.templates import build_template, redisplay, single_argument_display
 from crawler.parse.message.templates import substitute as put_in

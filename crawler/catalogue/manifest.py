@@ -15,7 +15,7 @@ from typing import Protocol
 from crawler import __version__
 from crawler.catalogue.classes import Resolved
 from crawler.errors import OutputError
-from crawler.parse.workers import FileOutcome
+from crawler.parse.outcomes import FileOutcome
 from crawler.records import (
     NEEDS_REVIEW,
     REMOVED,

@@ -52,9 +52,9 @@ RaiseCounts(raise_statements=5, bare_raise=1, reraise=0, without_message=1)
 [('pkg.mod.Empty', ['nothing to read'])]
 
 A file that does not parse is a reason in the manifest, never a failed run (what a worker
-returns, `workers.visit_file`):
+returns, `file_tasks.visit_file`):
 
->>> from crawler.parse.workers import visit_file
+>>> from crawler.parse.file_tasks import visit_file
 >>> visit_file("pkg/bad.py", "0" * 40, b"def (:").failure.reason
 'parse_failed'
 

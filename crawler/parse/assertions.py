@@ -29,9 +29,10 @@ import libcst as cst
 
 from crawler.parse._walk import StatementWalker
 from crawler.parse.message.flow import Level
+from crawler.parse.outcomes import FileAssertions
 from crawler.parse.positions import position_map
 from crawler.parse.python_ast import ast_parse_newer, ast_statements
-from crawler.records import Skipped, TestAssertion
+from crawler.records import TestAssertion
 
 REGEX_FORMS = {"assertRaisesRegex": "assertRaisesRegex", "assertRaisesRegexp": "assertRaisesRegex"}
 CONTEXT_FORMS = {"assertRaises": "assertRaises", "raises": "pytest.raises"}
@@ -270,17 +271,6 @@ def _is_message_of(node: cst.BaseExpression, bound: str, attribute: str) -> bool
         return (is_exception(node.value.value) and isinstance(index, cst.Index)
                 and isinstance(index.value, cst.Integer) and index.value.value == "0")
     return False
-
-
-@dataclass(frozen=True)
-class FileAssertions:
-    """What one test file gave: its assertions, and how many candidates could not be read."""
-
-    path: str
-    assertions: tuple[TestAssertion, ...]
-    unread: int = 0
-    positions: str = "none"  # "ast", "libcst" or "none"
-    failure: Skipped | None = None  # why its worker gave nothing: a crash, the time limit
 
 
 def read_assertions(path: str, blob: str, data: bytes) -> FileAssertions:

@@ -14,8 +14,9 @@ import libcst as cst
 from crawler.parse import names
 from crawler.parse._source import exact
 from crawler.parse.message import class_text, flow
+from crawler.parse.message.exception_call import call_templates
 from crawler.parse.message.reading import Reader
-from crawler.parse.message.templates import build_template, call_templates
+from crawler.parse.message.templates import build_template
 from crawler.parse.raise_visitor import FoundClass, RaiseVisitor, qualify
 from crawler.records import ClassDef, Template, TextSlot
 

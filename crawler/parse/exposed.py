@@ -17,27 +17,23 @@ substitution of literal arguments, the same names for what is not literal, the s
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import replace
 
 import libcst as cst
 
 from crawler.parse.message import flow
 from crawler.parse.message.calls import Context, Follower, FunctionScope, _followable, _parameters
-from crawler.parse.message.pieces import Alternative, Piece, Unreadable
+from crawler.parse.message.pieces import Unreadable, reading
 from crawler.parse.message.reading import Reader
 from crawler.parse.message.substitution import Binding
 from crawler.parse.message.templates import MESSAGE_KEYWORDS
 from crawler.parse.names import dotted
-from crawler.parse.skeleton import FUNCTION, Region
 from crawler.records import (
     ArgumentText,
     BuiltException,
     CrossCall,
     ExposedFunction,
-    TextReading,
-    TextRun,
 )
 
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
@@ -182,35 +178,6 @@ def _refused(base: ExposedFunction, reason: str) -> ExposedFunction:
     return _with(base, reason=reason)
 
 
-def carried(path: str, exposed: Sequence[ExposedFunction], stubbed: Sequence[Region],
-            before: Sequence[ExposedFunction], regions_before: Sequence[Region]
-            ) -> tuple[ExposedFunction, ...]:
-    """A skeleton's exposed functions, with those it stubbed taken from the previous version.
-
-    A stubbed function's text is the previous version's, so what it exposes is too; only its
-    lines move, by as much as its region did."""
-    have = {function.qualname for function in exposed}
-    old: dict[tuple[object, ...], list[Region]] = {}
-    for region in regions_before:
-        old.setdefault(region.key, []).append(region)
-    by_line = {_line(function): function for function in before if function.qualname not in have}
-    lines = sorted(by_line)  # looked up by range: a stub stands for hundreds of lines
-    kept = []
-    for region in stubbed:
-        if region.kind != FUNCTION or region.classes or not old.get(region.key):
-            continue
-        was = old[region.key].pop(0)
-        for line in lines[bisect_left(lines, was.line):bisect_right(lines, was.end_line)]:
-            function = by_line[line]
-            if function.qualname.rpartition(".")[2] == region.name:
-                kept.append(replace(function, defined_at=f"{path}:{line + region.line - was.line}"))
-    return tuple(sorted([*exposed, *kept], key=lambda f: f.qualname))
-
-
-def _line(function: ExposedFunction) -> int:
-    return int(function.defined_at.rpartition(":")[2])
-
-
 # ---------------------------------------------------------------- at the raise
 
 
@@ -243,23 +210,3 @@ def argument_text(keyword: str | None, binding: Binding) -> ArgumentText:
         p.group for _, pieces in binding.alternatives for p in pieces) else tuple(
         map(reading, binding.alternatives))
     return ArgumentText(keyword, binding.source, readings)
-
-
-def reading(alternative: Alternative) -> TextReading:
-    """An alternative as other modules read it. Its groups are numbered by their order in it
-    (from _GROUP_BASE, past any a process counts to), so one text reads the same every time."""
-    kind, pieces = alternative
-    groups: dict[int, int] = {}
-    for piece in pieces:
-        if piece.group:
-            groups.setdefault(piece.group, _GROUP_BASE + len(groups))
-    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain,
-                                           groups.get(p.group, 0), p.choice) for p in pieces))
-
-
-_GROUP_BASE = 1 << 40
-
-
-def alternative(text: TextReading) -> Alternative:
-    return text.kind, [Piece(run.text, run.placeholder, run.plain, run.group, run.choice)
-                       for run in text.runs]

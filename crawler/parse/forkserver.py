@@ -17,10 +17,11 @@ from contextlib import contextmanager
 from typing import Any
 
 WORKER_MODULE = "crawler.parse.workers"
+TASKS_MODULE = "crawler.parse.file_tasks"  # the parsers: every fork has them imported
 ORPHAN_MODULE = "crawler.parse.orphan"  # imported first, it has the kernel kill the server
 QUIET_MODULE = "crawler.parse.spawn_quiet"  # a worker forked as the crawler ends prints nothing
 PARENT_VARIABLE = "CRAWLER_FORK_SERVER_PARENT"  # the pid the fork server must not outlive
-_preload = [QUIET_MODULE, WORKER_MODULE]
+_preload = [QUIET_MODULE, WORKER_MODULE, TASKS_MODULE]
 _server_started = False  # has this process started its fork server with Ctrl-C ignored?
 
 
@@ -31,7 +32,7 @@ def die_with_parent() -> None:
     is done. Only for a process that starts it from its main thread: the kernel's signal follows
     the thread that started it."""
     global _preload
-    _preload = [ORPHAN_MODULE, QUIET_MODULE, WORKER_MODULE]
+    _preload = [ORPHAN_MODULE, QUIET_MODULE, WORKER_MODULE, TASKS_MODULE]
     os.environ[PARENT_VARIABLE] = str(os.getpid())  # the server inherits it
 
 

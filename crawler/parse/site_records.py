@@ -18,9 +18,10 @@ from crawler.parse._source import Guard
 from crawler.parse.exposed import cross_call
 from crawler.parse.message import flow
 from crawler.parse.message.calls import Followed, Follower, class_alias
+from crawler.parse.message.exception_call import call_templates
 from crawler.parse.message.pieces import Alternative, Piece
 from crawler.parse.message.reading import Reader
-from crawler.parse.message.templates import build_template, call_templates
+from crawler.parse.message.templates import build_template
 from crawler.parse.positions import Span
 from crawler.parse.raise_visitor import (
     FoundRaise,

@@ -27,13 +27,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from crawler.parse.message.calls import PLAIN_DECORATORS
-from crawler.parse.message.class_text import MESSAGE_METHODS
+from crawler.parse.message.known_names import MESSAGE_METHODS, PLAIN_DECORATORS
 from crawler.parse.python_ast import LINE_BREAK, parse_expression
 from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite
 
@@ -401,3 +400,32 @@ def _moved_place(place: str | None, shift: int) -> str | None:
         return None
     path, _, line = place.rpartition(":")
     return f"{path}:{int(line) + shift}" if line.isdigit() else place
+
+
+def carried(path: str, exposed: Sequence[ExposedFunction], stubbed: Sequence[Region],
+            before: Sequence[ExposedFunction], regions_before: Sequence[Region]
+            ) -> tuple[ExposedFunction, ...]:
+    """A skeleton's exposed functions, with those it stubbed taken from the previous version.
+
+    A stubbed function's text is the previous version's, so what it exposes is too; only its
+    lines move, by as much as its region did."""
+    have = {function.qualname for function in exposed}
+    old: dict[tuple[object, ...], list[Region]] = {}
+    for region in regions_before:
+        old.setdefault(region.key, []).append(region)
+    by_line = {_line(function): function for function in before if function.qualname not in have}
+    lines = sorted(by_line)  # looked up by range: a stub stands for hundreds of lines
+    kept = []
+    for region in stubbed:
+        if region.kind != FUNCTION or region.classes or not old.get(region.key):
+            continue
+        was = old[region.key].pop(0)
+        for line in lines[bisect_left(lines, was.line):bisect_right(lines, was.end_line)]:
+            function = by_line[line]
+            if function.qualname.rpartition(".")[2] == region.name:
+                kept.append(replace(function, defined_at=f"{path}:{line + region.line - was.line}"))
+    return tuple(sorted([*exposed, *kept], key=lambda f: f.qualname))
+
+
+def _line(function: ExposedFunction) -> int:
+    return int(function.defined_at.rpartition(":")[2])

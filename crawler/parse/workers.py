@@ -50,50 +50,17 @@ from typing import Any, Protocol
 
 from crawler.errors import CrawlerError
 from crawler.parse import forkserver as _forkserver
-from crawler.parse.assertions import FileAssertions, read_assertions
-from crawler.parse.call_edges import CallFacts
-from crawler.parse.message.text_calls import TextCall, read_call_facts
-from crawler.parse.module_names import module_name
-from crawler.parse.python_ast import ast_parse
-from crawler.parse.skeleton import Known, Region
-from crawler.parse.visitor import find_raise_sites
-from crawler.records import ClassDef, ExposedFunction, RaiseCounts, RaiseSite, Skipped
-
-# (path, blob sha, file bytes, what the file's previous version held or None)
-Job = tuple[str, str, bytes, Known | None]
-
-
-# What a worker does with a job: find a source file's raises, or a test file's assertions.
-VISIT, ASSERTIONS = "visit", "assertions"
-
-
-PARSE_FAILED = "parse_failed"
-
-
-PARSER_CRASHED = "parser_crashed"
-
-
-TIMED_OUT = "timed_out"
-
-
-@dataclass(frozen=True)
-class FileOutcome:
-    """What visiting one file gave: its sites, or why it could not be read."""
-
-    path: str
-    blob: str
-    sites: tuple[RaiseSite, ...] = ()
-    counts: RaiseCounts = field(default_factory=RaiseCounts)
-    failure: Skipped | None = None
-    pending: tuple[RaiseSite, ...] = ()  # message-less raises that may take a class default
-    classes: tuple[ClassDef, ...] = ()
-    exports: dict[str, str] = field(default_factory=dict)  # module-level names: qualified names
-    regions: tuple[Region, ...] = ()  # its functions, for reading its next version
-    context: str = ""  # what its functions take from the module (`visitor.context_digest`)
-    stubbed: tuple[Region, ...] = ()  # read as a skeleton: functions to fill from the previous
-    exposed: tuple[ExposedFunction, ...] = ()  # functions other modules' raises may follow
-    calls: CallFacts | None = None  # its definitions and call edges, for the entry-point pass
-    text_calls: tuple[TextCall, ...] = ()  # its calls that pass text (`crawler.catalogue.callers`)
+from crawler.parse.outcomes import (
+    ASSERTIONS,
+    PARSER_CRASHED,
+    TIMED_OUT,
+    VISIT,
+    Answer,
+    FileAssertions,
+    FileOutcome,
+    Job,
+    failed,
+)
 
 
 class WorkerError(CrawlerError):
@@ -109,70 +76,6 @@ class Limits:
     files_per_worker: int = 500  # a worker is replaced after this many files
     batch_files: int = 8  # files sent to a worker at once
     batch_bytes: int = 256 << 10  # ... or fewer, when they add up to this many bytes
-
-
-def visit_file(path: str, blob: str, data: bytes, known: Known | None = None) -> FileOutcome:
-    """Parse one file and find its sites; a file that cannot be parsed becomes a reason.
-
-    With `known`, only the functions that changed since the previous version may be parsed;
-    the outcome's `stubbed` then lists those to fill in from it (`crawler.parse.skeleton.fill`).
-    """
-    tree = ast_parse(data)  # one `ast` tree for the raises' lines and the call facts
-    try:
-        found = find_raise_sites(path, data, module_name(path), known, tree)
-    except RecursionError:
-        return failed(path, blob, PARSE_FAILED, "nested too deeply")
-    except MemoryError:
-        return failed(path, blob, PARSE_FAILED, "out of memory: over the worker's memory limit")
-    except Exception as error:  # noqa: BLE001 - any parser failure is this file's, not the run's
-        return failed(path, blob, PARSE_FAILED, _describe(error))
-    calls, text_calls = read_call_facts(data, module_name(path), path.endswith("__init__.py"), tree)
-    return FileOutcome(path, blob, tuple(found.sites), found.counts, pending=tuple(found.pending),
-                       classes=tuple(found.classes), exports=found.exports,
-                       regions=tuple(found.regions), context=found.context,
-                       stubbed=found.stubbed, exposed=found.exposed,
-                       calls=calls, text_calls=text_calls)
-
-
-Answer = FileOutcome | FileAssertions  # a FileOutcome with a failure for any file a worker lost
-
-
-_TASKS: dict[str, Callable[..., Answer]] = {
-    VISIT: visit_file, ASSERTIONS: lambda path, blob, data, known=None: read_assertions(path, blob, data)}
-
-
-def failed(path: str, blob: str, reason: str, detail: str) -> FileOutcome:
-    """The outcome of a file that gave no sites, with the reason the manifest lists."""
-    return FileOutcome(path, blob, failure=Skipped(path, reason, detail))
-
-
-def _describe(error: Exception) -> str:
-    lines = str(error).strip().splitlines()
-    detail = lines[0] if lines else ""
-    if hasattr(error, "raw_line"):  # libcst's ParserSyntaxError
-        detail = f"line {error.raw_line}: {getattr(error, 'message', detail)}"
-    return f"{type(error).__name__}: {detail}"[:300]
-
-
-def _trust_parser_output() -> None:
-    """Skip LibCST's per-node validation: the nodes its parser builds are valid by construction.
-
-    Every node's `__post_init__` re-checks the node's invariants, which only a hand-built node
-    can break; LibCST's own note there says the parse could skip it. It is 10 to 15% of
-    `parse_module` (measured on the stdlib). Only worker processes do this, and they build no
-    nodes of their own; a test holds their records equal to an in-process parse. libcst is
-    capped below its next untested minor version; tests/parse/test_libcst_internals.py fails,
-    naming what changed, if this internal does.
-    """
-    try:
-        from libcst._nodes.base import CSTNode
-    except ImportError:  # a LibCST that moved it: validate, as before
-        return
-    CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
-
-
-def _no_validation(self: object) -> None:
-    return None
 
 
 def _collect_between_batches() -> None:
@@ -200,7 +103,11 @@ def _worker_main(conn: Connection, memory_bytes: int, crawler: int) -> None:
     os.dup2(devnull, 2)
     os.close(devnull)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not write a core file
-    _trust_parser_output()
+    # the parsers, imported here: the crawler's own process, which imports this module for the
+    # pool, parses nothing; a forked worker has them from the fork server's preload already
+    from crawler.parse.file_tasks import TASKS, trust_parser_output
+
+    trust_parser_output()
     _collect_between_batches()
     if memory_bytes > 0:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -216,7 +123,7 @@ def _worker_main(conn: Connection, memory_bytes: int, crawler: int) -> None:
             conn.send((usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
             return
         task, jobs = batch
-        read = _TASKS[task]
+        read = TASKS[task]
         for job in jobs:  # (path, blob, data) or (path, blob, data, known)
             conn.send(read(*job))
         gc.collect()  # between batches, when no tree is alive: a few milliseconds

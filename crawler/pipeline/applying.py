@@ -16,7 +16,7 @@ from crawler.catalogue.merge import MergeResult, SetAside, is_stale
 from crawler.catalogue.regenerate import regenerate
 from crawler.errors import OutputError
 from crawler.git.diff import LineMap
-from crawler.parse.workers import FileOutcome
+from crawler.parse.outcomes import FileOutcome
 from crawler.pipeline import cyclic_gc, entry_stage, evidence_stage
 from crawler.pipeline.collecting import (
     Collected,

@@ -22,9 +22,10 @@ from crawler.errors import CrawlerError, OutputError
 from crawler.git.diff import LineMap, line_map
 from crawler.git.pin import PinnedRepo, default_cache_dir, pin
 from crawler.git.source import LOCAL
-from crawler.parse import exposed, skeleton
+from crawler.parse import skeleton
 from crawler.parse.forkserver import warm_up
-from crawler.parse.workers import FileOutcome, Limits, WorkerPool, default_jobs, visit_all
+from crawler.parse.outcomes import FileOutcome
+from crawler.parse.workers import Limits, WorkerPool, default_jobs, visit_all
 from crawler.pipeline import entry_stage, evidence_stage
 from crawler.pipeline.selection import select_files, select_test_files
 from crawler.pipeline.stages import EVIDENCE, Progress, stage_callback
@@ -155,7 +156,7 @@ def _filled(outcome: FileOutcome, previous: skeleton.Previous) -> FileOutcome:
                            outcome.stubbed, previous)
     return replace(outcome, sites=filled.sites, pending=filled.pending, classes=filled.classes,
                    regions=filled.regions, stubbed=(), counts=outcome.counts + filled.counts,
-                   exposed=exposed.carried(outcome.path, outcome.exposed, outcome.stubbed,
+                   exposed=skeleton.carried(outcome.path, outcome.exposed, outcome.stubbed,
                                            previous.exposed, previous.regions))
 
 

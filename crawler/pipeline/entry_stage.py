@@ -26,7 +26,7 @@ from crawler.callgraph.entry_points import MAX_DEPTH, Graph
 from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
 from crawler.parse.call_edges import CallFacts, Function, graph_node
 from crawler.parse.module_names import module_name
-from crawler.parse.workers import FileOutcome
+from crawler.parse.outcomes import FileOutcome
 from crawler.records import REMOVED, EntryPoints, ErrorRecord, Manifest, RaiseSite
 
 NO_ENTRY = EntryPoints()

@@ -84,6 +84,7 @@ from crawler.records.sites import (
     RaiseSite,
     SourceFile,
     Template,
+    TextCall,
     TextReading,
     TextRun,
     TextSlot,
@@ -96,5 +97,5 @@ __all__ = ["ACTIVE", "Annotation", "ArgumentText", "BrokenFile", "BuiltException
            "MAX_FILE_BYTES", "MESSAGE_KINDS", "Manifest", "NEEDS_REVIEW", "Pin", "REMOVED",
            "RaiseCounts", "RaiseSite", "Related", "Release", "ReleaseTag", "Releases", "TagMove",
            "SCHEMA_VERSION", "STATUSES", "Skipped", "SourceFile", "Template", "TemplateSpan",
-           "TestAssertion", "TextReading", "TextRun", "TextSlot", "Versions", "empty_annotation",
+           "TestAssertion", "TextCall", "TextReading", "TextRun", "TextSlot", "Versions", "empty_annotation",
            "is_network_address", "record_id"]

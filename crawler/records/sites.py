@@ -177,6 +177,16 @@ class ArgumentText:
 
 
 @dataclass(frozen=True)
+class TextCall:
+    """A call that passes text: where it is, the name called, and its arguments as written."""
+
+    line: int  # the call's first line, as `ast` and the call graph count it
+    name: str  # the last part of the name called: `fail` for `ctx.fail(...)`
+    receiver: str | None  # `ctx` in `ctx.fail(...)`, as written; None for a plain name
+    args: tuple[ArgumentText, ...]  # by position (keyword None), then by keyword; `*`/`**` unpacked
+
+
+@dataclass(frozen=True)
 class CallArgument:
     """One argument of the call a raise makes, as written: the class pass binds it to `__init__`."""
 

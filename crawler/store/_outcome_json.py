@@ -8,9 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from crawler.parse.call_edges import Call, CallFacts, ClassFacts, Function
-from crawler.parse.message.text_calls import TextCall
+from crawler.parse.outcomes import FileOutcome
 from crawler.parse.skeleton import Region
-from crawler.parse.workers import FileOutcome
 from crawler.records import (
     ArgumentText,
     BuiltException,
@@ -22,6 +21,7 @@ from crawler.records import (
     RaiseSite,
     Skipped,
     Template,
+    TextCall,
     TextReading,
     TextRun,
     TextSlot,

@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from crawler.errors import OutputError
-from crawler.parse.workers import FileOutcome
+from crawler.parse.outcomes import FileOutcome
 from crawler.records import ErrorRecord, Manifest
 from crawler.store import atomic, record_files
 from crawler.store.cache import LoadCache

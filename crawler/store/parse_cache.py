@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from crawler import __version__
-from crawler.parse.assertions import FileAssertions
+from crawler.parse.outcomes import FileAssertions, FileOutcome
 from crawler.parse.python_ast import parse_module
-from crawler.parse.workers import FileOutcome
 from crawler.records import Skipped, TestAssertion
 from crawler.store import _outcome_json
 from crawler.store.cache import EVIDENCE, RESULTS, CacheTable, is_plain

@@ -13,7 +13,7 @@ import pytest
 
 from crawler.batch.dask_reading import IN_FLIGHT, DaskPool
 from crawler.parse.assertions import read_assertions
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 from tests.helpers.dask_cluster import started_cluster
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.history import folder_bytes

@@ -20,7 +20,7 @@ import pytest
 from crawler import pipeline
 from crawler.callgraph.entry_points import Graph
 from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
-from crawler.parse.workers import FileOutcome
+from crawler.parse.outcomes import FileOutcome
 from crawler.pipeline.entry_stage import previous_calls
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
 from crawler.store.cache import DATABASE

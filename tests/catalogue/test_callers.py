@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crawler.catalogue.callers import MAX_CALLERS
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 from crawler.pipeline import extract, update
 from crawler.store import record_files
 from crawler.store._outcome_json import outcome_from_data, outcome_json

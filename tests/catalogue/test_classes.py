@@ -227,7 +227,7 @@ def both(x):
 
 
 def test_class_text_survives_the_result_cache() -> None:
-    from crawler.parse.workers import visit_file
+    from crawler.parse.file_tasks import visit_file
     from crawler.store import _outcome_json
 
     source = (PACKAGES / "layered" / "base.py").read_bytes()
@@ -242,7 +242,7 @@ def test_class_text_survives_the_result_cache() -> None:
 def test_call_arguments_and_none_guards_survive_the_result_cache() -> None:
     """The class pass picks `if message is None:`'s branch from the raise's arguments: both
     must come back from the cache as the visit made them."""
-    from crawler.parse.workers import visit_file
+    from crawler.parse.file_tasks import visit_file
     from crawler.records import CallArgument
     from crawler.store import _outcome_json
 

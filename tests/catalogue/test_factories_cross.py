@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crawler.catalogue import factories
+from crawler.parse.file_tasks import visit_file
 from crawler.parse.visitor import find_raise_sites
-from crawler.parse.workers import visit_file
 from crawler.pipeline import extract, update
 from crawler.store._outcome_json import outcome_from_data, outcome_json
 from tests.helpers.classes import templates

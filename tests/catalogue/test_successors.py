@@ -14,7 +14,7 @@ from crawler.catalogue.successors import (
     orphans,
     pair_score,
 )
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 from crawler.records import REMOVED, Annotation, ErrorRecord, empty_annotation
 from tests.helpers.outputkit import REPO, blob_sha, module
 from tests.helpers.update_output import BASE

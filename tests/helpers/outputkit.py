@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 from crawler.pipeline import Collected
 from crawler.records import ExtractOptions, Pin
 

@@ -31,10 +31,10 @@ import yaml
 
 from crawler.catalogue import callers, classes, factories
 from crawler.parse.call_edges import CallFacts, read_calls
-from crawler.parse.message.text_calls import TextCall, read_text_calls
+from crawler.parse.message.text_calls import read_text_calls
 from crawler.parse.module_names import module_name
 from crawler.parse.visitor import FileSites, find_raise_sites
-from crawler.records import ClassDef, ExposedFunction, RaiseSite
+from crawler.records import ClassDef, ExposedFunction, RaiseSite, TextCall
 
 TESTS = Path(__file__).resolve().parents[1]
 CASES = TESTS / "cases"

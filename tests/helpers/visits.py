@@ -6,9 +6,10 @@ from dataclasses import replace
 from typing import Any
 
 from crawler.parse import skeleton
+from crawler.parse.file_tasks import visit_file
+from crawler.parse.outcomes import FileOutcome
 from crawler.parse.skeleton import Known, Previous
 from crawler.parse.visitor import find_raise_sites
-from crawler.parse.workers import FileOutcome, visit_file
 from crawler.pipeline import collecting
 from crawler.records import RaiseSite
 from crawler.store.documents import template_data

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from crawler.parse.workers import (
-    FileOutcome,
-    Job,
-    Limits,
-    WorkerPool,
-)
+from crawler.parse.outcomes import FileOutcome, Job
+from crawler.parse.workers import Limits, WorkerPool
 
 # LibCST 1.9 kills its process with SIGSEGV on these (measured; the `+` chain takes about 30 s
 # before it dies, so a test with a short time limit sees it time out instead).

@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from crawler.parse import assertions
-from crawler.parse.assertions import (
-    ASSERTION_NAMES,
-    NEEDLES,
-    FileAssertions,
-    can_hold_evidence,
-    find_assertions,
-)
+from crawler.parse.assertions import ASSERTION_NAMES, NEEDLES, can_hold_evidence, find_assertions
+from crawler.parse.outcomes import FileAssertions
 from crawler.pipeline.selection import is_test_path
 
 SUITE = textwrap.dedent('''\

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.parse.workers import PARSER_CRASHED, TIMED_OUT, Limits, WorkerPool, _Subprocess, in_daemon
+from crawler.parse.outcomes import PARSER_CRASHED, TIMED_OUT
+from crawler.parse.workers import Limits, WorkerPool, _Subprocess, in_daemon
 from tests.helpers.processes import ctrl_c_default
 from tests.helpers.workers import PARENS, TEST_FILE, good, messages, run
 

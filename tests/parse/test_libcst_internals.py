@@ -1,4 +1,4 @@
-"""The LibCST internal that worker processes patch (`workers._trust_parser_output`) is still there.
+"""The LibCST internal that worker processes patch (`file_tasks.trust_parser_output`) is still there.
 
 Workers replace LibCST's private `CSTNode.__post_init__`, which only runs `self._validate()`, to
 skip re-validating the nodes LibCST's own parser builds. pyproject.toml caps libcst at the next
@@ -22,7 +22,7 @@ import pytest
 from tests.helpers.processes import ROOT, child_env
 
 LIBCST = f"libcst {version('libcst')}"
-WHAT_TO_DO = ("re-measure the patch in crawler/parse/workers.py (_trust_parser_output) against "
+WHAT_TO_DO = ("re-measure the patch in crawler/parse/file_tasks.py (trust_parser_output) against "
               "this LibCST, then raise the cap on libcst in pyproject.toml")
 
 
@@ -73,7 +73,7 @@ def test_validation_runs_through_post_init_and_the_patch_skips_it() -> None:
     script = textwrap.dedent("""
         import json
         import libcst as cst
-        from crawler.parse.workers import _trust_parser_output
+        from crawler.parse.file_tasks import trust_parser_output
 
         def builds():
             try:
@@ -83,7 +83,7 @@ def test_validation_runs_through_post_init_and_the_patch_skips_it() -> None:
             return True
 
         before = builds()
-        _trust_parser_output()
+        trust_parser_output()
         after = builds()
         module = cst.parse_module("raise ValueError('x')\\n")
         print(json.dumps({"before": before, "after": after, "code": module.code}))

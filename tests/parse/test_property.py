@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawler.parse.workers import FileOutcome, Limits, WorkerPool
+from crawler.parse.outcomes import FileOutcome
+from crawler.parse.workers import Limits, WorkerPool
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 

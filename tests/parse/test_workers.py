@@ -15,15 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from crawler.parse.workers import (
-    PARSE_FAILED,
-    PARSER_CRASHED,
-    TIMED_OUT,
-    Job,
-    Limits,
-    WorkerPool,
-    visit_file,
-)
+from crawler.parse.file_tasks import visit_file
+from crawler.parse.outcomes import PARSE_FAILED, PARSER_CRASHED, TIMED_OUT, Job
+from crawler.parse.workers import Limits, WorkerPool
 from crawler.records import SourceFile
 from tests.helpers.workers import FAST, PARENS, TEST_FILE, good, messages, run
 

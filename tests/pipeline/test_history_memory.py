@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import OutputError
-from crawler.parse.workers import STATS, FileOutcome, Job, WorkerPool
+from crawler.parse.outcomes import FileOutcome, Job
+from crawler.parse.workers import STATS, WorkerPool
 from crawler.pipeline import extract, update
 from crawler.pipeline.history_run import HistoryResult, TagStep, walk_releases
 from crawler.store import record_files

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.cli.commands import main
+from crawler.parse.outcomes import FileOutcome
 from crawler.parse.skeleton import Region
-from crawler.parse.workers import FileOutcome
 from crawler.records import (
     ACTIVE,
     NEEDS_REVIEW,

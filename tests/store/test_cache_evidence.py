@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.parse.assertions import FileAssertions
+from crawler.parse.outcomes import FileAssertions
 from crawler.records import Skipped, TestAssertion
 from crawler.store import cache as cache_module
 from crawler.store import parse_cache

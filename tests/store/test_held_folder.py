@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawler.errors import OutputError
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 from crawler.pipeline import extract
 from crawler.records import ArgumentText, CrossCall, Template
 from crawler.store import manifest_file, record_files

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 
 import pytest
 
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 from crawler.store._outcome_json import outcome_from_data, outcome_json
 from crawler.store.cache import ENCODER, record_fields
 

@@ -12,7 +12,7 @@ The contract, in one example: an f-string, a `%` format, a conditional (two temp
 it does not know (`dynamic`).
 
 >>> import libcst as cst
->>> from crawler.parse.message.templates import call_templates
+>>> from crawler.parse.message.exception_call import call_templates
 >>> def read(raise_statement, exception="builtins.ValueError"):
 ...     module = cst.parse_module(raise_statement + "\n")
 ...     call = module.body[0].body[0].exc

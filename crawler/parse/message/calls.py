@@ -46,6 +46,7 @@ import libcst as cst
 
 from crawler.parse._source import exact
 from crawler.parse.message import flow
+from crawler.parse.message.known_names import PLAIN_DECORATORS
 from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece, Unreadable
 from crawler.parse.message.reading import Reader
 from crawler.parse.message.substitution import (
@@ -490,9 +491,6 @@ def _context(reader: Reader) -> Context:
     context = reader.context
     assert isinstance(context, Context)
     return context
-
-
-PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
 def _followable(function: FunctionScope) -> bool:

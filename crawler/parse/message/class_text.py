@@ -18,22 +18,16 @@ import libcst as cst
 
 from crawler.parse._source import exact
 from crawler.parse.message import flow
+from crawler.parse.message.known_names import MESSAGE_METHODS, SEVERAL
 from crawler.parse.message.pieces import Alternative, Piece, Unreadable
 from crawler.parse.message.reading import Reader
 from crawler.parse.message.templates import build_template
 from crawler.parse.names import dotted
 from crawler.records import TextSlot
 
-# Methods whose returns a `__str__` may show: read, and never stubbed by a skeleton.
-MESSAGE_METHODS = frozenset({"__str__", "__repr__", "format_message", "get_message",
-                             "_format_message", "message", "msg", "_message"})
-
 # The forms a class attribute's value may read as literal text in (`Reader`'s own, the
 # gettext and text wrappers' calls); a name, an operator or an f-string reads as something else.
 _LITERAL_FORMS = (cst.SimpleString, cst.ConcatenatedString, cst.IfExp, cst.Call)
-
-SEVERAL = "several"  # an __init__ that calls more than one base __init__
-
 
 @dataclass(frozen=True)
 class Constants:

@@ -12,6 +12,8 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from crawler.records import TextReading, TextRun
+
 MAX_ALTERNATIVES = 8
 
 _GROUP_IDS = itertools.count(1)  # group ids only need to differ within one message
@@ -140,3 +142,23 @@ def merge_text(pieces: list[Piece]) -> list[Piece]:
         elif piece.is_placeholder or piece.text:
             merged.append(piece)
     return merged
+
+
+def reading(alternative: Alternative) -> TextReading:
+    """An alternative as other modules read it. Its groups are numbered by their order in it
+    (from _GROUP_BASE, past any a process counts to), so one text reads the same every time."""
+    kind, pieces = alternative
+    groups: dict[int, int] = {}
+    for piece in pieces:
+        if piece.group:
+            groups.setdefault(piece.group, _GROUP_BASE + len(groups))
+    return TextReading(kind, tuple(TextRun(p.text, p.is_placeholder, p.plain,
+                                           groups.get(p.group, 0), p.choice) for p in pieces))
+
+
+_GROUP_BASE = 1 << 40
+
+
+def alternative(text: TextReading) -> Alternative:
+    return text.kind, [Piece(run.text, run.placeholder, run.plain, run.group, run.choice)
+                       for run in text.runs]

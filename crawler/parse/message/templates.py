@@ -1,4 +1,4 @@
-"""Message expressions to `Template`s: literal text and placeholders read off the source, exactly.
+"""`Template`s: a message's literal text and placeholders, and the regex of `str(exc)` that shows it.
 
 A placeholder is named by the exact source of its expression (`f'{disallowed}'` gives
 `disallowed`), conversions and format specs kept out of the name. Whatever cannot be read as
@@ -9,8 +9,9 @@ An expression may read as several alternatives (a variable assigned in both bran
 matches `str(exc)` as Python prints it (the template's `display`): the message itself for one
 argument, its repr for a `KeyError`, the repr of the args tuple for several arguments,
 `[Errno n] text` for `OSError`, and the shapes of `E(msg, *args)`, `ExceptionGroup`,
-`SyntaxError(msg, details)` and the `Unicode*Error`s. The expressions themselves are read by
-`crawler.parse.message.reading`.
+`SyntaxError(msg, details)` and the `Unicode*Error`s. An exception call is read into templates
+by `crawler.parse.message.exception_call` (the expressions by `crawler.parse.message.reading`);
+this module reads no source, so what only builds or shows templates imports no parser.
 """
 
 from __future__ import annotations
@@ -19,16 +20,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-import libcst as cst
-
-from crawler.parse.message import flow
 from crawler.parse.message.pieces import (
     _GROUP_IDS,
     Alternative,
     Piece,
     merge_text,
 )
-from crawler.parse.message.reading import Reader, why_dynamic
 from crawler.records import Template
 
 # Keyword arguments that carry the message when there is no positional one.
@@ -60,51 +57,6 @@ CODEC_ERRORS = {"builtins.UnicodeDecodeError": 5, "builtins.UnicodeEncodeError":
 ANY = "[\\s\\S]*?"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-# ---------------------------------------------------------------- a raise's call to templates
-
-
-def call_templates(call: cst.Call, module: cst.Module, position: flow.Position = (),
-                   exception_qualname: str | None = None,
-                   assigned: set[str] | None = None,
-                   reader: Reader | None = None) -> list[Template] | None:
-    """The templates of an exception call's message, one per alternative; None without one.
-
-    `assigned` (when known) holds the names the enclosing function assigns: any other name
-    cannot be resolved, and is not searched for. A `reader` given reads in its own context
-    (a callee's, or one that follows the module's helpers: `crawler.parse.message.calls`).
-    """
-    reader = reader if reader is not None else Reader(module, assigned)
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if positional and positional[0].star:
-        star = positional[0]
-        source = star.star + reader.source(star.value)
-        return [build_template("dynamic", [Piece(source, True)], argument=f"{star.star}0")]
-    plain = [arg.value for arg in positional if not arg.star]
-    starred = len(plain) < len(positional)
-    if not plain:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value in MESSAGE_KEYWORDS:
-                alternatives = reader.message(arg.value, position)
-                return [build_template(kind, pieces, argument=arg.keyword.value)
-                        for kind, pieces in alternatives]
-        return None
-    readings = [reader.message(value, position) for value in plain]
-    display, chosen = _display(exception_qualname, len(plain), starred)
-    if chosen is None:
-        chosen = next((i for i, r in enumerate(readings) if r[0][0] != "dynamic"), 0)
-    templates = []
-    for kind, pieces in readings[chosen]:
-        seen: list[str] = []
-        pattern = _display_pattern(display, readings, chosen, pieces, kind, seen, starred,
-                                   written=exception_qualname == "builtins.BlockingIOError")
-        template = build_template(kind, pieces, argument=str(chosen), display=display,
-                                  regex="^" + pattern + "$")
-        if kind == "dynamic" and len(plain) == 1:
-            template = replace(template, reason=why_dynamic(reader, plain[0], position))
-        templates.append(template)
-    return _unique(templates)
 
 
 def _display(exception_qualname: str | None, count: int, starred: bool) -> tuple[str, int | None]:

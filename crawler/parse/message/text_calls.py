@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
 
 import libcst as cst
 
 from crawler.parse.call_edges import CallFacts, all_nodes, read_calls
-from crawler.parse.exposed import reading
-from crawler.parse.message.pieces import Unreadable
+from crawler.parse.message.pieces import Unreadable, reading
 from crawler.parse.message.reading import Reader
 from crawler.parse.python_ast import ast_parse_newer, parse_module
-from crawler.records import ArgumentText, TextReading
+from crawler.records import ArgumentText, TextCall, TextReading
 
 # Names whose calls never reach a raise of the repository with the text as its message.
 NOT_LISTED = frozenset(
@@ -35,16 +33,6 @@ NOT_LISTED = frozenset(
     if not name.startswith("_")) | {"_", "gettext", "ngettext", "dedent", "cleandoc"}
 MAX_CALLS = 20_000  # per file: beyond, the file's calls are not listed (generated code)
 MAX_SOURCE = 2_000  # characters of an argument read as text
-
-
-@dataclass(frozen=True)
-class TextCall:
-    """A call that passes text: where it is, the name called, and its arguments as written."""
-
-    line: int  # the call's first line, as `ast` and the call graph count it
-    name: str  # the last part of the name called: `fail` for `ctx.fail(...)`
-    receiver: str | None  # `ctx` in `ctx.fail(...)`, as written; None for a plain name
-    args: tuple[ArgumentText, ...]  # by position (keyword None), then by keyword; `*`/`**` unpacked
 
 
 def read_call_facts(data: bytes, module: str, is_package: bool, tree: ast.Module | None = None

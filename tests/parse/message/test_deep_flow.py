@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 
 
 def appended(count: int) -> bytes:

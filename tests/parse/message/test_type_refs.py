@@ -8,7 +8,7 @@ import time
 import pytest
 
 from crawler.parse.call_edges import METHOD, read_calls
-from crawler.parse.workers import visit_file
+from crawler.parse.file_tasks import visit_file
 
 
 def calls_of(source: str) -> set[tuple[str, str, str]]:
