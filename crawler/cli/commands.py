@@ -162,11 +162,8 @@ def extract(source: str, ref: str, output_root: Path, cache_dir: Path | None, na
       crawler extract .
       crawler extract https://github.com/jax-ml/jax --commit v0.4.30 --exclude 'docs/*'
     """
-    from crawler.parse.forkserver import warm_up
-    from crawler.records import ExtractOptions
-
-    warm_up()  # the workers' imports overlap ours and the pin
     from crawler.pipeline import extract as run_extract
+    from crawler.records import ExtractOptions
 
     options = ExtractOptions(include=include, exclude=exclude, include_tests=include_tests)
     with files_progress(quiet) as progress:
@@ -261,10 +258,7 @@ def update(source: str, ref: str, output_root: Path, cache_dir: Path | None, nam
       crawler update jax-ml/jax --commit main
       crawler update jax-ml/jax --commit v0.4.31 --check   # in CI: exit 1 if stale
     """
-    from crawler.parse.forkserver import warm_up
-
     require_folder(output_root)
-    warm_up()  # the workers' imports overlap ours, the pin and the manifest's load
     from crawler.pipeline import update as run_update
 
     with files_progress(quiet or as_json) as progress:

@@ -93,10 +93,13 @@ def raise_problems(problems: tuple[str, ...], folder: Path) -> None:
 def _progress(quiet: bool, columns: tuple[ProgressColumn, ...], total: int | None,
               **fields: Any) -> Iterator[Callable[..., None] | None]:
     """A transient bar on a terminal's stderr, updated by keyword; nothing in a pipe or with -q."""
+    if quiet:  # before rich's import: a quiet run never loads it
+        yield None
+        return
     from rich.progress import Progress
 
     err = stderr_console()
-    if quiet or not err.is_terminal:
+    if not err.is_terminal:
         yield None
         return
     with Progress(*columns, console=err, transient=True) as bar:
@@ -108,8 +111,11 @@ def files_progress(quiet: bool) -> Iterator[RunProgress | None]:
     """A bar per stage of the run (files parsed, test files read, the class pass, assertions
     matched, records written), each with its count and an estimate of the time left; on a
     terminal's stderr only, never with -q."""
+    if quiet:  # before rich's import: a quiet run never loads it
+        yield None
+        return
     err = stderr_console()
-    if quiet or not err.is_terminal:
+    if not err.is_terminal:
         yield None
         return
     from rich.progress import (

@@ -88,6 +88,8 @@ def visit_files(repo: PinnedRepo, files: list[SourceFile], jobs: int,
     order = sorted(misses, key=lambda i: -files[i].size)
     if not order:
         return outcomes  # type: ignore[return-value]  # every file from the cache: no worker
+    if pool is None:  # the first file to parse starts the fork server (`crawler.parse.forkserver`)
+        warm_up()
     previous: dict[str, skeleton.Previous] = {}
 
     def jobs_in() -> Iterator[tuple[str, str, bytes, skeleton.Known | None]]:
@@ -233,7 +235,6 @@ def collect(source: str, *, ref: str = "HEAD", options: ExtractOptions = Extract
     `again(repo)`, once pinned, may collect only what changed instead (None: collect it all).
     """
     started = time.perf_counter()
-    warm_up()  # while the commit is pinned and the cache asked
     with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
         changed = again(repo) if again is not None else None
         if changed is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from crawler.catalogue.evidence import EvidenceStats, match_evidence
 from crawler.catalogue.related import with_derived
+from crawler.parse.forkserver import warm_up
 from crawler.parse.workers import WorkerPool
 from crawler.records import REMOVED, ErrorRecord, Manifest, Skipped, SourceFile, TestAssertion
 from crawler.store.cache import split_cached
@@ -61,6 +62,8 @@ def read_test_files(read: BlobReader, files: list[SourceFile], jobs: int,
     if progress is not None and files:
         progress(hits, len(files))
     if misses:
+        if pool is None:  # as for the sources: a test file to parse starts the fork server
+            warm_up()
         with nullcontext(pool) if pool is not None else WorkerPool(jobs) as reading:
             chosen = [files[i] for i in misses]
             for done, (position, answer) in enumerate(reading.read_tests(read(chosen)), start=1):

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from crawler.errors import CrawlerError
 from crawler.git.pin import PinnedRepo
-from crawler.parse.forkserver import warm_up
 from crawler.pipeline import cyclic_gc
 from crawler.pipeline.applying import apply
 from crawler.pipeline.collecting import (
@@ -37,7 +36,6 @@ def extract(source: str, *, ref: str = "HEAD", output_root: Path = Path("output"
             web_url: str | None = None, release: str | None = None) -> RunResult:
     """Pin `source` at `ref`, catalogue its raise sites, and merge them into the output folder."""
     started = time.perf_counter()
-    warm_up()  # the workers' imports overlap the pin
     store = StoreContext(load_cache(cache_dir))
 
     def folder_commit(pinned: Pin) -> str | None:

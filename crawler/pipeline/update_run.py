@@ -10,7 +10,6 @@ from pathlib import Path
 from crawler.catalogue.manifest import check_same_repository
 from crawler.errors import OutputError
 from crawler.git.pin import pin
-from crawler.parse.forkserver import warm_up
 from crawler.pipeline import cyclic_gc
 from crawler.pipeline.applying import apply
 from crawler.pipeline.collecting import collect_again, earlier_local_folder, load_cache, output_folder
@@ -31,7 +30,6 @@ def update(source: str, *, ref: str = "HEAD", output_root: Path = Path("output")
     With `evidence`, the test files are read too (from the evidence cache, but for those that
     changed), and the records whose evidence changed are rewritten."""
     started = time.perf_counter()
-    warm_up()  # the workers' imports overlap the pin and the manifest's load
     store = StoreContext(load_cache(cache_dir))
     with pin(source, ref, cache_dir=cache_dir, name=name, web_url=web_url) as repo:
         folder = output_folder(output_root, repo.pin)

@@ -239,3 +239,30 @@ def test_ctrl_c_while_the_fork_server_starts_stops_the_crawler() -> None:
     done = subprocess.run([sys.executable, "-c", SIGNAL_DURING_SERVER_START], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, preexec_fn=ctrl_c_default)
     assert done.stdout.split() == ["honoured"], (done.stdout, done.stderr)
+
+
+# A run that parses prints the fork server it started among its children; one whose every file
+# comes from the cache (a rerun, most of a weekly update) starts none, and pays none of its imports.
+_CHILDREN_AFTER_EXTRACT = textwrap.dedent("""
+    import glob, sys
+    from pathlib import Path
+    from crawler.pipeline import extract
+    extract(sys.argv[1], output_root=Path(sys.argv[2]), cache_dir=Path(sys.argv[3]))
+    children = set()
+    for listing in glob.glob("/proc/self/task/*/children"):
+        children.update(Path(listing).read_text().split())
+    print(len(children))
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_a_run_served_by_the_cache_starts_no_fork_server(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo()
+    repo.write("pkg/mod.py", "def f(x):\n    raise ValueError(f'bad {x}')\n")
+    repo.commit()
+    args = [sys.executable, "-c", _CHILDREN_AFTER_EXTRACT, str(repo.path), str(tmp_path / "out"),
+            str(tmp_path / "cache")]
+    first = subprocess.run(args, capture_output=True, text=True, check=True, cwd=ROOT, timeout=120)
+    again = subprocess.run(args, capture_output=True, text=True, check=True, cwd=ROOT, timeout=120)
+    assert int(first.stdout.split()[-1]) >= 1, first.stderr  # the file parsed: a fork server
+    assert int(again.stdout.split()[-1]) == 0, again.stderr  # from the cache: none
