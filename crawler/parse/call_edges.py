@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -71,6 +72,35 @@ def graph_node(module: str, qualname: str) -> str:
             break
         kept.append(part)
     return f"{module}.{LOCALS.join(kept)}"
+
+
+def _own_imports(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports of a function's own scope: in its branches, loops and `try` blocks, not in a
+    def or class nested in it (a nested def reads its own, and sees its maker's)."""
+    todo: list[ast.AST] = list(statements)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for body in ("body", "orelse", "finalbody", "handlers", "cases"):
+                held = getattr(node, body, None)
+                if isinstance(held, list):
+                    todo.extend(held)
+
+
+def _import_bindings(imports: Iterable[ast.Import | ast.ImportFrom], package: str
+                     ) -> Iterator[tuple[str, str]]:
+    """(name, qualified name) each import binds, as a module's imports bind them (`_bind`)."""
+    for node in imports:
+        if isinstance(node, ast.Import):
+            for alias in node.names:  # `import a.b` binds `a`
+                top = alias.name.split(".")[0]
+                yield alias.asname or top, alias.name if alias.asname else top
+        else:
+            base = from_module(package, node)
+            yield from ((alias.asname or alias.name, f"{base}.{alias.name}".lstrip("."))
+                        for alias in node.names if alias.name != "*")
 
 
 def nodes_and_defs(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -343,17 +373,10 @@ class _Reader:
     def _bind(self, node: ast.stmt) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):  # `from m import x as x` re-exports x
             self.exported += [alias.name for alias in node.names if alias.asname == alias.name]
-        if isinstance(node, ast.Import):
-            for alias in node.names:  # `import a.b` binds `a`
-                top = alias.name.split(".")[0]
-                self.bindings[alias.asname or top] = alias.name if alias.asname else top
-        elif isinstance(node, ast.ImportFrom):
-            base = from_module(self.package, node)
-            for alias in node.names:
-                if alias.name == "*":
-                    self.star.append(base)
-                else:
-                    self.bindings[alias.asname or alias.name] = f"{base}.{alias.name}".lstrip(".")
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.bindings.update(_import_bindings([node], self.package))
+            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                self.star.append(from_module(self.package, node))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.bindings[node.name] = f"{self.module}.{node.name}"
         elif isinstance(node, (ast.If, ast.Try)):  # `try: import x / except: ...`, TYPE_CHECKING
@@ -439,6 +462,9 @@ class _FunctionReader:
         self.untyped: dict[str, str] = {}  # a local bound to an attribute of an untyped value
         self.held: dict[str, bool] = {}  # a local iterated from an attribute of a typed value
         self.locals: set[str] = set(outer.locals) if outer else set()
+        # names the function imports itself (an import put off until the call), a nested def
+        # seeing its maker's: name -> qualified name, as a module's own imports bind them
+        self.imported: dict[str, str] = dict(outer.imported) if outer else {}
         self.nested: dict[str, str] = dict(outer.nested) if outer else {}  # name -> qualname
         self.calls: list[Call] = []
         self.self_attributes: list[tuple[str, str]] = []
@@ -462,6 +488,8 @@ class _FunctionReader:
         nodes, defs = nodes_and_defs(node)  # listed once: its locals, then its `try` blocks
         bound, self.known, self.raises = known_names(node, nodes)
         self.locals.update(bound)
+        if not isinstance(node, ast.Lambda):
+            self.imported.update(_import_bindings(_own_imports(node.body), reader.package))
         self.nested.update((d.name, f"{self.qualname}{LOCALS}{d.name}") for d in defs)
         if isinstance(node, ast.Lambda):
             self._expression(node.body)
@@ -674,6 +702,8 @@ class _FunctionReader:
 
     def _global(self, dotted: list[str] | None) -> str | None:
         """A name through the bindings (one a star import may bring: as the module's); or None."""
+        if dotted and dotted[0] in self.imported:
+            return ".".join([self.imported[dotted[0]], *dotted[1:]])
         if not dotted or dotted[0] in self.locals:
             return None
         if dotted[0] in self.reader.bindings:

@@ -39,6 +39,31 @@ def test_module_functions_through_imports_aliases_and_all(make_repo: Callable[[s
         ("pkg.load_file", ("pkg.api.load", "pkg._impl.read", "pkg._impl.check"), None, None)]
 
 
+def test_a_name_imported_inside_a_function_is_followed(make_repo: Callable[[str], GitRepo]) -> None:
+    """`from pkg._impl import check` inside the function that calls it (an import put off until
+    the call: click's, jax's, this crawler's own `file_tasks`): the call reaches `check`, and a
+    nested def sees its maker's import; the same name elsewhere in the module stays unbound."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.api import load, dump\n",
+        "pkg/api.py": """\
+            def load(path):
+                from pkg._impl import check
+                return check(path)
+            def dump(path):
+                import pkg._impl as impl
+                def inner():
+                    return impl.check(path)
+                return inner()
+            def other(path):
+                return check(path)
+            """,
+        "pkg/_impl.py": """\
+            def check(path):
+                raise ValueError(path)
+            """})
+    assert [name for name, *_ in entries(graph, "pkg._impl.check")] == ["pkg.load", "pkg.dump"]
+
+
 def test_methods_through_self_inherited_and_overridden(make_repo: Callable[[str], GitRepo]) -> None:
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": """\
         class Base:
