@@ -20,8 +20,9 @@ Why it holds for any library: a name that many records hold (the package's name,
 point at another record; a name or word only a few records hold (their function, their
 message's words) decides. Siblings, the raises of one function, share their snippet, where they
 are and their entry points, so they are scored on what is theirs alone: the names and words of
-their message (less the words of their function's name, every sibling's), their placeholders,
-condition and exception, each weighed by its rarity.
+their message (less their function's name and its words, every sibling's), their
+placeholders, condition and exception, each weighed by its rarity. One name or word another
+record holds and the own record lacks is chance; two are needed (`MIN_LEAD`).
 
 How sure: the margin, 1 - own / best, the share of the best record's score that the own record
 lacks. Listed from `LISTED_MARGIN` (the best holds twice what the own record holds), "sure" from
@@ -59,6 +60,11 @@ LISTED_MARGIN = 0.5
 # Sure when the other record holds three times as much: the own record holds at most a third of
 # it, one name in three where the page would name all of them if it were written for it.
 SURE_MARGIN = 2 / 3
+
+# Another record fits better only by two names or words at least that the own record lacks: one
+# name or word in common with another message is chance (`when`, `value` in any two sentences
+# about values); two are what a page written for it says of it.
+MIN_LEAD = 2
 
 # Records shown beside a finding: the few that fit better, best first (what a person reads).
 SHOWN = 3
@@ -151,7 +157,9 @@ class Index:
         paths = [entry.path for entry in manifest.files] if manifest else []
         self.modules = frozenset(part for path in [*paths, *(r.site.path for r in live)]
                                  for part in _module_parts(path))
-        self.facts = {r.id: record_facts(r, classes, self.own[r.id], self.modules) for r in live}
+        names: dict[str, set[str]] = {}  # each qualified name once: chains repeat them
+        self.facts = {r.id: record_facts(r, classes, self.own[r.id], self.modules, names)
+                      for r in live}
         self.siblings: dict[tuple[str, str], list[str]] = {}
         for r in live:
             self.siblings.setdefault((r.site.path, r.site.qualname), []).append(r.id)
@@ -163,7 +171,9 @@ class Index:
         self.idf = {term: math.log(total / len(held)) for term, held in postings.items()}
         self.most = {term: max(held.values()) for term, held in postings.items()}
         # the records a user's error can be: not a test's, an example's or a document's raise
-        self.postings = {term: {i: n for i, n in held.items() if is_library(self.records[i])}
+        # each with its weight there, idf times the kinds of facts holding it
+        library = {r.id for r in live if is_library(r)}
+        self.postings = {term: {i: n * self.idf[term] for i, n in held.items() if i in library}
                          for term, held in postings.items()}
 
     def terms(self, mentions: Mentions) -> set[str]:
@@ -198,13 +208,15 @@ class Index:
         own = sum(self.idf[t] * own_facts.get(t, 0) for t in terms)
         # (score, id, own score on the same facts, a sibling)
         found = [(s, i, own, False) for i, s in self._scores(terms, own).items()
-                 if i not in siblings and i != record.id]
+                 if i not in siblings and i != record.id
+                 and sum(t in self.facts[i] and t not in own_facts for t in terms) >= MIN_LEAD]
         # the raises of its own function hold the same code: told apart by their own words
         own_zone = self.own.get(record.id, frozenset())
         near = sum(self.idf[t] for t in terms if t in own_zone)
         for other in siblings:
             score = sum(self.idf[t] for t in terms if t in self.own[other])
-            if score > near + EPSILON:
+            lead = sum(t in self.own[other] and t not in own_zone for t in terms)
+            if score > near + EPSILON and lead >= MIN_LEAD:
                 found.append((score, other, near, True))
         found.sort(key=lambda f: (f[2] / f[0], -f[0], f[1]))  # by margin, then score
         better = tuple(Better(i, self.records[i].site.qualname, self.records[i].site.path,
@@ -228,19 +240,27 @@ class Index:
     def _scores(self, names: list[str], own: float) -> dict[str, float]:
         """The library's records scoring higher than `own` on `names` (rarest first), scored."""
         # records first met at a name can reach at most what it and the rest give: once that
-        # is no more than the own score, only the records met already are added to
+        # is no more than the own score, no record not met yet can pass it, and a record met
+        # that cannot pass it with all the rest is left
         reach = [0.0] * (len(names) + 1)
         for k in range(len(names) - 1, -1, -1):
             reach[k] = reach[k + 1] + self.idf[names[k]] * self.most[names[k]]
         scores: dict[str, float] = {}
+        get = scores.get
         for k, term in enumerate(names):
-            weight = self.idf[term]
+            held = self.postings[term]
             if reach[k] > own + EPSILON:
-                for other, count in self.postings[term].items():
-                    scores[other] = scores.get(other, 0.0) + weight * count
+                for other, weight in held.items():
+                    scores[other] = get(other, 0.0) + weight
+                continue
+            scores = {i: s for i, s in scores.items() if s + reach[k] > own + EPSILON}
+            if len(held) < len(scores):  # the shorter of the two is walked
+                for other, weight in held.items():
+                    if other in scores:
+                        scores[other] += weight
             else:
                 for other in scores:
-                    scores[other] += weight * self.facts[other].get(term, 0)
+                    scores[other] += held.get(other, 0.0)
         return {i: s for i, s in scores.items() if s > own + EPSILON}
 
 
@@ -288,7 +308,7 @@ def own_words(record: ErrorRecord) -> frozenset[str]:
     names |= names_of(site.exception)
     for placeholder in site.message.placeholders:
         names |= names_of(placeholder)
-    return frozenset(names | words)
+    return frozenset((names - names_of(site.qualname)) | words)
 
 
 def qualified(name: str | None, modules: Collection[str]) -> set[str]:
@@ -304,7 +324,8 @@ def qualified(name: str | None, modules: Collection[str]) -> set[str]:
 
 
 def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
-                 own: frozenset[str], modules: Collection[str]) -> dict[str, int]:
+                 own: frozenset[str], modules: Collection[str],
+                 seen: dict[str, set[str]] | None = None) -> dict[str, int]:
     """Each name of the record's facts, and each word of its message (of `own`), with how many
     of its six kinds of facts hold it; the condition's names once more (see the module's
     docstring). In a qualified name (`pkg.filters.do_title`), the library's `modules` are
@@ -322,11 +343,14 @@ def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
     if cls is not None:
         for base in cls.get("bases") or ():
             exception |= qualified(str(base), modules)
+    seen = {} if seen is None else seen
     entry: set[str] = set()
     for item in record.entry_points.items if record.entry_points else ():
-        entry |= qualified(item.name, modules)
-        for step in item.chain:
-            entry |= qualified(step, modules)
+        for name in (item.name, *item.chain):
+            found = seen.get(name)
+            if found is None:
+                found = seen[name] = qualified(name, modules)
+            entry |= found
     counts: dict[str, int] = {}
     for kind in (message, condition, code_names(site.snippet), where, exception, entry,
                  condition):

@@ -44,6 +44,7 @@ _CALL = r"[A-Za-z_][A-Za-z0-9_.]*\(\)?"
 _CAMEL = r"[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z0-9]*"
 _SNAKE = r"_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|__[A-Za-z0-9]+__"
 _CODE_LIKE = re.compile(rf"(?<![\w.])(?:{DOTTED_NAME}|{_CALL}|{_SNAKE}|{_CAMEL})(?![\w])")
+_PLAIN = re.compile(rf"{DOTTED_NAME}|[A-Za-z_][A-Za-z0-9_]*")
 _PROSE_DOTTED_WORDS = {"e.g", "i.e", "etc", "vs", "cf"}
 # the names every piece of Python code writes: a fact of every record, telling none apart
 LANGUAGE = frozenset(keyword.kwlist) | {"self", "cls", "args", "kwargs"}
@@ -94,8 +95,8 @@ def code_mentions(text: str) -> Mentions:
     for block in _FENCE.findall(text):
         names += _code_names(block, bound)
     prose = _FENCE.sub("\n", text)
-    for span in _BACKTICK.findall(prose):
-        names += _code_names(span, set(), binds=False)
+    for span in _BACKTICK.findall(prose):  # a plain (dotted) name as it is, other code parsed
+        names += [span] if _PLAIN.fullmatch(span) else _code_names(span, set(), binds=False)
     prose = _BACKTICK.sub(" ", prose)
     for token in _CODE_LIKE.findall(prose):
         name = token.rstrip("()")

@@ -380,8 +380,8 @@ def wait(seconds, limit=10):
 '''
 
 ADDRESS = {  # written for _check_url's raise, met through `pkg.get`; its example passes a timeout
-    "what_it_means": "`pkg.get` only fetches web addresses: the url must start with http:// "
-                     "or https://.",
+    "what_it_means": "`pkg.get` only fetches web addresses: a `url` that does not start with "
+                     "http:// or https:// is not a web address.",
     "example_fix": "pkg.get(\"https://example.com/data\", timeout=10)\n",
     "when_it_happens": "When `get` is given a file path or a bare host name as its url.",
 }
@@ -433,7 +433,7 @@ class Environment:
 '''
 
 UNKNOWN_FILTER = {  # written for _lookup's raise; `env` is the user's environment
-    "what_it_means": "No filter is registered under that name in the environment.",
+    "what_it_means": "No filter named so is registered in the environment.",
     "solutions": ["Register it first: `env.filters[\"shout\"] = shout`."],
     "when_it_happens": "When `env.call_filter(\"shout\", text)` runs before `env.filters` "
                        "holds it.",
