@@ -157,7 +157,7 @@ class Index:
         paths = [entry.path for entry in manifest.files] if manifest else []
         self.modules = frozenset(part for path in [*paths, *(r.site.path for r in live)]
                                  for part in _module_parts(path))
-        names: dict[str, set[str]] = {}  # each qualified name once: chains repeat them
+        names: dict[str, set[str]] = {}  # each qualified name and snippet read once
         self.facts = {r.id: record_facts(r, classes, self.own[r.id], self.modules, names)
                       for r in live}
         self.siblings: dict[tuple[str, str], list[str]] = {}
@@ -352,8 +352,11 @@ def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
                 found = seen[name] = qualified(name, modules)
             entry |= found
     counts: dict[str, int] = {}
-    for kind in (message, condition, code_names(site.snippet), where, exception, entry,
-                 condition):
+    key = f"snippet\0{site.snippet}"  # the raises of one function share it: read once
+    code = seen.get(key)
+    if code is None:
+        code = seen[key] = code_names(site.snippet)
+    for kind in (message, condition, code, where, exception, entry, condition):
         for name in kind:
             counts[name] = counts.get(name, 0) + 1
     return counts
