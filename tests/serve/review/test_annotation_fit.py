@@ -571,3 +571,23 @@ def test_a_suspect_is_listed_and_check_exits_0(
     assert mismatch["listed_from"] <= mismatch["margin"] < mismatch["sure_from"]
     done = crawler("check", folder)
     assert done.returncode == 0 and "annotation-mismatch (suspect" in done.stdout, done
+
+
+def test_a_broken_dismissals_file_is_said_and_loses_no_finding(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
+    """A `dismissed.yaml` a person broke by hand is one line naming it, exit 1, and every finding
+    is listed as though nothing were dismissed; `--dismiss` refuses to write over it."""
+    repo = remat_repository(make_repo)
+    out = tmp_path / "out ä"
+    folder = extracted(repo, out)
+    remat, data = record_of(folder, "RematTraced._check_differentiable")
+    give(remat, data, WRONG)
+    (folder / "dismissed.yaml").write_text("dismissed:\n  - just a list\n", encoding="utf-8")
+    done = crawler("check", out)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done
+    assert "dismissed.yaml: not a list of dismissals" in done.stdout, done
+    assert "annotation-mismatch (sure" in done.stdout and "0 dismissed" in done.stdout, done
+    done = crawler("check", "--dismiss", data["id"], out)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done
+    assert "dismissed.yaml" in done.stderr
+    assert (folder / "dismissed.yaml").read_text(encoding="utf-8") == "dismissed:\n  - just a list\n"
