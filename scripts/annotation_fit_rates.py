@@ -8,7 +8,8 @@ Reads the corpus of tests/serve/review/annotations/ (hand-written annotations of
 records, with their catalogues; or, with --part, issue 50's real annotations of eight libraries,
 `real/<part>/`) and judges, in process, with crawler.serve.review.annotation_fit:
 
-- right: each annotation on its own record; the false-positive rate is listed / judged;
+- right: each annotation on its own record; the false-positive rate is listed / judged, and the
+  largest margins (1 - own / best: how near a right annotation comes to being listed);
 - dealt: for each seed, a derangement (tests/serve/review/annotations/corpus.py, shared with the
   test): each record gets another's annotation; the listed rate over all seeds, and the rate
   among those whose annotation comes from another module (the issue asks for all of them). Each
@@ -98,7 +99,7 @@ def main(argv: list[str]) -> int:
         return real_rates(args.part, seeds)
     right_total = right_listed = dealt_total = dealt_listed = far_total = far_listed = 0
     per_seed: dict[int, int] = dict.fromkeys(seeds, 0)
-    lowest: list[tuple[float, str, str]] = []
+    closest: list[tuple[float, str, str]] = []  # right annotations by margin, largest first
     with tempfile.TemporaryDirectory() as tmp:
         for library in LIBRARIES:
             items, records, manifest = load(library, Path(tmp))
@@ -109,7 +110,7 @@ def main(argv: list[str]) -> int:
             right_total += len(ids)
             for i in ids:
                 fit = right[i]
-                lowest.append((fit.score, library, qualname[i]))
+                closest.append((-fit.margin, library, qualname[i]))
                 if fit.listed:
                     right_listed += 1
                     print(f"RIGHT LISTED {library} {qualname[i]}: {evidence(fit)}")
@@ -132,10 +133,10 @@ def main(argv: list[str]) -> int:
                             setattr(args, kind, getattr(args, kind) - 1)
                             print(f"SAMPLE {kind} {library} {qualname[i]} given "
                                   f"{qualname[deal[i]]}: {evidence(fit)}")
-    lowest.sort()
+    closest.sort()
     print(f"right annotations listed: {right_listed} of {right_total} "
-          f"({100 * right_listed / right_total:.1f} %); lowest scores: "
-          + ", ".join(f"{s} {lib} {q}" for s, lib, q in lowest[:4]))
+          f"({100 * right_listed / right_total:.1f} %); largest margins: "
+          + ", ".join(f"{-m:.2f} {lib} {q}" for m, lib, q in closest[:4]))
     print(f"dealt listed over seeds {seeds[0]}-{seeds[-1]}: {dealt_listed} of {dealt_total} "
           f"({100 * dealt_listed / dealt_total:.1f} %); per seed {min(per_seed.values())} to "
           f"{max(per_seed.values())} of {dealt_total // len(seeds)}, "
