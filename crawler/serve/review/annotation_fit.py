@@ -33,6 +33,7 @@ under it as a suspect (exit 0).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -185,7 +186,9 @@ class Index:
             first = parts[0]
             if len(parts) > 1 and first in self.modules and first not in mentions.user_names:
                 # `jinja2.filters.do_map`: the library's modules, named as modules
-                found.update(f"m:{p}" for p in parts if p in self.modules)
+                modules = list(itertools.takewhile(self.modules.__contains__, parts[:-1]))
+                found.update(f"m:{p}" for p in modules)
+                parts = parts[len(modules):]
             elif len(parts) > 1 and (first in mentions.user_names or first.islower()
                                      or first in STDLIB):
                 # `env.filters`, `x.shape`, `os.path.join`: a user's variable or another

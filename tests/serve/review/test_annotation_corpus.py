@@ -91,7 +91,7 @@ def listed(index: Index, by_id: dict[str, ErrorRecord], text: dict[str, str],
 @pytest.mark.slow  # 10 s: four catalogues unpacked and 2,500 annotations judged
 def test_the_working_half_keeps_the_figures_of_the_one_rule(tmp_path: Path) -> None:
     """Issue 50's working half, seeds 1-10, as docs/measurements/annotations.md gives it: right
-    annotations listed 9 of 118 (6 sure), moved onto another record listed 1,102 of 1,180,
+    annotations listed 9 of 118 (6 sure), moved onto another record listed 1,110 of 1,180,
     moved within one function 319 of 600. Each library's index is built once: the annotations
     are judged against it as the check judges them (`Index.judge`)."""
     right = right_sure = moved = moved_listed = near = near_listed = 0
@@ -112,5 +112,5 @@ def test_the_working_half_keeps_the_figures_of_the_one_rule(tmp_path: Path) -> N
             dealt = listed(index, by_id, text, within_functions(items, seed))
             near, near_listed = near + len(dealt), near_listed + sum(dealt)
     assert (right, right_sure) == (9, 6)
-    assert (moved_listed, moved) == (1102, 1180)
+    assert (moved_listed, moved) == (1110, 1180)
     assert (near_listed, near) == (319, 600)
