@@ -124,11 +124,14 @@ def lookup_command(message: str, output: Path, limit: int, db: Path | None, as_j
 @existing_folder_argument("output")
 @click.option("--annotations", "annotations_only", is_flag=True,
               help="Only ask whether each annotation fits its record (annotation-mismatch).")
+@click.option("--dismiss", "dismissals", multiple=True, metavar="RECORD_ID",
+              help="Dismiss the annotation-mismatch finding of RECORD_ID (repeatable): it is not "
+                   "listed again while its annotation and its record's facts stay as they are.")
 @cache_dir_option
 @json_option("findings")
 @quiet_option
-def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json: bool,
-          quiet: bool) -> None:
+def check(output: Path, annotations_only: bool, dismissals: tuple[str, ...],
+          cache_dir: Path | None, as_json: bool, quiet: bool) -> None:
     """List records whose annotation may not fit their message any more, and orphaned annotations.
 
     A record is listed when its annotation's written_for is not its current message template, or
@@ -136,24 +139,33 @@ def check(output: Path, annotations_only: bool, cache_dir: Path | None, as_json:
     checking the annotation, set annotation.written_for to the current template: the next `crawler
     update` makes the record active again. A removed record that carries an annotation is listed
     with the live record without one that most resembles it and the score (or "no candidate"):
-    move the annotation there with `crawler adopt OLD NEW`. Exits 1 if anything is listed or a
-    record cannot be read. A record file whose exact bytes passed the schema before (in any run
-    using the same cache folder) is not checked in full again.
+    move the annotation there with `crawler adopt OLD NEW`. A record file whose exact bytes
+    passed the schema before (in any run using the same cache folder) is not checked in full
+    again.
 
-    Every annotation is also asked whether it fits its record: one whose code names are defined
-    elsewhere in the repository, and that never names its record's function, class or exception,
-    is listed as annotation-mismatch with those names and its score (docs/annotations.md). A
-    person who finds it right sets annotation.fits.confirmed to the current template.
+    Every annotation is also asked whether it fits its record: when another record holds twice
+    what its own holds of the annotation's names and words (each weighed by how rare it is), it
+    is listed as annotation-mismatch, "sure" from three times and a "suspect" under it, surest
+    first, with the records that fit better (docs/annotations.md). A person who finds it right
+    dismisses it with --dismiss RECORD_ID, until the annotation or the record changes.
+
+    Exits 1 if anything but a suspect is listed or a record cannot be read: a site's CI fails on
+    what needs a person, and a suspect is listed without failing it.
 
     \b
     Example:
       crawler check output/
       crawler check --annotations --json output/
+      crawler check --dismiss c24a155dbe244fb0 output/
     """
     from crawler.git.pin import default_cache_dir
-    from crawler.serve.review.checks import review_output
+    from crawler.serve.review.checks import dismiss, review_output
     from crawler.store.cache import LoadCache
 
+    if dismissals:  # written first, one atomic file per repository folder; then the check runs
+        for line in dismiss(output, dismissals):
+            if not as_json and not quiet:
+                click.echo(one_line(line))
     # a record file whose exact bytes passed the schema before (in any run) is not read again;
     # the pipeline's runs keep the same checked loads (`pipeline.load_cache`), which `check`
     # does not import: it reads records and never parses

@@ -275,6 +275,8 @@ class CheckSummary:
                                      for u in review.unfinished],
             "problems": list(review.problems),
             "annotation_mismatches": [_mismatch(m) for m in review.mismatches],
+            "dismissed": [{"path": str(m.path), "id": m.fit.record.id, "level": m.level}
+                          for m in review.dismissed],
         })
 
     def findings(self) -> Iterator[Line]:
@@ -289,23 +291,26 @@ class CheckSummary:
         review = self.review
         yield from self.findings()
         unfinished = f", {len(review.unfinished)} adoptions unfinished" if review.unfinished else ""
+        sure = sum(m.fit.sure for m in review.mismatches)
         yield (f"{review.checked} records checked, {len(review.findings)} to review, "
                f"{len(review.orphans)} orphaned annotations{unfinished}, "
-               f"{len(review.mismatches)} annotations that do not fit, "
+               f"{len(review.mismatches)} annotations that do not fit ({sure} sure, "
+               f"{len(review.mismatches) - sure} suspect, {len(review.dismissed)} dismissed), "
                f"{len(review.problems)} unreadable")
 
 
 def _mismatch(mismatch: Mismatch) -> dict[str, Any]:
-    """An annotation-mismatch as `check --json` gives it: the record, the score, the evidence."""
-    from crawler.serve.review.annotation_fit import THRESHOLD
+    """An annotation-mismatch as `check --json` gives it: the record, how sure, the evidence."""
+    from crawler.serve.review.annotation_fit import LISTED_MARGIN, SURE_MARGIN
 
     fit = mismatch.fit
-    return {"reason": "annotation-mismatch", "path": str(mismatch.path), "id": fit.record.id,
-            "template": fit.record.site.message.template, "score": fit.score,
-            "threshold": THRESHOLD, "against": fit.against,
-            "foreign": [{"mention": f.mention, "name": f.name, "defined_in": list(f.defined_in),
-                         "weight": f.weight} for f in fit.foreign],
-            "missing": list(fit.missing), "fitting": list(fit.fitting)}
+    return {"reason": "annotation-mismatch", "level": mismatch.level, "path": str(mismatch.path),
+            "id": fit.record.id, "template": fit.record.site.message.template,
+            "score": fit.score, "margin": fit.margin, "listed_from": LISTED_MARGIN,
+            "sure_from": round(SURE_MARGIN, 3), "names": list(fit.names), "better_records": fit.rank,
+            "better": [{"id": b.id, "qualname": b.qualname, "path": b.path, "score": b.score,
+                        "margin": b.margin, "names": list(b.names), "sibling": b.sibling}
+                       for b in fit.better]}
 
 
 @dataclass(frozen=True)

@@ -185,8 +185,8 @@ def test_check_lists_each_orphan_with_its_likeliest_successor_first(out: Folder)
     assert (f"likeliest successor {best['id']}" in line and f"score {best['score']:.2f}" in line
             and f"crawler adopt {out.ids[POSITIVE]} {best['id']}" in line)
     assert any(out.ids[NO_PATH] in x and "no candidate" in x for x in lines)
-    assert lines[-1].endswith("0 to review, 2 orphaned annotations, 0 annotations that do not fit, "
-                              "0 unreadable")
+    assert lines[-1].endswith("0 to review, 2 orphaned annotations, 0 annotations that do not fit "
+                              "(0 sure, 0 suspect, 0 dismissed), 0 unreadable")
 
 
 def test_check_passes_over_an_annotated_candidate(out: Folder) -> None:

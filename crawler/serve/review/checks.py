@@ -8,12 +8,14 @@ annotation has nothing to look at). `review_output` lists these too, and
 every annotation left on a `removed` record (an `Orphan`), with the live records of its
 repository most like it that carry no annotation (`catalogue.successors`), for a person to
 `crawler adopt`; and each adoption a kill left half done (`Unfinished`); and each annotation
-whose code names fit another error better than its own (`annotation_fit`: a `Mismatch`).
+whose names fit another record better than its own (`annotation_fit`: a `Mismatch`, sure or
+suspect, surest first).
 `validate_output` checks every record and manifest against the schemas.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,10 +28,12 @@ from crawler.catalogue.successors import (
     has_annotation,
     orphans,
 )
+from crawler.errors import OutputError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
-from crawler.serve.review.annotation_fit import Fit, folder_fits
+from crawler.serve.review.annotation_fit import Fit, Index, folder_fits, judged_records
 from crawler.store import repo_output
 from crawler.store.cache import LoadCache
+from crawler.store.dismissals import DISMISSED, load_dismissals, write_dismissals
 from crawler.store.manifest_file import MANIFEST
 from crawler.store.record_files import ERRORS_DIR, record_path
 
@@ -93,19 +97,26 @@ class Unfinished:
 
 @dataclass(frozen=True)
 class Mismatch:
-    """An annotation whose code names point at another error than its record's."""
+    """An annotation that fits another record better than its own (`annotation_fit`)."""
 
     path: Path
     fit: Fit
 
+    @property
+    def level(self) -> str:
+        """"sure" (`crawler check` exits 1) or "suspect" (listed only)."""
+        return "sure" if self.fit.sure else "suspect"
+
     def describe(self) -> str:
         fit = self.fit
-        foreign = ", ".join(f"{f.mention} ({', '.join(f.defined_in) or 'elsewhere'})"
-                            for f in fit.foreign) or "none"
-        missing = ", ".join(fit.missing) or "none"
-        return (f"{self.path}: annotation-mismatch: score {fit.score:.2f}; it names {foreign}, "
-                f"and never {missing}; rewrite it for {fit.record.site.message.template!r}, or "
-                "confirm it with annotation.fits.confirmed set to that template")
+        best = fit.better[0]
+        where = "a raise of the same function" if best.sibling else "a record"
+        names = ", ".join(name.removeprefix("w:") for name in best.names) or "-"
+        return (f"{self.path}: annotation-mismatch ({self.level}, margin {fit.margin:.2f}): "
+                f"{where} fits it better, {best.id} {best.qualname} in {best.path} "
+                f"(score {best.score:.2f} against {best.score * (1 - best.margin):.2f} here, by "
+                f"{names}); rewrite it for {fit.record.site.message.template!r}, or dismiss it "
+                f"with `crawler check --dismiss {fit.record.id}`")
 
 
 @dataclass(frozen=True)
@@ -118,11 +129,14 @@ class Review:
     unfinished: tuple[Unfinished, ...]
     problems: tuple[str, ...]
     mismatches: tuple[Mismatch, ...] = ()
+    dismissed: tuple[Mismatch, ...] = ()  # listed, but dismissed by a person for these digests
 
     @property
     def to_review(self) -> bool:
+        """Something needs a person: `crawler check` exits 1. An annotation-mismatch counts
+        when it is sure; a suspect is listed only."""
         return bool(self.findings or self.orphans or self.unfinished or self.problems
-                    or self.mismatches)
+                    or any(m.fit.sure for m in self.mismatches))
 
 
 def repository_folders(root: Path) -> list[Path]:
@@ -165,11 +179,19 @@ def review_output(root: Path, loads: LoadCache | None = None,
     unfinished: list[Unfinished] = []
     problems: list[str] = []
     mismatches: list[Mismatch] = []
+    dismissed: list[Mismatch] = []
     for folder, loaded in load_output_folders(root, loads=loads):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
-        mismatches += [Mismatch(record_path(folder, fit.record.id), fit)
-                       for fit in folder_fits(loaded.records, loaded.manifest) if fit.listed]
+        fits = [fit for fit in folder_fits(loaded.records, loaded.manifest) if fit.listed]
+        try:
+            kept = load_dismissals(folder) if fits else {}
+        except OutputError as error:  # said, and every finding listed: none is lost
+            problems.append(str(error))
+            kept = {}
+        for fit in sorted(fits, key=lambda f: (-f.margin, f.record.id)):
+            found = Mismatch(record_path(folder, fit.record.id), fit)
+            (dismissed if kept.get(fit.record.id) == fit.digests else mismatches).append(found)
         if annotations_only:
             continue
         records = [(record_path(folder, record.id), record) for record in loaded.records]
@@ -184,7 +206,36 @@ def review_output(root: Path, loads: LoadCache | None = None,
         unfinished += half_done
         found_orphans += _orphans(records, {u.old.id for u in half_done})
     return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems),
-                  tuple(mismatches))
+                  tuple(mismatches), tuple(dismissed))
+
+
+def dismiss(root: Path, ids: Sequence[str]) -> list[str]:
+    """Dismiss the annotation-mismatch findings of the records `ids` under `root`: each stays
+    dismissed while its annotation's judged text and its record's facts are what they are now
+    (`crawler.store.dismissals`). One line for each dismissal written. Raises OutputError for
+    an id no repository folder holds as a live, annotated record, before writing anything."""
+    wanted = list(dict.fromkeys(ids))
+    found: dict[str, tuple[Path, ErrorRecord]] = {}
+    by_folder: dict[Path, dict[str, tuple[str, str]]] = {}
+    for folder, loaded in load_output_folders(root, quick=True):
+        here = [r for r in judged_records(loaded.records) if r.id in wanted]
+        if here:
+            index = Index(loaded.records, loaded.manifest)
+            by_folder[folder] = {r.id: index.digests(r) for r in here}
+            found.update((r.id, (folder, r)) for r in here)
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise OutputError(f"{missing[0]}: no live record with an annotation under {root} has this "
+                          "id; `crawler check` lists the findings with their ids")
+    lines = []
+    for folder, digests in by_folder.items():
+        entries = load_dismissals(folder)
+        entries.update(digests)
+        write_dismissals(folder, entries)
+        lines += [f"{record_path(folder, i)}: annotation-mismatch dismissed while its annotation "
+                  f"and its record's facts stay as they are ({folder / DISMISSED})"
+                  for i in digests]
+    return lines
 
 
 def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:

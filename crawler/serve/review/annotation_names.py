@@ -1,0 +1,167 @@
+"""The names and words an annotation mentions, its code read as code (annotation_fit's).
+
+An annotation is read in three ways: its fenced code blocks with `ast` where they parse (`>>>`
+prompts dropped), its backticked spans as code too, and its prose, whose tokens shaped like code
+(dotted names, CamelCase, snake_case, `name()`) are names and whose other words are words.
+Code is read as code:
+
+- a name the example binds itself (`def`, assignment, parameter, `as`, `for`) is the user's,
+  not the library's, and so is the variable a dotted name starts from (`env.filters`,
+  `x.shape`): `user_names` holds them, and `annotation_fit` drops a dotted mention's first
+  part when it is a plain lower-case name that is no module of the library;
+- a call's keyword (`timeout=` in `requests.get(url, timeout=10)`) is an argument's name, as
+  written: it is never read as another spelling (`Timeout`);
+- a backticked span binds nothing (`allow_int=True` names the argument `allow_int`);
+- strings in code, and the words of a web address anywhere, are no names.
+
+Names keep their case (`command` is not `Command`); words are lower-cased.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+import textwrap
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from crawler.parse.python_ast import parse_module
+
+# The slots that hold what a person wrote; written_for, fits and related are bookkeeping.
+JUDGED_SLOTS = ("what_it_means", "solutions", "example_fix", "defensive_patterns", "prevention",
+                "when_it_happens")
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+WORD = re.compile(r"[A-Za-z]+")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+# a web address, up to where a string, a call or a sentence around it goes on
+_URL = re.compile(r"\b(?:(?:https?|ftp|file)://|www\.)[^\s\"'`<>()\[\]{}]*")
+DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+_CALL = r"[A-Za-z_][A-Za-z0-9_.]*\(\)?"
+_CAMEL = r"[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z0-9]*"
+_SNAKE = r"_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|__[A-Za-z0-9]+__"
+_CODE_LIKE = re.compile(rf"(?<![\w.])(?:{DOTTED_NAME}|{_CALL}|{_SNAKE}|{_CAMEL})(?![\w])")
+_PLAIN = re.compile(rf"{DOTTED_NAME}|[A-Za-z_][A-Za-z0-9_]*")
+_PROSE_DOTTED_WORDS = {"e.g", "i.e", "etc", "vs", "cf"}
+# the names every piece of Python code writes: a fact of every record, telling none apart
+LANGUAGE = frozenset(keyword.kwlist) | {"self", "cls", "args", "kwargs"}
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """What an annotation mentions: code names as written (dotted where written dotted), the
+    names its own examples bind (a user's), and the words of its prose, lower-cased."""
+
+    names: tuple[str, ...]
+    user_names: frozenset[str]
+    words: frozenset[str]
+
+
+# The slot that holds code (a fixed example): read as a code block when it is not fenced itself.
+CODE_SLOTS = ("example_fix",)
+
+
+def annotation_text(data: Mapping[str, Any]) -> str:
+    """Every string a person wrote in the judged slots, one after the other; a code slot's
+    text fenced, so that its code is read as code."""
+    texts = []
+    for slot in JUDGED_SLOTS:
+        for text in _strings(data.get(slot)):
+            texts.append(f"```\n{text}\n```" if slot in CODE_SLOTS and "```" not in text
+                         else text)
+    return "\n".join(texts)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def code_mentions(text: str) -> Mentions:
+    """The code names of `text` (its fenced blocks, backticked spans and code-like prose), the
+    names its code binds, and its prose's words."""
+    text = _URL.sub(" ", text)
+    names: list[str] = []
+    bound: set[str] = set()
+    for block in _FENCE.findall(text):
+        names += _code_names(block, bound)
+    prose = _FENCE.sub("\n", text)
+    for span in _BACKTICK.findall(prose):  # a plain (dotted) name as it is, other code parsed
+        names += [span] if _PLAIN.fullmatch(span) else _code_names(span, set(), binds=False)
+    prose = _BACKTICK.sub(" ", prose)
+    for token in _CODE_LIKE.findall(prose):
+        name = token.rstrip("()")
+        if name.lower() not in _PROSE_DOTTED_WORDS and "." not in name[-1:]:
+            names.append(name)
+    words = frozenset(w.lower() for w in WORD.findall(_CODE_LIKE.sub(" ", prose)))
+    kept = [n for n in dict.fromkeys(names) if n.split(".")[0] not in LANGUAGE]
+    return Mentions(tuple(kept), frozenset(bound), words)
+
+
+def _code_names(code: str, bound: set[str], binds: bool = True) -> list[str]:
+    """Names a piece of code references (dotted chains whole, keywords of calls as written),
+    adding to `bound` those it binds (`binds`: a block; a backticked span binds nothing);
+    code that does not parse gives its identifiers and dotted names."""
+    tree = _parsed(code)
+    if tree is None:
+        return [m.group(0) for m in re.finditer(rf"{DOTTED_NAME}|[A-Za-z_][A-Za-z0-9_]*", code)]
+    names: list[str] = []
+    inner: set[int] = set()  # the parts of a chain already read whole: `env` of `env.filters`
+    for node in ast.walk(tree):
+        if id(node) in inner:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store) and binds:
+                bound.add(node.id)
+            else:
+                names.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.append(_dotted(node, inner))
+        elif isinstance(node, ast.keyword) and node.arg:
+            names.append(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [alias.name for alias in node.names if alias.name != "*"]
+            bound.update(alias.asname for alias in node.names if alias.asname)
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return names
+
+
+def _parsed(code: str) -> ast.Module | None:
+    code = textwrap.dedent(code)
+    for attempt in (code, re.sub(r"(?m)^(>>>|\.\.\.) ?", "", code)):
+        try:
+            return parse_module(attempt)
+        except (SyntaxError, ValueError):
+            continue
+    return None
+
+
+def _dotted(node: ast.Attribute, inner: set[int]) -> str:
+    """`a.b.c` for an attribute chain on a name, else the attributes alone: `x().c` gives `c`;
+    the chain's inner nodes go into `inner`, read already."""
+    parts = [node.attr]
+    value: ast.expr = node.value
+    while isinstance(value, ast.Attribute):
+        inner.add(id(value))
+        parts.append(value.attr)
+        value = value.value
+    if isinstance(value, ast.Name):
+        inner.add(id(value))
+        parts.append(value.id)
+    return ".".join(reversed(parts))
