@@ -16,13 +16,15 @@ classes `self` can be along it (`dispatch`): an entry point on class X is credit
 overrides X's subclasses (X included) use, never a sibling's.
 
 `entry_points(node, exception)` walks the callers back from a raise's function, shortest first
-(breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
-MAX_ENTRIES of those it meets first, listed by how public they are (`publicness`: the top-level
-package's names, then another package's, then a module's), then by chain length and name; and
-the number left out up to MAX_LEFT_OUT ("99 or more": a raise hundreds of
-public calls reach gains or loses one most weeks). It never enters a caller no public function
-or class calls (`useful`), and stops once the first ones and the count are known: the same
-result at a fraction of the cost. A chain on which the library catches the exception itself (a
+(breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): the
+MAX_ENTRIES best by (a dynamic call crossed, how public they are, chain length, name), where how
+public is `publicness` (the top-level package's names, then another package's, then a
+module's): a top-level export many calls farther than ten of a module's names comes first, so the
+walk goes on past the nearest until no name met later can enter the ten. It counts the others
+up to MAX_LEFT_OUT ("99 or more": a raise hundreds of public calls reach gains or loses one most
+weeks). It never enters a caller no public function or class calls (`useful`), and stops once
+the first ones and the count are known (`_reach`): the same result at a fraction of the cost.
+A chain on which the library catches the exception itself (a
 `try` around a call or the raise, whose handler takes that class or a base) names the function
 that catches it (`caught_by`): that is not what a user meets.
 
@@ -71,6 +73,7 @@ in order), so a name is the same on every run.
 from __future__ import annotations
 
 import builtins
+import heapq
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 
@@ -206,6 +209,7 @@ class Graph:
         self._cache: dict[tuple[str, str], EntryPoints] = {}
         self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], Reached] = {}
+        self._ranks: dict[str, int] = {}  # each public spelling's publicness
 
     def _wrappers(self, decorator: str) -> list[str]:
         """What calling a function so decorated calls: the closures the decorator returns (for
@@ -412,7 +416,15 @@ class Graph:
         return self._cache[key]
 
     def _reach(self, node: str, raised: str) -> Reached:
-        """The first public callers (name, state), how many more, and their steps to `node`."""
+        """The first public callers (name, state), how many more, and their steps to `node`.
+
+        The first are the MAX_ENTRIES best by (a dynamic call crossed, publicness, depth, name),
+        over every public caller within MAX_DEPTH calls. Breadth first, so every state of one
+        depth is met before any farther one: at the start of a step, a name not met yet (or met
+        only across a dynamic call) can at best be a top-level name crossing none, one call
+        farther. So the walk stops where ten top-level names crossing none are met no farther
+        than the step and the count is full: nothing met later could enter the ten or move the
+        count."""
         # a state: (function, a dynamic call crossed, the classes `self` can be (None: any), guard)
         start: State = (node, False, None, (raised, node) if raised else None)
         parent: Steps = {start: None}
@@ -420,12 +432,13 @@ class Graph:
         queue = deque([start])
         plain = set() if raised else {node}  # the functions reached in their plainest state
         met = {node: True} if node in self.public else {}  # public callers: met crossing none?
-        level = closer = 0  # closer: those met crossing none, as close as `level` or closer
+        best = {node} if met and self._rank(node) == 0 else set()  # top-level, crossing none
+        level = closer = 0  # closer: how many of `best` are as close as `level` or closer
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] != level:  # all as close are met: are the first ten and the count known?
-                level, closer = depth[state], sum(met.values())
+                level, closer = depth[state], len(best)
                 if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                     break
             for caller, at, stop, mode, taken in self._edges(current):
@@ -455,6 +468,8 @@ class Graph:
                     plain.add(caller)
                 if caller in self.public:
                     met[caller] = met.get(caller, False) or not following[1]
+                    if not following[1] and self._rank(caller) == 0:
+                        best.add(caller)
                     if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                         queue.clear()  # the count is full, and the first ten are all closer
                         break
@@ -462,14 +477,8 @@ class Graph:
         public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
         for state in sorted(public, key=lambda s: s[1]):  # those crossing no dynamic call first
             first.setdefault(state[0], state)
-        ranked = list(first.values())  # in order of crossing, then depth: ties go by name
-        cut = MAX_ENTRIES
-        while cut < len(ranked) and ranked[cut][1] is ranked[cut - 1][1] \
-                and depth[ranked[cut]] == depth[ranked[cut - 1]]:
-            cut += 1  # those as close as the last kept may come before it
-        found = sorted(((s[1], publicness(self.public[s[0]], self.modules, self.packages),
-                         depth[s], self.public[s[0]], s)
-                        for s in ranked[:cut]), key=lambda item: item[:4])[:MAX_ENTRIES]
+        found = heapq.nsmallest(MAX_ENTRIES, ((s[1], self._rank(s[0]), depth[s], self.public[s[0]], s)
+                                              for s in first.values()), key=lambda item: item[:4])
         steps: Steps = {}
         for *_, state in found:  # only the chains kept, not the whole walk
             while state not in steps:
@@ -479,6 +488,15 @@ class Graph:
                 state = parent[state][0]  # type: ignore[index]
         left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
         return [(name, state) for _, _, _, name, state in found], left_out, steps
+
+    def _rank(self, qualname: str) -> int:
+        """The publicness of a public function or class (`publicness` of its spelling), kept by
+        spelling: what the spelling says of it never changes, while `public` may be replaced."""
+        spelling = self.public[qualname]
+        rank = self._ranks.get(spelling)
+        if rank is None:
+            rank = self._ranks[spelling] = publicness(spelling, self.modules, self.packages)
+        return rank
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""
