@@ -64,8 +64,10 @@ package's `__init__` imported ones included (that is how `jax.checkpoint` names
 `jax._src.ad_checkpoint.checkpoint`), elsewhere those it defines and those it imports as
 themselves (`from jax._src.random import normal as normal` in `jax/random.py`: PEP 484's
 explicit re-export, as type checkers read a module's exports). A public
-class's methods are public under the class's name unless they start with `_` (dunders other than
-the constructors are public: `x[i]` calls `__getitem__`); a class is its own constructor's entry.
+class's methods, its own and those it inherits, are public under the class's name unless they
+start with `_` (dunders other than the constructors are public: `x[i]` calls `__getitem__`):
+`pint.UnitRegistry.parse_units` is how users call the method a private facet's base class
+defines. A class is its own constructor's entry.
 Among several spellings the shortest wins (fewest dots, then the shortest text, then the first
 in order), so a name is the same on every run.
 """
@@ -202,7 +204,9 @@ class Graph:
                 if found in self.functions:
                     self.callers[found].append((qualname, 0, None))
                     self.via[found].append(-1)
-        self.public = public_names(self)
+        # each public function and class's spelling; a method spelled under a class that
+        # inherits it keeps its own class's too, for a chain where `self` is not that class
+        self.public, self.own_public = spellings(self)
         self.packages = {module.rpartition(".")[0] for module in self.modules}
         self.callees = callees_of(self.callers)
         self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
@@ -210,6 +214,7 @@ class Graph:
         self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], Reached] = {}
         self._ranks: dict[str, int] = {}  # each public spelling's publicness
+        self._under: dict[str, str] = {}  # each public method's spelling -> the class it names
 
     def _wrappers(self, decorator: str) -> list[str]:
         """What calling a function so decorated calls: the closures the decorator returns (for
@@ -432,7 +437,7 @@ class Graph:
         queue = deque([start])
         plain = set() if raised else {node}  # the functions reached in their plainest state
         met = {node: True} if node in self.public else {}  # public callers: met crossing none?
-        best = {node} if met and self._rank(node) == 0 else set()  # top-level, crossing none
+        best = {node} if met and self._rank(self.public[node]) == 0 else set()  # top-level, none crossed
         level = closer = 0  # closer: how many of `best` are as close as `level` or closer
         while queue:
             state = queue.popleft()
@@ -466,33 +471,53 @@ class Graph:
                 queue.append(following)
                 if following == (caller, False, None, None):
                     plain.add(caller)
-                if caller in self.public:
+                name = self._spelling(caller, kept) if caller in self.public else None
+                if name is not None:
                     met[caller] = met.get(caller, False) or not following[1]
-                    if not following[1] and self._rank(caller) == 0:
+                    if not following[1] and self._rank(name) == 0:
                         best.add(caller)
                     if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                         queue.clear()  # the count is full, and the first ten are all closer
                         break
-        first: dict[str, State] = {}
-        public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
-        for state in sorted(public, key=lambda s: s[1]):  # those crossing no dynamic call first
-            first.setdefault(state[0], state)
-        found = heapq.nsmallest(MAX_ENTRIES, ((s[1], self._rank(s[0]), depth[s], self.public[s[0]], s)
-                                              for s in first.values()), key=lambda item: item[:4])
+        # each public caller's best (crossed, publicness, depth, name) over the states it is met in
+        first: dict[str, tuple[tuple[bool, int, int, str], State]] = {}
+        for state in parent:
+            name = self._spelling(state[0], state[2]) if state[0] in self.public else None
+            if name is not None:
+                key = (state[1], self._rank(name), depth[state], name)
+                if state[0] not in first or key < first[state[0]][0]:
+                    first[state[0]] = (key, state)
+        found = heapq.nsmallest(MAX_ENTRIES, first.values(), key=lambda item: item[0])
         steps: Steps = {}
-        for *_, state in found:  # only the chains kept, not the whole walk
+        for _, state in found:  # only the chains kept, not the whole walk
             while state not in steps:
                 steps[state] = parent[state]
                 if parent[state] is None:
                     break
                 state = parent[state][0]  # type: ignore[index]
         left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
-        return [(name, state) for _, _, _, name, state in found], left_out, steps
+        return [(key[3], state) for key, state in found], left_out, steps
 
-    def _rank(self, qualname: str) -> int:
-        """The publicness of a public function or class (`publicness` of its spelling), kept by
-        spelling: what the spelling says of it never changes, while `public` may be replaced."""
+    def _spelling(self, qualname: str, selves: frozenset[str] | None) -> str | None:
+        """A public function's spelling on a chain where `self` can be `selves` (None: any). A
+        method spelled under a class that inherits it (`pint.UnitRegistry.parse_units`) is so
+        only where `self` can be that class; elsewhere it is its own class's spelling, if public
+        (listed wherever it is met, as before), else no entry point there."""
         spelling = self.public[qualname]
+        if selves is None:
+            return spelling
+        under = self._under.get(spelling)
+        if under is None:
+            owner = spelling.rpartition(".")[0]
+            found = self.definition(owner) if owner and qualname in self.functions else None
+            under = self._under[spelling] = found if found in self.classes else ""  # type: ignore[assignment]
+        if not under or under == qualname.rpartition(".")[0] or under in selves:
+            return spelling
+        return self.own_public.get(qualname)
+
+    def _rank(self, spelling: str) -> int:
+        """The publicness of a spelling (`publicness`), kept: what a spelling says never changes,
+        while `public` may be replaced."""
         rank = self._ranks.get(spelling)
         if rank is None:
             rank = self._ranks[spelling] = publicness(spelling, self.modules, self.packages)
@@ -707,7 +732,13 @@ def public_name(name: str) -> bool:
 
 def public_names(graph: Graph) -> dict[str, str]:
     """Every public function and class (by qualname) -> its shortest public spelling."""
-    spellings: dict[str, list[str]] = {}
+    return spellings(graph)[0]
+
+
+def spellings(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
+    """`public_names`, and the methods it spells under a class that inherits them whose own
+    class is public too -> their spelling under their own class."""
+    spelled_as: dict[str, list[str]] = {}
     packages = {m.rpartition(".")[0] for m in graph.modules}
     for module, facts in graph.modules.items():
         if not public_module(module):
@@ -727,19 +758,35 @@ def public_names(graph: Graph) -> dict[str, str]:
             bound = graph.bindings[module].get(name) or _starred(graph, module, name)
             found = graph.definition(bound) if bound else None
             if found is not None:
-                spellings.setdefault(found, []).append(f"{module}.{name}")
-    chosen = {q: min(s, key=_shortest) for q, s in spellings.items()}
+                spelled_as.setdefault(found, []).append(f"{module}.{name}")
+    chosen = {q: min(s, key=_shortest) for q, s in spelled_as.items()}
     methods: dict[str, list[str]] = {}
     for function in graph.functions:
         methods.setdefault(function.rpartition(".")[0], []).append(function)
+    inherited: dict[str, list[str]] = {}
     for cls in [q for q in chosen if q in graph.classes]:
-        for function in methods.get(cls, ()):
+        # the methods it inherits too, as users call them (`pint.UnitRegistry.parse_units` runs
+        # `GenericPlainRegistry.parse_units` of a facet's module): each the one `lookup` finds
+        for function in (f for klass in graph.mro(cls) for f in methods.get(klass, ())):
             method = function.rpartition(".")[2]
-            if public_name(method) or (method.startswith("__") and method not in PRIVATE_DUNDERS):
-                spelled = f"{chosen[cls]}.{method}"
-                if function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
-                    chosen[function] = spelled
-    return chosen
+            if not (public_name(method) or (method.startswith("__") and method not in PRIVATE_DUNDERS)) \
+                    or graph.lookup(cls, method) != function:
+                continue
+            spelled = f"{chosen[cls]}.{method}"
+            if function.rpartition(".")[0] != cls:
+                inherited.setdefault(function, []).append(spelled)
+            elif function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
+                chosen[function] = spelled
+    own: dict[str, str] = {}
+    for function, candidates in inherited.items():
+        # an inherited spelling only where it has fewer dots: `pkg.Far.run` is no better than
+        # `pkg.Base.run`, and holds only on a chain where `self` can be a Far (`Graph._spelling`)
+        best = min(candidates, key=_shortest)
+        if function not in chosen or best.count(".") < chosen[function].count("."):
+            if function in chosen:
+                own[function] = chosen[function]
+            chosen[function] = best
+    return chosen, own
 
 
 def publicness(spelling: str, modules: Mapping[str, object], packages: set[str]) -> int:

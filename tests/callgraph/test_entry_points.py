@@ -670,3 +670,35 @@ def test_names_as_public_and_as_close_are_listed_by_name_whatever_the_order_of_t
                               env={**child_env(), "PYTHONHASHSEED": seed}).stdout
                for seed in ("1", "2")}
     assert printed == {f"{[f'pkg.{name}' for name in order[:MAX_ENTRIES]]} 3\n"}
+
+
+def test_a_method_is_public_under_the_class_that_inherits_it(make_repo: Callable[[str], GitRepo]
+                                                             ) -> None:
+    """A package exports classes whose methods a private base defines (pint's `UnitRegistry`
+    and its facets' registries): users call `pkg.Ok.load`, and that is its entry point. The
+    spelling holds only where `self` can be that class: `_Base.run` is spelled `pkg.Ok.run`,
+    whose `self.step()` never runs `Wide.step`, so Wide's raise does not list it; a spelling
+    with no fewer dots than the class's own (`pkg.Wide.step`) leaves the own one."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg._impl import Ok, Wide\n__all__ = ['Ok', 'Wide']\n",
+        "pkg/_impl.py": """\
+            class _Base:
+                def load(self, path):
+                    if not path:
+                        raise ValueError("no path")
+                    return path
+                def run(self):
+                    return self.step()
+                def step(self):
+                    return 1
+            class Ok(_Base):
+                pass
+            class Wide(_Base):
+                def step(self):
+                    raise ValueError("too wide")
+            """})
+    assert graph.public["pkg._impl._Base.load"] == "pkg.Ok.load"
+    assert graph.public["pkg._impl._Base.run"] == "pkg.Ok.run"
+    assert [name for name, *_ in entries(graph, "pkg._impl._Base.load")] == ["pkg.Ok.load"]
+    assert entries(graph, "pkg._impl.Wide.step") == [
+        ("pkg.Wide.step", ("pkg._impl.Wide.step",), None, None)]
