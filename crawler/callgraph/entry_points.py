@@ -56,10 +56,11 @@ class's `__call__` like any method.
 The names users import: each function and class's shortest public spelling.
 
 A module is public when no part of its dotted name starts with `_` and it is not a folder of
-documentation, examples, benchmarks or scripts. A public module's public names are those of its
-`__all__` when it has a literal one, with the functions and classes it defines itself without a
-leading `_` (an `__all__` says what `import *` takes: sqlparse's lists its submodules, and users
-call the `format` its `__init__` defines), else its top-level names without a leading `_`: in a
+documentation, examples, benchmarks or scripts (`docs_src` too: such a word and a suffix). A
+public module's public names are those of its `__all__` when it has a literal one, with the
+functions and classes it defines itself without a leading `_` (an `__all__` says what
+`import *` takes: sqlparse's lists its submodules, and users call the `format` its `__init__`
+defines), else its top-level names without a leading `_`: in a
 package's `__init__` imported ones included (that is how `jax.checkpoint` names
 `jax._src.ad_checkpoint.checkpoint`), elsewhere those it defines and those it imports as
 themselves (`from jax._src.random import normal as normal` in `jax/random.py`: PEP 484's
@@ -721,9 +722,15 @@ PRIVATE_DUNDERS = frozenset({"__init__", "__new__", "__post_init__", "__init_sub
                              "__class_getitem__", "__set_name__"})
 
 
+# a top-level folder named so with a suffix is one too: typer's `docs_src` (the tutorials' code),
+# `doc_examples`, `benchmarks_gpu`; not the other words (a `tools_x` or `build_x` may be a library)
+DOCUMENTATION = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark"})
+
+
 def public_module(module: str) -> bool:
     parts = module.split(".")
-    return bool(module) and parts[0] not in NOT_LIBRARY and not any(p.startswith("_") for p in parts)
+    return bool(module) and parts[0] not in NOT_LIBRARY \
+        and parts[0].partition("_")[0] not in DOCUMENTATION and not any(p.startswith("_") for p in parts)
 
 
 def public_name(name: str) -> bool:

@@ -702,3 +702,20 @@ def test_a_method_is_public_under_the_class_that_inherits_it(make_repo: Callable
     assert [name for name, *_ in entries(graph, "pkg._impl._Base.load")] == ["pkg.Ok.load"]
     assert entries(graph, "pkg._impl.Wide.step") == [
         ("pkg.Wide.step", ("pkg._impl.Wide.step",), None, None)]
+
+
+def test_documentation_folders_give_no_entry_points_whatever_their_suffix(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """typer keeps its tutorials' programs in `docs_src/`: what they define is no name a user
+    of the library calls, as little as what `examples/` or `docs/` define; a library whose
+    folder only starts with such a word after no `_` (`docsearch`) or another word
+    (`tools_x`) stays public."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "def check(x):\n    raise ValueError(x)\n",
+        "docs_src/tutorial001.py": "from pkg import check\ndef main(x):\n    return check(x)\n",
+        "examples/app.py": "from pkg import check\ndef run(x):\n    return check(x)\n",
+        "doc_examples/app.py": "from pkg import check\ndef run(x):\n    return check(x)\n",
+        "docsearch/__init__.py": "from pkg import check\ndef find(x):\n    return check(x)\n",
+        "tools_x/__init__.py": "from pkg import check\ndef tool(x):\n    return check(x)\n"})
+    assert [name for name, *_ in entries(graph, "pkg.check")] == [
+        "pkg.check", "docsearch.find", "tools_x.tool"]
