@@ -283,6 +283,9 @@ class Graph:
         cls = self.definition(owner) if owner else None
         if cls in self.classes:
             found = self.lookup(cls, last)
+            if found is not None and found.startswith("V "):  # a class the class holds: pint's
+                held = self.definition(found[2:])  # `Quantity = UnitRegistry.Quantity`
+                return held if held in self.classes or held in self.functions else None
             return found if found in self.functions else None
         return None
 

@@ -719,3 +719,29 @@ def test_documentation_folders_give_no_entry_points_whatever_their_suffix(
         "tools_x/__init__.py": "from pkg import check\ndef tool(x):\n    return check(x)\n"})
     assert [name for name, *_ in entries(graph, "pkg.check")] == [
         "pkg.check", "docsearch.find", "tools_x.tool"]
+
+
+def test_a_class_a_class_holds_as_an_explicit_alias_is_re_exported_through_it(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """pint's `__init__` has `Quantity = UnitRegistry.Quantity`, and `UnitRegistry` holds
+    `Quantity: TypeAlias = Quantity` (PEP 613: the class itself, not an instance of
+    `TypeAlias`): users call `pkg.Quantity`, and its methods are named so. A plain annotation
+    stays an instance's type."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg._reg import Registry\nQuantity = Registry.Quantity\n"
+                           "Unit = Registry.unit\n__all__ = ['Registry', 'Quantity', 'Unit']\n",
+        "pkg/_reg.py": """\
+            from typing import TypeAlias
+            class _Quantity:
+                def __pow__(self, other):
+                    raise ValueError("no power")
+            class _Unit:
+                def name(self):
+                    raise ValueError("no name")
+            class Registry:
+                Quantity: TypeAlias = _Quantity
+                unit: _Unit
+            """})
+    assert graph.public["pkg._reg._Quantity"] == "pkg.Quantity"
+    assert [name for name, *_ in entries(graph, "pkg._reg._Quantity.__pow__")] == ["pkg.Quantity.__pow__"]
+    assert "pkg._reg._Unit" not in graph.public  # `unit: _Unit` is an instance: no class re-exported
