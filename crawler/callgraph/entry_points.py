@@ -207,7 +207,7 @@ class Graph:
                     self.via[found].append(-1)
         # each public function and class's spelling; a method spelled under a class that
         # inherits it keeps its own class's too, for a chain where `self` is not that class
-        self.public, self.own_public = spellings(self)
+        self.public, self.own_public = public_names(self)
         self.packages = {module.rpartition(".")[0] for module in self.modules}
         self.callees = callees_of(self.callers)
         self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
@@ -740,14 +740,10 @@ def public_name(name: str) -> bool:
     return not name.startswith("_")
 
 
-def public_names(graph: Graph) -> dict[str, str]:
-    """Every public function and class (by qualname) -> its shortest public spelling."""
-    return spellings(graph)[0]
-
-
-def spellings(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
-    """`public_names`, and the methods it spells under a class that inherits them whose own
-    class is public too -> their spelling under their own class."""
+def public_names(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
+    """Every public function and class (by qualname) -> its shortest public spelling; and the
+    methods spelled under a class that inherits them whose own class is public too -> their
+    spelling under their own class."""
     spelled_as: dict[str, list[str]] = {}
     packages = {m.rpartition(".")[0] for m in graph.modules}
     for module, facts in graph.modules.items():
