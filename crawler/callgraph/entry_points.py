@@ -16,13 +16,15 @@ classes `self` can be along it (`dispatch`): an entry point on class X is credit
 overrides X's subclasses (X included) use, never a sibling's.
 
 `entry_points(node, exception)` walks the callers back from a raise's function, shortest first
-(breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): at most
-MAX_ENTRIES of those it meets first, listed by how public they are (`publicness`: the top-level
-package's names, then another package's, then a module's), then by chain length and name; and
-the number left out up to MAX_LEFT_OUT ("99 or more": a raise hundreds of
-public calls reach gains or loses one most weeks). It never enters a caller no public function
-or class calls (`useful`), and stops once the first ones and the count are known: the same
-result at a fraction of the cost. A chain on which the library catches the exception itself (a
+(breadth first, at most MAX_DEPTH calls), and keeps the public ones (`public_names`): the
+MAX_ENTRIES best by (a dynamic call crossed, how public they are, chain length, name), where how
+public is `publicness` (the top-level package's names, then another package's, then a
+module's): a top-level export many calls farther than ten of a module's names comes first, so the
+walk goes on past the nearest until no name met later can enter the ten. It counts the others
+up to MAX_LEFT_OUT ("99 or more": a raise hundreds of public calls reach gains or loses one most
+weeks). It never enters a caller no public function or class calls (`useful`), and stops once
+the first ones and the count are known (`_reach`): the same result at a fraction of the cost.
+A chain on which the library catches the exception itself (a
 `try` around a call or the raise, whose handler takes that class or a base) names the function
 that catches it (`caught_by`): that is not what a user meets.
 
@@ -54,16 +56,19 @@ class's `__call__` like any method.
 The names users import: each function and class's shortest public spelling.
 
 A module is public when no part of its dotted name starts with `_` and it is not a folder of
-documentation, examples, benchmarks or scripts. A public module's public names are those of its
-`__all__` when it has a literal one, with the functions and classes it defines itself without a
-leading `_` (an `__all__` says what `import *` takes: sqlparse's lists its submodules, and users
-call the `format` its `__init__` defines), else its top-level names without a leading `_`: in a
+documentation, examples, benchmarks or scripts (`docs_src` too: such a word and a suffix). A
+public module's public names are those of its `__all__` when it has a literal one, with the
+functions and classes it defines itself without a leading `_` (an `__all__` says what
+`import *` takes: sqlparse's lists its submodules, and users call the `format` its `__init__`
+defines), else its top-level names without a leading `_`: in a
 package's `__init__` imported ones included (that is how `jax.checkpoint` names
 `jax._src.ad_checkpoint.checkpoint`), elsewhere those it defines and those it imports as
 themselves (`from jax._src.random import normal as normal` in `jax/random.py`: PEP 484's
 explicit re-export, as type checkers read a module's exports). A public
-class's methods are public under the class's name unless they start with `_` (dunders other than
-the constructors are public: `x[i]` calls `__getitem__`); a class is its own constructor's entry.
+class's methods, its own and those it inherits, are public under the class's name unless they
+start with `_` (dunders other than the constructors are public: `x[i]` calls `__getitem__`):
+`pint.UnitRegistry.parse_units` is how users call the method a private facet's base class
+defines. A class is its own constructor's entry.
 Among several spellings the shortest wins (fewest dots, then the shortest text, then the first
 in order), so a name is the same on every run.
 """
@@ -71,6 +76,7 @@ in order), so a name is the same on every run.
 from __future__ import annotations
 
 import builtins
+import heapq
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 
@@ -199,13 +205,17 @@ class Graph:
                 if found in self.functions:
                     self.callers[found].append((qualname, 0, None))
                     self.via[found].append(-1)
-        self.public = public_names(self)
+        # each public function and class's spelling; a method spelled under a class that
+        # inherits it keeps its own class's too, for a chain where `self` is not that class
+        self.public, self.own_public = public_names(self)
         self.packages = {module.rpartition(".")[0] for module in self.modules}
         self.callees = callees_of(self.callers)
         self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
         self._cache: dict[tuple[str, str], EntryPoints] = {}
         self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], Reached] = {}
+        self._ranks: dict[str, int] = {}  # each public spelling's publicness
+        self._under: dict[str, str] = {}  # each public method's spelling -> the class it names
 
     def _wrappers(self, decorator: str) -> list[str]:
         """What calling a function so decorated calls: the closures the decorator returns (for
@@ -273,6 +283,9 @@ class Graph:
         cls = self.definition(owner) if owner else None
         if cls in self.classes:
             found = self.lookup(cls, last)
+            if found is not None and found.startswith("V "):  # a class the class holds: pint's
+                held = self.definition(found[2:])  # `Quantity = UnitRegistry.Quantity`
+                return held if held in self.classes or held in self.functions else None
             return found if found in self.functions else None
         return None
 
@@ -412,7 +425,15 @@ class Graph:
         return self._cache[key]
 
     def _reach(self, node: str, raised: str) -> Reached:
-        """The first public callers (name, state), how many more, and their steps to `node`."""
+        """The first public callers (name, state), how many more, and their steps to `node`.
+
+        The first are the MAX_ENTRIES best by (a dynamic call crossed, publicness, depth, name),
+        over every public caller within MAX_DEPTH calls. Breadth first, so every state of one
+        depth is met before any farther one: at the start of a step, a name not met yet (or met
+        only across a dynamic call) can at best be a top-level name crossing none, one call
+        farther. So the walk stops where ten top-level names crossing none are met no farther
+        than the step and the count is full: nothing met later could enter the ten or move the
+        count."""
         # a state: (function, a dynamic call crossed, the classes `self` can be (None: any), guard)
         start: State = (node, False, None, (raised, node) if raised else None)
         parent: Steps = {start: None}
@@ -420,12 +441,13 @@ class Graph:
         queue = deque([start])
         plain = set() if raised else {node}  # the functions reached in their plainest state
         met = {node: True} if node in self.public else {}  # public callers: met crossing none?
-        level = closer = 0  # closer: those met crossing none, as close as `level` or closer
+        best = {node} if met and self._rank(self.public[node]) == 0 else set()  # top-level, none crossed
+        level = closer = 0  # closer: how many of `best` are as close as `level` or closer
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] != level:  # all as close are met: are the first ten and the count known?
-                level, closer = depth[state], sum(met.values())
+                level, closer = depth[state], len(best)
                 if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                     break
             for caller, at, stop, mode, taken in self._edges(current):
@@ -453,32 +475,57 @@ class Graph:
                 queue.append(following)
                 if following == (caller, False, None, None):
                     plain.add(caller)
-                if caller in self.public:
+                name = self._spelling(caller, kept) if caller in self.public else None
+                if name is not None:
                     met[caller] = met.get(caller, False) or not following[1]
+                    if not following[1] and self._rank(name) == 0:
+                        best.add(caller)
                     if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                         queue.clear()  # the count is full, and the first ten are all closer
                         break
-        first: dict[str, State] = {}
-        public = [state for state in parent if state[0] in self.public]  # in BFS order: by depth
-        for state in sorted(public, key=lambda s: s[1]):  # those crossing no dynamic call first
-            first.setdefault(state[0], state)
-        ranked = list(first.values())  # in order of crossing, then depth: ties go by name
-        cut = MAX_ENTRIES
-        while cut < len(ranked) and ranked[cut][1] is ranked[cut - 1][1] \
-                and depth[ranked[cut]] == depth[ranked[cut - 1]]:
-            cut += 1  # those as close as the last kept may come before it
-        found = sorted(((s[1], publicness(self.public[s[0]], self.modules, self.packages),
-                         depth[s], self.public[s[0]], s)
-                        for s in ranked[:cut]), key=lambda item: item[:4])[:MAX_ENTRIES]
+        # each public caller's best (crossed, publicness, depth, name) over the states it is met in
+        first: dict[str, tuple[tuple[bool, int, int, str], State]] = {}
+        for state in parent:
+            name = self._spelling(state[0], state[2]) if state[0] in self.public else None
+            if name is not None:
+                key = (state[1], self._rank(name), depth[state], name)
+                if state[0] not in first or key < first[state[0]][0]:
+                    first[state[0]] = (key, state)
+        found = heapq.nsmallest(MAX_ENTRIES, first.values(), key=lambda item: item[0])
         steps: Steps = {}
-        for *_, state in found:  # only the chains kept, not the whole walk
+        for _, state in found:  # only the chains kept, not the whole walk
             while state not in steps:
                 steps[state] = parent[state]
                 if parent[state] is None:
                     break
                 state = parent[state][0]  # type: ignore[index]
         left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
-        return [(name, state) for _, _, _, name, state in found], left_out, steps
+        return [(key[3], state) for key, state in found], left_out, steps
+
+    def _spelling(self, qualname: str, selves: frozenset[str] | None) -> str | None:
+        """A public function's spelling on a chain where `self` can be `selves` (None: any). A
+        method spelled under a class that inherits it (`pint.UnitRegistry.parse_units`) is so
+        only where `self` can be that class; elsewhere it is its own class's spelling, if public
+        (listed wherever it is met, as before), else no entry point there."""
+        spelling = self.public[qualname]
+        if selves is None:
+            return spelling
+        under = self._under.get(spelling)
+        if under is None:
+            owner = spelling.rpartition(".")[0]
+            found = self.definition(owner) if owner and qualname in self.functions else None
+            under = self._under[spelling] = found if found in self.classes else ""  # type: ignore[assignment]
+        if not under or under == qualname.rpartition(".")[0] or under in selves:
+            return spelling
+        return self.own_public.get(qualname)
+
+    def _rank(self, spelling: str) -> int:
+        """The publicness of a spelling (`publicness`), kept: what a spelling says never changes,
+        while `public` may be replaced."""
+        rank = self._ranks.get(spelling)
+        if rank is None:
+            rank = self._ranks[spelling] = publicness(spelling, self.modules, self.packages)
+        return rank
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""
@@ -678,18 +725,26 @@ PRIVATE_DUNDERS = frozenset({"__init__", "__new__", "__post_init__", "__init_sub
                              "__class_getitem__", "__set_name__"})
 
 
+# a top-level folder named so with a suffix is one too: typer's `docs_src` (the tutorials' code),
+# `doc_examples`, `benchmarks_gpu`; not the other words (a `tools_x` or `build_x` may be a library)
+DOCUMENTATION = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark"})
+
+
 def public_module(module: str) -> bool:
     parts = module.split(".")
-    return bool(module) and parts[0] not in NOT_LIBRARY and not any(p.startswith("_") for p in parts)
+    return bool(module) and parts[0] not in NOT_LIBRARY \
+        and parts[0].partition("_")[0] not in DOCUMENTATION and not any(p.startswith("_") for p in parts)
 
 
 def public_name(name: str) -> bool:
     return not name.startswith("_")
 
 
-def public_names(graph: Graph) -> dict[str, str]:
-    """Every public function and class (by qualname) -> its shortest public spelling."""
-    spellings: dict[str, list[str]] = {}
+def public_names(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
+    """Every public function and class (by qualname) -> its shortest public spelling; and the
+    methods spelled under a class that inherits them whose own class is public too -> their
+    spelling under their own class."""
+    spelled_as: dict[str, list[str]] = {}
     packages = {m.rpartition(".")[0] for m in graph.modules}
     for module, facts in graph.modules.items():
         if not public_module(module):
@@ -709,19 +764,35 @@ def public_names(graph: Graph) -> dict[str, str]:
             bound = graph.bindings[module].get(name) or _starred(graph, module, name)
             found = graph.definition(bound) if bound else None
             if found is not None:
-                spellings.setdefault(found, []).append(f"{module}.{name}")
-    chosen = {q: min(s, key=_shortest) for q, s in spellings.items()}
+                spelled_as.setdefault(found, []).append(f"{module}.{name}")
+    chosen = {q: min(s, key=_shortest) for q, s in spelled_as.items()}
     methods: dict[str, list[str]] = {}
     for function in graph.functions:
         methods.setdefault(function.rpartition(".")[0], []).append(function)
+    inherited: dict[str, list[str]] = {}
     for cls in [q for q in chosen if q in graph.classes]:
-        for function in methods.get(cls, ()):
+        # the methods it inherits too, as users call them (`pint.UnitRegistry.parse_units` runs
+        # `GenericPlainRegistry.parse_units` of a facet's module): each the one `lookup` finds
+        for function in (f for klass in graph.mro(cls) for f in methods.get(klass, ())):
             method = function.rpartition(".")[2]
-            if public_name(method) or (method.startswith("__") and method not in PRIVATE_DUNDERS):
-                spelled = f"{chosen[cls]}.{method}"
-                if function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
-                    chosen[function] = spelled
-    return chosen
+            if not (public_name(method) or (method.startswith("__") and method not in PRIVATE_DUNDERS)) \
+                    or graph.lookup(cls, method) != function:
+                continue
+            spelled = f"{chosen[cls]}.{method}"
+            if function.rpartition(".")[0] != cls:
+                inherited.setdefault(function, []).append(spelled)
+            elif function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
+                chosen[function] = spelled
+    own: dict[str, str] = {}
+    for function, candidates in inherited.items():
+        # an inherited spelling only where it has fewer dots: `pkg.Far.run` is no better than
+        # `pkg.Base.run`, and holds only on a chain where `self` can be a Far (`Graph._spelling`)
+        best = min(candidates, key=_shortest)
+        if function not in chosen or best.count(".") < chosen[function].count("."):
+            if function in chosen:
+                own[function] = chosen[function]
+            chosen[function] = best
+    return chosen, own
 
 
 def publicness(spelling: str, modules: Mapping[str, object], packages: set[str]) -> int:

@@ -434,7 +434,10 @@ class _Reader:
         first = len(self.functions)
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                attributes[statement.target.id] = self.annotation(statement.annotation)
+                held = _dotted(statement.value) if (_dotted(statement.annotation) or [""])[-1] \
+                    == "TypeAlias" else None  # PEP 613: `Quantity: TypeAlias = Quantity` holds the class
+                attributes[statement.target.id] = "V " + self._qualify(held) \
+                    if held and held[0] in self.bindings else self.annotation(statement.annotation)
             elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                     and isinstance(statement.targets[0], ast.Name):
                 held = _dotted(statement.value)  # `loader_class = Loader`; "B": `number_class = int`

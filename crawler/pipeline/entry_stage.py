@@ -167,8 +167,9 @@ def _digest(value: object) -> str:
 def node_digests(graph: Graph) -> dict[str, str]:
     """Each node's digest of all the walk back from a raise reads of it (`Graph._reach`,
     `_weigh`, `_edges`, `_item`): its facts, its callers in their order with the call each
-    edge comes from, the classes `self` is on those edges, its public name, whether it is a
-    class, and what the classes it catches are. Lines are counted from each function's `def`.
+    edge comes from, the classes `self` is on those edges, its public name (and its own class's,
+    where it is spelled under a class that inherits it), whether it is a class, and what the
+    classes it catches are. Lines are counted from each function's `def`.
 
     Only the nodes a walk enters (`Graph.useful`) have one, over the callers it enters: a walk
     from any other finds nothing, whatever it is. A node that becomes one, or stops being one,
@@ -188,7 +189,8 @@ def node_digests(graph: Graph) -> dict[str, str]:
                       for (caller, at, stop), index in callers if caller in useful)
         found[node] = _digest((
             _facts(function, graph) if function is not None else None, node in graph.classes,
-            graph.public.get(node), edges, sorted(dispatch.get(node, ()))))
+            graph.public.get(node), graph.own_public.get(node), edges,
+            sorted(dispatch.get(node, ()))))
     return found
 
 

@@ -5,6 +5,7 @@ reader cannot follow asserts the note that says where the chain stops."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -639,3 +640,133 @@ def test_names_are_listed_by_how_public_they_are_then_by_chain(
         "pkg/_checks.py": "def check(path):\n    raise ValueError(path)\n"})
     assert [name for name, *_ in entries(graph, "pkg._checks.check")] == [
         "pkg.load", "pkg.io.read_all", "pkg.api.compile"]
+
+
+def test_a_top_level_export_farther_than_ten_module_names_is_listed_first(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """Eleven functions of a public module call the raise's function; the one name the package
+    exports reaches it two calls farther. The walk goes on past the ten nearest until the ten
+    best by how public they are are known: the export comes first, then the module's names,
+    nearest and by name (jinja2's `Environment.from_string` beside `jinja2.lexer`'s methods)."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.api import load\n__all__ = ['load']\n",
+        "pkg/api.py": "from pkg._checks import check\nfrom pkg._mid import step2\n"
+                      + "".join(f"def m{i:02}(path):\n    return check(path)\n" for i in range(11))
+                      + "def load(path):\n    return step2(path)\n",
+        "pkg/_mid.py": "from pkg._checks import check\n"
+                       "def step1(path):\n    return check(path)\n"
+                       "def step2(path):\n    return step1(path)\n",
+        "pkg/_checks.py": "def check(path):\n    raise ValueError(path)\n"})
+    found = graph.entry_points("pkg._checks.check", "ValueError", 2)
+    assert [e.name for e in found.items] == ["pkg.load", *(f"pkg.api.m{i:02}" for i in range(9))]
+    assert found.items[0].chain == ("pkg.api.load", "pkg._mid.step2", "pkg._mid.step1",
+                                    "pkg._checks.check")
+    assert found.left_out == 2
+
+
+def test_names_as_public_and_as_close_are_listed_by_name_whatever_the_order_of_the_source(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """Twelve exports one call away and a module's name, defined in the reverse of their names'
+    order and exported in a shuffled `__all__`: the ten listed are the exports by name, the same
+    list in two processes with different hash seeds."""
+    order = [f"api{i:02}" for i in range(12)]
+    files = {
+        "pkg/__init__.py": f"from pkg.api import {', '.join(order)}\n"
+                           f"__all__ = {sorted(order, key=lambda n: (int(n[3:]) * 7) % 12)!r}\n",
+        "pkg/api.py": "from pkg._checks import check\n"
+                      + "".join(f"def {name}(path):\n    return check(path)\n" for name in reversed(order))
+                      + "def helper(path):\n    return check(path)\n",
+        "pkg/_checks.py": "def check(path):\n    raise ValueError(path)\n"}
+    repo = make_repo("repo")
+    graph = graph_of(repo, files)
+    found = graph.entry_points("pkg._checks.check", "ValueError", 2)
+    assert [e.name for e in found.items] == [f"pkg.{name}" for name in order[:MAX_ENTRIES]]
+    assert found.left_out == 3  # api10, api11 and pkg.api.helper
+    script = ("import sys\nfrom pathlib import Path\nfrom crawler.callgraph.entry_points import Graph\n"
+              "from crawler.parse.call_edges import read_calls\n"
+              "from crawler.parse.module_names import module_name\n"
+              "root = Path(sys.argv[1])\n"
+              "facts = [read_calls(p.read_bytes(), module_name(p.relative_to(root).as_posix()),"
+              " p.name == '__init__.py') for p in sorted(root.rglob('*.py'))]\n"
+              "found = Graph(facts).entry_points('pkg._checks.check', 'ValueError', 2)\n"
+              "print([e.name for e in found.items], found.left_out)\n")
+    printed = {subprocess.run([sys.executable, "-c", script, str(repo.path)], check=True,
+                              capture_output=True, text=True, timeout=60,
+                              env={**child_env(), "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2")}
+    assert printed == {f"{[f'pkg.{name}' for name in order[:MAX_ENTRIES]]} 3\n"}
+
+
+def test_a_method_is_public_under_the_class_that_inherits_it(make_repo: Callable[[str], GitRepo]
+                                                             ) -> None:
+    """A package exports classes whose methods a private base defines (pint's `UnitRegistry`
+    and its facets' registries): users call `pkg.Ok.load`, and that is its entry point. The
+    spelling holds only where `self` can be that class: `_Base.run` is spelled `pkg.Ok.run`,
+    whose `self.step()` never runs `Wide.step`, so Wide's raise does not list it; a spelling
+    with no fewer dots than the class's own (`pkg.Wide.step`) leaves the own one."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg._impl import Ok, Wide\n__all__ = ['Ok', 'Wide']\n",
+        "pkg/_impl.py": """\
+            class _Base:
+                def load(self, path):
+                    if not path:
+                        raise ValueError("no path")
+                    return path
+                def run(self):
+                    return self.step()
+                def step(self):
+                    return 1
+            class Ok(_Base):
+                pass
+            class Wide(_Base):
+                def step(self):
+                    raise ValueError("too wide")
+            """})
+    assert graph.public["pkg._impl._Base.load"] == "pkg.Ok.load"
+    assert graph.public["pkg._impl._Base.run"] == "pkg.Ok.run"
+    assert [name for name, *_ in entries(graph, "pkg._impl._Base.load")] == ["pkg.Ok.load"]
+    assert entries(graph, "pkg._impl.Wide.step") == [
+        ("pkg.Wide.step", ("pkg._impl.Wide.step",), None, None)]
+
+
+def test_documentation_folders_give_no_entry_points_whatever_their_suffix(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """typer keeps its tutorials' programs in `docs_src/`: what they define is no name a user
+    of the library calls, as little as what `examples/` or `docs/` define; a library whose
+    folder only starts with such a word after no `_` (`docsearch`) or another word
+    (`tools_x`) stays public."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "def check(x):\n    raise ValueError(x)\n",
+        "docs_src/tutorial001.py": "from pkg import check\ndef main(x):\n    return check(x)\n",
+        "examples/app.py": "from pkg import check\ndef run(x):\n    return check(x)\n",
+        "doc_examples/app.py": "from pkg import check\ndef run(x):\n    return check(x)\n",
+        "docsearch/__init__.py": "from pkg import check\ndef find(x):\n    return check(x)\n",
+        "tools_x/__init__.py": "from pkg import check\ndef tool(x):\n    return check(x)\n"})
+    assert [name for name, *_ in entries(graph, "pkg.check")] == [
+        "pkg.check", "docsearch.find", "tools_x.tool"]
+
+
+def test_a_class_a_class_holds_as_an_explicit_alias_is_re_exported_through_it(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """pint's `__init__` has `Quantity = UnitRegistry.Quantity`, and `UnitRegistry` holds
+    `Quantity: TypeAlias = Quantity` (PEP 613: the class itself, not an instance of
+    `TypeAlias`): users call `pkg.Quantity`, and its methods are named so. A plain annotation
+    stays an instance's type."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg._reg import Registry\nQuantity = Registry.Quantity\n"
+                           "Unit = Registry.unit\n__all__ = ['Registry', 'Quantity', 'Unit']\n",
+        "pkg/_reg.py": """\
+            from typing import TypeAlias
+            class _Quantity:
+                def __pow__(self, other):
+                    raise ValueError("no power")
+            class _Unit:
+                def name(self):
+                    raise ValueError("no name")
+            class Registry:
+                Quantity: TypeAlias = _Quantity
+                unit: _Unit
+            """})
+    assert graph.public["pkg._reg._Quantity"] == "pkg.Quantity"
+    assert [name for name, *_ in entries(graph, "pkg._reg._Quantity.__pow__")] == ["pkg.Quantity.__pow__"]
+    assert "pkg._reg._Unit" not in graph.public  # `unit: _Unit` is an instance: no class re-exported
