@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.store.cache import CacheTable
-from crawler.store.parse_cache import crawler_imports, reader_digest
+from crawler.store.parse_cache import reader_digest, sources_digest
 
 GRAPH = "graph"  # the kind of entry
 
@@ -34,18 +34,24 @@ class GraphSummary:
     nodes: dict[str, str] = field(default_factory=dict)
 
 
+# The graph's module and the crawler modules it imports, through one another, relative to the
+# package: listed, not followed on every run (see `parse_cache.ASSERTION_READER_SOURCES`);
+# tests/callgraph/test_graph_cache.py checks the list against the imports.
+GRAPH_SOURCES = (
+    "callgraph/entry_points.py", "parse/call_edges.py", "parse/call_guards.py",
+    "parse/message/__init__.py", "parse/message/type_refs.py", "parse/python_ast.py",
+    "records/__init__.py", "records/manifest.py", "records/record.py", "records/sites.py",
+)
+
+
 @functools.cache
 def graph_digest() -> str:
     """sha256 of the sources that decide a graph: the reader's (`reader_digest`), the graph's
-    module and what it imports, the entry-point stage and this module."""
+    module and what it imports (`GRAPH_SOURCES`), the entry-point stage and this module."""
     root = Path(__file__).resolve().parent.parent
-    files = sorted({*crawler_imports(root, root / "callgraph" / "entry_points.py"),
-                    root / "pipeline" / "entry_stage.py", Path(__file__).resolve()})
-    digest = hashlib.sha256(reader_digest().encode())
-    for file in files:
-        digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
+    return sources_digest(root, [*(root / name for name in GRAPH_SOURCES),
+                                 root / "pipeline" / "entry_stage.py", Path(__file__).resolve()],
+                          seed=reader_digest())
 
 
 def files_digest(files: Iterable[tuple[str, str]]) -> str:

@@ -19,12 +19,12 @@ import pytest
 
 from crawler import pipeline
 from crawler.callgraph.entry_points import Graph
-from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
+from crawler.callgraph.graph_cache import GRAPH_SOURCES, GraphCache, GraphSummary, files_digest
 from crawler.parse.outcomes import FileOutcome
 from crawler.pipeline.entry_stage import previous_calls
 from crawler.records import Counts, ExtractOptions, FileEntry, Manifest, Pin, RaiseCounts
 from crawler.store.cache import DATABASE
-from crawler.store.parse_cache import ResultCache
+from crawler.store.parse_cache import ResultCache, crawler_imports
 from tests.helpers.entry_points import FILES, crawler, first_extract, records
 from tests.helpers.gitrepo import GitRepo
 
@@ -207,3 +207,10 @@ def test_a_run_in_another_thread_neither_takes_nor_drops_this_runs_graph() -> No
     forget_graph()
     assert graph_of(mine) is not graph
     forget_graph()
+
+
+def test_the_graph_digest_lists_what_the_graph_module_imports() -> None:
+    root = Path(pipeline.__file__).resolve().parent.parent
+    imported = crawler_imports(root, root / "callgraph" / "entry_points.py")
+    assert sorted(f.relative_to(root).as_posix() for f in imported) == sorted(GRAPH_SOURCES), \
+        "the graph module's imports changed: list them in GRAPH_SOURCES"

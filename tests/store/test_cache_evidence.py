@@ -49,7 +49,25 @@ def test_the_reader_digest_covers_what_the_assertion_reader_imports() -> None:
     assert {"parse/assertions.py", "parse/_walk.py", "parse/message/flow.py", "records/__init__.py",
             "records/sites.py", "records/record.py", "records/manifest.py"} <= names
     assert "parse/visitor.py" not in names  # imported for the type checker only
+    # the digest reads a fixed list: it must be what the reader imports, no more, no less
+    assert sorted(names) == sorted(parse_cache.ASSERTION_READER_SOURCES), \
+        "the assertion reader's imports changed: list them in ASSERTION_READER_SOURCES"
     assert len(assertion_reader_digest()) == 64
+
+
+def test_an_edit_of_a_module_the_assertion_reader_imports_changes_its_digest(
+        tmp_path: Path) -> None:
+    root = Path(cache_module.__file__).resolve().parent.parent
+    copy = tmp_path / "crawler"
+    for name in parse_cache.ASSERTION_READER_SOURCES:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).write_bytes((root / name).read_bytes())
+    files = [copy / name for name in parse_cache.ASSERTION_READER_SOURCES]
+    before = parse_cache.sources_digest(copy, files)
+    assert parse_cache.sources_digest(copy, reversed(files)) == before  # in path order
+    with (copy / "records" / "sites.py").open("a") as sites:
+        sites.write("\n# an edit\n")
+    assert parse_cache.sources_digest(copy, files) != before
 
 
 def test_a_corrupt_entry_is_ignored_counted_and_replaced(tmp_path: Path) -> None:
