@@ -14,10 +14,12 @@ from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from crawler.errors import SourceError
-from crawler.git._cmd import GitFailed
-from crawler.git.pin import PinnedRepo
+
+if TYPE_CHECKING:  # the merge reads a `LineMap` without git: validate, check and export import
+    from crawler.git.pin import PinnedRepo  # it and never run git, nor need GitPython (0.06 s)
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _PY_FILES = ":(glob)**/*.py"
@@ -123,6 +125,8 @@ def line_map(repo: PinnedRepo, old_sha: str) -> LineMap:
 
 
 def _diff_tree(repo: PinnedRepo, old: str, new: str, pathspecs: list[str], *options: str) -> bytes:
+    from crawler.git._cmd import GitFailed  # GitPython, imported by the commands that run git
+
     try:
         return repo.repo.run("diff-tree", "-r", "--no-abbrev", "--no-ext-diff", "--no-textconv",
                              "--no-color", "-M", "-C", *options, "--end-of-options", old, new,
