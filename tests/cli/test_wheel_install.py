@@ -89,6 +89,11 @@ def test_the_installed_wheel_runs_every_command(installed: Path, tmp_path: Path)
     crawler, python = installed / "crawler", installed / "python"
     where = _run(python, "-c", "import crawler; print(crawler.__file__)", cwd=work)
     assert where.startswith(str(installed.parent)), where  # the wheel's copy, not this checkout
+    checks = _run(python, "-c", "from crawler.store import schemas; "
+                  "print(*(schemas._compiled(name).__module__ for name in ('record', 'manifest')))",
+                  cwd=work)
+    # the compiled schema checks are in the wheel, not compiled on every run
+    assert checks.split() == ["crawler.schemas.record_check", "crawler.schemas.manifest_check"]
     licences = [path for path in installed.parent.glob("lib/python*/site-packages/"
                                                         "raise_site_crawler-*.dist-info/**/LICENSE")]
     assert licences and "MIT License" in licences[0].read_text(encoding="utf-8"), licences
