@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from crawler.cli.config import default_map
 from crawler.pipeline import class_pass, collect, output_folder
-from crawler.records import REMOVED
+from crawler.records import REMOVED, ExtractOptions
 from crawler.store import record_files, safe_yaml, schemas
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +25,10 @@ def facts(site: object) -> tuple[object, ...]:
 def test_committed_records_match_the_code_at_head() -> None:
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    collected = collect(str(ROOT), name=OWN_NAME, jobs=1, evidence=False)
+    # the options the README's command takes from [tool.crawler] in pyproject.toml
+    configured = default_map(ROOT).get("extract", {})
+    options = ExtractOptions(exclude=tuple(configured.get("exclude", ())))
+    collected = collect(str(ROOT), options=options, name=OWN_NAME, jobs=1, evidence=False)
     folder = output_folder(ROOT / "output", collected.pin)
     committed = [record_files.load_record(p) for p in record_files.iter_record_paths(folder)]
     assert committed, f"no records in {folder}: {REGENERATE}"
