@@ -62,7 +62,7 @@ def _compiled(name: str) -> Callable[[Any], Any]:
     where there is none or it was made from another version of the schema, compiled here."""
     try:
         module = importlib.import_module(f"crawler.schemas.{name}_check")
-    except ModuleNotFoundError:
+    except ImportError:  # none written, or written for a fastjsonschema with names this one lacks
         module = None
     if module is not None and getattr(module, "SCHEMA_DIGEST", None) == digest(name):
         return module.validate  # type: ignore[no-any-return]
