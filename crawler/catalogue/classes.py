@@ -507,8 +507,18 @@ def _digest_part(index: ClassIndex, name: str) -> object:
     if cls is None:
         return name
     return [cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords, cls.init_target,
-            place(cls), *(_data(slot) for slot in (*cls.init_args, *cls.self_attributes,
-                                                    *cls.class_attributes, *cls.methods))]
+            place(cls), *(_slot_data(slot) for slot in (*cls.init_args, *cls.self_attributes,
+                                                         *cls.class_attributes, *cls.methods))]
+
+
+def _slot_data(slot: TextSlot) -> object:
+    """A slot's fields; `if_given` (added later) only where set, so that a class that does not
+    use it keeps the digest the manifests already hold."""
+    data = _data(slot)
+    assert isinstance(data, dict)
+    if data["if_given"] is None:
+        del data["if_given"]
+    return data
 
 
 def _data(value: object) -> object:
@@ -767,6 +777,8 @@ def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piec
     """`self.x = ...` of one __init__, filled in; an attribute set twice is not known."""
     found: dict[str, list[list[Piece]] | None] = {}
     for slot in (_branch(s, states) for s in cls.self_attributes):
+        if slot.if_given is not None and states is not None and states.get(slot.if_given) is False:
+            continue  # `if P is not None: self.x = ...` where the call leaves P None: not set
         if slot.name in found or slot.name in run.attributes:
             found[slot.name] = None
             continue

@@ -122,6 +122,11 @@ class TextSlot:
     # A parameter (default None) that `if P is None: P = ...` fills before the slot reads it:
     # the `{P}` template runs where a call gives P, the others where it leaves P None.
     if_none: str | None = None
+    # A parameter (default None) that `if P is not None:` tests around this `self.x = ...` (an
+    # `__init__`'s own statement, no `else`): the attribute is set only where a call gives P, and
+    # where it leaves P None `self.x` is the class attribute (werkzeug's HTTPException
+    # `description`, aiohttp's HttpProcessingError `code`).
+    if_given: str | None = None
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ def _class(item: dict[str, Any]) -> ClassDef:
 def _slot(item: dict[str, Any]) -> TextSlot:
     return TextSlot(item["name"], tuple(_template(t) for t in item["templates"]),
                     tuple(item["verbatim"]), tuple((a, b) for a, b in item["aliases"]),
-                    item["if_none"])
+                    item["if_none"], item["if_given"])
 
 
 def _region(item: dict[str, Any]) -> Region:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from crawler.catalogue import classes
+from crawler.records import TextSlot
 from tests.helpers.classes import by_function, messages, resolve_sources, visit_package
 from tests.helpers.gitrepo import GitRepo
 
@@ -542,6 +543,14 @@ def test_class_digests_sharing_their_bases_are_the_digests_of_the_whole_mro() ->
     assert entries == {q: whole(q) for q in names}
 
 
+def _as_digested(slot: TextSlot) -> dict[str, object]:
+    """`asdict`, without `if_given` where it is unset (a field added after the digests were kept)."""
+    data = asdict(slot)
+    if data["if_given"] is None:
+        del data["if_given"]
+    return data
+
+
 def test_a_class_digest_part_is_the_json_of_its_slots_as_asdict_gives_them() -> None:
     """`_digest_part` writes the slots without `asdict`'s copies: the JSON, so the digest, is
     the same as `asdict`'s."""
@@ -551,7 +560,7 @@ def test_a_class_digest_part_is_the_json_of_its_slots_as_asdict_gives_them() -> 
         slots = (*cls.init_args, *cls.self_attributes, *cls.class_attributes, *cls.methods)
         with_slots += bool(slots)
         expected = [cls.qualname, cls.name, cls.has_init, cls.params, cls.keywords,
-                    cls.init_target, classes.place(cls), *(asdict(slot) for slot in slots)]
+                    cls.init_target, classes.place(cls), *(_as_digested(slot) for slot in slots)]
         assert classes._json(classes._digest_part(index, qualname)) == \
             classes._json(expected), qualname
     assert with_slots >= 3

@@ -151,8 +151,9 @@ def slots(module: cst.Module, statements: ClassStatements, none_params: frozense
         slot = read_slot(module, name, [(value, position, None)], constants)
         if all(t.kind == "literal" for t in slot.templates):
             class_attributes.append(slot)
-    self_attributes = tuple(_guarded(read_slot(module, name, [noted], constants), noted[0], noted[1],
-                                     none_params)
+    self_attributes = tuple(_set_if_given(_guarded(read_slot(module, name, [noted], constants),
+                                                   noted[0], noted[1], none_params),
+                                          noted, none_params)
                             for name, noted in statements.self_assigns)
     returns = dict(statements.returns)
     for name, (value, _, _) in statements.class_assigns:
@@ -283,6 +284,35 @@ def _guarded(slot: TextSlot, value: cst.BaseExpression, position: flow.Position,
             and none_guarded(value.value, position):
         return replace(slot, if_none=value.value)
     return slot
+
+
+def _set_if_given(slot: TextSlot, noted: Noted, none_params: frozenset[str]) -> TextSlot:
+    """The slot, marked `if_given` when its `self.x = ...` is the body of an `if P is not None:`
+    (no `else`) among the `__init__`'s own statements, P a parameter whose default is None and
+    that the `__init__` never assigns: where a call leaves P None, the class attribute stays."""
+    _, position, assigned = noted
+    if position and position[-1][2] == "line":
+        position = position[:-1]  # the small statement's own line: the statement it is part of
+    if len(position) != 2 or position[-1][2] != "if":
+        return slot
+    guard = _statement_at(position[:1])
+    if not isinstance(guard, cst.If) or guard.orelse is not None:
+        return slot
+    tested = _not_none_test(guard.test)
+    if tested is None or tested not in none_params or assigned is None or tested in assigned:
+        return slot
+    return replace(slot, if_given=tested)
+
+
+def _not_none_test(test: cst.BaseExpression) -> str | None:
+    """`P is not None`: the name P."""
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) \
+            and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.IsNot) \
+            and isinstance(test.comparisons[0].comparator, cst.Name) \
+            and test.comparisons[0].comparator.value == "None":
+        return test.left.value
+    return None
 
 
 def none_guarded(name: str, position: flow.Position) -> bool:
