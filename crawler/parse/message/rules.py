@@ -48,11 +48,16 @@ RULES: dict[str, str] = {
     "call.factory": "`raise make_error(...)`: the exceptions a module function returns",
     "call.local-lambda": "`err = lambda n: E(f'...')` then `raise err(x)`: the lambda's exception",
     "call.yielded-lambdas": "`e = next(gen(...))`: the lambdas the module's generator yields",
+    # the repository-wide passes (`crawler.catalogue`), read off the record by `rule_use.py`
+    "call.other-module": "a helper or factory of another module (`catalogue.factories`)",
+    "call.callers": "a message that is a parameter: the text each caller passes "
+                    "(`catalogue.callers`)",
     # classes: what a class statement does to its message (`class_text`, `class_records`)
     "class.init-message": "an `__init__` that passes text to its base: the class's message",
     "class.str-method": "a `__str__` (or message method) that returns text: the class's message",
     "class.default-message": "a class attribute (`message = '...'`) a base's `__init__` prints",
 }
+# `class.*` rules are read in the worker (`class_records`) and composed by `catalogue.classes`.
 
 
 _used: set[str] | None = None  # the rules the current raise statement used, while tracing
