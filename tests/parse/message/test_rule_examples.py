@@ -9,14 +9,15 @@ without the rule among those its raises went through. A snippet is the function 
 (its other raises too: a `dynamic` site is written as null), or lines of it, as they are.
 
 The rules of the repository-wide passes (`call.other-module`, `call.callers`, `class.*`) need
-every module at hand: their snippets (`files`) are written into one git repository, extracted
-once by the installed `crawler`, and each record's rules read the way `scripts/rule_use.py`
-reads them.
+every module at hand: each one's snippets (`files`) are written into a git repository of their
+own, extracted by the installed `crawler`, and each record's rules read the way
+`scripts/rule_use.py` reads them.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -79,15 +80,12 @@ def _rule_use() -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
-def extracted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[dict, set[str]]]]:
-    """Each catalogue example's file: its records and the rules each used."""
-    base = tmp_path_factory.mktemp("rule_examples")
+def _extracted(base: Path, files: dict[str, str]) -> dict[str, list[tuple[dict, set[str]]]]:
+    """The records of a repository holding `files`, by path, each with the rules it used."""
     repo = GitRepo(base / "repo")
-    for example in (p.values[2] for p in _cases(catalogue=True)):
-        for path, code in example["files"].items():
-            repo.write(path, code)
-    commit = repo.commit("examples")
+    for path, code in files.items():
+        repo.write(path, code)
+    commit = repo.commit("example")
     out = base / "out"
     subprocess.run([Path(sys.executable).parent / "crawler", "extract", str(repo.path),
                     "--commit", commit, "-o", str(out), "-j", "1", "--no-evidence"],
@@ -104,9 +102,9 @@ def extracted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[
 
 @pytest.mark.parametrize(("rule", "side", "example"), list(_cases(catalogue=True)))
 def test_a_repository_wide_rule_reads_its_examples_as_written(
-        rule: str, side: str, example: dict[str, Any],
-        extracted: dict[str, list[tuple[dict, set[str]]]]) -> None:
-    found = sorted(extracted[example["raise_in"]], key=lambda r: r[0]["extracted"]["line"])
+        rule: str, side: str, example: dict[str, Any], tmp_path: Path) -> None:
+    found = sorted(_extracted(tmp_path, example["files"])[example["raise_in"]],
+                   key=lambda r: r[0]["extracted"]["line"])
     messages = [record["extracted"]["message"] for record, _ in found]
     templates = [None if m["kind"] == "dynamic" else m["template"] for m in messages]
     used = set().union(*(rules_used for _, rules_used in found))
@@ -114,16 +112,24 @@ def test_a_repository_wide_rule_reads_its_examples_as_written(
 
 
 def test_every_rule_has_an_accepted_and_a_rejected_example() -> None:
-    missing = [f"{rule}: {side}" for rule in rules.RULES for side in ("accepts", "rejects")
-               if not (EXAMPLES.get(rule) or {}).get(side)]
-    assert missing == []
+    """Both, or the rule says (`none_found`) where no real one was found and how it was looked
+    for: a rule the corpus never rejects (or never uses) is listed, not given a made-up one."""
     assert sorted(EXAMPLES) == sorted(rules.RULES)
+    missing = [f"{rule}: {side}" for rule in rules.RULES for side in ("accepts", "rejects")
+               if not EXAMPLES[rule].get(side)]
+    declared = [f"{rule}: {side}" for rule in rules.RULES
+                for side in (EXAMPLES[rule].get("none_found") or {})]
+    assert missing == declared
+    assert all(str(note).strip() for rule in rules.RULES
+               for note in (EXAMPLES[rule].get("none_found") or {}).values())
+
+
+CITATION = re.compile(r"(?:[\w.-]+/[\w.-]+|this repository at [0-9a-f]{7}) \S+:\d+")
 
 
 def test_every_example_cites_where_it_was_copied_from() -> None:
     uncited = [f"{rule}:{side}:{index}" for rule, sides in EXAMPLES.items()
                for side in ("accepts", "rejects")
                for index, example in enumerate(sides.get(side) or [])
-               if not str(example.get("from", "")).count(":") == 1
-               or " " not in example["from"] or "/" not in example["from"].split()[0]]
+               if not CITATION.fullmatch(str(example.get("from", "")))]
     assert uncited == []
