@@ -15,10 +15,11 @@ rules are read off the record instead, since the repository-wide class pass comp
   rule the manifest's `template_from` names (`init`: `class.init-message`, `attribute`:
   `class.default-message`).
 
-A record whose raise statement noted no rule but whose text is written elsewhere
-(`defined_at`) was read by a repository-wide pass: `call.other-module` when it names the
-function it went through (`via`, `crawler.catalogue.factories`), else `call.callers` (the text
-its callers pass, `crawler.catalogue.callers`).
+Two more are read off the record, for the repository-wide passes that complete a worker's
+reading: `call.other-module` when a function it went through (`via`) is of another module
+(`crawler.catalogue.factories`), `call.callers` when its text is written elsewhere (`defined_at`:
+another file, or a line the raise statement's own reading noted no rule for) and neither a
+function nor a class composed it (`crawler.catalogue.callers`: the text a caller passes).
 
 A record read as `dynamic` is counted under `dynamic` (no rule gave its text), and a record of
 another kind that no rule was noted for under `(none)`: both are printed, so that a gap shows.
@@ -92,9 +93,13 @@ def library_use(repository: Path, commit: str, folder: Path) -> list[tuple[str, 
         if path not in traced:
             traced[path] = _traced_lines(repository, commit, path)
         rules = set(traced[path].get(extracted["line"], ()))
-        if not rules and message.get("defined_at"):  # the worker left it to a catalogue pass
-            rules.add("call.other-module" if message.get("via") else "call.callers")
-        composed = message.get("composed_by")
+        composed, via = message.get("composed_by"), message.get("via")
+        own = module_name(path) + "."
+        if via and not all(name.startswith(own) for name in via.split(", ")):
+            rules.add("call.other-module")  # `crawler.catalogue.factories` followed it
+        elif not via and not composed and message.get("defined_at") \
+                and (message["defined_at"].rsplit(":", 1)[0] != path or not rules):
+            rules.add("call.callers")  # `crawler.catalogue.callers`: a caller's text
         if composed:
             rules.add("class.init-message" if composed.endswith(".__init__")
                       else "class.str-method")
