@@ -33,7 +33,7 @@ from crawler.parse.visitor import find_raise_sites
 from tests.helpers.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES: dict[str, dict[str, list[dict[str, Any]]]] = yaml.safe_load(
+EXAMPLES: dict[str, dict[str, Any]] = yaml.safe_load(
     (Path(rules.__file__).parent / "rule_examples.yaml").read_text(encoding="utf-8"))
 
 
