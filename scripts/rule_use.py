@@ -10,7 +10,8 @@ through. A record takes the rules of the raise statement at its line (its file a
 rules are read off the record instead, since the repository-wide class pass composes them:
 
 - a message composed by a class (`composed_by` names the method): `class.init-message` for an
-  `__init__`, else `class.str-method`;
+  `__init__`, else `class.str-method` (the rules of the class's own text, read with the class
+  statement, are not counted for it);
 - a raise that passes no text of its own (`argument` null) and takes its class's template: the
   rule the manifest's `template_from` names (`init`: `class.init-message`, `attribute`:
   `class.default-message`).
