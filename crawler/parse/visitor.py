@@ -25,7 +25,7 @@ from crawler.parse import _source, followed, module_names, python_ast, skeleton
 from crawler.parse import positions as _positions
 from crawler.parse.class_records import class_record
 from crawler.parse.exposed import exposed_functions, may_be_exposed
-from crawler.parse.message import class_text
+from crawler.parse.message import class_text, rules
 from crawler.parse.message.calls import Follower
 from crawler.parse.positions import Unread
 from crawler.parse.raise_visitor import (
@@ -247,6 +247,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
         place = Place(path, module, found, span, snippet(lines, span, snippet_span), follower,
                        visitor, where, tests)
         touched = len(follower.touched)
+        rules.at_raise(span.line)  # (only while `rules.tracing`)
         made, raised = sites_of(place)
         visitor.lookups.extend((FOLLOWED, name) for name in follower.touched[touched:])
         counts += raised
@@ -257,6 +258,7 @@ def _read(path: str, module: cst.Module, visitor: RaiseVisitor, tree: ast.Module
             tallies[index] += raised
             lookups[index].update(visitor.lookups[looked:])
     classes = []
+    rules.at_raise(0)  # a class's own message: no raise statement's
     constants = class_text.module_constants(visitor.index.constants, follower.bound_once_at_top)
     for found_class in visitor.classes:
         looked = len(visitor.lookups)

@@ -46,5 +46,7 @@ statements), the module's helpers, factories and constants followed (`calls`, wi
 of a function statement and the factories a generator yields; a callee's text put in its
 caller's terms by `substitution`, the types of attribute chains in `type_refs`), what a class
 statement does to its message (`class_text`), and the calls of a file that pass text, for
-`crawler.catalogue.callers` (`text_calls`).
+`crawler.catalogue.callers` (`text_calls`). Every rule these apply is named once in `rules`, which
+traces the rules a raise's reading went through when asked (`scripts/rule_use.py`), with the real
+code each accepts and rejects beside it (`rule_examples.yaml`, read by one test harness).
 """

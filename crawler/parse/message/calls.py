@@ -45,7 +45,7 @@ from typing import Protocol
 import libcst as cst
 
 from crawler.parse._source import exact
-from crawler.parse.message import flow
+from crawler.parse.message import flow, rules
 from crawler.parse.message.known_names import PLAIN_DECORATORS
 from crawler.parse.message.pieces import MAX_ALTERNATIVES, Alternative, Piece, Unreadable
 from crawler.parse.message.reading import Reader
@@ -201,6 +201,7 @@ class Follower:
 
     def note_constant(self, reader: Reader, name: str, at: int | None = None) -> None:
         """A constant read through, among the read's followed names (at `at`, else last)."""
+        rules.note("call.constant")
         followed, qualname = _context(reader).followed, self._qualname(name)
         self.defined[qualname] = self.index.constants[name][1]
         if qualname not in followed:
@@ -215,7 +216,9 @@ class Follower:
         local = local_lambda(node.func, position, reader.assigned, context.scopes) \
             if function is None else None
         if local is not None and context.depth < MAX_DEPTH:
-            return self._lambda_reader(reader, node, position, local).read(local.body, local.at)
+            found = self._lambda_reader(reader, node, position, local).read(local.body, local.at)
+            rules.note("call.local-lambda")
+            return found
         if function is None and context.depth == 0:
             self.cross_seen = True
             deferred = self.defer(reader, node, position) if self.defer is not None else None
@@ -237,6 +240,7 @@ class Follower:
             del context.followed[mark:]  # what a failed read went through gave nothing
             raise
         self._note_function(context, function, mark)
+        rules.note("call.helper")
         return alternatives
 
     # ------------------------------------------------ factories that return exceptions
@@ -273,6 +277,7 @@ class Follower:
             del context.followed[mark:]
             return Followed(reason=f"`{via}` returns no exception that is read exactly", via=via)
         self._note_function(context, function, mark)
+        rules.note("call.factory")
         return Followed(tuple(built), via=via)
 
     def returned(self, callee: Reader, function: FunctionScope, value: cst.BaseExpression | None,
@@ -320,6 +325,7 @@ class Follower:
         except Unreadable as error:
             return Followed(reason=str(error) or f"`{local.name}`, a local lambda, returns an "
                             "exception that is not read exactly", via=local.name)
+        rules.note("call.local-lambda")
         return Followed(tuple(built), via=local.name)
 
     def _lambda_reader(self, reader: Reader, node: cst.Call, position: flow.Position,
@@ -691,6 +697,7 @@ def yielded_factory(follower: Follower, reader: Reader, node: cst.Call, position
         return None
     for function in functions:  # the outermost first
         follower._note_function(context, function, len(context.followed))
+    rules.note("call.yielded-lambdas")
     return Followed(tuple(built), via=follower.function_qualname(lambdas[0][1]))
 
 

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import libcst as cst
 
 from crawler.parse._source import exact
-from crawler.parse.message import flow
+from crawler.parse.message import flow, rules
 from crawler.parse.message.flow import binds_in_test
 from crawler.parse.message.pieces import (
     MAX_ALTERNATIVES,
@@ -131,12 +131,14 @@ class Reader:
     def message(self, expression: cst.BaseExpression, position: flow.Position) -> list[Alternative]:
         """Every alternative of a message; one `dynamic` alternative when it cannot be read."""
         self.unread = ""
+        marked = rules.mark()
         try:
             alternatives = self.read(expression, position)
         except (Unreadable, RecursionError) as error:
             alternatives = []
             self.unread = str(error) if isinstance(error, Unreadable) else ""
         if not alternatives or len(alternatives) > MAX_ALTERNATIVES:
+            rules.drop(marked)  # no rule gave this message's text
             return [("dynamic", [Piece(self.source_at(expression, position), True)])]
         return alternatives
 
@@ -145,6 +147,7 @@ class Reader:
         self._depth += 1
         outer = self._position
         self._position = position
+        marked = rules.mark()
         try:
             if self._depth > 40:
                 raise Unreadable
@@ -152,6 +155,9 @@ class Reader:
             if self._depth == 1 and self.follower is not None:
                 found = self.follower.finish(self, found)
             return found
+        except Unreadable:
+            rules.drop(marked)  # what a failed read went through gave no text
+            raise
         finally:
             self._depth -= 1
             self._position = outer
@@ -161,7 +167,9 @@ class Reader:
         # its ABCs is a Python call; `isinstance` below only narrows the type, at no cost
         node_type = type(node)
         if node_type is cst.SimpleString and isinstance(node, cst.SimpleString):
-            return [("literal", [Piece(_string_value(node))])]
+            found = [("literal", [Piece(_string_value(node))])]
+            rules.note("text.literal")
+            return found
         if node_type is cst.ConcatenatedString and isinstance(node, cst.ConcatenatedString):
             alternatives = []
             for (lk, left), (rk, right) in _product(self.read(node.left, position),
@@ -170,7 +178,9 @@ class Reader:
                 alternatives.append((kind, merge_text(left + right)))
             return alternatives
         if node_type is cst.FormattedString and isinstance(node, cst.FormattedString):
-            return [("fstring", merge_text(self._fstring(node, position)))]
+            found = [("fstring", merge_text(self._fstring(node, position)))]
+            rules.note("text.fstring")
+            return found
         if node_type is cst.Name and isinstance(node, cst.Name):
             try:
                 return self._variable(node.value, position)
@@ -181,13 +191,14 @@ class Reader:
         if node_type is cst.BinaryOperation and isinstance(node, cst.BinaryOperation):
             operator = type(node.operator)
             if operator is cst.Add:
-                return self._concat(node, position)
+                return _noted("text.concat", self._concat(node, position))
             if operator is cst.Modulo:
-                return self._percent(node, position)
+                return _noted("text.percent", self._percent(node, position))
             if operator is cst.Multiply:
-                return _repeated_literal(node)
+                return _noted("text.repeat", _repeated_literal(node))
         if node_type is cst.IfExp and isinstance(node, cst.IfExp):
-            return self.read(node.body, position) + self.read(node.orelse, position)
+            return _noted("text.conditional",
+                          self.read(node.body, position) + self.read(node.orelse, position))
         if node_type is cst.Call and isinstance(node, cst.Call):
             return self._call(node, position)
         if node_type is cst.Subscript and isinstance(node, cst.Subscript):
@@ -204,13 +215,13 @@ class Reader:
         if not found:
             raise Unreadable
         if len(found) > MAX_ALTERNATIVES:
-            return merged_paths(self, found)
+            return _noted_paths(found, merged_paths(self, found), merged=True)
         try:
-            return self._definitions(found)
+            return _noted_paths(found, self._definitions(found))
         except Unreadable:
             if len(found) < 2:
                 raise
-            return merged_paths(self, found)
+            return _noted_paths(found, merged_paths(self, found), merged=True)
 
     def _definitions(self, found: list[flow.Definition]) -> list[Alternative]:
         """One alternative per path and way each part reads."""
@@ -399,24 +410,25 @@ class Reader:
             func.attr.value if isinstance(func, cst.Attribute) else None)
         args = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if isinstance(func, cst.Attribute) and name == "format":
-            return formatted(self, func.value, node, position)
+            return _noted("text.format", formatted(self, func.value, node, position))
         bound = bound_format(self, func, position)
         if bound is not None:  # `msg = "... {}".format` then `msg(x)`
-            return formatted(self, bound, node, position)
+            return _noted("text.bound-format", formatted(self, bound, node, position))
         if isinstance(func, cst.Attribute) and name == "join" and len(node.args) == 1:
             return self._join(func.value, node.args[0].value, position)
         if isinstance(func, cst.Attribute) and name in TEXT_METHODS and not node.args:
-            return [(kind, _transform(pieces, TEXT_METHODS[name]))
-                    for kind, pieces in self.read(func.value, position)]
+            return _noted("text.whitespace", [(kind, _transform(pieces, TEXT_METHODS[name]))
+                                              for kind, pieces in self.read(func.value, position)])
         if name in GETTEXT and args:
-            return self.read(args[0].value, position)
+            return _noted("text.gettext", self.read(args[0].value, position))
         if name == "pgettext" and len(args) >= 2:
-            return self.read(args[1].value, position)
+            return _noted("text.gettext", self.read(args[1].value, position))
         if name in NGETTEXT and len(args) >= 2:
-            return self.read(args[0].value, position) + self.read(args[1].value, position)
+            return _noted("text.ngettext",
+                          self.read(args[0].value, position) + self.read(args[1].value, position))
         if name in TEXT_FUNCTIONS and len(args) == 1:
-            return [(kind, _transform(pieces, TEXT_FUNCTIONS[name]))
-                    for kind, pieces in self.read(args[0].value, position)]
+            return _noted("text.whitespace", [(kind, _transform(pieces, TEXT_FUNCTIONS[name]))
+                                              for kind, pieces in self.read(args[0].value, position)])
         if self.follower is not None:
             return self.follower.call(self, node, position)
         raise Unreadable
@@ -449,7 +461,7 @@ class Reader:
             texts = self._plain_texts(separator, position)
             if len(texts) != 1:
                 raise Unreadable
-            return joined(self, texts[0], items, position)
+            return _noted("text.join-built", joined(self, texts[0], items, position))
         readings = []
         for element in items.elements:
             if isinstance(element, cst.StarredElement):
@@ -466,7 +478,44 @@ class Reader:
                 pieces.extend(part)
             kinds = {k for k, _ in combo} - {"dynamic"}
             alternatives.append((kinds.pop() if len(kinds) == 1 else "concat", merge_text(pieces)))
+        rules.note("text.join-display")
         return alternatives
+
+
+def _noted(rule: str, alternatives: list[Alternative]) -> list[Alternative]:
+    """`alternatives`, read by `rule` (noted while a trace is open)."""
+    rules.note(rule)
+    return alternatives
+
+
+def _noted_paths(found: list[flow.Definition], alternatives: list[Alternative],
+                 merged: bool = False) -> list[Alternative]:
+    """`alternatives` read off a name's definitions: while a trace is open, the `flow` rules
+    their shape shows (`flow.definitions`'s parts: an assignment's value, what `+=` adds, a
+    loop's passes, a walrus test's value, the name itself where it is bound opaquely)."""
+    if not rules.active():
+        return alternatives
+    if len(found) > 1:
+        rules.note("flow.branches")
+    if merged:
+        rules.note("flow.merged-paths")
+    for definition in found:
+        for value, where in definition:
+            if isinstance(value, flow.Repeated):
+                rules.note("flow.loop")
+                continue
+            if not where:
+                rules.note("flow.opaque-binding")
+                continue
+            statements, index, _ = where[-1]
+            statement = statements[index]
+            if type(statement) is cst.AugAssign:
+                rules.note("flow.augmented-assignment")
+            elif type(statement) is cst.If:
+                rules.note("flow.walrus-test")
+            elif getattr(statement, "value", None) is value:
+                rules.note("flow.assignment")  # else the name's own value from before
+    return alternatives
 
 
 def _str_or_repr_argument(node: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -696,7 +745,8 @@ def sliced(reader: Reader, node: cst.Subscript, position: flow.Position) -> list
     count = _cut_from_end(node)
     if count is None:
         raise Unreadable
-    return [(kind, trim_end(pieces, count)) for kind, pieces in reader.read(node.value, position)]
+    return _noted("text.cut-tail", [(kind, trim_end(pieces, count))
+                                    for kind, pieces in reader.read(node.value, position)])
 
 
 def _cut_from_end(node: cst.Subscript) -> int | None:
