@@ -250,20 +250,19 @@ class Index:
             reach[k] = reach[k + 1] + self.idf[names[k]] * self.most[names[k]]
         scores: dict[str, float] = {}
         get = scores.get
+        limit = own + EPSILON
         for k, term in enumerate(names):
             held = self.postings[term]
-            if reach[k] > own + EPSILON:
+            if reach[k] > limit:
                 for other, weight in held.items():
                     scores[other] = get(other, 0.0) + weight
                 continue
-            scores = {i: s for i, s in scores.items() if s + reach[k] > own + EPSILON}
-            if len(held) < len(scores):  # the shorter of the two is walked
-                for other, weight in held.items():
-                    if other in scores:
-                        scores[other] += weight
-            else:
-                for other in scores:
-                    scores[other] += held.get(other, 0.0)
+            rest = reach[k]
+            scores = {i: s for i, s in scores.items() if s + rest > limit}
+            if not scores:
+                return scores
+            for other in held.keys() & scores.keys():  # the two's common records, found in C
+                scores[other] += held[other]
         return {i: s for i, s in scores.items() if s > own + EPSILON}
 
 
