@@ -172,6 +172,16 @@ class CacheTable:
         self.hits += 1
         return value
 
+    def get_entry(self, kind: str, *parts: str) -> dict[str, Any] | None:
+        """The entry `put_entry` stored under (kind, parts), or None; counted in no figure."""
+        entry = self._get(self._key(kind, *parts), counted=False)
+        return entry if isinstance(entry, dict) else None
+
+    def put_entry(self, kind: str, *parts: str, entry: dict[str, Any]) -> None:
+        """Store `entry` (JSON's own types) under (kind, parts), written by the next `flush`."""
+        if self.database is not None:
+            self._put(self._key(kind, *parts), entry, counted=False)
+
     def _broken_entry(self) -> None:
         self.corrupt += 1  # a broken entry is rebuilt, never trusted
         self.misses += 1

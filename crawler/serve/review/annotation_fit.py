@@ -52,6 +52,7 @@ from crawler.serve.review.annotation_names import (
     annotation_text,
     code_mentions,
 )
+from crawler.serve.review.fact_cache import FactCache
 
 # Listed when another record holds, weighed by rarity, at least twice what the own record holds
 # of the annotation's names: the own record's share is then the smaller part of what the two
@@ -134,33 +135,46 @@ def judged_records(records: Iterable[ErrorRecord]) -> list[ErrorRecord]:
 
 
 def folder_fits(records: Sequence[ErrorRecord], manifest: Manifest | None,
-                only: Iterable[str] | None = None) -> list[Fit]:
+                only: Iterable[str] | None = None, facts: FactCache | None = None) -> list[Fit]:
     """Every live, annotated, unconfirmed record of one repository folder (or of the ids
-    `only`), judged."""
+    `only`), judged; `facts`: the records' facts kept by an earlier run (`fact_cache`)."""
     judged = judged_records(records)
     if only is not None:
         wanted = set(only)
         judged = [r for r in judged if r.id in wanted]
     if not judged:
         return []
-    index = Index(records, manifest)
+    index = Index(records, manifest, facts)
     return [fit for fit in (index.judge(record) for record in judged) if fit is not None]
 
 
 class Index:
     """One repository folder's records by their facts: what the rule reads, built once."""
 
-    def __init__(self, records: Sequence[ErrorRecord], manifest: Manifest | None) -> None:
+    def __init__(self, records: Sequence[ErrorRecord], manifest: Manifest | None,
+                 kept: FactCache | None = None) -> None:
         classes = {c.get("qualname"): c for c in (manifest.exception_classes if manifest else ())}
         live = [r for r in records if r.status != "removed"]
         self.records = {r.id: r for r in live}
-        self.own = {r.id: own_words(r) for r in live}
         paths = [entry.path for entry in manifest.files] if manifest else []
         self.modules = frozenset(part for path in [*paths, *(r.site.path for r in live)]
                                  for part in _module_parts(path))
         names: dict[str, set[str]] = {}  # each qualified name and snippet read once
-        self.facts = {r.id: record_facts(r, classes, self.own[r.id], self.modules, names)
-                      for r in live}
+        self.own: dict[str, frozenset[str]] = {}
+        self.facts: dict[str, dict[str, int]] = {}
+        if kept is not None:
+            kept.open(self.modules, classes)
+        for r in live:
+            key = kept.key(r) if kept is not None else None
+            found = kept.get(key) if kept is not None else None
+            if found is None:
+                own = own_words(r)
+                found = record_facts(r, classes, own, self.modules, names), own
+                if kept is not None:
+                    kept.put(key, found)
+            self.facts[r.id], self.own[r.id] = found
+        if kept is not None:
+            kept.close()
         self.siblings: dict[tuple[str, str], list[str]] = {}
         for r in live:
             self.siblings.setdefault((r.site.path, r.site.qualname), []).append(r.id)
