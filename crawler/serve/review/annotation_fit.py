@@ -145,7 +145,10 @@ def folder_fits(records: Sequence[ErrorRecord], manifest: Manifest | None,
     if not judged:
         return []
     index = Index(records, manifest, facts)
-    return [fit for fit in (index.judge(record) for record in judged) if fit is not None]
+    fits = [fit for fit in (index.judge(record) for record in judged) if fit is not None]
+    if facts is not None:
+        facts.close()  # what this run read is kept for the next
+    return fits
 
 
 class Index:
@@ -173,8 +176,7 @@ class Index:
                 if kept is not None:
                     kept.put(key, found)
             self.facts[r.id], self.own[r.id] = found
-        if kept is not None:
-            kept.close()
+        self.kept = kept  # the annotations' mentions too; its owner closes it
         self.siblings: dict[tuple[str, str], list[str]] = {}
         for r in live:
             self.siblings.setdefault((r.site.path, r.site.qualname), []).append(r.id)
@@ -218,21 +220,24 @@ class Index:
         text = annotation_text(record.annotation.data) if text is None else text
         if not text.strip():
             return None
-        terms = sorted(self.terms(code_mentions(text)), key=lambda t: (-self.idf[t], t))
+        mentions = self.kept.mentions(text) if self.kept is not None else code_mentions(text)
+        terms = sorted(self.terms(mentions), key=lambda t: (-self.idf[t], t))
         siblings = [i for i in self.siblings.get((record.site.path, record.site.qualname), ())
                     if i != record.id]
         own_facts = self.facts.get(record.id, {})
         own = sum(self.idf[t] * own_facts.get(t, 0) for t in terms)
         # (score, id, own score on the same facts, a sibling)
+        apart = {*siblings, record.id}
+        lacking = [t for t in terms if t not in own_facts]  # what another record may lead by
         found = [(s, i, own, False) for i, s in self._scores(terms, own).items()
-                 if i not in siblings and i != record.id
-                 and sum(t in self.facts[i] and t not in own_facts for t in terms) >= MIN_LEAD]
+                 if i not in apart and sum(map(self.facts[i].__contains__, lacking)) >= MIN_LEAD]
         # the raises of its own function hold the same code: told apart by their own words
         own_zone = self.own.get(record.id, frozenset())
         near = sum(self.idf[t] for t in terms if t in own_zone)
+        lacking = [t for t in terms if t not in own_zone]
         for other in siblings:
             score = sum(self.idf[t] for t in terms if t in self.own[other])
-            lead = sum(t in self.own[other] and t not in own_zone for t in terms)
+            lead = sum(map(self.own[other].__contains__, lacking))
             if score > near + EPSILON and lead >= MIN_LEAD:
                 found.append((score, other, near, True))
         found.sort(key=lambda f: (f[2] / f[0], -f[0], f[1]))  # by margin, then score

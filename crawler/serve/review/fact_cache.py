@@ -9,9 +9,12 @@ record's whole site and entry points, and its exception class's bases. An edited
 another digest and is read again; a record's annotation is no fact, so an edited annotation
 costs nothing here. The entry's own key holds the digest of the rule's code
 (`RULE_SOURCES`: an edit of it reads every record again) and of the folder's module names (what
-makes `pkg.filters` the module `m:filters` in every record's facts). An entry that is not what it
-should be is ignored and written again; a run whose records' digests are all there writes
-nothing.
+makes `pkg.filters` the module `m:filters` in every record's facts). What each annotation
+mentions (`annotation_names.code_mentions`: its code parsed, its prose's words; 0.38 s on jax's
+5,482) is kept in the same entry under the digest of its judged text: an edited annotation is
+read again. An entry that is not what it should be is ignored and written again; a run whose
+digests are all there writes nothing. The facts kept are those of the last run's records and
+annotations alone.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.records import ErrorRecord
+from crawler.serve.review.annotation_names import Mentions, code_mentions
 from crawler.store.cache import ENCODER, CacheTable, is_plain
 
 FACTS = "annotation_facts"  # the kind of the cache's entry
@@ -58,9 +62,12 @@ class FactCache:
         self.folder = os.path.abspath(folder)
         self.rule = _running_rule() if rule is None else rule
         self.computed = 0  # records whose facts were read this run, not found kept
+        self.read_texts = 0  # annotation texts read this run (`mentions`), not found kept
         self._classes: Mapping[Any, Mapping[str, Any]] = {}
         self._kept: dict[str, Any] = {}
         self._used: dict[str, list[Any]] = {}
+        self._kept_mentions: dict[str, Any] = {}
+        self._used_mentions: dict[str, list[list[str]]] = {}
         self.parts: tuple[str, ...] = ()  # the entry's key: the rule's, the modules', the folder
 
     def open(self, modules: Collection[str], classes: Mapping[Any, Mapping[str, Any]]) -> None:
@@ -72,6 +79,8 @@ class FactCache:
         entry = self.table.get_entry(FACTS, *self.parts) if self.table is not None else None
         facts = entry.get("facts") if entry is not None else None
         self._kept = facts if isinstance(facts, dict) else {}
+        mentions = entry.get("mentions") if entry is not None else None
+        self._kept_mentions = mentions if isinstance(mentions, dict) else {}
 
     def key(self, record: ErrorRecord) -> str | None:
         """The digest of what the record's facts are read from; None if it cannot be written."""
@@ -101,11 +110,28 @@ class FactCache:
         if key is not None:
             self._used[key] = [facts[0], sorted(facts[1])]
 
+    def mentions(self, text: str) -> Mentions:
+        """What an annotation's judged text mentions (`code_mentions`), kept under its digest."""
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        found = self._used_mentions.get(key) or self._kept_mentions.get(key)  # this run's first
+        if isinstance(found, list) and len(found) == 3 and all(
+                isinstance(part, list) and set(map(type, part)) <= {str} for part in found):
+            self._used_mentions[key] = found
+            return Mentions(tuple(found[0]), frozenset(found[1]), frozenset(found[2]))
+        self.read_texts += 1
+        mentions = code_mentions(text)
+        self._used_mentions[key] = [list(mentions.names), sorted(mentions.user_names),
+                                    sorted(mentions.words)]
+        return mentions
+
     def close(self) -> None:
-        """Write the folder's entry, the facts of this run's records alone, if it changed."""
-        if self.table is None or self._used.keys() == self._kept.keys() and not self.computed:
+        """Write the folder's entry, the facts of this run's records and the mentions of its
+        annotations alone, if it changed."""
+        if self.table is None or (self._used.keys() == self._kept.keys() and not self.computed
+                                  and self._used_mentions.keys() == self._kept_mentions.keys()
+                                  and not self.read_texts):
             return
-        used = self._used
-        if is_plain(used):  # what JSON gives back exactly (no surrogate): else not kept
-            self.table.put_entry(FACTS, *self.parts, entry={"facts": used})
+        entry = {"facts": self._used, "mentions": self._used_mentions}
+        if is_plain(entry):  # what JSON gives back exactly (no surrogate): else not kept
+            self.table.put_entry(FACTS, *self.parts, entry=entry)
             self.table.flush()

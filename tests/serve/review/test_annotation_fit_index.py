@@ -6,6 +6,7 @@ between runs (`fact_cache`), used while the record and the rule's code are what 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -43,16 +44,18 @@ def test_the_bounded_walk_finds_every_record_scoring_higher_with_its_full_score(
 
 
 def judged_all(index: Index, records: list[ErrorRecord], texts: list[str]) -> list[Fit | None]:
-    """Every text of the corpus judged on every record: what the rule finds."""
-    return [index.judge(record, text) for record in records for text in texts]
+    """The corpus's texts judged on every fourth record (each against every record): what the
+    rule finds."""
+    return [index.judge(record, text) for record in records[::4] for text in texts]
 
 
 def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path: Path) -> None:
-    """A second run reads no record's facts and finds what an index built without the cache
-    finds; an edited record file is read again (its facts are the new ones), and so is every
-    record when the rule's code is edited or the kept entry is not facts."""
+    """A second run reads no record's facts and no annotation's text, and finds what an index
+    built without the cache finds; an edited annotation and an edited record file are read
+    again (its facts are the new ones), and so is every record and text when the rule's code
+    is edited or the kept entry is not what it should be."""
     corpus, folder = unpack("click", tmp_path / "click")
-    texts = [annotation_text(item["annotation"]) for item in corpus["records"][:15]]
+    texts = [annotation_text(item["annotation"]) for item in corpus["records"][:8]]
     loads = LoadCache(tmp_path / "cache")
     loaded = repo_output.load_folder(folder, loads=loads)
     records = list(loaded.records)
@@ -60,13 +63,19 @@ def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path
     expected = judged_all(plain, records, texts)
 
     first = FactCache(loads, folder)
-    Index(records, loaded.manifest, first)
-    assert first.computed == len(records) > 50
+    assert judged_all(Index(records, loaded.manifest, first), records, texts) == expected
+    first.close()
+    assert first.computed == len(records) > 50 and first.read_texts == len(set(texts)) > 5
     second = FactCache(LoadCache(tmp_path / "cache"), folder)  # another run's
     kept = Index(records, loaded.manifest, second)
-    assert second.computed == 0
     assert kept.facts == plain.facts and kept.own == plain.own
     assert judged_all(kept, records, texts) == expected
+    assert second.computed == 0 and second.read_texts == 0
+    # an annotation edited: its text is read again, and judged as without the cache
+    edited_text = texts[0] + " It names `Context.fail` too."
+    assert kept.judge(records[0], edited_text) == plain.judge(records[0], edited_text)
+    assert second.read_texts == 1
+    second.close()
 
     # a record file edited by hand: its condition is another
     edited = next(r for r in records if r.site.condition and "nargs" in r.site.condition)
@@ -82,6 +91,7 @@ def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path
     assert after.facts == fresh.facts and after.facts != plain.facts
     assert "widget" in after.facts[edited.id] and "widget" not in plain.facts[edited.id]
     assert judged_all(after, reloaded, texts) == judged_all(fresh, reloaded, texts)
+    third.close()
 
     # the rule's code edited: its digest is another, and no record's kept facts are used
     sources = tmp_path / "rule"
@@ -92,12 +102,13 @@ def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path
     with (sources / RULE_SOURCES[0]).open("a", encoding="utf-8") as source:
         source.write("# edited\n")
     other_rule = FactCache(loads, folder, rule=rule_digest(sources))
-    Index(reloaded, loaded.manifest, other_rule)
-    assert other_rule.computed == len(reloaded)
+    judged_all(Index(reloaded, loaded.manifest, other_rule), reloaded, texts)
+    assert other_rule.computed == len(reloaded) and other_rule.read_texts == len(set(texts))
 
     # a kept entry that is not facts is ignored, and what is found is the same
-    for broken in ({"facts": {k: [{"x": "1"}, []] for k in map(third.key, reloaded)}},
-                   {"facts": []}, {"other": 1}):
+    mentions = {hashlib.sha256(t.encode()).hexdigest(): [["x"], [], 1] for t in texts}
+    for broken in ({"facts": {k: [{"x": "1"}, []] for k in map(third.key, reloaded)},
+                    "mentions": mentions}, {"facts": [], "mentions": []}, {"other": 1}):
         table = LoadCache(tmp_path / "cache")
         spoiled = FactCache(table, folder)
         spoiled.open(fresh.modules, {})  # the entry's key, as the index opens it
@@ -105,5 +116,6 @@ def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path
         table.flush()
         again = FactCache(LoadCache(tmp_path / "cache"), folder)
         index = Index(reloaded, loaded.manifest, again)
-        assert again.computed == len(reloaded)
+        assert judged_all(index, reloaded, texts) == judged_all(fresh, reloaded, texts)
+        assert again.computed == len(reloaded) and again.read_texts == len(set(texts))
         assert index.facts == fresh.facts
