@@ -7,9 +7,11 @@ record does. They are kept in the cache database (`crawler.store.cache`), one en
 repository folder, each record's facts under the digest of what they are read from: the
 record's whole site and entry points, and its exception class's bases. An edited record has
 another digest and is read again; a record's annotation is no fact, so an edited annotation
-costs nothing here. The entry's own key holds the digest of the rule's code
-(`RULE_SOURCES`: an edit of it reads every record again) and of the folder's module names (what
-makes `pkg.filters` the module `m:filters` in every record's facts). What each annotation
+costs nothing here. The entry's key holds the digest of the rule's code (`RULE_SOURCES`: an
+edit of it reads every record again) and the folder's path, so a folder's entry is replaced,
+never piled up; the entry names the digest of the folder's module names the facts were read with
+(what makes `pkg.filters` the module `m:filters` in every record's facts): with others, every
+record is read again. What each annotation
 mentions (`annotation_names.code_mentions`: its code parsed, its prose's words; 0.38 s on jax's
 5,482) is kept in the same entry under the digest of its judged text: an edited annotation is
 read again. An entry that is not what it should be is ignored and written again; a run whose
@@ -68,16 +70,19 @@ class FactCache:
         self._used: dict[str, list[Any]] = {}
         self._kept_mentions: dict[str, Any] = {}
         self._used_mentions: dict[str, list[list[str]]] = {}
-        self.parts: tuple[str, ...] = ()  # the entry's key: the rule's, the modules', the folder
+        self.parts: tuple[str, ...] = (self.rule, self.folder)  # the entry's key
+        self.modules = ""  # the digest of the folder's module names the facts were read with
 
     def open(self, modules: Collection[str], classes: Mapping[Any, Mapping[str, Any]]) -> None:
         """Read the folder's entry for these module names (the exception classes give each
         record its bases)."""
         self._classes = classes
         names = hashlib.sha256("\0".join(sorted(modules)).encode("utf-8", "surrogatepass"))
-        self.parts = (self.rule, names.hexdigest(), self.folder)
+        self.modules = names.hexdigest()
         entry = self.table.get_entry(FACTS, *self.parts) if self.table is not None else None
-        facts = entry.get("facts") if entry is not None else None
+        # facts read with other module names are not these (the mentions are: text alone)
+        same = entry is not None and entry.get("modules") == self.modules
+        facts = entry.get("facts") if entry is not None and same else None
         self._kept = facts if isinstance(facts, dict) else {}
         mentions = entry.get("mentions") if entry is not None else None
         self._kept_mentions = mentions if isinstance(mentions, dict) else {}
@@ -131,7 +136,7 @@ class FactCache:
                                   and self._used_mentions.keys() == self._kept_mentions.keys()
                                   and not self.read_texts):
             return
-        entry = {"facts": self._used, "mentions": self._used_mentions}
+        entry = {"modules": self.modules, "facts": self._used, "mentions": self._used_mentions}
         if is_plain(entry):  # what JSON gives back exactly (no surrogate): else not kept
             self.table.put_entry(FACTS, *self.parts, entry=entry)
             self.table.flush()

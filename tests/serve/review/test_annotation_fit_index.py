@@ -52,8 +52,9 @@ def judged_all(index: Index, records: list[ErrorRecord], texts: list[str]) -> li
 def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path: Path) -> None:
     """A second run reads no record's facts and no annotation's text, and finds what an index
     built without the cache finds; an edited annotation and an edited record file are read
-    again (its facts are the new ones), and so is every record and text when the rule's code
-    is edited or the kept entry is not what it should be."""
+    again (its facts are the new ones), every record when the folder's module names change,
+    and every record and text when the rule's code is edited or the kept entry is not what it
+    should be."""
     corpus, folder = unpack("click", tmp_path / "click")
     texts = [annotation_text(item["annotation"]) for item in corpus["records"][:8]]
     loads = LoadCache(tmp_path / "cache")
@@ -76,6 +77,13 @@ def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path
     assert kept.judge(records[0], edited_text) == plain.judge(records[0], edited_text)
     assert second.read_texts == 1
     second.close()
+    # other module names (a file added to the repository): every record's facts are read
+    # again, the annotations' texts are not
+    added = FactCache(loads, folder)
+    added.open(plain.modules | {"added"}, {})
+    assert all(added.get(added.key(record)) is None for record in records)
+    assert [added.mentions(text) for text in texts] == [code_mentions(text) for text in texts]
+    assert added.read_texts == 0
 
     # a record file edited by hand: its condition is another
     edited = next(r for r in records if r.site.condition and "nargs" in r.site.condition)
