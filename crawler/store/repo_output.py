@@ -240,7 +240,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     problem = None
     if manifest is None:  # an update has read it already
         try:
-            manifest = load_manifest(folder)
+            manifest = load_manifest(folder, loads)
         except OutputError as error:
             problem = f"{error}{REBUILT}"
     return Loaded(tuple(records), tuple(broken), manifest, problem)

@@ -420,6 +420,28 @@ def test_a_manifest_edited_by_hand_is_checked_in_full(make_repo: Any, tmp_path: 
     assert cache.misses == misses + 1
 
 
+def test_load_folder_reads_its_manifest_through_the_cache_it_is_given(
+        make_repo: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` loads a folder with the run's cache: the manifest an extract wrote is not parsed
+    again; one edited by hand is, and what it now holds is what the folder's load gives."""
+    repo = a_library(make_repo)
+    first = extract(str(repo.path), output_root=tmp_path / "out", cache_dir=tmp_path / "cache",
+                    evidence=False)
+    assert first.manifest is not None and first.manifest.exception_classes
+    parse = manifest_file.safe_load_text
+    monkeypatch.setattr(manifest_file, "safe_load_text", lambda text, where: pytest.fail("parsed"))
+    assert repo_output.load_folder(first.folder, loads=LoadCache(tmp_path / "cache")).manifest \
+        == first.manifest
+    edited = replace(first.manifest, exception_classes=())
+    (first.folder / manifest_file.MANIFEST).write_text(render.manifest_text(edited),
+                                                       encoding="utf-8")
+    parsed: list[str] = []
+    monkeypatch.setattr(manifest_file, "safe_load_text",
+                        lambda text, where: parsed.append(where) or parse(text, where))
+    loaded = repo_output.load_folder(first.folder, loads=LoadCache(tmp_path / "cache"))
+    assert loaded.manifest == edited != first.manifest and len(parsed) == 1
+
+
 def test_validate_checks_every_file_in_full(make_repo: Any, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     repo = a_library(make_repo)

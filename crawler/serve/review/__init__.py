@@ -6,7 +6,8 @@ records waiting in `needs_review`, annotations left on `removed` records with th
 most like them (`crawler.catalogue.successors`, for `crawler adopt`), and annotations that fit
 another record better than their own (`annotation_fit`: one rule over every record's facts,
 `Index`; the names and words an annotation mentions, its code read as code, `annotation_names`;
-docs/annotations.md), sure or suspect. It writes nothing but the dismissals a person asks for
+each record's facts and each annotation's mentions kept between runs in the cache database,
+`fact_cache`; docs/annotations.md), sure or suspect. It writes nothing but the dismissals a person asks for
 (`checks.dismiss`, into `crawler.store.dismissals`): a review is cleared by a person, and the
 next run reads it.
 

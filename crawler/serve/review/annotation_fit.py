@@ -52,6 +52,7 @@ from crawler.serve.review.annotation_names import (
     annotation_text,
     code_mentions,
 )
+from crawler.serve.review.fact_cache import FactCache
 
 # Listed when another record holds, weighed by rarity, at least twice what the own record holds
 # of the annotation's names: the own record's share is then the smaller part of what the two
@@ -134,33 +135,48 @@ def judged_records(records: Iterable[ErrorRecord]) -> list[ErrorRecord]:
 
 
 def folder_fits(records: Sequence[ErrorRecord], manifest: Manifest | None,
-                only: Iterable[str] | None = None) -> list[Fit]:
+                only: Iterable[str] | None = None, facts: FactCache | None = None) -> list[Fit]:
     """Every live, annotated, unconfirmed record of one repository folder (or of the ids
-    `only`), judged."""
+    `only`), judged; `facts`: the records' facts kept by an earlier run (`fact_cache`)."""
     judged = judged_records(records)
     if only is not None:
         wanted = set(only)
         judged = [r for r in judged if r.id in wanted]
     if not judged:
         return []
-    index = Index(records, manifest)
-    return [fit for fit in (index.judge(record) for record in judged) if fit is not None]
+    index = Index(records, manifest, facts)
+    fits = [fit for fit in (index.judge(record) for record in judged) if fit is not None]
+    if facts is not None:
+        facts.close()  # what this run read is kept for the next
+    return fits
 
 
 class Index:
     """One repository folder's records by their facts: what the rule reads, built once."""
 
-    def __init__(self, records: Sequence[ErrorRecord], manifest: Manifest | None) -> None:
+    def __init__(self, records: Sequence[ErrorRecord], manifest: Manifest | None,
+                 kept: FactCache | None = None) -> None:
         classes = {c.get("qualname"): c for c in (manifest.exception_classes if manifest else ())}
         live = [r for r in records if r.status != "removed"]
         self.records = {r.id: r for r in live}
-        self.own = {r.id: own_words(r) for r in live}
         paths = [entry.path for entry in manifest.files] if manifest else []
         self.modules = frozenset(part for path in [*paths, *(r.site.path for r in live)]
                                  for part in _module_parts(path))
         names: dict[str, set[str]] = {}  # each qualified name and snippet read once
-        self.facts = {r.id: record_facts(r, classes, self.own[r.id], self.modules, names)
-                      for r in live}
+        self.own: dict[str, frozenset[str]] = {}
+        self.facts: dict[str, dict[str, int]] = {}
+        if kept is not None:
+            kept.open(self.modules, classes)
+        for r in live:
+            key = kept.key(r) if kept is not None else None
+            found = kept.get(key) if kept is not None else None
+            if found is None:
+                own = own_words(r)
+                found = record_facts(r, classes, own, self.modules, names), own
+                if kept is not None:
+                    kept.put(key, found)
+            self.facts[r.id], self.own[r.id] = found
+        self.kept = kept  # the annotations' mentions too; its owner closes it
         self.siblings: dict[tuple[str, str], list[str]] = {}
         for r in live:
             self.siblings.setdefault((r.site.path, r.site.qualname), []).append(r.id)
@@ -204,21 +220,24 @@ class Index:
         text = annotation_text(record.annotation.data) if text is None else text
         if not text.strip():
             return None
-        terms = sorted(self.terms(code_mentions(text)), key=lambda t: (-self.idf[t], t))
+        mentions = self.kept.mentions(text) if self.kept is not None else code_mentions(text)
+        terms = sorted(self.terms(mentions), key=lambda t: (-self.idf[t], t))
         siblings = [i for i in self.siblings.get((record.site.path, record.site.qualname), ())
                     if i != record.id]
         own_facts = self.facts.get(record.id, {})
         own = sum(self.idf[t] * own_facts.get(t, 0) for t in terms)
         # (score, id, own score on the same facts, a sibling)
+        apart = {*siblings, record.id}
+        lacking = [t for t in terms if t not in own_facts]  # what another record may lead by
         found = [(s, i, own, False) for i, s in self._scores(terms, own).items()
-                 if i not in siblings and i != record.id
-                 and sum(t in self.facts[i] and t not in own_facts for t in terms) >= MIN_LEAD]
+                 if i not in apart and sum(map(self.facts[i].__contains__, lacking)) >= MIN_LEAD]
         # the raises of its own function hold the same code: told apart by their own words
         own_zone = self.own.get(record.id, frozenset())
         near = sum(self.idf[t] for t in terms if t in own_zone)
+        lacking = [t for t in terms if t not in own_zone]
         for other in siblings:
             score = sum(self.idf[t] for t in terms if t in self.own[other])
-            lead = sum(t in self.own[other] and t not in own_zone for t in terms)
+            lead = sum(map(self.own[other].__contains__, lacking))
             if score > near + EPSILON and lead >= MIN_LEAD:
                 found.append((score, other, near, True))
         found.sort(key=lambda f: (f[2] / f[0], -f[0], f[1]))  # by margin, then score
@@ -250,20 +269,19 @@ class Index:
             reach[k] = reach[k + 1] + self.idf[names[k]] * self.most[names[k]]
         scores: dict[str, float] = {}
         get = scores.get
+        limit = own + EPSILON
         for k, term in enumerate(names):
             held = self.postings[term]
-            if reach[k] > own + EPSILON:
+            if reach[k] > limit:
                 for other, weight in held.items():
                     scores[other] = get(other, 0.0) + weight
                 continue
-            scores = {i: s for i, s in scores.items() if s + reach[k] > own + EPSILON}
-            if len(held) < len(scores):  # the shorter of the two is walked
-                for other, weight in held.items():
-                    if other in scores:
-                        scores[other] += weight
-            else:
-                for other in scores:
-                    scores[other] += held.get(other, 0.0)
+            rest = reach[k]
+            scores = {i: s for i, s in scores.items() if s + rest > limit}
+            if not scores:
+                return scores
+            for other in held.keys() & scores.keys():  # the two's common records, found in C
+                scores[other] += held[other]
         return {i: s for i, s in scores.items() if s > own + EPSILON}
 
 

@@ -31,6 +31,7 @@ from crawler.catalogue.successors import (
 from crawler.errors import OutputError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.serve.review.annotation_fit import Fit, Index, folder_fits, judged_records
+from crawler.serve.review.fact_cache import FactCache
 from crawler.store import repo_output
 from crawler.store.cache import LoadCache
 from crawler.store.dismissals import DISMISSED, load_dismissals, write_dismissals
@@ -183,7 +184,8 @@ def review_output(root: Path, loads: LoadCache | None = None,
     for folder, loaded in load_output_folders(root, loads=loads):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
-        fits = [fit for fit in folder_fits(loaded.records, loaded.manifest) if fit.listed]
+        fits = [fit for fit in folder_fits(loaded.records, loaded.manifest,
+                                              facts=FactCache(loads, folder)) if fit.listed]
         try:
             kept = load_dismissals(folder) if fits else {}
         except OutputError as error:  # said, and every finding listed: none is lost
