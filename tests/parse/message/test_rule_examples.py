@@ -16,13 +16,11 @@ own, extracted by the installed `crawler`, and each record's rules read the way
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -30,9 +28,9 @@ import yaml
 
 from crawler.parse.message import rules
 from crawler.parse.visitor import find_raise_sites
+from scripts import rule_use
 from tests.helpers.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES: dict[str, dict[str, Any]] = yaml.safe_load(
     (Path(rules.__file__).parent / "rule_examples.yaml").read_text(encoding="utf-8"))
 
@@ -72,14 +70,6 @@ def test_a_rule_reads_its_examples_as_written(rule: str, side: str,
     _checked(rule, side, example, templates, [s.message.reason for s in sites], used)
 
 
-def _rule_use() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("rule_use", ROOT / "scripts" / "rule_use.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _extracted(base: Path, files: dict[str, str]) -> dict[str, list[tuple[dict, set[str]]]]:
     """The records of a repository holding `files`, by path, each with the rules it used."""
     repo = GitRepo(base / "repo")
@@ -94,7 +84,7 @@ def _extracted(base: Path, files: dict[str, str]) -> dict[str, list[tuple[dict, 
     records = {r["id"]: r for r in (yaml.safe_load(p.read_text(encoding="utf-8"))
                                     for p in folder.glob("errors/*.yaml"))}
     by_path: dict[str, list[tuple[dict, set[str]]]] = {}
-    for record_id, used in _rule_use().library_use(repo.path, commit, out):
+    for record_id, used in rule_use.library_use(repo.path, commit, out):
         record = records[record_id]
         by_path.setdefault(record["extracted"]["path"], []).append((record, used))
     return by_path
