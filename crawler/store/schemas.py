@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import re
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
@@ -60,13 +60,19 @@ def _compiled(name: str) -> Callable[[Any], Any]:
     """The schema's compiled check: the module `scripts/compile_schemas.py` wrote beside the schema
     (imported, so Python keeps its bytecode: compiling on every run cost 0.06 s of CPU), or,
     where there is none or it was made from another version of the schema, compiled here."""
-    try:
-        module = importlib.import_module(f"crawler.schemas.{name}_check")
-    except ImportError:  # none written, or written for a fastjsonschema with names this one lacks
-        module = None
+    module = _written(name)
     if module is not None and getattr(module, "SCHEMA_DIGEST", None) == digest(name):
         return module.validate  # type: ignore[no-any-return]
     return fastjsonschema.compile(schema(name))  # type: ignore[no-any-return]
+
+
+def _written(name: str) -> ModuleType | None:
+    """The compiled check `scripts/compile_schemas.py` wrote for the schema, imported; None where
+    there is none, or it was written for a fastjsonschema with names the installed one lacks."""
+    try:
+        return importlib.import_module(f"crawler.schemas.{name}_check")
+    except ImportError:
+        return None
 
 
 def compiled_path(name: str) -> Path:
@@ -76,12 +82,7 @@ def compiled_path(name: str) -> Path:
 
 def compiled_digest(name: str) -> str | None:
     """The digest of the schema the written compiled check was made from; None without one."""
-    path = compiled_path(name)
-    if not path.is_file():
-        return None
-    found = re.search(r'^SCHEMA_DIGEST = "([0-9a-f]{64})"$', path.read_text(encoding="utf-8"),
-                      re.MULTILINE)
-    return found.group(1) if found else None
+    return getattr(_written(name), "SCHEMA_DIGEST", None)
 
 
 @cache
