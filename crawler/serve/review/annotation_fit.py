@@ -22,7 +22,15 @@ message's words) decides. Siblings, the raises of one function, share their snip
 are and their entry points, so they are scored on what is theirs alone: the names and words of
 their message (less their function's name and its words, every sibling's), their
 placeholders, condition and exception, each weighed by its rarity. One name or word another
-record holds and the own record lacks is chance; two are needed (`MIN_LEAD`).
+record holds and the own record lacks is chance; two are needed (`MIN_LEAD`), or one name
+shaped like code (`truncate_strings`, `ConnectionError`), which no two records share by chance.
+
+What says nothing is no evidence: the function words of English (`when`, `with`, `does`:
+`FUNCTION_WORDS`); a word of the page that a name of the own record says (`read` and `timeout`
+of its `ReadTimeout`, `date` of its code's `date`), which the page says because it was written
+for it; and a message's prose read as a name (`format` of "Unknown output format", which a page
+calling `sqlparse.format` does not mean): a message's word is a name only when it is shaped like
+code or its function's code names it, as a name or a string key (`options.get('reindent')`).
 
 How sure: the margin, 1 - own / best, the share of the best record's score that the own record
 lacks. Listed from `LISTED_MARGIN` (the best holds twice what the own record holds), "sure" from
@@ -75,6 +83,25 @@ SHOWN = 3
 # shorter ones are the articles, pronouns and prepositions of English, in which messages are
 # written (`the`, `for`, `not`, `and`), which any two sentences share.
 MIN_WORD = 4
+
+# The function words of English from `MIN_WORD` letters: its determiners, pronouns,
+# prepositions, conjunctions, auxiliaries and modals, and the adverbs that only link or hedge a
+# sentence (`when`, `with`, `after`, `does`, `must`). Any two sentences about one library share
+# some of them, so they tell no message from another: only the words that say something do.
+FUNCTION_WORDS = frozenset("""
+    about above across after again against along also although always among another anyone
+    anything around because been before behind being below beneath beside besides between
+    beyond both cannot could does doing done down during each either else elsewhere enough
+    even ever every everything first from further have having hence here herself himself
+    however instead into itself just last less like many might more most much must myself
+    neither never next nobody none nonetheless nothing often once only onto other others
+    otherwise over perhaps quite rather same several shall should since some somehow someone
+    something sometimes somewhere still such than that their theirs them themselves then there
+    therefore these they this those though through throughout thus together toward towards
+    under unless unlike until upon usually very were what whatever when whenever where whereas
+    wherever whether which while whoever whom whose will with within without would your yours
+    yourself yourselves typically already
+""".split())
 
 # Folders whose records are no error of the library a user meets (a test's raise, an example's).
 NOT_ERRORS = NOT_LIBRARY | {"tests", "test", "testing"}
@@ -171,7 +198,7 @@ class Index:
             key = kept.key(r) if kept is not None else None
             found = kept.get(key) if kept is not None else None
             if found is None:
-                own = own_words(r)
+                own = own_words(r, names)
                 found = record_facts(r, classes, own, self.modules, names), own
                 if kept is not None:
                     kept.put(key, found)
@@ -196,7 +223,8 @@ class Index:
     def terms(self, mentions: Mentions) -> set[str]:
         """The annotation's names as facts are keyed (a user's variable and the language's
         names left out), and its words."""
-        found = {f"w:{word}" for word in mentions.words if len(word) >= MIN_WORD}
+        found = {f"w:{word}" for word in mentions.words
+                 if len(word) >= MIN_WORD and word not in FUNCTION_WORDS}
         for mention in mentions.names:
             parts = [part.strip("_") for part in mention.split(".")]
             first = parts[0]
@@ -221,33 +249,37 @@ class Index:
         if not text.strip():
             return None
         mentions = self.kept.mentions(text) if self.kept is not None else code_mentions(text)
-        terms = sorted(self.terms(mentions), key=lambda t: (-self.idf[t], t))
+        every = sorted(self.terms(mentions), key=lambda t: (-self.idf[t], t))
         siblings = [i for i in self.siblings.get((record.site.path, record.site.qualname), ())
                     if i != record.id]
+        # a word of the page that the own record's names say (`date` of its code's `date`,
+        # `read` of its `ReadTimeout`) is explained where the page was written: no evidence
         own_facts = self.facts.get(record.id, {})
+        own_zone = self.own.get(record.id, frozenset())
+        terms = unexplained(every, own_facts, name_words(own_facts))
         own = sum(self.idf[t] * own_facts.get(t, 0) for t in terms)
         # (score, id, own score on the same facts, a sibling)
         apart = {*siblings, record.id}
         lacking = [t for t in terms if t not in own_facts]  # what another record may lead by
         found = [(s, i, own, False) for i, s in self._scores(terms, own).items()
-                 if i not in apart and sum(map(self.facts[i].__contains__, lacking)) >= MIN_LEAD]
+                 if i not in apart and lead(lacking, self.facts[i]) >= MIN_LEAD]
         # the raises of its own function hold the same code: told apart by their own words
-        own_zone = self.own.get(record.id, frozenset())
-        near = sum(self.idf[t] for t in terms if t in own_zone)
-        lacking = [t for t in terms if t not in own_zone]
+        close = unexplained(every, own_zone, name_words(own_zone))
+        near = sum(self.idf[t] for t in close if t in own_zone)
+        lacking = [t for t in close if t not in own_zone]
         for other in siblings:
-            score = sum(self.idf[t] for t in terms if t in self.own[other])
-            lead = sum(map(self.own[other].__contains__, lacking))
-            if score > near + EPSILON and lead >= MIN_LEAD:
+            score = sum(self.idf[t] for t in close if t in self.own[other])
+            if score > near + EPSILON and lead(lacking, self.own[other]) >= MIN_LEAD:
                 found.append((score, other, near, True))
         found.sort(key=lambda f: (f[2] / f[0], -f[0], f[1]))  # by margin, then score
         better = tuple(Better(i, self.records[i].site.qualname, self.records[i].site.path,
                               round(score, 3), round(1 - mine / score, 3),
-                              tuple(t for t in terms if t in (self.own[i] if sibling
+                              tuple(t for t in (close if sibling else terms)
+                                    if t in (self.own[i] if sibling
                                                               else self.facts[i])
                                     and t not in (own_zone if sibling else own_facts)), sibling)
                        for score, i, mine, sibling in found[:SHOWN])
-        fit = Fit(record, round(own, 3), tuple(t for t in terms if t in own_facts
+        fit = Fit(record, round(own, 3), tuple(t for t in every if t in own_facts
                                                or t in own_zone), better, len(found))
         return replace(fit, digests=self.digests(record)) if fit.listed else fit
 
@@ -288,6 +320,29 @@ class Index:
 EPSILON = 1e-9  # scores are sums of floats: equal sums are equal within this
 
 
+def lead(lacking: Iterable[str], held: Collection[str]) -> int:
+    """What another record holds of the terms the own record lacks: a name shaped like code
+    (`truncate_strings`, `ReadTimeout`) two, no chance match; a word or a plain name one."""
+    return sum(1 + (not t.startswith(("w:", "m:")) and bool(_CODE_SHAPED.search(t)))
+               for t in lacking if t in held)
+
+
+_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+
+
+def name_words(names: Iterable[str]) -> frozenset[str]:
+    """The words of names (`w:read`, `w:timeout` of `ReadTimeout`; `w:date` of `date`), as an
+    annotation's prose words are keyed, from `MIN_WORD` letters."""
+    return frozenset(f"w:{part.lower()}" for name in names if not name.startswith("w:")
+                     for part in _NAME_PART.findall(name.removeprefix("m:"))
+                     if len(part) >= MIN_WORD)
+
+
+def unexplained(terms: list[str], held: Collection[str], said: Collection[str]) -> list[str]:
+    """`terms` less the words a record's names say (`said`) that it does not hold as words."""
+    return [t for t in terms if t in held or t not in said]
+
+
 def is_library(record: ErrorRecord) -> bool:
     """The record's module is the library's: not under a folder of tests, examples,
     documentation or scripts."""
@@ -302,6 +357,17 @@ _STRING_OR_COMMENT = re.compile(  # triple-quoted, quoted (prefixed or not), or 
     r'|"(?:\\.|[^"\\\n])*"' r"|'(?:\\.|[^'\\\n])*')|#[^\n]*")
 
 
+_PROSE_OR_COMMENT = re.compile(r'[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""' r"|'''[\s\S]*?''')|#[^\n]*")
+_KEY = re.compile(r"""['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
+
+
+def keyed_names(code: str | None) -> set[str]:
+    """The names of a piece of code and the names it keys by a string (`options.get('reindent')`,
+    `ofrmt not in ['sql', ...]`); its docstrings and comments, which are prose, left out."""
+    code = _PROSE_OR_COMMENT.sub(" ", code or "")
+    return code_names(code) | {m.strip("_") for m in _KEY.findall(code)}
+
+
 def names_of(text: str | None) -> set[str]:
     """The names of a text as written, underscores stripped, the language's own left out."""
     return {m.strip("_") for m in IDENTIFIER.findall(text or "")} - LANGUAGE - {""}
@@ -312,12 +378,33 @@ def code_names(code: str | None) -> set[str]:
     return names_of(_STRING_OR_COMMENT.sub(" ", code or ""))
 
 
+_CODE_SHAPED = re.compile(r"_|\d|[a-z][A-Z]|[A-Z]{2}")
+
+
+def message_names(template: str, code: Collection[str]) -> set[str]:
+    """The names a message's text says: those shaped like code (`strip_comments`, `ReadTimeout`,
+    `JSON`) or that its function's code names (`{ofrmt}`'s `ofrmt`); its other words are prose
+    (`format` of "Unknown output format"), read as words, not as a call a page names."""
+    return {n for n in names_of(template) if n in code or _CODE_SHAPED.search(n)}
+
+
+def _keyed(snippet: str | None, seen: dict[str, set[str]] | None) -> set[str]:
+    """`keyed_names` of a function's snippet, read once for all its raises (`seen`)."""
+    key = f"keys\0{snippet}"
+    found = seen.get(key) if seen is not None else None
+    if found is None:
+        found = keyed_names(snippet)
+        if seen is not None:
+            seen[key] = found
+    return found
+
+
 def _module_parts(path: str) -> list[str]:
     """`src/click/core.py` gives src, click, core."""
     return [part.removesuffix(".py") for part in path.split("/") if part]
 
 
-def own_words(record: ErrorRecord) -> frozenset[str]:
+def own_words(record: ErrorRecord, seen: dict[str, set[str]] | None = None) -> frozenset[str]:
     """What sets a raise apart from the others of its function: its message's names and words
     (`w:word`, lower-cased; not the words of its function's name, which every sibling's message
     may say), its placeholders', condition's and exception's names."""
@@ -325,8 +412,8 @@ def own_words(record: ErrorRecord) -> frozenset[str]:
     template = re.sub(r"\{[^{}]*\}", " ", site.message.template)
     where = {f"w:{w.lower()}" for w in WORD.findall(site.qualname.replace("_", " "))}
     words = {f"w:{w.lower()}" for w in WORD.findall(template) if len(w) >= MIN_WORD} - where
-    names = names_of(template) | names_of(site.condition) | names_of(site.cause)
-    names |= names_of(site.exception)
+    names = message_names(template, _keyed(site.snippet, seen)) | keyed_names(site.condition)
+    names |= keyed_names(site.cause) | names_of(site.exception)
     for placeholder in site.message.placeholders:
         names |= names_of(placeholder)
     return frozenset((names - names_of(site.qualname)) | words)
@@ -353,10 +440,15 @@ def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
     modules (`m:filters`)."""
     site = record.site
     template = re.sub(r"\{[^{}]*\}", " ", site.message.template)
-    message = names_of(template) | {w for w in own if w.startswith("w:")}
+    seen = {} if seen is None else seen
+    key = f"snippet\0{site.snippet}"  # the raises of one function share it: read once
+    code = seen.get(key)
+    if code is None:
+        code = seen[key] = code_names(site.snippet)
+    message = message_names(template, _keyed(site.snippet, seen)) | {w for w in own if w.startswith("w:")}
     for placeholder in site.message.placeholders:
         message |= names_of(placeholder)
-    condition = names_of(site.condition) | names_of(site.cause)
+    condition = keyed_names(site.condition) | keyed_names(site.cause)
     # its module's path as modules (`m:filters`): what a dotted name from the package names
     where = names_of(site.qualname) | {f"m:{part}" for part in _module_parts(site.path)}
     exception = names_of(site.exception) | qualified(site.exception_qualname, modules)
@@ -364,7 +456,6 @@ def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
     if cls is not None:
         for base in cls.get("bases") or ():
             exception |= qualified(str(base), modules)
-    seen = {} if seen is None else seen
     entry: set[str] = set()
     for item in record.entry_points.items if record.entry_points else ():
         for name in (item.name, *item.chain):
@@ -373,10 +464,6 @@ def record_facts(record: ErrorRecord, classes: Mapping[Any, Mapping[str, Any]],
                 found = seen[name] = qualified(name, modules)
             entry |= found
     counts: dict[str, int] = {}
-    key = f"snippet\0{site.snippet}"  # the raises of one function share it: read once
-    code = seen.get(key)
-    if code is None:
-        code = seen[key] = code_names(site.snippet)
     for kind in (message, condition, code, where, exception, entry, condition):
         for name in kind:
             counts[name] = counts.get(name, 0) + 1
