@@ -10,6 +10,7 @@ dropped nor shadowed by a new record for the same site.
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import stat
 import time
@@ -236,7 +237,8 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     a file whose exact bytes passed every check before is not checked again (see
     `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
-    records, broken = _load_records(folder, ids, loads, quick)
+    with _collector_paused():
+        records, broken = _load_records(folder, ids, loads, quick)
     broken = [_with_head(b) for b in broken]
     if loads is not None:
         loads.flush()  # what was loaded in full this time is a hit the next
@@ -247,6 +249,21 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
         except OutputError as error:
             problem = f"{error}{REBUILT}"
     return Loaded(tuple(records), tuple(broken), manifest, problem)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic collector held off while a folder's records are built: thousands of
+    small objects, none in a cycle, that each full collection rescans as they pile up (0.25 s of
+    the 0.8 s of jax's 5,482 records). On again after, if it was on; a cycle made meanwhile
+    (a file's failed load) is collected then."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _with_head(broken: BrokenFile) -> BrokenFile:

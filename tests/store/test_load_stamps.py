@@ -3,6 +3,7 @@ and old enough to stand for its bytes, is not read; every other file is, and an 
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import time
@@ -136,3 +137,16 @@ def test_a_noted_key_whose_entry_is_gone_is_loaded_in_full(
     assert path.name in seen
     assert fresh.get(path.read_bytes()) is not None  # stored again
 
+
+def test_a_load_leaves_the_cyclic_collector_as_it_found_it(tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    a_folder(root)
+    assert gc.isenabled()
+    loaded(root, LoadCache(tmp_path / "cache"))
+    assert gc.isenabled()
+    gc.disable()  # a caller that manages the collector itself
+    try:
+        loaded(root, None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
