@@ -237,7 +237,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     a file whose exact bytes passed every check before is not checked again (see
     `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
-    with _collector_paused():
+    with collector_paused():
         records, broken = _load_records(folder, ids, loads, quick)
     broken = [_with_head(b) for b in broken]
     if loads is not None:
@@ -252,11 +252,12 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic collector held off while a folder's records are built: thousands of
     small objects, none in a cycle, that each full collection rescans as they pile up (0.25 s of
     the 0.8 s of jax's 5,482 records). On again after, if it was on; a cycle made meanwhile
-    (a file's failed load) is collected then."""
+    (a file's failed load) is collected then. `crawler check` builds its rule's index of the
+    records under it too (`serve.review.checks`)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
