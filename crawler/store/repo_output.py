@@ -14,9 +14,9 @@ import gc
 import os
 import stat
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from crawler.errors import OutputError, RecordError
@@ -203,6 +203,9 @@ class Loaded:
     broken: tuple[BrokenFile, ...]
     manifest: Manifest | None
     manifest_problem: str | None  # the manifest is rebuilt from the records, so only a note
+    # each record's id: the load cache's key of the bytes its file held (`LoadCache.key`),
+    # where a load through the cache read or noted it
+    keys: Mapping[str, str] = field(default_factory=dict)
 
 
 def clean_temp_files(folder: Path) -> list[str]:
@@ -238,7 +241,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
     `record_files.load_record`); a user's own check (`crawler validate`) passes none.
     """
     with collector_paused():
-        records, broken = _load_records(folder, ids, loads, quick)
+        records, broken, keys = _load_records(folder, ids, loads, quick)
     broken = [_with_head(b) for b in broken]
     if loads is not None:
         loads.flush()  # what was loaded in full this time is a hit the next
@@ -248,7 +251,7 @@ def load_folder(folder: Path, ids: Collection[str] | None = None,
             manifest = load_manifest(folder, loads)
         except OutputError as error:
             problem = f"{error}{REBUILT}"
-    return Loaded(tuple(records), tuple(broken), manifest, problem)
+    return Loaded(tuple(records), tuple(broken), manifest, problem, keys)
 
 
 @contextmanager
@@ -276,14 +279,15 @@ def _with_head(broken: BrokenFile) -> BrokenFile:
 
 
 def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | None,
-                  quick: bool = False) -> tuple[list[ErrorRecord], list[BrokenFile]]:
+                  quick: bool = False
+                  ) -> tuple[list[ErrorRecord], list[BrokenFile], dict[str, str]]:
     records: list[ErrorRecord] = []
     broken: list[BrokenFile] = []
     errors = folder / ERRORS_DIR
     if errors.is_symlink():
         return [], [BrokenFile(str(errors), None, f"{errors}: a symbolic link; records live in a "
                                "plain errors/ folder and a link is never followed; replace it "
-                               "with a folder, it was left as it is")]
+                               "with a folder, it was left as it is")], {}
     # Listed by name, with the kinds the listing gives: no stat for each of thousands of files.
     entries = sorted(os.scandir(errors), key=lambda e: e.name) if errors.is_dir() else []
     found: list[BrokenFile | os.DirEntry[str]] = []  # in name order: what is wrong, what to load
@@ -313,9 +317,10 @@ def _load_records(folder: Path, ids: Collection[str] | None, loads: LoadCache | 
                            load_record(Path(item.path), loads))
         except (RecordError, OutputError) as error:
             broken.append(broken_record(item.path, item.name.removesuffix(".yaml"), error))
-    if stamps is not None:
-        stamps.store({entry.name for entry in entries})
-    return records, broken
+    if stamps is None:
+        return records, broken, {}
+    stamps.store({entry.name for entry in entries})
+    return records, broken, stamps.keys_of
 
 
 # A file's stat stands for its bytes only when its ctime is this much older than the moment
@@ -351,6 +356,7 @@ class _Stamps:
                 self.keys[entry.name] = noted[4]
         self.found = loads.get_many(list(self.keys.values()))
         self.loaded: dict[str, list[int | str]] = {}
+        self.keys_of: dict[str, str] = {}  # each record loaded: the key of its file's bytes
 
     def old(self, stamp: list[int]) -> bool:
         return stamp[3] + STAMP_MARGIN_NS < self.now
@@ -362,6 +368,8 @@ class _Stamps:
         record = record_of(self.loads, checked, path) if checked is not None else None
         if record is None:
             record, key = load_keyed(path, self.loads, listed=True)
+        if key is not None:
+            self.keys_of[record.id] = key
         stamp = self.stats.get(entry.name)  # taken before the file was read
         if stamp is not None and key is not None and self.old(stamp):
             self.loaded[entry.name] = [*stamp, key]

@@ -183,9 +183,10 @@ def review_output(root: Path, loads: LoadCache | None = None,
     for folder, loaded in load_output_folders(root, loads=loads):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
+        facts = FactCache(loads, folder, files=loaded.keys)
         with repo_output.collector_paused():  # the index: many dicts, in no cycle
-            fits = [fit for fit in folder_fits(loaded.records, loaded.manifest,
-                                                  facts=FactCache(loads, folder)) if fit.listed]
+            fits = [fit for fit in folder_fits(loaded.records, loaded.manifest, facts=facts)
+                    if fit.listed]
         try:
             kept = load_dismissals(folder) if fits else {}
         except OutputError as error:  # said, and every finding listed: none is lost
