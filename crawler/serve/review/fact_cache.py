@@ -1,23 +1,23 @@
 """The facts the annotation rule reads of each record, kept between runs.
 
-Building the rule's index reads every record's facts (`annotation_fit.record_facts`: the names of
-its snippet, message, condition, where it is, its exception and entry points; `own_words`): on
-jax's 5,482 records 0.75 s of CPU, every `crawler check`, for facts that change only when a
+Building the rule's index reads every record's facts (`annotation_fit.record_facts`: the names
+of its snippet, message, condition, where it is, its exception and entry points; `own_words`):
+on jax's 5,482 records 0.75 s of CPU, every `crawler check`, for facts that change only when a
 record does. They are kept in the cache database (`crawler.store.cache`), one entry per
 repository folder, each record's facts under the digest of what they are read from: the
-record's whole site and entry points, or, where the folder's load gave it, the key of its file's
-bytes with the code that reads a record from them (`files`); and its exception class's bases.
-An edited record has another digest and is read again, and so has one whose annotation alone
-was edited while its file's key stands for it (one record's facts, 0.14 ms). The entry's key holds the digest of the rule's code (`RULE_SOURCES`: an
-edit of it reads every record again) and the folder's path, so a folder's entry is replaced,
-never piled up; the entry names the digest of the folder's module names the facts were read with
-(what makes `pkg.filters` the module `m:filters` in every record's facts): with others, every
-record is read again. What each annotation
-mentions (`annotation_names.code_mentions`: its code parsed, its prose's words; 0.38 s on jax's
-5,482) is kept in the same entry under the digest of its judged text: an edited annotation is
-read again. An entry that is not what it should be is ignored and written again; a run whose
-digests are all there writes nothing. The facts kept are those of the last run's records and
-annotations alone.
+record's whole site and entry points, or, where the folder's load gave it, the key of its
+file's bytes with the code that reads a record from them (`files`); and its exception class's
+bases. An edited record has another digest and is read again, and so has one whose annotation
+alone was edited while its file's key stands for it (one record's facts, 0.14 ms). The entry's
+key holds the digest of the rule's code (`RULE_SOURCES`: an edit of it reads every record
+again) and the folder's path, so a folder's entry is replaced, never piled up; the entry names
+the digest of the folder's module names the facts were read with (what makes `pkg.filters` the
+module `m:filters` in every record's facts): with others, every record is read again. What each
+annotation mentions (`annotation_names.code_mentions`: its code parsed, its prose's words; 0.38
+s on jax's 5,482) is kept in the same entry under the digest of its judged text: an edited
+annotation is read again. An entry that is not what it should be is ignored and written again;
+a run whose digests are all there writes nothing. The facts kept are those of the last run's
+records and annotations alone.
 """
 
 from __future__ import annotations
