@@ -158,7 +158,7 @@ def check(output: Path, annotations_only: bool, dismissals: tuple[str, ...],
       crawler check --annotations --json output/
       crawler check --dismiss c24a155dbe244fb0 output/
     """
-    from crawler.git.pin import default_cache_dir
+    from crawler.git.cache_folder import default_cache_dir
     from crawler.serve.review.checks import dismiss, review_output
     from crawler.store.cache import LoadCache
 

@@ -2,9 +2,11 @@
 
 This package owns everything that touches git: what the user asked to crawl, checked before
 git runs (`source`), the cache of fetched commits (`fetch`), pinning a ref to a full sha and
-listing and reading the `.py` blobs there (`pin`), the first commit that tells local
-repositories apart (`root`), a repository's tags for a history walk (`tags`), git's line map
-between two commits (`diff`), and permalinks pinned to a commit (`permalink`). Every call to
+listing and reading the `.py` blobs there (`pin`), where the caches live when the user names
+no folder (`cache_folder`: a command that reads only the cache database imports no git), the
+first commit that tells local repositories apart (`root`), a repository's tags for a history
+walk (`tags`), git's line map between two commits (`diff`), and permalinks pinned to a commit
+(`permalink`). Every call to
 git goes through one hardened door (`_cmd`): GitPython's `Repo` and `Git`, with its
 unsafe-option guards on, our `-c` options on every call and a scrubbed environment. A local
 repository's work tree, index and uncommitted changes are never read.

@@ -11,7 +11,6 @@ which objects are present, and keep every other command away from the absent one
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +26,7 @@ from crawler.git._cmd import (
     objects,
     resolve_commit,
 )
+from crawler.git.cache_folder import default_cache_dir
 from crawler.git.fetch import Store
 from crawler.git.root import root_commit
 from crawler.git.source import (
@@ -45,17 +45,9 @@ ROOT_DIGITS = 12  # of the root commit's sha, as the owner of a local repository
 __all__ = [
     "PinnedRepo",
     "SourceSpec",
-    "default_cache_dir",
     "parse_source",
     "pin",
 ]
-
-
-def default_cache_dir() -> Path:
-    """$XDG_CACHE_HOME/raise-site-crawler, or ~/.cache/raise-site-crawler."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"  # XDG: ignore relative
-    return root / "raise-site-crawler"
 
 
 def pin(

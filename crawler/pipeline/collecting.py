@@ -19,8 +19,9 @@ from crawler import __version__
 from crawler.catalogue.manifest import is_other_repository
 from crawler.catalogue.merge import PathMoves
 from crawler.errors import CrawlerError, OutputError
+from crawler.git.cache_folder import default_cache_dir
 from crawler.git.diff import LineMap, line_map
-from crawler.git.pin import PinnedRepo, default_cache_dir, pin
+from crawler.git.pin import PinnedRepo, pin
 from crawler.git.source import LOCAL
 from crawler.parse import skeleton
 from crawler.parse.forkserver import warm_up

@@ -45,7 +45,8 @@ from pathlib import Path
 
 from crawler.catalogue.releases import Walk, moved_tags, order_tags, plan_walk
 from crawler.errors import RefError
-from crawler.git.pin import default_cache_dir, pin
+from crawler.git.cache_folder import default_cache_dir
+from crawler.git.pin import pin
 from crawler.git.tags import TagListing, list_tags
 from crawler.parse.forkserver import warm_up
 from crawler.parse.workers import WorkerPool, default_jobs

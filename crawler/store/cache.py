@@ -81,6 +81,7 @@ FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entry
 EVIDENCE = "evidence"  # a test file's assertions
 GOOD_FILES = "good_files"  # a folder's record files that passed their checks, by stat
+STAMPS = "stamps"  # a folder's record files that loaded: each one's stat and the key of its bytes
 WRITTEN = "written"  # a folder's record files by name: the key of the bytes each last had
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _T = TypeVar("_T")
@@ -144,6 +145,10 @@ class CacheTable:
             return None
         with self._lock:
             row = self._waiting.get(key) or self._query(key)
+        return self._entry(key, row, counted)
+
+    def _entry(self, key: str, row: str | None, counted: bool) -> Any:
+        """`_get`'s entry of a row read under `key`."""
         if row is None:
             self.misses += counted
             return None
@@ -228,6 +233,22 @@ class CacheTable:
             return None
         return row[0] if row is not None and isinstance(row[0], str) else None
 
+    def _rows(self, keys: Sequence[str]) -> dict[str, str]:
+        """`_query` of many keys, a few hundred a query: the rows found, by key."""
+        with self._lock:
+            rows = {key: self._waiting[key] for key in keys if key in self._waiting}
+            asked = [key for key in keys if key not in rows]
+            try:
+                for start in range(0, len(asked), 500):
+                    part = asked[start:start + 500]
+                    rows.update(self._connect().execute(
+                        f"SELECT key, entry FROM entries WHERE key IN ({','.join('?' * len(part))})",
+                        part).fetchall())
+            except (sqlite3.Error, OSError) as error:
+                self._failed(error)
+                return {}
+        return {key: row for key, row in rows.items() if isinstance(row, str)}
+
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
             assert self.database is not None
@@ -289,10 +310,37 @@ class LoadCache(CacheTable):
         """What a checked load of these bytes, as a file of this kind, found before, or None."""
         return self._checked(self.key(raw, kind))
 
-    def get_by_key(self, key: str) -> Checked | None:
+    def get_by_key(self, key: str, counted: bool = False) -> Checked | None:
         """`get` of the bytes stored under `key` (`put`'s answer), counted in none of the figures
-        (a lookup on another file's behalf)."""
-        return self._checked(key, counted=False)
+        unless `counted` (else a lookup on another file's behalf)."""
+        return self._checked(key, counted)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Checked]:
+        """`get_by_key` of each key, read in a few queries; a key whose entry is missing or is
+        no checked load is left out, uncounted (the file's own load counts it)."""
+        found = {}
+        for key, row in (self._rows(keys) if self.database is not None else {}).items():
+            checked = self._as_checked(self._entry(key, row, False), False)
+            if checked is not None:
+                found[key] = checked
+        self.hits += len(found)
+        return found
+
+    def stamps(self, folder: str) -> dict[str, Any]:
+        """What `put_stamps` last stored of the record files of `folder` (an absolute path)."""
+        entry = self._get(self._stamps_key(folder), counted=False)
+        files = entry.get("files") if entry is not None else None
+        return files if isinstance(files, dict) else {}
+
+    def put_stamps(self, folder: str, files: dict[str, list[Any]]) -> None:
+        """Store, for each record file of `folder` that loaded, its stat signature and the key
+        of the bytes it held: `[ino, size, mtime_ns, ctime_ns, key]` (`repo_output`)."""
+        if self.database is not None:
+            self._put(self._stamps_key(folder), {"files": files}, counted=False)
+
+    def _stamps_key(self, folder: str) -> str:
+        # the keys it holds are those of this schema and these checks: another's are not read
+        return self._key(STAMPS, folder, str(SCHEMA_VERSION), schemas.digest(RECORD), _LOAD_CHECKS)
 
     def note_file(self, path: Path, key: str) -> None:
         """Note that the record file at `path` holds the bytes stored under `key` (`put`'s
@@ -335,7 +383,9 @@ class LoadCache(CacheTable):
         super().flush()
 
     def _checked(self, key: str, counted: bool = True) -> Checked | None:
-        entry = self._get(key, counted)
+        return self._as_checked(self._get(key, counted), counted)
+
+    def _as_checked(self, entry: Any, counted: bool) -> Checked | None:
         if entry is None:
             return None
         data, block = entry.get("data"), entry.get("block")

@@ -138,14 +138,23 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
     With `loads`, bytes that passed every check before are not checked again; the checks of
     the file's name run on every load, since the same bytes may sit under another name.
     """
+    return load_keyed(path, loads)[0]
+
+
+def load_keyed(path: Path, loads: LoadCache | None, listed: bool = False
+               ) -> tuple[ErrorRecord, str | None]:
+    """`load_record`, and the key of the bytes it loaded (`LoadCache.key`; None without
+    `loads`). `listed`: the file was found by a listing of its folder, which the caller found
+    a plain folder, not a link."""
     if not is_record_id(path.stem):
         raise RecordError("not a record file name (16 hex digits and .yaml); it was ignored",
                           path=str(path))
-    if path.parent.is_symlink():  # a glob such as check's walks into a linked errors/
+    if not listed and path.parent.is_symlink():  # a glob such as check's walks into a link
         raise RecordError("its folder is a symbolic link; records are read only from a plain "
                           f"{ERRORS_DIR}/ folder, it was left as it is", path=str(path))
     raw = read_capped(path)
-    record = _cached_record(loads, raw) if loads is not None else None
+    key = loads.key(raw) if loads is not None else None
+    record = _cached_record(loads, key) if loads is not None and key is not None else None
     if record is None:
         data, block = _checked_load(raw, path, loads)
         record = record_from_data(data, block)
@@ -154,7 +163,18 @@ def load_record(path: Path, loads: LoadCache | None = None) -> ErrorRecord:
         line = next((i for i, row in enumerate(text.splitlines(), 1) if row.startswith("id:")), None)
         raise RecordError(f"id {record.id!r} is not the file's name {path.stem!r}; rename the file "
                           "or fix the id, it was left as it is", path=str(path), line=line)
-    return record
+    return record, key
+
+
+def record_of(loads: LoadCache, checked: Checked, path: Path) -> ErrorRecord | None:
+    """The record a checked load of the file at `path` found before (`LoadCache.get_many`);
+    None where it makes no record, or one of another id: then the file is loaded in full."""
+    try:
+        record = record_from_data(*checked)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        loads.spoiled()  # loaded in full, stored again
+        return None
+    return record if record.id == path.stem else None
 
 
 def read_record(path: Path) -> ErrorRecord:
@@ -264,8 +284,8 @@ def check_record_bytes(raw: bytes, path: Path) -> Checked:
     return data, kept_annotation_block(text, data, str(path))
 
 
-def _cached_record(loads: LoadCache, raw: bytes) -> ErrorRecord | None:
-    checked = loads.get(raw)
+def _cached_record(loads: LoadCache, key: str) -> ErrorRecord | None:
+    checked = loads.get_by_key(key, counted=True)
     if checked is None:
         return None
     try:

@@ -15,7 +15,8 @@ import pytest
 
 from crawler.errors import MissingSourceError, RefError, SourceError
 from crawler.git import _cmd, fetch
-from crawler.git.pin import PinnedRepo, default_cache_dir, parse_source, pin
+from crawler.git.cache_folder import default_cache_dir
+from crawler.git.pin import PinnedRepo, parse_source, pin
 from crawler.git.source import sanitise
 from tests.helpers.gitrepo import GitRepo
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.git.pin import default_cache_dir, pin
+from crawler.git.cache_folder import default_cache_dir
+from crawler.git.pin import pin
 from crawler.git.root import ROOTS_DIR
 from tests.helpers.gitrepo import GitRepo
 

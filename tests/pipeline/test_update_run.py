@@ -266,9 +266,12 @@ def test_only_changed_files_are_read_and_only_their_records_loaded(
     out.repo.write("lib/other.py", OTHER + "\n# edited\n")
     out.repo.commit("edit other")
     loaded: list[str] = []
-    real = record_files.load_record
-    monkeypatch.setattr(repo_output, "load_record",
-                        lambda p, loads=None: loaded.append(p.stem) or real(p, loads))
+    # a load through the cache: a file read in full, or one found by its stat
+    full, by_stat = record_files.load_keyed, record_files.record_of
+    monkeypatch.setattr(repo_output, "load_keyed", lambda p, loads, listed=False:
+                        loaded.append(p.stem) or full(p, loads, listed))
+    monkeypatch.setattr(repo_output, "record_of", lambda loads, checked, p:
+                        loaded.append(p.stem) or by_stat(loads, checked, p))
     result = out.update()
     assert result.parsed == 1 and loaded == [ids[UNTOUCHED]]
 

@@ -331,10 +331,11 @@ def test_load_folder_uses_the_cache_it_is_given_and_no_other(tmp_path: Path,
     first = repo_output.load_folder(root, loads=cache)
     assert (cache.hits, cache.misses) == (0, 4)
     seen: list[str] = []
-    real = record_files.load_record
-    # A wrapper sees each load, and the cache it is given.
-    monkeypatch.setattr(repo_output, "load_record",
-                        lambda p, loads=None: seen.append(p.stem) or real(p, loads))
+    real = record_files.load_keyed
+    # A wrapper sees each load, and the cache it is given (files just written are read: their
+    # stat cannot stand for their bytes yet, `repo_output.STAMP_MARGIN_NS`).
+    monkeypatch.setattr(repo_output, "load_keyed",
+                        lambda p, loads, listed=False: seen.append(p.stem) or real(p, loads, listed))
     assert repo_output.load_folder(root, loads=cache).records == first.records
     assert cache.hits == 4 and len(seen) == 4
     # a user's check passes none: every load is a full one, whatever cache a run holds

@@ -18,16 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from crawler.catalogue.merge import is_stale
-from crawler.catalogue.successors import (
-    SUCCESSOR_FLOOR,
-    Successor,
-    SuccessorIndex,
-    candidates,
-    has_annotation,
-    orphans,
-)
 from crawler.errors import OutputError
 from crawler.records import NEEDS_REVIEW, REMOVED, ErrorRecord
 from crawler.serve.review.annotation_fit import Fit, Index, folder_fits, judged_records
@@ -38,6 +30,9 @@ from crawler.store.dismissals import DISMISSED, load_dismissals, write_dismissal
 from crawler.store.manifest_file import MANIFEST
 from crawler.store.record_files import ERRORS_DIR, record_path
 
+if TYPE_CHECKING:
+    from crawler.catalogue.successors import Successor
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -47,6 +42,8 @@ class Finding:
     record: ErrorRecord
 
     def describe(self) -> str:
+        from crawler.catalogue.merge import is_stale  # see `review_output`
+
         record = self.record
         template = record.site.message.template
         if is_stale(record):
@@ -72,6 +69,8 @@ class Orphan:
     successors: tuple[Successor, ...]  # best first; none scored `SUCCESSOR_FLOOR` or more
 
     def describe(self) -> str:
+        from crawler.catalogue.successors import SUCCESSOR_FLOOR  # see `review_output`
+
         head = (f"{self.path}: removed, with an annotation (written for "
                 f"{self.record.annotation.written_for or self.record.site.message.template!r})")
         if not self.successors:
@@ -184,8 +183,10 @@ def review_output(root: Path, loads: LoadCache | None = None,
     for folder, loaded in load_output_folders(root, loads=loads):
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
-        fits = [fit for fit in folder_fits(loaded.records, loaded.manifest,
-                                              facts=FactCache(loads, folder)) if fit.listed]
+        facts = FactCache(loads, folder, files=loaded.keys)
+        with repo_output.collector_paused():  # the index: many dicts, in no cycle
+            fits = [fit for fit in folder_fits(loaded.records, loaded.manifest, facts=facts)
+                    if fit.listed]
         try:
             kept = load_dismissals(folder) if fits else {}
         except OutputError as error:  # said, and every finding listed: none is lost
@@ -196,6 +197,11 @@ def review_output(root: Path, loads: LoadCache | None = None,
             (dismissed if kept.get(fit.record.id) == fit.digests else mismatches).append(found)
         if annotations_only:
             continue
+        # imported here: the catalogue's modules and their own imports are a tenth of `check
+        # --annotations`'s CPU, which never reads them
+        from crawler.catalogue.merge import is_stale
+        from crawler.catalogue.successors import has_annotation
+
         records = [(record_path(folder, record.id), record) for record in loaded.records]
         for path, record in records:
             if record.status == REMOVED:
@@ -242,6 +248,8 @@ def dismiss(root: Path, ids: Sequence[str]) -> list[str]:
 
 def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:
     """Records whose annotation an adopt copied into another and did not empty afterwards."""
+    from crawler.catalogue.successors import has_annotation  # see `review_output`
+
     by_id = {record.id: (path, record) for path, record in loaded}
     half_done = []
     for _, new in loaded:
@@ -257,6 +265,8 @@ def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:
 
 def _orphans(loaded: list[tuple[Path, ErrorRecord]], skip: set[str]) -> list[Orphan]:
     """The folder's removed records with an annotation, each with its likeliest successors."""
+    from crawler.catalogue.successors import SuccessorIndex, candidates, orphans
+
     paths = {record.id: path for path, record in loaded}
     records = [record for _, record in loaded]
     found = [r for r in orphans(records) if r.id not in skip]

@@ -1,0 +1,91 @@
+"""`crawler check`'s review through the load cache: warm, it reads no record file and lists what
+a review without a cache lists; an annotation edited since is read and judged as it is now; the
+rule's facts kept by the key of each file's bytes are those read from its record."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from crawler.serve.review.annotation_fit import Index
+from crawler.serve.review.checks import Review, review_output
+from crawler.serve.review.fact_cache import FactCache
+from crawler.store import repo_output
+from crawler.store.cache import LoadCache
+from tests.helpers.gitrepo import GitRepo
+from tests.serve.review.test_annotation_fit import (
+    RIGHT,
+    WRONG,
+    extracted,
+    record_of,
+    remat_repository,
+    write_annotation,
+)
+from tests.store.test_load_stamps import HOUR, reads
+
+
+def listed(review: Review) -> tuple[object, ...]:
+    return (review.checked, review.problems, [m.describe() for m in review.mismatches],
+            review.to_review)
+
+
+def test_a_warm_check_lists_what_a_check_without_cache_lists_and_sees_an_edit(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "out"
+    folder = extracted(remat_repository(make_repo), root)
+    remat, data = record_of(folder, "RematTraced._check_differentiable")
+    template = data["extracted"]["message"]["template"]
+    write_annotation(remat, {"written_for": template, **WRONG})
+    monkeypatch.setattr(repo_output, "clock", lambda: time.time_ns() + HOUR)  # files look old
+    uncached = review_output(root, None, annotations_only=True)
+    assert len(uncached.mismatches) == 1 and uncached.to_review
+    cold = review_output(root, LoadCache(tmp_path / "cache"), annotations_only=True)
+    seen = reads(monkeypatch)
+    warm = review_output(root, LoadCache(tmp_path / "cache"), annotations_only=True)
+    assert seen == []  # every record found by its stat
+    assert listed(warm) == listed(cold) == listed(uncached)
+    assert gc.isenabled()  # the collector, held off for the load and the index, is on again
+
+    time.sleep(0.05)  # a tick of the file system's clock
+    write_annotation(remat, {"written_for": template, **RIGHT})  # in place, as a person does
+    now = review_output(root, LoadCache(tmp_path / "cache"), annotations_only=True)
+    assert seen == [remat.name]
+    assert now.mismatches == () and listed(now) == listed(review_output(root, None, True))
+
+
+def test_facts_kept_by_the_key_of_each_files_bytes_are_those_read_from_its_record(
+        make_repo: Callable[[str], GitRepo], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept under the key of the file's bytes the load found (`Loaded.keys`): what an index
+    without the cache reads; a second run reads no record's facts, and an edited annotation
+    reads its own record's again, no other."""
+    folder = extracted(remat_repository(make_repo), tmp_path / "out")
+    monkeypatch.setattr(repo_output, "clock", lambda: time.time_ns() + HOUR)
+    loaded = repo_output.load_folder(folder, loads=LoadCache(tmp_path / "cache"))
+    records = list(loaded.records)
+    assert set(loaded.keys) == {r.id for r in records} and len(records) == 3
+    plain = Index(records, loaded.manifest)
+    first = FactCache(LoadCache(tmp_path / "cache"), folder, files=loaded.keys)
+    assert Index(records, loaded.manifest, first).facts == plain.facts
+    first.close()
+    assert first.computed == len(records)
+    again = repo_output.load_folder(folder, loads=LoadCache(tmp_path / "cache"))
+    assert again.keys == loaded.keys  # found by the files' stats, as they were
+    second = FactCache(LoadCache(tmp_path / "cache"), folder, files=again.keys)
+    assert Index(list(again.records), again.manifest, second).facts == plain.facts
+    assert second.computed == 0
+
+    remat, data = record_of(folder, "RematTraced._check_differentiable")
+    time.sleep(0.05)
+    write_annotation(remat, {"written_for": data["extracted"]["message"]["template"], **WRONG})
+    edited = repo_output.load_folder(folder, loads=LoadCache(tmp_path / "cache"))
+    assert {i for i in edited.keys if edited.keys[i] != loaded.keys[i]} == {data["id"]}
+    third = FactCache(LoadCache(tmp_path / "cache"), folder, files=edited.keys)
+    assert Index(list(edited.records), edited.manifest, third).facts == \
+        Index(list(edited.records), edited.manifest).facts == plain.facts
+    assert third.computed == 1
