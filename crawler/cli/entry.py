@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NoReturn
+from types import TracebackType  # loaded with Python's start: costs no moment
 
-from crawler.cli.terminal import INTERRUPTED  # nothing heavy: the hook below is set at once
+# The exit code of a stop by Ctrl-C, `terminal.INTERRUPTED` (a test holds them equal), written
+# here rather than imported: the hook below is set before any other module of the crawler loads,
+# since an import, however light, is a moment a Ctrl-C can land in (one did, in the suite).
+EXIT_INTERRUPTED = 130
 
 
 def _interrupted_while_loading(kind: type[BaseException], value: BaseException,
-                               traceback: Any) -> None:
+                               traceback: TracebackType | None) -> None:
     """Ctrl-C while the installed command loads its modules, before `main` can catch it: the
     one line and exit 130 (nothing has started that would need stopping), not a Traceback from
     the middle of an import and death by the signal (-2). Any other exception as Python says
     it."""
     if issubclass(kind, KeyboardInterrupt):
         os.write(2, b"Error: interrupted\n")
-        os._exit(INTERRUPTED)
+        os._exit(EXIT_INTERRUPTED)
     sys.__excepthook__(kind, value, traceback)
 
 
@@ -34,8 +37,10 @@ if os.path.basename(sys.argv[0]) == "crawler":  # the installed command, as it s
     sys.excepthook = _interrupted_while_loading
 
 # ruff: noqa: E402 - the imports after the hook: they are the most of this module's load
+from typing import NoReturn
+
 from crawler.cli.fast_lookup import error_line, quick_lookup
-from crawler.cli.terminal import TERMINATED, after_interrupt, quiet_stdout
+from crawler.cli.terminal import INTERRUPTED, TERMINATED, after_interrupt, quiet_stdout
 
 
 def main() -> NoReturn:

@@ -19,6 +19,7 @@ counted apart, never as passing runs.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -129,3 +130,18 @@ def test_ctrl_c_early_in_a_command_is_one_line_and_130(make_repo, tmp_path: Path
         shutil.rmtree(root)
     assert problems == [], problems
     assert said >= TRIALS // 3, (said, ended_first, python_start)  # the signal did land in runs
+
+
+def test_the_hook_is_set_before_any_module_of_the_crawler_loads() -> None:
+    """The installed command's hook comes before every import of the crawler's modules in
+    `crawler.cli.entry` (a Ctrl-C once landed in the import that used to come first), and its
+    exit code is the one the command line gives an interrupt."""
+    from crawler.cli import entry, terminal
+
+    tree = ast.parse(Path(entry.__file__).read_text(encoding="utf-8"))
+    hook = next(node.lineno for node in tree.body if isinstance(node, ast.If)
+                and "excepthook" in ast.unparse(node))
+    imports = [node.lineno for node in tree.body if isinstance(node, ast.ImportFrom)
+               and (node.module or "").startswith("crawler")]
+    assert imports and hook < min(imports)
+    assert entry.EXIT_INTERRUPTED == terminal.INTERRUPTED
