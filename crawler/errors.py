@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -89,7 +89,7 @@ def sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-def keep_interrupts() -> None:
+def keep_interrupts(stop_at_exit: Callable[[int], None] | None = None) -> None:
     """A Ctrl-C or SIGTERM that lands while a finalizer runs (an object's `__del__`, a weakref
     callback: GitPython's config readers close their files there) raises in it, and Python
     prints what a finalizer raises and goes on: the run ignored the signal and ended 0, after
@@ -97,8 +97,19 @@ def keep_interrupts() -> None:
     thread of its own a moment later (sent from the hook, it would raise in the hook, which
     Python drops the same way), so that it stops the run where its main thread is then;
     anything else a finalizer raises is reported as it was. The command line puts a quiet
-    hook in its place once it has said the stop."""
+    hook in its place once it has said the stop.
+
+    As Python ends (the command's work done, its `main` returned) no thread can send it: one
+    started then never runs, and waiting for it to start hung the process. There the signal is
+    `stop_at_exit(signum)`'s (the command line's: its one line and exit code, at once), or,
+    without it, reported as Python would."""
     reported = sys.unraisablehook
+
+    def as_python_ends(signum: int, unraisable: Any) -> None:
+        if stop_at_exit is None:
+            reported(unraisable)
+        else:
+            stop_at_exit(signum)
 
     def again(unraisable: Any) -> None:
         kind = unraisable.exc_type
@@ -107,11 +118,14 @@ def keep_interrupts() -> None:
         if signum is None:
             reported(unraisable)
             return
+        if sys.is_finalizing():
+            as_python_ends(signum, unraisable)
+            return
         main = threading.main_thread().ident
         try:
             threading.Thread(target=_send_later, args=(main, signum), daemon=True).start()
-        except RuntimeError:  # no new thread as the interpreter ends: it is ending anyway
-            reported(unraisable)
+        except RuntimeError:  # no new thread as the interpreter ends
+            as_python_ends(signum, unraisable)
 
     sys.unraisablehook = again
 

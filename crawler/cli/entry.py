@@ -37,6 +37,7 @@ if os.path.basename(sys.argv[0]) == "crawler":  # the installed command, as it s
     sys.excepthook = _interrupted_while_loading
 
 # ruff: noqa: E402 - the imports after the hook: they are the most of this module's load
+import signal
 from typing import NoReturn
 
 from crawler.cli.fast_lookup import error_line, quick_lookup
@@ -49,7 +50,7 @@ def main() -> NoReturn:
     sys.excepthook = sys.__excepthook__  # from here on a Ctrl-C is caught below, workers stopped
     from crawler.errors import keep_interrupts, stopped_by
 
-    keep_interrupts()
+    keep_interrupts(stop_as_python_ends)
     try:
         code = quick_lookup(sys.argv[1:])
         if code is None:
@@ -72,3 +73,17 @@ def main() -> NoReturn:
         code = (error_line("interrupted", INTERRUPTED) if issubclass(stop, KeyboardInterrupt)
                 else error_line("terminated", TERMINATED))
     raise SystemExit(code)
+
+
+def stop_as_python_ends(signum: int) -> NoReturn:
+    """A Ctrl-C or SIGTERM that lands in a finalizer as Python ends, the command's work done and
+    nothing left to stop: said as any stop is, and the process ends with its code at once (a
+    finalizer can raise no further; the streams are flushed first, what the command printed kept)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # a reader gone, a stream closed or None
+            pass
+    interrupted = signum == signal.SIGINT
+    os.write(2, b"Error: interrupted\n" if interrupted else b"Error: terminated\n")
+    os._exit(INTERRUPTED if interrupted else TERMINATED)

@@ -64,11 +64,13 @@ def run(args: list[str], delay: float | None, group: bool) -> tuple[int, str, fl
 
 def before_the_crawler(code: int, stderr: str) -> bool:
     """Ended in Python's own start, before a line of the crawler ran: killed before Python has
-    its handler, stopped in `site`, or a Traceback in which no frame is the crawler's (the
-    installed script's own imports, or Python finding and loading the package for them)."""
+    its handler, stopped in one of its start's steps (`site`, the standard streams), or a
+    Traceback in which no frame is the crawler's (the installed script's own imports, or Python
+    finding and loading the package for them)."""
     if code == -signal.SIGINT and stderr == "":
         return True
-    if code == 1 and stderr.startswith("Fatal Python error: init_import_site"):
+    # Python's own start, one of its steps (`init_import_site`, `init_sys_streams`, ...)
+    if code == 1 and stderr.startswith("Fatal Python error: init_"):
         return True
     frames = re.findall(r'File "([^"]+)"', stderr)
     return (code == -signal.SIGINT and frames[:1] == [CRAWLER]
@@ -145,3 +147,38 @@ def test_the_hook_is_set_before_any_module_of_the_crawler_loads() -> None:
                and (node.module or "").startswith("crawler")]
     assert imports and hook < min(imports)
     assert entry.EXIT_INTERRUPTED == terminal.INTERRUPTED
+
+
+LATE_STOP = """
+import sys
+from crawler.cli.entry import stop_as_python_ends
+from crawler.errors import Terminated, keep_interrupts
+
+keep_interrupts(stop_as_python_ends)
+
+
+class Late:  # freed as Python ends, after the work: where a signal's handler raises then
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __del__(self):
+        raise self.kind()
+
+
+late = Late(KeyboardInterrupt if sys.argv[1] == "interrupt" else Terminated)
+print("work done")
+"""
+
+
+@pytest.mark.parametrize(("kind", "code", "line"), [("interrupt", 130, "Error: interrupted"),
+                                                    ("terminate", 143, "Error: terminated")])
+def test_a_stop_that_lands_as_python_ends_is_one_line_and_its_code(
+        tmp_path: Path, kind: str, code: int, line: str) -> None:
+    """A Ctrl-C or SIGTERM raised in a finalizer as the interpreter ends (the slow suite saw a
+    SIGTERM so: a Traceback and exit 0) is the stop's one line and code, at once: sending it
+    again from a new thread, as during a run, hung the process, since no thread runs then."""
+    script = tmp_path / "late_stop.py"
+    script.write_text(LATE_STOP, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), kind], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (code, "work done\n", f"{line}\n")
