@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from crawler.parse.message.guards import open_paths
 from crawler.parse.message.known_names import SEVERAL
 from crawler.parse.message.pieces import MAX_ALTERNATIVES, Piece, merge_text
 from crawler.parse.message.templates import build_template, pieces_of, redisplay, substitute
@@ -214,9 +215,21 @@ class ClassIndex:
         return first_of_bases(qualname, self._templates, own, self._bases, NO_TEMPLATE,
                               lambda found: bool(found[0]))
 
+    def base_classes(self, cls: ClassDef) -> list[str]:
+        """The class's bases, each as `canonical` gives it; a bare name its module binds only
+        through `from M import *` (pyyaml's `class ConstructorError(MarkedYAMLError)` under
+        `from .error import *`) as the raises' own exceptions are found (`star_class`)."""
+        found = []
+        for base in cls.bases:
+            qualname = self.canonical(base)
+            if qualname not in self.classes and "." not in base:
+                qualname = self.star_class(module_name(cls.path), base) or qualname
+            found.append(qualname)
+        return found
+
     def _bases(self, qualname: str) -> list[str]:
         cls = self.classes.get(qualname)
-        return [self.canonical(base) for base in cls.bases] if cls is not None else []
+        return self.base_classes(cls) if cls is not None else []
 
     def _mro(self, qualname: str) -> list[str]:
         """The class and its repository bases, depth first, each once (cycles cut)."""
@@ -229,7 +242,7 @@ class ClassIndex:
             order.append(current)
             cls = self.classes.get(current)
             if cls is not None:
-                stack.extend(reversed([self.canonical(b) for b in cls.bases]))
+                stack.extend(reversed(self.base_classes(cls)))
         return order
 
     def passes(self, qualname: str) -> int | None:
@@ -426,7 +439,7 @@ def _class_entry(index: ClassIndex, cls: ClassDef, digests: dict[str, str]) -> d
     return {
         "qualname": cls.qualname,
         "name": cls.name,
-        "bases": [index.canonical(base) for base in cls.bases],
+        "bases": index.base_classes(cls),
         "path": cls.path,
         "line": cls.line,
         "template": templates[0].template if templates else None,
@@ -457,7 +470,7 @@ def linearize(index: ClassIndex, qualname: str) -> list[str]:
         if cls is None or depth > 32:
             return [name]
         memo[name] = [name]  # a cycle reads as a class without bases
-        bases = [index.canonical(base) for base in cls.bases]
+        bases = index.base_classes(cls)
         merged = _merge([mro(base, depth + 1) for base in bases] + [bases])
         memo[name] = [name, *merged]
         return memo[name]
@@ -512,12 +525,14 @@ def _digest_part(index: ClassIndex, name: str) -> object:
 
 
 def _slot_data(slot: TextSlot) -> object:
-    """A slot's fields; `if_given` (added later) only where set, so that a class that does not
-    use it keeps the digest the manifests already hold."""
+    """A slot's fields; `if_given` and `guards` (added later) only where set, so that a class
+    that does not use them keeps the digest the manifests already hold."""
     data = _data(slot)
     assert isinstance(data, dict)
     if data["if_given"] is None:
         del data["if_given"]
+    if not data["guards"]:
+        del data["guards"]
     return data
 
 
@@ -581,6 +596,9 @@ class _Run:
     defined_at: str | None = None
     calls: int = 0
     args_set_by: str | None = None  # an __init__ that assigns self.args: what args hold is unknown
+    # `self.x` is None (True) or not (False) where the raise's call says: an `__init__`'s
+    # `self.x = P` and what the call gives P, or literal text; absent: not known
+    is_none: dict[str, bool] = field(default_factory=dict)
 
 
 def compose(index: ClassIndex, raised: str, given: Template | None,
@@ -781,12 +799,40 @@ def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piec
             continue  # `if P is not None: self.x = ...` where the call leaves P None: not set
         if slot.name in found or slot.name in run.attributes:
             found[slot.name] = None
+            run.is_none.pop(slot.name, None)
             continue
+        none = _none_state(slot, states)
+        if none is not None and slot.if_given is None:
+            run.is_none[slot.name] = none
         try:
             found[slot.name] = _fill_slot(run, slot, env, f"{cls.qualname}.__init__")
         except _NotFollowed:
             found[slot.name] = None
     return found
+
+
+def _none_state(slot: TextSlot, states: dict[str, bool] | None) -> bool | None:
+    """Whether `self.x = <slot>` sets None (True) or not (False) at this raise: a parameter
+    as it came, the call giving it or not, or literal text; None: not known."""
+    if all(t.kind == "literal" for t in slot.templates):
+        return False
+    if len(slot.templates) == 1 and len(slot.templates[0].placeholders) == 1 and states:
+        name = slot.templates[0].placeholders[0]
+        if slot.templates[0].template == "{" + name + "}" and name in states:
+            return not states[name]
+    return None
+
+
+def _open_paths(run: _Run, slot: TextSlot) -> list[Template]:
+    """The slot's templates whose `if` tests the raise does not decide against them."""
+    return open_paths(slot, run.is_none.get, lambda name: _literal_text_only(run, name))
+
+
+def _literal_text_only(run: _Run, name: str) -> bool:
+    """`self.name` holds literal text at this raise, none of it empty."""
+    texts = run.attributes.get(name)
+    return bool(texts) and all(pieces and not any(p.is_placeholder or p.group for p in pieces)
+                               for pieces in texts or ())
 
 
 def _through_str(run: _Run, args: Args | None, given: Template | None
@@ -830,7 +876,10 @@ def _fill_slot(run: _Run, slot: TextSlot, env: dict[str, list[list[Piece]]], met
     """
     aliases = dict(slot.aliases)
     filled: list[list[Piece]] = []
-    for template in slot.templates:
+    templates = _open_paths(run, slot)
+    if not templates or slot.guards and len(templates) > MAX_ALTERNATIVES:
+        raise _NotFollowed(method)  # no path, or more than a message's alternatives, left
+    for template in templates:
         pieces = pieces_of(template)
         if pieces is None:
             raise _NotFollowed(method)
@@ -875,6 +924,9 @@ def _value(run: _Run, name: str, env: dict[str, list[list[Piece]]], aliases: dic
         return _call(run, expression[5:], args)
     if expression.startswith("self.") and expression[5:].isidentifier():
         return _attribute(run, expression[5:], args)
+    if expression.startswith("str(self.") and expression.endswith(")") \
+            and expression[9:-1].isidentifier():
+        return _attribute(run, expression[9:-1], args)  # str() of text is the text
     owner, dot, name = expression.partition(".")
     if dot and owner.isidentifier() and name.isidentifier():
         return _named_class_attribute(run, owner, name)

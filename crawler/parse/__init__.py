@@ -72,5 +72,5 @@ for the entry-point graph (`call_edges`, `call_guards`), the assertions of test 
 the fork server in `forkserver`, with `orphan` and `spawn_quiet` preloaded by the fork server).
 
 May import: `crawler.records`, `crawler.errors`. Nothing here sees more than one file.
-Line budget: 9,500 lines.
+Line budget: 9,600 lines.
 """

@@ -127,6 +127,11 @@ class TextSlot:
     # where it leaves P None `self.x` is the class attribute (werkzeug's HTTPException
     # `description`, aiohttp's HttpProcessingError `code`).
     if_given: str | None = None
+    # A message method's: for each template, the `if` tests its path through the method
+    # decides, as (the test's source, the outcome the path needs); empty where none is known
+    # (`()` for a slot of another kind). The class pass drops a template whose tests a raise
+    # decides otherwise (pyyaml's MarkedYAMLError.__str__, pydantic's PydanticErrorMixin).
+    guards: tuple[tuple[tuple[str, bool], ...], ...] = ()
 
 
 @dataclass(frozen=True)

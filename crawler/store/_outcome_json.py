@@ -120,7 +120,9 @@ def _class(item: dict[str, Any]) -> ClassDef:
 def _slot(item: dict[str, Any]) -> TextSlot:
     return TextSlot(item["name"], tuple(_template(t) for t in item["templates"]),
                     tuple(item["verbatim"]), tuple((a, b) for a, b in item["aliases"]),
-                    item["if_none"], item["if_given"])
+                    item["if_none"], item["if_given"],
+                    tuple(tuple((test, outcome) for test, outcome in guard)
+                          for guard in item["guards"]))
 
 
 def _region(item: dict[str, Any]) -> Region:

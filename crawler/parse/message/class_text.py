@@ -20,7 +20,7 @@ from crawler.parse._source import exact
 from crawler.parse.message import flow
 from crawler.parse.message.known_names import MESSAGE_METHODS, SEVERAL
 from crawler.parse.message.pieces import Alternative, Piece, Unreadable
-from crawler.parse.message.reading import Reader
+from crawler.parse.message.reading import Reader, joined_definition
 from crawler.parse.message.templates import build_template
 from crawler.parse.names import dotted
 from crawler.records import TextSlot
@@ -160,7 +160,7 @@ def slots(module: cst.Module, statements: ClassStatements, none_params: frozense
         if name == "__str__":  # `__str__ = __repr__`: that method's returns; else not readable
             same = f"{value.value}()" if isinstance(value, cst.Name) else None
             returns["__str__()"] = returns.get(same, [None]) if same else [None]
-    methods = tuple(read_slot(module, name, found or [None], constants)
+    methods = tuple(method_slot(module, name, found or [None], constants)
                     for name, found in sorted(returns.items()))
     return tuple(class_attributes), self_attributes, methods
 
@@ -183,6 +183,126 @@ def read_slot(module: cst.Module, name: str, expressions: Sequence[Noted | None]
     bent = {p.text for p in shown if not p.plain}
     verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
     return TextSlot(name, tuple(templates), verbatim, tuple(sorted(aliases.items())))
+
+
+# A message method's paths, each with the `if` tests it decides, before a raise's arguments
+# decide them (pyyaml's MarkedYAMLError.__str__ joins a list five `if`s add to: 32 paths).
+MAX_GUARDED = 64
+
+Guard = tuple[tuple[str, bool], ...]
+
+
+def method_slot(module: cst.Module, name: str, returns: Sequence[Noted | None],
+                constants: Constants) -> TextSlot:
+    """A message method's returns as one slot, each template with the `if` tests its path
+    decides (`TextSlot.guards`): the branches a `return` sits in, the `if ...: return` before
+    it, and, for a returned local (`return msg`, `return sep.join(lines)`), the branches each of
+    its definitions comes through. Where no path decides a test, the slot is `read_slot`'s."""
+    found: list[tuple[str, list[Piece], Guard]] = []
+    for noted in returns:
+        if noted is None:  # a bare `return`: `read_slot`'s None
+            found = []
+            break
+        found += _guarded_paths(module, noted, constants)
+    if not found or len(found) > MAX_GUARDED or not any(guard for _, _, guard in found):
+        return read_slot(module, name, returns, constants)
+    shown = [p for _, pieces, _ in found for p in pieces if p.is_placeholder]
+    aliases: dict[str, str] = {}
+    for noted in returns:
+        assert noted is not None
+        value, position, assigned = noted
+        for _, pieces, _ in _guarded_paths(module, noted, constants):
+            aliases.update(_aliases(module, pieces, position, assigned))
+    bent = {p.text for p in shown if not p.plain}
+    verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
+    return TextSlot(name, tuple(build_template(kind, pieces) for kind, pieces, _ in found),
+                    verbatim, tuple(sorted(aliases.items())),
+                    guards=tuple(guard for _, _, guard in found))
+
+
+def _guarded_paths(module: cst.Module, noted: Noted, constants: Constants
+                   ) -> list[tuple[str, list[Piece], Guard]]:
+    """One return's alternatives (`dynamic` where unreadable, as `read_slot`'s), each with the
+    tests its path decides."""
+    value, position, assigned = noted
+    reader = _ConstantReader(module, constants, assigned)
+    around = tuple((exact(module, test), outcome) for test, outcome in _return_decisions(position))
+    split = _split_by_definitions(reader, module, value, position)
+    if split is not None:
+        return [(kind, pieces, around + guard) for kind, pieces, guard in split]
+    return [(kind, pieces, around) for kind, pieces in reader.message(value, position)]
+
+
+def _split_by_definitions(reader: Reader, module: cst.Module, value: cst.BaseExpression,
+                          position: flow.Position) -> list[tuple[str, list[Piece], Guard]] | None:
+    """`return name` or `return sep.join(name)`, read one definition of `name` at a time, each
+    with the tests its path decides; None where no definition's path decides one."""
+    separator: str | None = None
+    name = value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "join" and len(value.args) == 1 \
+            and value.args[0].keyword is None and not value.args[0].star:
+        try:
+            texts = reader.plain_texts(value.func.value, position)
+        except Unreadable:
+            return None
+        if len(texts) != 1:
+            return None
+        separator, name = texts[0], value.args[0].value
+    if not isinstance(name, cst.Name) or not position \
+            or reader.assigned is not None and name.value not in reader.assigned:
+        return None
+    found = flow.definitions(name.value, position, items=separator is not None,
+                             limit=MAX_GUARDED)
+    if not found or not any(flow.decisions_of(d) for d in found):
+        return None
+    paths: list[tuple[str, list[Piece], Guard]] = []
+    for definition in found:
+        guard = tuple((exact(module, test), outcome)
+                      for test, outcome in flow.decisions_of(definition))
+        try:
+            read = reader.definition_texts(definition) if separator is None \
+                else joined_definition(reader, separator, definition)
+        except Unreadable:
+            return None
+        paths += [(kind, pieces, guard) for kind, pieces in read]
+        if len(paths) > MAX_GUARDED:
+            return None
+    return paths
+
+
+def _return_decisions(position: flow.Position) -> list[flow.Decision]:
+    """The `if` tests a `return` at `position` decides by being reached: the branch of each
+    `if`/`elif`/`else` it sits in, and each `if T: ... return` (no `else`) before it, false."""
+    decided: list[flow.Decision] = []
+    for depth, (statements, index, role) in enumerate(position):
+        for statement in statements[:index]:
+            if isinstance(statement, cst.If) and statement.orelse is None \
+                    and _ends_in_return(statement.body):
+                decided.append((statement.test, False))
+        if role == "if" and depth:
+            outer_statements, outer_index, _ = position[depth - 1]
+            chain = outer_statements[outer_index]
+            if isinstance(chain, cst.If):
+                tests = flow.tests_before(chain, statements)
+                last = chain
+                while isinstance(last, cst.If) and last.body.body is not statements \
+                        and isinstance(last.orelse, cst.If):
+                    last = last.orelse
+                taken = isinstance(last, cst.If) and last.body.body is statements
+                decided += [(test, False) for test in (tests[:-1] if taken else tests)]
+                if taken:
+                    decided.append((tests[-1], True))
+    return decided
+
+
+def _ends_in_return(suite: cst.BaseSuite) -> bool:
+    last = suite.body[-1] if suite.body else None
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return bool(suite.body) and isinstance(suite.body[-1], (cst.Return, cst.Raise))
+    return False
 
 
 class _ConstantReader(Reader):

@@ -59,6 +59,30 @@ Part = tuple["cst.BaseExpression | Element | Repeated", Position]
 Definition = tuple[Part, ...]  # the text is the concatenation of its parts
 
 
+Decision = tuple[cst.BaseExpression, bool]  # an `if` test and the outcome a path needs of it
+
+
+class Decided(tuple):  # type: ignore[type-arg]
+    """A definition whose path runs through `if` branches: a tuple of its parts, as any other
+    definition, that also holds the tests the path decides (`decisions_of`). Only `_if`'s
+    branches decide: a `try`'s handlers, a loop's passes and a walrus decide nothing here."""
+
+    decisions: tuple[Decision, ...]
+
+
+def decisions_of(definition: Definition) -> tuple[Decision, ...]:
+    """The `if` tests a definition's path decides, each with the outcome it needs."""
+    return getattr(definition, "decisions", ())
+
+
+def _decided(parts: tuple[Part, ...], decisions: tuple[Decision, ...]) -> Definition:
+    if not decisions:
+        return parts
+    definition = Decided(parts)
+    definition.decisions = decisions
+    return definition
+
+
 MAX_DEFINITIONS = 8
 
 
@@ -198,7 +222,8 @@ class _Search:
             if self.items:
                 raise _GiveUp  # a list from elsewhere: its items are not known
             before = [((cst.Name(self.name), here),)]
-        return [(*definition, (value, here)) for definition in before]
+        return [_decided((*definition, (value, here)), decisions_of(definition))
+                for definition in before]
 
     def _opaque(self, here: Position) -> _Result:
         """A binding whose value is not read: the name's own value, where it is bound."""
@@ -265,7 +290,8 @@ class _Search:
             before = [((cst.Name(self.name), here),)]
         if not added:
             return before
-        return [(*definition, (Repeated(added), here)) for definition in before]
+        return [_decided((*definition, (Repeated(added), here)), decisions_of(definition))
+                for definition in before]
 
     def _assigns_block(self, suite: cst.BaseSuite) -> bool:
         return any(self._assigns(statement) for statement in suite.body)
@@ -297,33 +323,46 @@ class _Search:
         if any(walrus_binds(test, self.name) for test in tests_before(node, None)):
             raise _GiveUp  # `if (name := ...)` met walking back: not followed
         suites: list[cst.BaseSuite] = []
+        tests: list[cst.BaseExpression] = []
         falls_through = False
         branch: cst.If | cst.Else | None = node
         while branch is not None:
             suites.append(branch.body)
             if isinstance(branch, cst.If):
+                tests.append(branch.test)
                 branch = branch.orelse
                 if branch is None:
                     falls_through = True
             else:
                 branch = None
-        return self._branches(suites, here, "if", falls_through)
+        return self._branches(suites, here, "if", falls_through, tests)
 
     def _branches(self, suites: Sequence[cst.BaseSuite], here: Position, role: str,
-                  falls_through: bool) -> _Result:
-        """One definition per branch that binds; one that does not (or none taken) falls through."""
+                  falls_through: bool, tests: Sequence[cst.BaseExpression] = ()) -> _Result:
+        """One definition per branch that binds; one that does not (or none taken) falls through.
+
+        `tests`: an `if`/`elif` chain's, one per suite but the `else`: each branch's definitions
+        decide them (`Decided`), as does the fall-through where the branches that bind are the
+        chain's first ones (each of their tests false); elsewhere it decides nothing."""
         found: list[Definition] = []
-        for suite in suites:
+        binding: list[int] = []
+        for number, suite in enumerate(suites):
             result = self._suite(suite, here, role)
             if result is _NotFound:
                 falls_through = True
-            else:
-                found.extend(result)
+                continue
+            binding.append(number)
+            decided = _branch_decisions(tests, number)
+            found.extend(_decided(tuple(d), decided + decisions_of(d)) for d in result)
         if not found:
             return _NotFound
         if falls_through:
             before = self.reaching(here)
-            found.extend(before if before is not _NotFound else [((cst.Name(self.name), here),)])
+            through: tuple[Decision, ...] = ()
+            if tests and binding == list(range(len(binding))) and len(binding) <= len(tests):
+                through = tuple((test, False) for test in tests[:len(binding)])
+            found.extend(_decided(tuple(d), through + decisions_of(d)) for d in (
+                before if before is not _NotFound else [((cst.Name(self.name), here),)]))
         if len(found) > self.limit:
             raise _GiveUp
         return found
@@ -335,6 +374,16 @@ class _Search:
             if _binds_directly(self.name, statement):
                 return True
         return False
+
+
+def _branch_decisions(tests: Sequence[cst.BaseExpression], number: int
+                      ) -> tuple[Decision, ...]:
+    """What running branch `number` of an `if`/`elif`/`else` chain decides: the tests before it
+    false, its own true (the `else`, past the last test: every test false)."""
+    if not tests:
+        return ()
+    return (*((test, False) for test in tests[:number]),
+            *(((tests[number], True),) if number < len(tests) else ()))
 
 
 def _names(node: cst.CSTNode, name: str) -> bool:

@@ -223,6 +223,14 @@ class Reader:
                 raise
             return _noted_paths(found, merged_paths(self, found), merged=True)
 
+    def plain_texts(self, node: cst.BaseExpression, position: flow.Position) -> list[str]:
+        """Every alternative of an expression that is literal text only, or Unreadable."""
+        return self._plain_texts(node, position)
+
+    def definition_texts(self, definition: flow.Definition) -> list[Alternative]:
+        """The alternatives of one definition of a name: each way its parts read."""
+        return self._definitions([definition])
+
     def _definitions(self, found: list[flow.Definition]) -> list[Alternative]:
         """One alternative per path and way each part reads."""
         alternatives: list[Alternative] = []
@@ -620,6 +628,19 @@ def joined(reader: Reader, separator: str, items: cst.BaseExpression,
     return alternatives
 
 
+def joined_definition(reader: Reader, separator: str, definition: flow.Definition
+                      ) -> list[Alternative]:
+    """`separator.join(name)` over one definition of the list `name`: one alternative per way
+    it is built, an empty list the empty text."""
+    alternatives: list[Alternative] = []
+    for entries in _definition_entries(definition, 0):
+        alternatives.extend(_joined_entries(reader, separator, entries, placeholders=True)
+                            if entries else [("literal", [])])
+        if len(alternatives) > MAX_ALTERNATIVES:
+            raise Unreadable
+    return alternatives
+
+
 def _entry_lists(items: cst.BaseExpression, position: flow.Position, depth: int
                  ) -> list[list[_Entry]]:
     """The items of a list expression, one list per way it is built."""
@@ -670,7 +691,11 @@ def _pass_items(passed: tuple[flow.Part, ...], depth: int
     return ways
 
 
-def _joined_entries(reader: Reader, separator: str, entries: list[_Entry]) -> list[Alternative]:
+def _joined_entries(reader: Reader, separator: str, entries: list[_Entry],
+                    placeholders: bool = False) -> list[Alternative]:
+    """The alternatives of one way a list is built, joined; `placeholders`: a way of
+    placeholders alone is `dynamic` text (a message method's `self.x`, which the class pass
+    fills), not unreadable."""
     readings: list[list[Alternative]] = []
     for index, entry in enumerate(entries):
         if isinstance(entry, _Opaque):
@@ -687,12 +712,14 @@ def _joined_entries(reader: Reader, separator: str, entries: list[_Entry]) -> li
         if index:
             readings.append([("literal", [Piece(separator)])])
         readings.append(reader._read_or_placeholder(*entry))
-    if not any(kind != "dynamic" for reading in readings for kind, _ in reading):
+    alone = not any(kind != "dynamic" for reading in readings for kind, _ in reading)
+    if alone and not placeholders:
         raise Unreadable
     alternatives = []
     for combination in _products(readings):
         kinds = {kind for kind, _ in combination} - {"dynamic", "literal"}
         kind = "literal" if not kinds else (kinds.pop() if len(kinds) == 1 else "concat")
+        kind = "dynamic" if alone else kind
         alternatives.append((kind, merge_text([p for _, part in combination for p in part])))
     return alternatives
 
