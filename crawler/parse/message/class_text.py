@@ -199,20 +199,17 @@ def method_slot(module: cst.Module, name: str, returns: Sequence[Noted | None],
     it, and, for a returned local (`return msg`, `return sep.join(lines)`), the branches each of
     its definitions comes through. Where no path decides a test, the slot is `read_slot`'s."""
     found: list[tuple[str, list[Piece], Guard]] = []
+    aliases: dict[str, str] = {}
     for noted in returns:
         if noted is None:  # a bare `return`: `read_slot`'s None
-            found = []
-            break
-        found += _guarded_paths(module, noted, constants)
+            return read_slot(module, name, returns, constants)
+        paths = _guarded_paths(module, noted, constants)
+        found += paths
+        for _, pieces, _ in paths:
+            aliases.update(_aliases(module, pieces, noted[1], noted[2]))
     if not found or len(found) > MAX_GUARDED or not any(guard for _, _, guard in found):
         return read_slot(module, name, returns, constants)
     shown = [p for _, pieces, _ in found for p in pieces if p.is_placeholder]
-    aliases: dict[str, str] = {}
-    for noted in returns:
-        assert noted is not None
-        value, position, assigned = noted
-        for _, pieces, _ in _guarded_paths(module, noted, constants):
-            aliases.update(_aliases(module, pieces, position, assigned))
     bent = {p.text for p in shown if not p.plain}
     verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
     return TextSlot(name, tuple(build_template(kind, pieces) for kind, pieces, _ in found),

@@ -54,7 +54,8 @@ RULES: dict[str, str] = {
                     "(`catalogue.callers`)",
     # classes: what a class statement does to its message (`class_text`, `class_records`)
     "class.init-message": "an `__init__` that passes text to its base: the class's message",
-    "class.str-method": "a `__str__` (or message method) that returns text: the class's message",
+    "class.str-method": "a `__str__` (or message method) that returns text: the class's message"
+                        " (the paths the raise's call runs, by the `if` tests they decide)",
     "class.default-message": "a class attribute (`message = '...'`) a base's `__init__` prints",
 }
 # `class.*` rules are read in the worker (`class_records`) and composed by `catalogue.classes`.
