@@ -79,6 +79,11 @@ REAL_WALKS = {
     "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False,
                  skip=("2023.3.2.1",)),  # distributed's release tag: its tree has no dask/
     "urllib3": Walk("github.com/urllib3/urllib3", "*", "1.26.0", "2.7.0", evidence=False),
+    # second sealed set
+    "pillow": Walk("github.com/python-pillow/Pillow", "*", "5.0.0", "12.3.0", evidence=False),
+    # releases only (no beta tags): most threads are of tornado 3 and 4
+    "tornado": Walk("github.com/tornadoweb/tornado", "v[0-9].[0-9].[0-9]", "v3.0.0", "v6.5.7",
+                    evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
