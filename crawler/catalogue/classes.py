@@ -801,6 +801,9 @@ def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piec
             found[slot.name] = None
             run.is_none.pop(slot.name, None)
             continue
+        if _default_not_read(slot, states):
+            found[slot.name] = None  # `if P is None: P = <not text>` ran: what it holds is not known
+            continue
         none = _none_state(slot, states)
         if none is not None and slot.if_given is None:
             run.is_none[slot.name] = none
@@ -809,6 +812,15 @@ def _instance_attributes(run: _Run, cls: ClassDef, env: dict[str, list[list[Piec
         except _NotFollowed:
             found[slot.name] = None
     return found
+
+
+def _default_not_read(slot: TextSlot, states: dict[str, bool] | None) -> bool:
+    """`self.x = P` after an `if P is None: P = ...` whose value was not read as text (the slot
+    is `{P}` alone), where the call leaves P None: the branch ran, and `{P}` is not what x holds
+    (jinja's TemplateNotFound, `message = name`)."""
+    own = "{" + slot.if_none + "}" if slot.if_none is not None else None
+    return own is not None and states is not None and states.get(slot.if_none or "") is False \
+        and all(t.template == own for t in slot.templates)
 
 
 def _none_state(slot: TextSlot, states: dict[str, bool] | None) -> bool | None:

@@ -306,3 +306,54 @@ def test_the_fall_through_decides_only_where_the_first_branches_bind() -> None:
     return msg
 ''', "msg")
     assert got == [(('"two"',), (("a", False), ("b", True))), (('"none"',), ())]
+
+
+# jinja's TemplateNotFound (src/jinja2/exceptions.py at 5ef7011), cut to what its message reads
+JINJA = '''
+class TemplateNotFound(IOError, LookupError):
+
+    message = None
+
+    def __init__(self, name, message=None):
+        IOError.__init__(self, name)
+
+        if message is None:
+            from .runtime import Undefined
+
+            if isinstance(name, Undefined):
+                name._fail_with_undefined_error()
+
+            message = name
+
+        self.message = message
+        self.name = name
+        self.templates = [name]
+
+    def __str__(self):
+        return str(self.message)
+
+
+def named(template):
+    raise TemplateNotFound(template)
+
+
+def searched(template, plural, paths_str):
+    raise TemplateNotFound(
+        template,
+        f"{template!r} not found in search {plural}: {paths_str}",
+    )
+'''
+
+
+def test_str_of_an_attribute_is_its_text_and_an_unread_default_is_not_the_parameter() -> None:
+    """`str(self.message)` shows the attribute's text where the call gives it; where the call
+    leaves `message` None, the `if message is None: message = name` branch ran, whose value is
+    not read: the raise keeps its own text and names the method, never `{message}`."""
+    sites = by_function(resolve_sources({"j/exceptions.py": JINJA}))
+    (searched,) = sites["searched"]
+    assert (searched.message.template, searched.message.composed_by) == (
+        "{template} not found in search {plural}: {paths_str}",
+        "j.exceptions.TemplateNotFound.__str__")
+    (named,) = sites["named"]
+    assert (named.message.template, named.message.not_followed) == (
+        "{template}", "j.exceptions.TemplateNotFound.__str__")
