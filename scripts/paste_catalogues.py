@@ -79,6 +79,10 @@ REAL_WALKS = {
     "dask": Walk("github.com/dask/dask", "20*", "2022.01.0", "2026.7.1", evidence=False,
                  skip=("2023.3.2.1",)),  # distributed's release tag: its tree has no dask/
     "urllib3": Walk("github.com/urllib3/urllib3", "*", "1.26.0", "2.7.0", evidence=False),
+    # second sealed set
+    # final releases only (the glob leaves out the b and rc tags)
+    "sphinx": Walk("github.com/sphinx-doc/sphinx", "v[5-9].[0-9].[0-9]", "v5.0.0", "v9.1.0",
+                   evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
