@@ -84,6 +84,12 @@ REAL_WALKS = {
     # releases only (no beta tags): most threads are of tornado 3 and 4
     "tornado": Walk("github.com/tornadoweb/tornado", "v[0-9].[0-9].[0-9]", "v3.0.0", "v6.5.7",
                     evidence=False),
+    # final releases only (the glob leaves out the b and rc tags)
+    "sphinx": Walk("github.com/sphinx-doc/sphinx", "v[5-9].[0-9].[0-9]", "v5.0.0", "v9.1.0",
+                   evidence=False),
+    # from 1.1 (2017): most of the tracker's pastes are of sympy 1.1 to 1.9
+    "sympy": Walk("github.com/sympy/sympy", "sympy-1.*", "sympy-1.1", "sympy-1.14.0",
+                  evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
