@@ -46,7 +46,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -212,6 +212,15 @@ class Index:
         for record_id, facts in self.facts.items():
             for term, count in facts.items():
                 postings.setdefault(term, {})[record_id] = count
+        # each word the names of the facts and zones say, with the names that say it: whether
+        # a record's names say a word is then a question of two sets (`_Said`), not a reading
+        # of all its names at each judge
+        spoken: dict[str, set[str]] = {}
+        for name in set(postings).union(*self.own.values()):
+            if not name.startswith("w:"):
+                for word in _words_of_name(name):
+                    spoken.setdefault(word, set()).add(name)
+        self.word_names = {word: frozenset(said) for word, said in spoken.items()}
         total = len(live)
         self.idf = {term: math.log(total / len(held)) for term, held in postings.items()}
         self.most = {term: max(held.values()) for term, held in postings.items()}
@@ -257,7 +266,7 @@ class Index:
         # `read` of its `ReadTimeout`) is explained where the page was written: no evidence
         own_facts = self.facts.get(record.id, {})
         own_zone = self.own.get(record.id, frozenset())
-        terms = unexplained(every, own_facts, name_words(own_facts))
+        terms = unexplained(every, own_facts, _Said(self.word_names, own_facts))
         own = sum(self.idf[t] * own_facts.get(t, 0) for t in terms)
         # (score, id, own score on the same facts, a sibling)
         apart = {*siblings, record.id}
@@ -265,7 +274,7 @@ class Index:
         found = [(s, i, own, False) for i, s in self._scores(terms, own).items()
                  if i not in apart and lead(lacking, self.facts[i]) >= MIN_LEAD]
         # the raises of its own function hold the same code: told apart by their own words
-        close = unexplained(every, own_zone, name_words(own_zone))
+        close = unexplained(every, own_zone, _Said(self.word_names, own_zone))
         near = sum(self.idf[t] for t in close if t in own_zone)
         lacking = [t for t in close if t not in own_zone]
         for other in siblings:
@@ -346,7 +355,22 @@ def _words_of_name(name: str) -> tuple[str, ...]:
                  if len(part) >= MIN_WORD)
 
 
-def unexplained(terms: list[str], held: Collection[str], said: Collection[str]) -> list[str]:
+class _Said:
+    """The words a record's names say (`name_words(held)`), asked one word at a time of the
+    index's words: a word is said where a name that says it is one of the record's."""
+
+    __slots__ = ("names", "held")
+
+    def __init__(self, names: dict[str, frozenset[str]], held: Collection[str]) -> None:
+        self.names = names
+        self.held = held
+
+    def __contains__(self, word: object) -> bool:
+        said = self.names.get(word) if isinstance(word, str) else None
+        return said is not None and not said.isdisjoint(self.held)
+
+
+def unexplained(terms: list[str], held: Collection[str], said: Container[str]) -> list[str]:
     """`terms` less the words a record's names say (`said`) that it does not hold as words."""
     return [t for t in terms if t in held or t not in said]
 

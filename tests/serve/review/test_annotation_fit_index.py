@@ -127,3 +127,23 @@ def test_kept_facts_are_used_until_the_record_or_the_rules_code_changes(tmp_path
         assert judged_all(index, reloaded, texts) == judged_all(fresh, reloaded, texts)
         assert again.computed == len(reloaded) and again.read_texts == len(set(texts))
         assert index.facts == fresh.facts
+
+
+def test_the_words_a_record_s_names_say_are_asked_of_the_index_as_read_off_the_names(
+        tmp_path: Path) -> None:
+    """`Index.word_names` answers, for a record's facts and for its function's zone, exactly
+    what reading every name of theirs (`name_words`) gives, for every word of the library."""
+    asked = said = 0
+    for library in LIBRARIES:
+        _, folder = unpack(library, tmp_path / library)
+        loaded = repo_output.load_folder(folder)
+        index = Index(loaded.records, loaded.manifest)
+        words = set(index.word_names) | {t for t in index.idf if t.startswith("w:")}
+        for record_id in index.records:
+            for held in (index.facts[record_id], index.own[record_id]):
+                read = annotation_fit.name_words(held)
+                asked_of = annotation_fit._Said(index.word_names, held)
+                assert {w for w in words if w in asked_of} == read & words, record_id
+                asked += len(words)
+                said += len(read)
+    assert asked > 100_000 and said > 1000
