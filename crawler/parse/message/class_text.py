@@ -197,7 +197,8 @@ def method_slot(module: cst.Module, name: str, returns: Sequence[Noted | None],
     """A message method's returns as one slot, each template with the `if` tests its path
     decides (`TextSlot.guards`): the branches a `return` sits in, the `if ...: return` before
     it, and, for a returned local (`return msg`, `return sep.join(lines)`), the branches each of
-    its definitions comes through. Where no path decides a test, the slot is `read_slot`'s."""
+    its definitions comes through. Where no path decides a test, the slot is what `read_slot`
+    gives (a bare `return` is read by it)."""
     found: list[tuple[str, list[Piece], Guard]] = []
     aliases: dict[str, str] = {}
     for noted in returns:
@@ -207,14 +208,15 @@ def method_slot(module: cst.Module, name: str, returns: Sequence[Noted | None],
         found += paths
         for _, pieces, _ in paths:
             aliases.update(_aliases(module, pieces, noted[1], noted[2]))
-    if not found or len(found) > MAX_GUARDED or not any(guard for _, _, guard in found):
+    if not found or len(found) > MAX_GUARDED:
         return read_slot(module, name, returns, constants)
     shown = [p for _, pieces, _ in found for p in pieces if p.is_placeholder]
     bent = {p.text for p in shown if not p.plain}
     verbatim = tuple(sorted({p.text for p in shown if p.plain} - bent))
+    # no path decides a test: each return read whole, as `read_slot` reads it, and no guards
+    guards = tuple(guard for _, _, guard in found) if any(g for _, _, g in found) else ()
     return TextSlot(name, tuple(build_template(kind, pieces) for kind, pieces, _ in found),
-                    verbatim, tuple(sorted(aliases.items())),
-                    guards=tuple(guard for _, _, guard in found))
+                    verbatim, tuple(sorted(aliases.items())), guards=guards)
 
 
 def _guarded_paths(module: cst.Module, noted: Noted, constants: Constants
