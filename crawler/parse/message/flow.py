@@ -17,6 +17,10 @@ the role of the block in its parent statement. `definitions` walks backwards fro
 - a `match`, `del`, `global`, or a loop that assigns the name anew makes the answer unknown
   (None): the message then keeps a clear `{name}` placeholder, never a wrong guess.
 
+A definition whose path runs through an `if`/`elif`/`else` branch also holds the tests the path
+decides (`Decided`, read by `decisions_of`): a message method's paths are cut to those a raise
+runs by them (`crawler.parse.message.guards`).
+
 With `items=True` the name is a list whose text is joined: `name.append(value)` adds one
 `Element`, `name += value` and `name.extend(value)` add a sequence, and any other mention of the
 name (a call that could change the list) makes the answer unknown.
