@@ -296,12 +296,12 @@ def _return_decisions(position: flow.Position) -> list[flow.Decision]:
 
 
 def _ends_in_return(suite: cst.BaseSuite) -> bool:
+    """The block's last statement is a `return` or `raise` (an indented block's last line, or
+    the small statements of `if T: return x`)."""
     last = suite.body[-1] if suite.body else None
-    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
-    if isinstance(suite, cst.SimpleStatementSuite):
-        return bool(suite.body) and isinstance(suite.body[-1], (cst.Return, cst.Raise))
-    return False
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (cst.Return, cst.Raise))
 
 
 class _ConstantReader(Reader):

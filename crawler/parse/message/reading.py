@@ -223,10 +223,6 @@ class Reader:
                 raise
             return _noted_paths(found, merged_paths(self, found), merged=True)
 
-    def plain_texts(self, node: cst.BaseExpression, position: flow.Position) -> list[str]:
-        """Every alternative of an expression that is literal text only, or Unreadable."""
-        return self._plain_texts(node, position)
-
     def definition_texts(self, definition: flow.Definition) -> list[Alternative]:
         """The alternatives of one definition of a name: each way its parts read."""
         return self._definitions([definition])
@@ -318,7 +314,7 @@ class Reader:
 
     def _percent(self, node: cst.BinaryOperation, position: flow.Position) -> list[Alternative]:
         alternatives = []
-        for text in self._plain_texts(node.left, position):
+        for text in self.plain_texts(node.left, position):
             values = node.right
             positional: list[cst.BaseExpression] | None = None
             mapping: dict[str, cst.BaseExpression] | None = None
@@ -441,7 +437,7 @@ class Reader:
             return self.follower.call(self, node, position)
         raise Unreadable
 
-    def _plain_texts(self, node: cst.BaseExpression, position: flow.Position) -> list[str]:
+    def plain_texts(self, node: cst.BaseExpression, position: flow.Position) -> list[str]:
         """Every alternative of an expression that is literal text only (a format string)."""
         texts = []
         for _, pieces in self.read(node, position):
@@ -466,7 +462,7 @@ class Reader:
     def _join(self, separator: cst.BaseExpression, items: cst.BaseExpression,
               position: flow.Position) -> list[Alternative]:
         if not isinstance(items, (cst.List, cst.Tuple)):
-            texts = self._plain_texts(separator, position)
+            texts = self.plain_texts(separator, position)
             if len(texts) != 1:
                 raise Unreadable
             return _noted("text.join-built", joined(self, texts[0], items, position))
