@@ -54,6 +54,18 @@ def group_alive(pgid: int) -> list[int]:
     return alive
 
 
+def scheduler_address(scheduler_file: Path, deadline: float) -> str:
+    """The address the scheduler wrote to its file. The scheduler creates the file before it
+    writes it, so a file that exists may still be empty or half written: read until it parses."""
+    while True:
+        try:
+            return str(json.loads(scheduler_file.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 @contextmanager
 def started_cluster(folder: Path, workers: int
                     ) -> Iterator[tuple[str, subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]]:
@@ -65,10 +77,7 @@ def started_cluster(folder: Path, workers: int
                              "--scheduler-file", str(scheduler_file), cwd=folder)
     started = [scheduler]
     try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(scheduler_file.read_text())["address"]
+        address = scheduler_address(scheduler_file, time.monotonic() + 60)
         for _ in range(workers):
             started.append(dask_command("worker", address, "--host", "127.0.0.1", "--nthreads", "1",
                                         "--no-dashboard", cwd=folder))
