@@ -25,6 +25,8 @@ from tests.helpers.dask_cluster import group_alive, started_cluster, stop
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import ROOT, child_env
 
+pytestmark = pytest.mark.runs_long
+
 pytest.importorskip("distributed")  # the [dask] extra
 
 
@@ -77,7 +79,7 @@ def split_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
 
 
 def kill_a_worker_mid_task(address: str, deadline: float) -> str:
-    """SIGKILL the worker process running a crawler task, once it has started there; its key."""
+    """SIGKILL a worker process once it runs a crawler task; the worker's address."""
     from distributed import Client
 
     with Client(address, timeout=30) as client:
@@ -87,9 +89,19 @@ def kill_a_worker_mid_task(address: str, deadline: float) -> str:
                 worker = started["worker"]
                 if started["key"] in processing.get(worker, ()):
                     os.kill(client.run(os.getpid, workers=[worker])[worker], signal.SIGKILL)
-                    return str(started["key"])
+                    return str(worker)
             time.sleep(0.02)
     raise AssertionError("no crawler task was seen running on a worker")
+
+
+def last_task_started_on(address: str, worker: str) -> str:
+    """The key of the last task a worker began: for a worker killed, the task it died running
+    (the task seen running when the kill was sent may have ended before the signal came)."""
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        return str([event["key"] for _, event in client.get_events(STARTED_TOPIC)
+                    if event["worker"] == worker][-1])
 
 
 def test_a_worker_killed_mid_batch_is_retried_and_reported(
@@ -105,10 +117,11 @@ def test_a_worker_killed_mid_batch_is_retried_and_reported(
     driver = subprocess.Popen(command, cwd=ROOT, env=child_env(), start_new_session=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        killed = kill_a_worker_mid_task(address, time.monotonic() + 120)
+        worker = kill_a_worker_mid_task(address, time.monotonic() + 120)
         out, err = driver.communicate(timeout=240)
     finally:
         stop(driver)
+    killed = last_task_started_on(address, worker)
     assert driver.returncode == 0, err
     assert group_alive(driver.pid) == []
     summary: dict[str, Any] = json.loads(out)
