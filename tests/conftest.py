@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -54,3 +55,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     (687 CPU seconds in 8 min 5 s); with two, 7 min 20 s for the same work."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return 2 * cores
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The order the test processes are handed whole files in (`--dist loadfile`): the files
+    marked `runs_long` first, then the files with the most tests. xdist's own order (by number of
+    tests alone) handed the few long tests of the kill and cluster files out last, and one test
+    process ran them alone for the last minute of the suite while the other core stood idle."""
+    counts = Counter(item.path for item in items)
+    first = {path: index for index, path in enumerate(dict.fromkeys(item.path for item in items))}
+    items.sort(key=lambda item: (item.get_closest_marker("runs_long") is None,
+                                 -counts[item.path], first[item.path]))

@@ -29,6 +29,8 @@ from tests.helpers.gitrepo import GitRepo
 from tests.helpers.killprocs import Proc, alive, describe, family, pool_workers
 from tests.helpers.processes import ROOT, child_env, ctrl_c_default
 
+pytestmark = pytest.mark.runs_long
+
 REPOSITORIES, MODULES = 6, 30  # minutes of parsing on 2 cores, were the batch left to run
 AFTER = 2.0  # seconds after the signal by which no process of the batch may be left
 # seconds from a signal to the driver's exit: SIGINT to the driver alone used to wait for every

@@ -24,6 +24,8 @@ from crawler.records import ExtractOptions
 from tests.helpers.batch import MODULE, fill, statuses, tree
 from tests.helpers.gitrepo import GitRepo
 
+pytestmark = pytest.mark.runs_long
+
 # ---------------------------------------------------------------- the batch file
 
 

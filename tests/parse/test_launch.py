@@ -24,6 +24,8 @@ from crawler.parse.workers import Limits, WorkerPool, _Subprocess, in_daemon
 from tests.helpers.processes import ctrl_c_default
 from tests.helpers.workers import PARENS, TEST_FILE, good, messages, run
 
+pytestmark = pytest.mark.runs_long
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from crawler.parse.outcomes import FileOutcome
 from crawler.parse.workers import Limits, WorkerPool
 
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::SyntaxWarning"), pytest.mark.runs_long]
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))

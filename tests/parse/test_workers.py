@@ -21,6 +21,8 @@ from crawler.parse.workers import Limits, WorkerPool
 from crawler.records import SourceFile
 from tests.helpers.workers import FAST, PARENS, TEST_FILE, good, messages, run
 
+pytestmark = pytest.mark.runs_long
+
 BRACKETS = ("x = " + "[" * 2000 + "]" * 2000 + "\n").encode()
 PLUS_CHAIN = ("x = " + " + ".join(["1"] * 10_000) + "\n").encode()
 

@@ -30,6 +30,8 @@ from tests.helpers.history import folder_bytes
 from tests.helpers.killprocs import run
 from tests.helpers.processes import child_env
 
+pytestmark = pytest.mark.runs_long
+
 TAGS = "v*"
 RELEASES = ("v1.0", "v1.1", "v2.0", "v2.0.0.post1", "v2.1")
 

@@ -30,6 +30,8 @@ from tests.helpers.killprocs import run
 from tests.helpers.outputkit import annotate
 from tests.helpers.processes import child_env
 
+pytestmark = pytest.mark.runs_long
+
 RELEASES = ("v0.9.0", "v0.10.0rc1", "v0.10.0", "v0.11.0")  # the version order of TAGS
 
 

@@ -18,6 +18,8 @@ import pytest
 from tests.helpers.gitrepo import GitRepo
 from tests.helpers.processes import ROOT, child_env
 
+pytestmark = pytest.mark.runs_long
+
 RELEASES = 12  # enough steps that a reader closed after two lines is gone long before the end
 LEFT_OUT = [("v1.1.1", "points at a tree, not a commit"),
             ("v1.2.1", "points at a blob, not a commit")]

@@ -11,6 +11,8 @@ import pytest
 from scripts import bench
 from tests.helpers.gitrepo import GitRepo
 
+pytestmark = pytest.mark.runs_long
+
 
 def test_bench_on_a_small_repository(make_repo: Callable[[str], GitRepo], tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:

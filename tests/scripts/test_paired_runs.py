@@ -10,7 +10,11 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from tests.helpers.gitrepo import GitRepo
+
+pytestmark = pytest.mark.runs_long
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,6 +29,8 @@ from tests.helpers.output_faults import BREAKS, _break
 from tests.helpers.outputkit import snapshot
 from tests.helpers.records import a_record
 
+pytestmark = pytest.mark.runs_long
+
 
 def exact(value: Any) -> Any:
     """A value with every type and every key order spelled out: `==` then means identical."""

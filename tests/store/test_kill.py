@@ -32,6 +32,8 @@ from tests.helpers.child import kill_before
 from tests.helpers.outputkit import SHA_B, annotate, collected, folder_of, module, snapshot
 from tests.helpers.processes import ROOT, child_env, pickled, start
 
+pytestmark = pytest.mark.runs_long
+
 V1 = {"pkg/a.py": module("a", 6), "pkg/b.py": module("b", 6), "pkg/c.py": module("c", 5),
       "pkg/d.py": module("d", 4)}
 V2 = {"pkg/a.py": module("a", 7, offset=2), "pkg/b.py": module("b", 4),

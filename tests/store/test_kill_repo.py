@@ -32,6 +32,8 @@ from tests.helpers.killprocs import kill, pool_workers
 from tests.helpers.killrun import Figures, KillScene, kill_chain
 from tests.helpers.processes import ROOT, child_env
 
+pytestmark = pytest.mark.runs_long
+
 SEED = int(os.environ.get("CRAWLER_KILL_SEED", "20261203"))
 FILES = 100  # library modules; with the packages and tests, 126 files at the last commit
 # (the same kinds of files and moves as with 200, the large modules among them: every run,

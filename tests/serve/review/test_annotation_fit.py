@@ -21,12 +21,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from crawler.serve.review.annotation_fit import folder_fits
 from crawler.store import repo_output
 from tests.helpers.gitrepo import GitRepo
 from tests.serve.review.annotations.corpus import LIBRARIES, derangement, unpack
+
+pytestmark = pytest.mark.runs_long
 
 SEED = 37
 
