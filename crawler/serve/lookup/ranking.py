@@ -76,11 +76,14 @@ from crawler.serve.lookup.places import (
     FUNCTION,
     LINE,
     NOWHERE,
+    STACK,
     Evidence,
     deepest_frame,
     evidence_of,
     file_name,
     function_name,
+    in_file,
+    names_function,
 )
 
 if TYPE_CHECKING:
@@ -294,7 +297,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin = _Kinship(reported.exception, bases or {})
         placed = _Places(reported.frames, source, reported.whole, reported.raised_last)
-        for wording in _candidates(reported, source, readings):
+        for wording in _candidates(reported, source, readings, placed.in_raising_function()):
             if _explains_nothing(wording):
                 continue
             where = placed.evidence(wording)
@@ -314,7 +317,8 @@ def rank(pasted: str, source: Source, limit: int = 10,
             if wording.record_id not in best and kin.of(wording) in (SAME, VARIABLE, None):
                 _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
-        for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report):
+        for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report,
+                               best):
             if match.wording.record_id not in best:
                 _keep(match, best, fits)
         for wording, where in placed.in_deepest_function():
@@ -429,9 +433,24 @@ class _Places:
             return True
         return wording is not None and _shows_raise(self.frames[-1].source, wording)
 
+    def in_raising_function(self) -> list[Wording]:
+        """The records (current wordings) of the function the deepest catalogued frame is in."""
+        return [w for w in self.here if self.evidence(w) >= FUNCTION]
+
     def in_deepest_function(self) -> list[tuple[Wording, Evidence]]:
-        """The records of the function the deepest catalogued frame is in."""
-        return [(w, where) for w in self.here if (where := self.evidence(w)) >= FUNCTION]
+        """The records of the function the deepest catalogued frame is in; if it raises
+        nothing, of the next catalogued frame's up the stack that does (the error went
+        through it: a frame of the repository is never "not from here")."""
+        found = [(w, where) for w in self.here if (where := self.evidence(w)) >= FUNCTION]
+        if found or self.deepest is None:
+            return found
+        below = max(n for n, frame in enumerate(self.frames) if frame is self.deepest)
+        for frame in reversed(self.frames[:below]):
+            found = [(w, STACK) for w in self.here
+                     if in_file(w.path, frame.path) and names_function(w.qualname, frame)]
+            if found:
+                return found
+        return []
 
     def raised_here(self) -> list[tuple[Wording, Evidence]]:
         """The records whose message is only a variable (no words to find it by) that the
@@ -471,12 +490,18 @@ _NAMED = re.compile(r"\b([A-Z]\w*[a-z]\w*)(?=: )")  # a class's name before its 
 
 
 def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[str]],
-              kin: _Kinship, placed: _Places, order_of_report: int) -> list[Match]:
-    """The records whose message is only a variable that raise the class the paste names, when
-    the class is one the catalogued repositories define (Python's own classes are raised
-    everywhere) and no raise of it has words (those the text would have found): the class is
-    all there is to find them by. The answer when it is the only record raising that class;
-    else they are listed together, none picked."""
+              kin: _Kinship, placed: _Places, order_of_report: int,
+              best: Mapping[str, Match]) -> list[Match]:
+    """The records whose message is only a variable that may have raised the class the paste
+    names, when the class is one the catalogued repositories define (Python's own classes are
+    raised everywhere): the class is all there is to find them by.
+
+    - No raise of it has words (those the text would have found): the raises of it. The answer
+      when one record raises that class; else they are listed together, none picked.
+    - No raise names it, or none of those that do fits the text: the raises of a class held in
+      a variable (`raise mapped_exc(message) from exc`, a factory of that class), listed with
+      the closest (kinship `variable`); the answer only where the traceback names the
+      function of the one such raise."""
     if reported.exception is not None:
         names = {reported.exception.rpartition(".")[2]}
     else:  # a class named inside a title's prose: `celery 3.0.19 - NotRegistered: 'x'`
@@ -486,15 +511,43 @@ def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[s
         return []
     raising = list(source.raising(frozenset(names)))
     found = [w for w in raising if _explains_nothing(w)]
-    if len(found) < len(raising):
-        return []
+    if raising and len(found) == len(raising):
+        named = []
+        for wording in found:
+            where = placed.evidence(wording)
+            confident = len(raising) == 1 and placed.may_have_raised(where)
+            named.append(Match(wording, CLASS, 0.0, 1.0, 0.4, kin.of(wording), confident,
+                               reported.text, report=order_of_report, where=where))
+        return named
+    if any(w.record_id in best and best[w.record_id].exact for w in raising):
+        return []  # a raise that names the class fits the text
+    pasted = min(names)
+    variable = [w for w in _raising_variables(source)
+                if kinship(pasted, w.exception_qualname or w.exception, bases) == VARIABLE
+                and _explains_nothing(w) and _factory_of(w) in (None, *names)]
     matches = []
-    for wording in found:
+    for wording in variable:
         where = placed.evidence(wording)
-        confident = len(raising) == 1 and placed.may_have_raised(where)
-        matches.append(Match(wording, CLASS, 0.0, 1.0, 0.4, kin.of(wording), confident,
-                             reported.text, report=order_of_report, where=where))
+        confident = len(variable) == 1 and where >= FUNCTION and placed.may_have_raised(where)
+        matches.append(Match(wording, CLASS, 0.0, 1.0, 0.4, VARIABLE, confident, reported.text,
+                             report=order_of_report, where=where))
     return matches
+
+
+def _raising_variables(source: Source) -> list[Wording]:
+    """The current wording of every record that raises a class held in a variable (`raise
+    mapped_exc(message)`, `raise cls(...)`) or made by a factory (`raise
+    Undefined.from_name_error(e)`): a lowercase name, as `matching.kinship` reads it."""
+    names = frozenset(name for name in source.exception_names() if name[:1].islower())
+    return list(source.raising(names)) if names else []
+
+
+def _factory_of(wording: Wording) -> str | None:
+    """The class whose factory a raise calls (`Undefined` of `Undefined.from_name_error(e)`;
+    None for a plain variable): what it raises is that class."""
+    owner = (wording.exception_qualname or wording.exception).rpartition(".")[0]
+    owner = owner.rpartition(".")[2]
+    return owner if owner[:1].isupper() else None
 
 
 def _placed_match(wording: Wording, reported: Reported, kin: str | None,
@@ -525,15 +578,18 @@ class _Reading:
     has_url: bool  # `squash` reads a URL as one token, so it is not additive over its parts
 
 
-def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading]
-                ) -> list[Wording]:
+def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading],
+                placed: Iterable[Wording] = ()) -> list[Wording]:
     """The wordings whose longest literal run the paste holds (any line break read as a space
-    or as nothing), and those sharing the most words with it."""
+    or as nothing), those sharing the most words with it, and `placed`: the raises of the
+    function the traceback names (a message cut short holds no whole run of them)."""
     texts = [variant for text in reported.texts for part in _windows(text)
              for variant in (part, part.replace("\n", " "), part.replace("\n", ""))]
     found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
     shared = frozenset(w for reading in readings for w in reading.words)
     for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
+        found.setdefault(_key(wording), wording)
+    for wording in placed:
         found.setdefault(_key(wording), wording)
     return list(found.values())
 
@@ -686,8 +742,12 @@ def _place(match: Match) -> tuple[object, ...]:
         return (False, match.report, match.loose, where, _KIND_ORDER[match.kind],
                 -match.score, specific, wording.status == REMOVED)
     # the paste fits the template whole, or is its beginning, before templates that only share
-    # words with it: every character of it in place is more than words met anywhere
-    return (True, 0, where, _KIND_ORDER[match.kind], False, -match.score, specific,
+    # words with it: every character of it in place is more than words met anywhere; a raise
+    # of a class held in a variable may raise any class: it ranks by its score among the
+    # closest, not before them
+    kind = _KIND_ORDER[CLOSEST if match.kinship == VARIABLE and match.kind == CLASS
+                       else match.kind]
+    return (True, 0, where, kind, False, -match.score, specific,
             wording.status == REMOVED)
 
 
