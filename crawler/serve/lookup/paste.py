@@ -113,6 +113,7 @@ class Paste:
     left_out: int = 0
 
 
+MAX_QUOTES = 8  # levels of quoting read off a paste (`> > > `)
 MAX_INSIDE = 8  # texts found inside one report (`_texts_inside`): the first ones, in order
 MAX_PASTE = 262_144  # the characters of a paste read: its last ones (see the module's docstring)
 
@@ -149,7 +150,13 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if _ANSI.search(text):
         forms.append("ansi")
         text = _ANSI.sub("", text)
-    lines = _undecorated([line.rstrip() for line in text.split("\n")], forms)
+    lines = [line.rstrip() for line in text.split("\n")]
+    for _ in range(MAX_QUOTES):  # a quote of a quote (`> > > `): each level as the first
+        undecorated = _undecorated(lines, forms)
+        if undecorated == lines:
+            break
+        lines = undecorated
+    lines = _dedented(lines)
     if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
         forms.append("group")
         # a group's sub-exceptions become chained sections; its margins are dropped
@@ -159,6 +166,16 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if any(line.startswith(("╭", "╰")) for line in lines):
         forms.append("rich")
     return "\n".join(lines)
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """The lines without the margin all of them share (a paste indented as a code block, or
+    by a quote's space): what is left begins as the program printed it."""
+    margins = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
+    margin = min(margins, default=0)
+    if not margin:
+        return lines
+    return [line[margin:] for line in lines]
 
 
 def _undecorated(lines: list[str], forms: list[str]) -> list[str]:

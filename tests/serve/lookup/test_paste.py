@@ -410,3 +410,30 @@ def test_a_removed_site_is_shown_with_its_likeliest_successor(tmp_path: Path) ->
     jsonschema.validate(said, SCHEMA)
     code, text = crawler("lookup", paste, str(out))
     assert "likeliest successor:" in text and "pkg/new.py" in text
+
+
+def test_a_quote_of_a_quote_and_a_shared_margin_are_read_off() -> None:
+    # networkx's Trac session, quoted three times in a mail thread
+    quoted = ("> > > G.edges(3) # node 3 throws exception\n"
+              "> > > Traceback (most recent call last):\n"
+              '> > >   File "/networkx/networkx/graph.py", line 468, in edges_iter\n'
+              '> > >     raise NetworkXError, "nbunch is not a node or a sequence of nodes."\n'
+              "> > > networkx.exception.NetworkXError: nbunch is not a node or a sequence of "
+              "nodes.")
+    found = read_paste(quoted)
+    assert "quoted" in found.forms and "traceback" in found.forms
+    assert found.reported[0].exception == "networkx.exception.NetworkXError"
+    assert found.reported[0].text == "nbunch is not a node or a sequence of nodes."
+    assert [frame.function for frame in found.reported[0].frames] == ["edges_iter"]
+    # every line indented alike (networkx's girvan thread; sqlalchemy's and attrs' code
+    # blocks): the margin is not the program's
+    indented = read_paste("    Traceback (most recent call last):\n"
+                          '      File "/env/sqlalchemy/sql/schema.py", line 9, in __new__\n'
+                          "    sqlalchemy.exc.InvalidRequestError: Table 'users' is already "
+                          "defined")
+    assert indented.reported[0].exception == "sqlalchemy.exc.InvalidRequestError"
+    assert indented.reported[0].frames[0].function == "__new__"
+    # a margin only some lines have is the program's: a traceback's frames keep theirs
+    plain = read_paste('Traceback (most recent call last):\n  File "a.py", line 1, in f\n'
+                       "    raise ValueError('x')\nValueError: x")
+    assert plain.reported[0].frames[0].source == "raise ValueError('x')"
