@@ -29,10 +29,10 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   that group (`Answer.group`).
 
 The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
-CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
-repositories prints this message. Every regex runs bounded (`crawler.regexes`): the queries'
-backtracking patterns share LOOKUP_SECONDS, and one that runs out is counted
-(`Answer.timed_out`), never waited for.
+CLOSEST when the best scores at least NEAR_SCORE or a template fits the whole text; else NONE:
+no raise site of the catalogued repositories prints this message. Every regex runs bounded
+(`crawler.regexes`): the queries' backtracking patterns share LOOKUP_SECONDS, and one that runs
+out is counted (`Answer.timed_out`), never waited for.
 
 Lookup by the wordings records had in past releases (`history.templates`, `crawler history`).
 
@@ -66,6 +66,7 @@ from crawler.serve.lookup.matching import (
     paste_matcher,
     plain,
     plain_regex,
+    sentence_heads,
     squash,
     template_pieces,
     word_overlap,
@@ -200,6 +201,9 @@ class Match:
     loose: bool = False  # fitted with whitespace and URLs left out, not by the record's regex
     report: int = 0  # which exception of the paste: 0 the last raised, 1 the one before...
     cut_prefix: bool = False  # the paste, cut short (`...`), is the template's beginning
+    # the paste is the template's first sentences or lines, whole (a title, a first line): the
+    # literal characters of those (`_head_tie`); 0 otherwise
+    head: int = 0
     rank: int = 0  # 1 for the best; equal for ties
     tie: bool = False  # another match has the same place
     # the record's other wordings the paste fits too (a release printed either): their spans
@@ -297,7 +301,9 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin = _Kinship(reported.exception, bases or {})
         placed = _Places(reported.frames, source, reported.whole, reported.raised_last)
-        for wording in _candidates(reported, source, readings, placed.in_raising_function()):
+        found, placed_only = _candidates(reported, source, readings,
+                                         placed.in_raising_function())
+        for wording in found:
             if _explains_nothing(wording):
                 continue
             where = placed.evidence(wording)
@@ -308,7 +314,9 @@ def rank(pasted: str, source: Source, limit: int = 10,
                 except RegexTimeout:
                     timed_out[wording.record_id] = None
                     continue
-                if match is not None:
+                # a raise found by its place alone is kept where the text is its beginning
+                # or all of it, not for words it shares (the place would rank them first)
+                if match is not None and not (match.kind == CLOSEST and _key(wording) in placed_only):
                     if match.confident and not placed.may_have_raised(where, wording):
                         match = replace(match, confident=False)
                     _keep(match, best, fits)
@@ -325,7 +333,8 @@ def rank(pasted: str, source: Source, limit: int = 10,
             stops.setdefault(wording.record_id, Match(
                 wording, CLOSEST, 0.0, 0.0, 0.0, kin.of(wording), False, reported.text,
                 report=order_of_report, where=where))
-    ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
+    ranked = _head_tie(_placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()),
+                                      key=order)))
     ranked = _with_successors(ranked, [m.wording for m in best.values()])
     group = 1
     if ranked and ranked[0].confident:
@@ -334,7 +343,10 @@ def rank(pasted: str, source: Source, limit: int = 10,
         # what fits too and by close templates of the class the paste names
         ranked = [match for match in ranked if match.exact or match.same_exception]
         group = sum(1 for match in ranked if match.rank == 1)
-    elif any(match.score >= NEAR_SCORE for match in ranked):
+    elif any(match.score >= NEAR_SCORE or match.exact for match in ranked):
+        # a template the text fits whole (every literal piece in place, MIN_LITERAL characters
+        # at least) is listed however long the run-time part around its words: never "no
+        # raise site prints this", though not trusted
         verdict = NEAR
     elif stops:
         # nothing fits, but the traceback goes through the catalogued code: never "not from
@@ -343,6 +355,27 @@ def rank(pasted: str, source: Source, limit: int = 10,
     else:
         verdict, ranked = NONE, []
     return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict, group)
+
+
+def _head_tie(ranked: list[Match]) -> list[Match]:
+    """A paste a template fits whole that is also other templates' first sentences, shown
+    alike (the same literal characters of the paste, the same place; live as the whole fit
+    is, or removed): a title or a first line reads as any of them, and nothing in the paste
+    tells them apart. They share the first place."""
+    if not ranked or not ranked[0].confident or ranked[0].kind != EXACT:
+        return ranked
+    top = ranked[0]
+    heads = {number for number, match in enumerate(ranked) if match.rank > 1
+             and match.confident and match.head and match.report == top.report
+             and match.where == top.where and match.explained == top.explained
+             and match.loose == top.loose and match.kinship == top.kinship
+             and (match.wording.status == REMOVED) == (top.wording.status == REMOVED)}
+    if not heads:
+        return ranked
+    first = [replace(match, tie=True) for match in ranked if match.rank == 1]
+    tied = [replace(ranked[number], rank=1, tie=True) for number in sorted(heads)]
+    rest = [match for number, match in enumerate(ranked) if match.rank > 1 and number not in heads]
+    return [*first, *tied, *rest]
 
 
 def _with_successors(ranked: list[Match], found: Sequence[Wording]) -> list[Match]:
@@ -579,19 +612,22 @@ class _Reading:
 
 
 def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading],
-                placed: Iterable[Wording] = ()) -> list[Wording]:
+                placed: Iterable[Wording] = ()
+                ) -> tuple[list[Wording], frozenset[tuple[str, str, str]]]:
     """The wordings whose longest literal run the paste holds (any line break read as a space
     or as nothing), those sharing the most words with it, and `placed`: the raises of the
-    function the traceback names (a message cut short holds no whole run of them)."""
+    function the traceback names (a message cut short holds no whole run of them); with the
+    keys (`_key`) of those only `placed` brought."""
     texts = [variant for text in reported.texts for part in _windows(text)
              for variant in (part, part.replace("\n", " "), part.replace("\n", ""))]
     found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
     shared = frozenset(w for reading in readings for w in reading.words)
     for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
         found.setdefault(_key(wording), wording)
+    placed_only = frozenset(_key(w) for w in placed) - found.keys()
     for wording in placed:
         found.setdefault(_key(wording), wording)
-    return list(found.values())
+    return list(found.values()), placed_only
 
 
 def _windows(text: str) -> tuple[str, ...]:
@@ -622,6 +658,10 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
         fit = loose_match(_pieces(wording.template), squashed)
     if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
         fit = Fit(PREFIX, fit.literal, fit.paste, fit.template)
+    head = 0
+    if fit is not None and fit.kind == PREFIX and not reported.cut:
+        head, loose_head = _head_fitted(wording.template, reading, budget)
+        loose = loose_head if head else loose
     # a template that fits the whole text but explains too little of it is scored by its words,
     # yet stays `exact`: `_place` puts it before templates that only share words
     whole = fit is not None and fit.kind == EXACT and fit.literal >= MIN_LITERAL
@@ -641,7 +681,7 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
     score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
                  round(score, 3), kin, confident, text, captures, loose, order_of_report,
-                 cut_prefix=cut_prefix, where=where)
+                 cut_prefix=cut_prefix, where=where, head=head)
 
 
 def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
@@ -671,6 +711,31 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     captures.update(found.captures)
     template = sum(len(p) for p in _pieces(wording.template) if p is not None)
     return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
+
+
+_HEADS: dict[str, list[tuple[list[str | None], str | None]]] = {}
+
+
+def _head_fitted(template: str, reading: _Reading, budget: Budget) -> tuple[int, bool]:
+    """The literal characters of the template's first sentences or lines (`sentence_heads`)
+    that a paste stopping inside the template fits whole, and whether it fits them only
+    loosely (not by their regex, built as the crawler builds any); 0 when it stops elsewhere."""
+    from crawler.catalogue.releases import wording_template
+
+    if template not in _HEADS:
+        heads = []
+        for head in sentence_heads(template):
+            read = wording_template(head)
+            heads.append((_pieces(head), read.regex if read is not None else None))
+        _HEADS[template] = heads
+    for pieces, regex in _HEADS[template]:
+        fit = loose_match(pieces, reading.squashed)
+        if fit is not None and fit.kind == EXACT:
+            pattern = _compiled(regex) if regex is not None else None
+            exact = pattern is not None and pattern.shape is not None and \
+                pattern.fullmatch(reading.text, budget.left()) is not None
+            return fit.template, not exact
+    return 0, True
 
 
 _NOTHING: dict[tuple[str, str], bool] = {}

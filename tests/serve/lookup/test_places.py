@@ -484,3 +484,31 @@ def multi_source(G, sources, target):
     first = answer.matches[0]
     assert (first.wording.qualname, first.wording.exception, first.where) == (
         "multi_source", "NoPath", FUNCTION)
+
+
+def test_a_raise_found_by_its_place_alone_is_not_kept_for_shared_words() -> None:
+    # jax's shape: the last frame of the library is matmul, which called into filtered
+    # internals; the words are another function's raise, matmul's raises only share some
+    source = b'''def matmul(a, b):
+    if a.ndim < 1:
+        raise ValueError(f"matmul input operand {a} must have ndim at least 1")
+    return dot_general(a, b)
+
+
+def dot_general_rule(lhs, rhs):
+    raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
+                    f"got {lhs} and {rhs}.")
+'''
+    # and more raises share its words than lookup tries for closeness: matmul's raise is
+    # tried for its place alone
+    source += "".join(f'\n\ndef rule_{n}(x):\n    raise TypeError(f"op {n} requires the same '
+                      f'shape, got {{x}}")\n' for n in range(60)).encode()
+    index = index_of("jax/_src/numpy/tensor_contractions.py", source)
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "/home/user/project/t.py", line 3, in <module>\n    f(x)\n'
+              '  File "/home/user/.venv/lib/python3.11/site-packages/jax/_src/numpy/'
+              'tensor_contractions.py", line 269, in matmul\n    out = lax.dot_general(\n'
+              "TypeError: dot_general requires contracting dimensions to have the same shape, "
+              "got (3,) and (4,).\n")
+    first = index.answer(pasted).matches[0]
+    assert first.wording.qualname == "dot_general_rule"
