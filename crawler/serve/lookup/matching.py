@@ -118,6 +118,20 @@ def sentence_heads(template: str) -> list[str]:
     return list(dict.fromkeys(heads))
 
 
+def template_regex(template: str) -> str:
+    """A template's text as a regex of the crawler's linear shape (`crawler.regexes`): its
+    literal text, each placeholder any text (lazily): what it prints, whatever the values."""
+    parts = ["^"]
+    for token in _TEMPLATE_TOKEN.split(template):
+        if token in ("{{", "}}"):
+            parts.append(re.escape(token[0]))
+        elif token.startswith("{") and token.endswith("}") and len(token) > 1:
+            parts.append(r"([\s\S]*?)")
+        else:
+            parts.append(re.escape(token))
+    return "".join([*parts, "$"])
+
+
 def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:
     """`text` (squashed) against a template's pieces: EXACT when it runs to the template's end,
     PREFIX when it stops inside it, None when it goes another way. Literal pieces are found

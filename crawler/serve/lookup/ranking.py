@@ -69,6 +69,7 @@ from crawler.serve.lookup.matching import (
     sentence_heads,
     squash,
     template_pieces,
+    template_regex,
     word_overlap,
     words,
 )
@@ -713,25 +714,20 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
 
 
-_HEADS: dict[str, list[tuple[list[str | None], str | None]]] = {}
+_HEADS: dict[str, list[tuple[list[str | None], str]]] = {}
 
 
 def _head_fitted(template: str, reading: _Reading, budget: Budget) -> tuple[int, bool]:
     """The literal characters of the template's first sentences or lines (`sentence_heads`)
     that a paste stopping inside the template fits whole, and whether it fits them only
-    loosely (not by their regex, built as the crawler builds any); 0 when it stops elsewhere."""
-    from crawler.catalogue.releases import wording_template
-
+    loosely (not by their regex, `template_regex`); 0 when it stops elsewhere."""
     if template not in _HEADS:
-        heads = []
-        for head in sentence_heads(template):
-            read = wording_template(head)
-            heads.append((_pieces(head), read.regex if read is not None else None))
-        _HEADS[template] = heads
+        _HEADS[template] = [(_pieces(head), template_regex(head))
+                            for head in sentence_heads(template)]
     for pieces, regex in _HEADS[template]:
         fit = loose_match(pieces, reading.squashed)
         if fit is not None and fit.kind == EXACT:
-            pattern = _compiled(regex) if regex is not None else None
+            pattern = _compiled(regex)
             exact = pattern is not None and pattern.shape is not None and \
                 pattern.fullmatch(reading.text, budget.left()) is not None
             return fit.template, not exact
