@@ -5,7 +5,8 @@ whether it was read from record files, from the stored index (`lookup_index`) or
 export, so the three rank alike and print the same keys. What the user pasted is read once
 (`paste.read_paste`): every exception it reports, the last raised first, with its class and
 the texts to try. `rank` asks a `Source` for candidates (the wordings whose longest literal run
-is in a text, and those sharing the most words with it) and fits each (`matching`):
+is in a text, those sharing the most words with it, and the raises of the function the deepest
+catalogued frame names) and fits each (`matching`):
 
 - `exact`: the record's regex takes the whole text, or the template does loosely (line breaks
   and spaces left out, URLs alike); `exact prefix`: the paste stops inside the template (cut
@@ -19,14 +20,16 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   (CONFIDENT_EXPLAINED) or fits the whole text at the function the paste's traceback names
   (`places`); the frames withdraw it when they show the raise was elsewhere (`_Places`);
 - records whose message is only a variable are found by the traceback's place (`place`) or by
-  the class the paste names, when the repository defines it (`class`);
+  the class the paste names, when the repository defines it (`class`); a class no raise names
+  (or none that fits the text) by the raises of a class held in a variable (`_by_class`);
 - order: confident first (the paste's last exception first, the record's own regex before a
   loose fit, what its frames say of the place, exact before exact prefix), then templates
   that fit the whole text but explain too little of it (still `exact`: every literal piece in
   place, at least 12 characters), then the score, the more specific template (more literal
   characters), a live record before a removed one. Equal in all of these: a tie (today's
   wording before a past one only orders it); a found answer whose first place is shared is
-  that group (`Answer.group`).
+  that group (`Answer.group`), and so is a whole fit with the templates whose first sentences
+  the paste is (`_head_tie`).
 
 The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
 CLOSEST when the best scores at least NEAR_SCORE or a template fits the whole text; else NONE:
