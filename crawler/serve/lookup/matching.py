@@ -98,6 +98,40 @@ def template_pieces(template: str) -> list[str | None]:
     return [piece for piece in pieces if piece != ""]
 
 
+_SENTENCE_END = re.compile(r"[.!?:](?=\s)|\n")
+
+
+def sentence_heads(template: str) -> list[str]:
+    """The template's beginnings that end a sentence or a line (a `.`, `!`, `?` or `:` before
+    a space, or a line break) outside its placeholders: what a title or a first line quotes.
+
+    >>> sentence_heads("Unable to build {obj}. Set `x=True`.\\nSee {url}")
+    ['Unable to build {obj}.', 'Unable to build {obj}. Set `x=True`.']
+    """
+    heads: list[str] = []
+    offset = 0
+    for token in _TEMPLATE_TOKEN.split(template):
+        if token in ("{{", "}}") or not (token.startswith("{") and token.endswith("}")):
+            heads.extend(template[:offset + end.end()].rstrip("\n")
+                         for end in _SENTENCE_END.finditer(token))
+        offset += len(token)
+    return list(dict.fromkeys(heads))
+
+
+def template_regex(template: str) -> str:
+    """A template's text as a regex of the crawler's linear shape (`crawler.regexes`): its
+    literal text, each placeholder any text (lazily): what it prints, whatever the values."""
+    parts = ["^"]
+    for token in _TEMPLATE_TOKEN.split(template):
+        if token in ("{{", "}}"):
+            parts.append(re.escape(token[0]))
+        elif token.startswith("{") and token.endswith("}") and len(token) > 1:
+            parts.append(r"([\s\S]*?)")
+        else:
+            parts.append(re.escape(token))
+    return "".join([*parts, "$"])
+
+
 def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:
     """`text` (squashed) against a template's pieces: EXACT when it runs to the template's end,
     PREFIX when it stops inside it, None when it goes another way. Literal pieces are found

@@ -113,6 +113,7 @@ class Paste:
     left_out: int = 0
 
 
+MAX_QUOTES = 8  # levels of quoting read off a paste (`> > > `)
 MAX_INSIDE = 8  # texts found inside one report (`_texts_inside`): the first ones, in order
 MAX_PASTE = 262_144  # the characters of a paste read: its last ones (see the module's docstring)
 
@@ -149,7 +150,13 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if _ANSI.search(text):
         forms.append("ansi")
         text = _ANSI.sub("", text)
-    lines = _undecorated([line.rstrip() for line in text.split("\n")], forms)
+    lines = [line.rstrip() for line in text.split("\n")]
+    for _ in range(MAX_QUOTES):  # a quote of a quote (`> > > `): each level as the first
+        undecorated = _undecorated(lines, forms)
+        if undecorated == lines:
+            break
+        lines = undecorated
+    lines = _dedented(lines)
     if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
         forms.append("group")
         # a group's sub-exceptions become chained sections; its margins are dropped
@@ -159,6 +166,16 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if any(line.startswith(("╭", "╰")) for line in lines):
         forms.append("rich")
     return "\n".join(lines)
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """The lines without the margin all of them share (a paste indented as a code block, or
+    by a quote's space): what is left begins as the program printed it."""
+    margins = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
+    margin = min(margins, default=0)
+    if not margin:
+        return lines
+    return [line[margin:] for line in lines]
 
 
 def _undecorated(lines: list[str], forms: list[str]) -> list[str]:
@@ -199,6 +216,13 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
         forms.append("pytest")
         return [_reported(text, ()) for text in reversed(summary)]
     frames = _frames(lines, forms)
+    if not frames and any(_PYTEST_SOURCE.match(line) for line in lines) and \
+            not any(_LOOKS_RAISED.match(line) for line in lines if line[:1].strip()):
+        # pytest's source of the failing test, its `>` line a raise, cut before its `E` lines
+        cut = _cut_report(lines, ())
+        if cut.text:
+            forms.append("pytest")
+            return [cut, _reported("\n".join(lines).strip("\n"), ())]
     span = _report_span(lines, forms)
     if span is None:
         return [_cut_report(lines, tuple(frames))] if frames else []
@@ -213,10 +237,12 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
                     and start > rows[-1])]
 
 
-# the source line a frame shows for a raise whose message begins with a string literal, after
-# the margin Rich (`│ ❱ 214 │ │`) or IPython (`----> 214`) puts before it
-_RAISE_LINE = re.compile(r"^[\s│]*(?:(?:❱|-*>)?\s*\d+\s*)?[\s│]*raise\s+(?P<name>[A-Za-z_][\w.]*)"
-                         r"\s*\(\s*(?P<prefix>[rRuUfFbB]{0,2})(?P<quote>['\"])(?P<text>.*)$")
+# the source line a frame shows for a raise, after the margin Rich (`│ ❱ 214 │ │`), IPython
+# (`----> 214`) or pytest (`>   `, the failing line of a test's source) puts before it
+_RAISE_CALL = re.compile(r"^[\s│]*(?:(?:❱|-*>)?\s*\d+\s*|>\s+)?[\s│]*raise\s+"
+                         r"(?P<name>[A-Za-z_][\w.]*)\s*\((?P<rest>.*)$")
+_PYTEST_SOURCE = re.compile(r"^>\s+raise\s")
+_STRING_START = re.compile(r"^[\s│]*(?P<prefix>[rRuUfFbB]{0,2})(?P<quote>['\"])")
 # a traceback that says frames were left out of it (jax's filtering, Sentry's)
 _FILTERED = re.compile(r"internal frames|frames? (?:were |are )?(?:not displayed|hidden|filtered"
                        r"|omitted)", re.IGNORECASE)
@@ -225,19 +251,38 @@ _FILTERED = re.compile(r"internal frames|frames? (?:were |are )?(?:not displayed
 def _cut_report(lines: list[str], frames: tuple[Frame, ...]) -> Reported:
     """A traceback cut before its exception's line (a page or a log excerpt ends there): its
     frames, which say where it was raised, and the message as far as the last frame's source
-    line shows it (`raise AssertionError('A setup function was called after`), cut."""
-    for line in reversed(lines):
-        found = _RAISE_LINE.match(line)
-        if found is not None:
-            text = found["text"]
-            end = text.find(found["quote"])
-            text = text[:end] if end >= 0 else text
-            if "f" in found["prefix"].lower():  # an f-string: its text runs to a placeholder
-                text = re.split(r"(?<!\{)\{(?!\{)", text, maxsplit=1)[0]
-            return Reported(found["name"], text, frames, (), True, (text,) if text else ("",))
+    shows it (`raise AssertionError('A setup function was called after`), cut."""
+    for number in range(len(lines) - 1, -1, -1):
+        line = lines[number]
+        found = _RAISE_CALL.match(line)
+        text = _raise_text(found["rest"], lines[number + 1:]) if found is not None else ""
+        if found is not None and text:
+            return Reported(found["name"], text, frames, (), True, (text,))
         if _FRAME.match(line) or _RICH_FRAME.match(line) or _IPYTHON_FRAME.match(line):
             break  # the last frame's own lines hold no raise
     return Reported(None, "", frames, (), True, ("",))
+
+
+def _raise_text(rest: str, following: list[str]) -> str:
+    """The message a raise's source shows: its string literals from `rest` (the line after
+    `raise Name(`) on, joined as Python joins adjacent ones across the lines that continue the
+    call (pytest shows them all), up to one left open (the paste is cut there) or anything
+    else; an f-string up to its first field."""
+    texts = []
+    for number, chunk in enumerate([rest, *following]):
+        start = _STRING_START.match(chunk)
+        if start is None:
+            if number == 0 and not chunk.strip():
+                continue  # `raise Name(`, its first literal on the next line
+            break
+        body = chunk[start.end():]
+        end = body.find(start["quote"])
+        text = body[:end] if end >= 0 else body
+        field = re.search(r"(?<!\{)\{(?!\{)", text) if "f" in start["prefix"].lower() else None
+        texts.append(text[:field.start()] if field else text)
+        if end < 0 or field or body[end + 1:].strip():
+            break  # cut, a value, or more than a literal: what follows is not shown as text
+    return "".join(texts)
 
 
 def _pytest_reports(lines: list[str]) -> list[Reported]:

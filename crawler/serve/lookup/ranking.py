@@ -5,7 +5,8 @@ whether it was read from record files, from the stored index (`lookup_index`) or
 export, so the three rank alike and print the same keys. What the user pasted is read once
 (`paste.read_paste`): every exception it reports, the last raised first, with its class and
 the texts to try. `rank` asks a `Source` for candidates (the wordings whose longest literal run
-is in a text, and those sharing the most words with it) and fits each (`matching`):
+is in a text, those sharing the most words with it, and the raises of the function the deepest
+catalogued frame names) and fits each (`matching`):
 
 - `exact`: the record's regex takes the whole text, or the template does loosely (line breaks
   and spaces left out, URLs alike); `exact prefix`: the paste stops inside the template (cut
@@ -19,20 +20,22 @@ is in a text, and those sharing the most words with it) and fits each (`matching
   (CONFIDENT_EXPLAINED) or fits the whole text at the function the paste's traceback names
   (`places`); the frames withdraw it when they show the raise was elsewhere (`_Places`);
 - records whose message is only a variable are found by the traceback's place (`place`) or by
-  the class the paste names, when the repository defines it (`class`);
+  the class the paste names, when the repository defines it (`class`); a class no raise names
+  (or none that fits the text) by the raises of a class held in a variable (`_by_class`);
 - order: confident first (the paste's last exception first, the record's own regex before a
   loose fit, what its frames say of the place, exact before exact prefix), then templates
   that fit the whole text but explain too little of it (still `exact`: every literal piece in
   place, at least 12 characters), then the score, the more specific template (more literal
   characters), a live record before a removed one. Equal in all of these: a tie (today's
   wording before a past one only orders it); a found answer whose first place is shared is
-  that group (`Answer.group`).
+  that group (`Answer.group`), and so is a whole fit with the templates whose first sentences
+  the paste is (`_head_tie`).
 
 The answer's verdict: FOUND when the first match is confident (the command's exit 0); else
-CLOSEST when the best scores at least NEAR_SCORE; else NONE: no raise site of the catalogued
-repositories prints this message. Every regex runs bounded (`crawler.regexes`): the queries'
-backtracking patterns share LOOKUP_SECONDS, and one that runs out is counted
-(`Answer.timed_out`), never waited for.
+CLOSEST when the best scores at least NEAR_SCORE or a template fits the whole text; else NONE:
+no raise site of the catalogued repositories prints this message. Every regex runs bounded
+(`crawler.regexes`): the queries' backtracking patterns share LOOKUP_SECONDS, and one that runs
+out is counted (`Answer.timed_out`), never waited for.
 
 Lookup by the wordings records had in past releases (`history.templates`, `crawler history`).
 
@@ -66,8 +69,10 @@ from crawler.serve.lookup.matching import (
     paste_matcher,
     plain,
     plain_regex,
+    sentence_heads,
     squash,
     template_pieces,
+    template_regex,
     word_overlap,
     words,
 )
@@ -76,11 +81,14 @@ from crawler.serve.lookup.places import (
     FUNCTION,
     LINE,
     NOWHERE,
+    STACK,
     Evidence,
     deepest_frame,
     evidence_of,
     file_name,
     function_name,
+    in_file,
+    names_function,
 )
 
 if TYPE_CHECKING:
@@ -197,6 +205,9 @@ class Match:
     loose: bool = False  # fitted with whitespace and URLs left out, not by the record's regex
     report: int = 0  # which exception of the paste: 0 the last raised, 1 the one before...
     cut_prefix: bool = False  # the paste, cut short (`...`), is the template's beginning
+    # the paste is the template's first sentences or lines, whole (a title, a first line): the
+    # literal characters of those (`_head_tie`); 0 otherwise
+    head: int = 0
     rank: int = 0  # 1 for the best; equal for ties
     tie: bool = False  # another match has the same place
     # the record's other wordings the paste fits too (a release printed either): their spans
@@ -294,7 +305,9 @@ def rank(pasted: str, source: Source, limit: int = 10,
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin = _Kinship(reported.exception, bases or {})
         placed = _Places(reported.frames, source, reported.whole, reported.raised_last)
-        for wording in _candidates(reported, source, readings):
+        found, placed_only = _candidates(reported, source, readings,
+                                         placed.in_raising_function())
+        for wording in found:
             if _explains_nothing(wording):
                 continue
             where = placed.evidence(wording)
@@ -305,7 +318,9 @@ def rank(pasted: str, source: Source, limit: int = 10,
                 except RegexTimeout:
                     timed_out[wording.record_id] = None
                     continue
-                if match is not None:
+                # a raise found by its place alone is kept where the text is its beginning
+                # or all of it, not for words it shares (the place would rank them first)
+                if match is not None and not (match.kind == CLOSEST and _key(wording) in placed_only):
                     if match.confident and not placed.may_have_raised(where, wording):
                         match = replace(match, confident=False)
                     _keep(match, best, fits)
@@ -314,14 +329,16 @@ def rank(pasted: str, source: Source, limit: int = 10,
             if wording.record_id not in best and kin.of(wording) in (SAME, VARIABLE, None):
                 _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
-        for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report):
+        for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report,
+                               best):
             if match.wording.record_id not in best:
                 _keep(match, best, fits)
         for wording, where in placed.in_deepest_function():
             stops.setdefault(wording.record_id, Match(
                 wording, CLOSEST, 0.0, 0.0, 0.0, kin.of(wording), False, reported.text,
                 report=order_of_report, where=where))
-    ranked = _placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()), key=order))
+    ranked = _head_tie(_placed(sorted((_with_also(m, fits.get(k, {})) for k, m in best.items()),
+                                      key=order)))
     ranked = _with_successors(ranked, [m.wording for m in best.values()])
     group = 1
     if ranked and ranked[0].confident:
@@ -330,7 +347,10 @@ def rank(pasted: str, source: Source, limit: int = 10,
         # what fits too and by close templates of the class the paste names
         ranked = [match for match in ranked if match.exact or match.same_exception]
         group = sum(1 for match in ranked if match.rank == 1)
-    elif any(match.score >= NEAR_SCORE for match in ranked):
+    elif any(match.score >= NEAR_SCORE or match.exact for match in ranked):
+        # a template the text fits whole (every literal piece in place, MIN_LITERAL characters
+        # at least) is listed however long the run-time part around its words: never "no
+        # raise site prints this", though not trusted
         verdict = NEAR
     elif stops:
         # nothing fits, but the traceback goes through the catalogued code: never "not from
@@ -339,6 +359,27 @@ def rank(pasted: str, source: Source, limit: int = 10,
     else:
         verdict, ranked = NONE, []
     return Answer(tuple(ranked[:limit]), tuple(timed_out), paste, verdict, group)
+
+
+def _head_tie(ranked: list[Match]) -> list[Match]:
+    """A paste a template fits whole that is also other templates' first sentences, shown
+    alike (the same literal characters of the paste, the same place; live as the whole fit
+    is, or removed): a title or a first line reads as any of them, and nothing in the paste
+    tells them apart. They share the first place."""
+    if not ranked or not ranked[0].confident or ranked[0].kind != EXACT:
+        return ranked
+    top = ranked[0]
+    heads = {number for number, match in enumerate(ranked) if match.rank > 1
+             and match.confident and match.head and match.report == top.report
+             and match.where == top.where and match.explained == top.explained
+             and match.loose == top.loose and match.kinship == top.kinship
+             and (match.wording.status == REMOVED) == (top.wording.status == REMOVED)}
+    if not heads:
+        return ranked
+    first = [replace(match, tie=True) for match in ranked if match.rank == 1]
+    tied = [replace(ranked[number], rank=1, tie=True) for number in sorted(heads)]
+    rest = [match for number, match in enumerate(ranked) if match.rank > 1 and number not in heads]
+    return [*first, *tied, *rest]
 
 
 def _with_successors(ranked: list[Match], found: Sequence[Wording]) -> list[Match]:
@@ -429,9 +470,24 @@ class _Places:
             return True
         return wording is not None and _shows_raise(self.frames[-1].source, wording)
 
+    def in_raising_function(self) -> list[Wording]:
+        """The records (current wordings) of the function the deepest catalogued frame is in."""
+        return [w for w in self.here if self.evidence(w) >= FUNCTION]
+
     def in_deepest_function(self) -> list[tuple[Wording, Evidence]]:
-        """The records of the function the deepest catalogued frame is in."""
-        return [(w, where) for w in self.here if (where := self.evidence(w)) >= FUNCTION]
+        """The records of the function the deepest catalogued frame is in; if it raises
+        nothing, of the next catalogued frame's up the stack that does (the error went
+        through it: a frame of the repository is never "not from here")."""
+        found = [(w, where) for w in self.here if (where := self.evidence(w)) >= FUNCTION]
+        if found or self.deepest is None:
+            return found
+        below = max(n for n, frame in enumerate(self.frames) if frame is self.deepest)
+        for frame in reversed(self.frames[:below]):
+            found = [(w, STACK) for w in self.here
+                     if in_file(w.path, frame.path) and names_function(w.qualname, frame)]
+            if found:
+                return found
+        return []
 
     def raised_here(self) -> list[tuple[Wording, Evidence]]:
         """The records whose message is only a variable (no words to find it by) that the
@@ -471,12 +527,18 @@ _NAMED = re.compile(r"\b([A-Z]\w*[a-z]\w*)(?=: )")  # a class's name before its 
 
 
 def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[str]],
-              kin: _Kinship, placed: _Places, order_of_report: int) -> list[Match]:
-    """The records whose message is only a variable that raise the class the paste names, when
-    the class is one the catalogued repositories define (Python's own classes are raised
-    everywhere) and no raise of it has words (those the text would have found): the class is
-    all there is to find them by. The answer when it is the only record raising that class;
-    else they are listed together, none picked."""
+              kin: _Kinship, placed: _Places, order_of_report: int,
+              best: Mapping[str, Match]) -> list[Match]:
+    """The records whose message is only a variable that may have raised the class the paste
+    names, when the class is one the catalogued repositories define (Python's own classes are
+    raised everywhere): the class is all there is to find them by.
+
+    - No raise of it has words (those the text would have found): the raises of it. The answer
+      when one record raises that class; else they are listed together, none picked.
+    - No raise names it, or none of those that do fits the text: the raises of a class held in
+      a variable (`raise mapped_exc(message) from exc`, a factory of that class), listed with
+      the closest (kinship `variable`); the answer only where the traceback names the
+      function of the one such raise."""
     if reported.exception is not None:
         names = {reported.exception.rpartition(".")[2]}
     else:  # a class named inside a title's prose: `celery 3.0.19 - NotRegistered: 'x'`
@@ -486,15 +548,43 @@ def _by_class(reported: Reported, source: Source, bases: Mapping[str, Sequence[s
         return []
     raising = list(source.raising(frozenset(names)))
     found = [w for w in raising if _explains_nothing(w)]
-    if len(found) < len(raising):
-        return []
+    if raising and len(found) == len(raising):
+        named = []
+        for wording in found:
+            where = placed.evidence(wording)
+            confident = len(raising) == 1 and placed.may_have_raised(where)
+            named.append(Match(wording, CLASS, 0.0, 1.0, 0.4, kin.of(wording), confident,
+                               reported.text, report=order_of_report, where=where))
+        return named
+    if any(w.record_id in best and best[w.record_id].exact for w in raising):
+        return []  # a raise that names the class fits the text
+    pasted = min(names)
+    variable = [w for w in _raising_variables(source)
+                if kinship(pasted, w.exception_qualname or w.exception, bases) == VARIABLE
+                and _explains_nothing(w) and _factory_of(w) in (None, *names)]
     matches = []
-    for wording in found:
+    for wording in variable:
         where = placed.evidence(wording)
-        confident = len(raising) == 1 and placed.may_have_raised(where)
-        matches.append(Match(wording, CLASS, 0.0, 1.0, 0.4, kin.of(wording), confident,
-                             reported.text, report=order_of_report, where=where))
+        confident = len(variable) == 1 and where >= FUNCTION and placed.may_have_raised(where)
+        matches.append(Match(wording, CLASS, 0.0, 1.0, 0.4, VARIABLE, confident, reported.text,
+                             report=order_of_report, where=where))
     return matches
+
+
+def _raising_variables(source: Source) -> list[Wording]:
+    """The current wording of every record that raises a class held in a variable (`raise
+    mapped_exc(message)`, `raise cls(...)`) or made by a factory (`raise
+    Undefined.from_name_error(e)`): a lowercase name, as `matching.kinship` reads it."""
+    names = frozenset(name for name in source.exception_names() if name[:1].islower())
+    return list(source.raising(names)) if names else []
+
+
+def _factory_of(wording: Wording) -> str | None:
+    """The class whose factory a raise calls (`Undefined` of `Undefined.from_name_error(e)`;
+    None for a plain variable): what it raises is that class."""
+    owner = (wording.exception_qualname or wording.exception).rpartition(".")[0]
+    owner = owner.rpartition(".")[2]
+    return owner if owner[:1].isupper() else None
 
 
 def _placed_match(wording: Wording, reported: Reported, kin: str | None,
@@ -525,17 +615,23 @@ class _Reading:
     has_url: bool  # `squash` reads a URL as one token, so it is not additive over its parts
 
 
-def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading]
-                ) -> list[Wording]:
+def _candidates(reported: Reported, source: Source, readings: Sequence[_Reading],
+                placed: Iterable[Wording] = ()
+                ) -> tuple[list[Wording], frozenset[tuple[str, str, str]]]:
     """The wordings whose longest literal run the paste holds (any line break read as a space
-    or as nothing), and those sharing the most words with it."""
+    or as nothing), those sharing the most words with it, and `placed`: the raises of the
+    function the traceback names (a message cut short holds no whole run of them); with the
+    keys (`_key`) of those only `placed` brought."""
     texts = [variant for text in reported.texts for part in _windows(text)
              for variant in (part, part.replace("\n", " "), part.replace("\n", ""))]
     found = {_key(w): w for w in source.containing(list(dict.fromkeys(texts)))}
     shared = frozenset(w for reading in readings for w in reading.words)
     for wording in source.sharing_words(shared, CLOSEST_CANDIDATES):
         found.setdefault(_key(wording), wording)
-    return list(found.values())
+    placed_only = frozenset(_key(w) for w in placed) - found.keys()
+    for wording in placed:
+        found.setdefault(_key(wording), wording)
+    return list(found.values()), placed_only
 
 
 def _windows(text: str) -> tuple[str, ...]:
@@ -566,6 +662,10 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
         fit = loose_match(_pieces(wording.template), squashed)
     if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
         fit = Fit(PREFIX, fit.literal, fit.paste, fit.template)
+    head = 0
+    if fit is not None and fit.kind == PREFIX and not reported.cut:
+        head, loose_head = _head_fitted(wording.template, reading, budget)
+        loose = loose_head if head else loose
     # a template that fits the whole text but explains too little of it is scored by its words,
     # yet stays `exact`: `_place` puts it before templates that only share words
     whole = fit is not None and fit.kind == EXACT and fit.literal >= MIN_LITERAL
@@ -585,7 +685,7 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
     score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
                  round(score, 3), kin, confident, text, captures, loose, order_of_report,
-                 cut_prefix=cut_prefix, where=where)
+                 cut_prefix=cut_prefix, where=where, head=head)
 
 
 def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
@@ -615,6 +715,26 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     captures.update(found.captures)
     template = sum(len(p) for p in _pieces(wording.template) if p is not None)
     return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
+
+
+_HEADS: dict[str, list[tuple[list[str | None], str]]] = {}
+
+
+def _head_fitted(template: str, reading: _Reading, budget: Budget) -> tuple[int, bool]:
+    """The literal characters of the template's first sentences or lines (`sentence_heads`)
+    that a paste stopping inside the template fits whole, and whether it fits them only
+    loosely (not by their regex, `template_regex`); 0 when it stops elsewhere."""
+    if template not in _HEADS:
+        _HEADS[template] = [(_pieces(head), template_regex(head))
+                            for head in sentence_heads(template)]
+    for pieces, regex in _HEADS[template]:
+        fit = loose_match(pieces, reading.squashed)
+        if fit is not None and fit.kind == EXACT:
+            pattern = _compiled(regex)
+            exact = pattern is not None and pattern.shape is not None and \
+                pattern.fullmatch(reading.text, budget.left()) is not None
+            return fit.template, not exact
+    return 0, True
 
 
 _NOTHING: dict[tuple[str, str], bool] = {}
@@ -686,8 +806,12 @@ def _place(match: Match) -> tuple[object, ...]:
         return (False, match.report, match.loose, where, _KIND_ORDER[match.kind],
                 -match.score, specific, wording.status == REMOVED)
     # the paste fits the template whole, or is its beginning, before templates that only share
-    # words with it: every character of it in place is more than words met anywhere
-    return (True, 0, where, _KIND_ORDER[match.kind], False, -match.score, specific,
+    # words with it: every character of it in place is more than words met anywhere; a raise
+    # of a class held in a variable may raise any class: it ranks by its score among the
+    # closest, not before them
+    kind = _KIND_ORDER[CLOSEST if match.kinship == VARIABLE and match.kind == CLASS
+                       else match.kind]
+    return (True, 0, where, kind, False, -match.score, specific,
             wording.status == REMOVED)
 
 

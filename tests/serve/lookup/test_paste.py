@@ -410,3 +410,59 @@ def test_a_removed_site_is_shown_with_its_likeliest_successor(tmp_path: Path) ->
     jsonschema.validate(said, SCHEMA)
     code, text = crawler("lookup", paste, str(out))
     assert "likeliest successor:" in text and "pkg/new.py" in text
+
+
+def test_a_quote_of_a_quote_and_a_shared_margin_are_read_off() -> None:
+    # networkx's Trac session, quoted three times in a mail thread
+    quoted = ("> > > G.edges(3) # node 3 throws exception\n"
+              "> > > Traceback (most recent call last):\n"
+              '> > >   File "/networkx/networkx/graph.py", line 468, in edges_iter\n'
+              '> > >     raise NetworkXError, "nbunch is not a node or a sequence of nodes."\n'
+              "> > > networkx.exception.NetworkXError: nbunch is not a node or a sequence of "
+              "nodes.")
+    found = read_paste(quoted)
+    assert "quoted" in found.forms and "traceback" in found.forms
+    assert found.reported[0].exception == "networkx.exception.NetworkXError"
+    assert found.reported[0].text == "nbunch is not a node or a sequence of nodes."
+    assert [frame.function for frame in found.reported[0].frames] == ["edges_iter"]
+    # every line indented alike (networkx's girvan thread; sqlalchemy's and attrs' code
+    # blocks): the margin is not the program's
+    indented = read_paste("    Traceback (most recent call last):\n"
+                          '      File "/env/sqlalchemy/sql/schema.py", line 9, in __new__\n'
+                          "    sqlalchemy.exc.InvalidRequestError: Table 'users' is already "
+                          "defined")
+    assert indented.reported[0].exception == "sqlalchemy.exc.InvalidRequestError"
+    assert indented.reported[0].frames[0].function == "__new__"
+    # a margin only some lines have is the program's: a traceback's frames keep theirs
+    plain = read_paste('Traceback (most recent call last):\n  File "a.py", line 1, in f\n'
+                       "    raise ValueError('x')\nValueError: x")
+    assert plain.reported[0].frames[0].source == "raise ValueError('x')"
+
+
+def test_a_pytest_source_cut_inside_its_raise_reads_the_raise_literals() -> None:
+    # httpx's thread: pytest's long report of the failing source, the page's copy cut before
+    # its `E` lines, the raise's message in adjacent literals over two lines
+    source = ("        if http2:\n"
+              "            try:\n"
+              "                import h2  # noqa\n"
+              "            except ImportError:  # pragma: nocover\n"
+              ">               raise ImportError(\n"
+              "                    \"Using http2=True, but the 'h2' package is not installed. \"\n"
+              '                    "Make sure to install httpx using `pip')
+    found = read_paste(source)
+    assert "pytest" in found.forms
+    first = found.reported[0]
+    assert (first.exception, first.cut) == ("ImportError", True)
+    assert first.text == ("Using http2=True, but the 'h2' package is not installed. Make sure "
+                          "to install httpx using `pip")
+    # flask's traceback cut inside its raise's one source line: the same reading
+    cut = read_paste('Traceback (most recent call last):\n  File "/site/flask/app.py", line 55, '
+                     "in wrapper_func\n    raise AssertionError('A setup function was called "
+                     "after")
+    assert cut.reported[0].text == "A setup function was called after"
+    # a `>` line that raises a value, not a literal, or calls something: the paste as it was
+    for other in (">       raise error\nE   ValueError: x", ">       client.get(url)\n"
+                  "        return 1"):
+        assert "ImportError" not in [r.exception for r in read_paste(other).reported]
+    shown = read_paste(">       client.get(url)\n        return 1")
+    assert shown.reported[0].exception is None and not shown.reported[0].cut

@@ -341,3 +341,174 @@ def test_the_words_decide_before_the_place_where_they_differ() -> None:
     answer = index.answer(traceback("/venv/site-packages/clickish/_unicodefun.py", 2,
                                     "_verify_python3_env", same))
     assert answer.matches[0].wording.qualname == "_verify_python3_env"
+
+
+# httpx's shape (httpx/_transports/default.py): the transport's errors re-raised as the
+# library's own classes through a variable; no raise names ReadTimeout or ConnectError, and
+# RemoteProtocolError is named by one raise with other words
+TRANSPORT = b'''import contextlib
+
+
+class TransportError(Exception):
+    pass
+
+
+class ReadTimeout(TransportError):
+    pass
+
+
+class RemoteProtocolError(TransportError):
+    pass
+
+
+@contextlib.contextmanager
+def map_errors():
+    try:
+        yield
+    except OSError as exc:
+        mapped_exc = MAPPING.get(type(exc), TransportError)
+        message = str(exc)
+        raise mapped_exc(message) from exc
+
+
+def handle_request(request):
+    with map_errors():
+        return send(request)
+
+
+def redirect_url(location):
+    raise RemoteProtocolError(f"Invalid URL in location header: {location}.")
+'''
+TRANSPORT_BASES = {"TransportError": ("Exception",), "ReadTimeout": ("TransportError",),
+                   "RemoteProtocolError": ("TransportError",)}
+
+
+def test_a_class_no_raise_names_is_raised_through_a_variable() -> None:
+    index = index_of("src/netkit/transport.py", TRANSPORT, TRANSPORT_BASES)
+    # the title of an issue (httpx's `httpx.ReadTimeout: The read operation timed out`): the
+    # words are another library's, the class only the variable raise can raise
+    answer = index.answer("netkit.ReadTimeout: The read operation timed out")
+    assert answer.verdict == "closest"  # listed, not trusted: nothing says which raise
+    first = answer.matches[0]
+    assert (first.wording.qualname, first.kind, first.kinship) == ("map_errors", "class",
+                                                                  "variable")
+    # a class one raise names with other words: the variable raise is listed before it
+    answer = index.answer("netkit.RemoteProtocolError: Server disconnected without sending "
+                          "a response.")
+    assert answer.matches[0].wording.qualname == "map_errors"
+    # the words of the raise that names it: that raise, and the variable one is not listed
+    answer = index.answer("RemoteProtocolError: Invalid URL in location header: //x.")
+    assert answer.found and [m.wording.qualname for m in answer.matches] == ["redirect_url"]
+    # Python's own class is raised everywhere: the variable raise is not its answer
+    assert "map_errors" not in [m.wording.qualname
+                                for m in index.answer("TimeoutError: timed out").matches]
+    # the traceback names the raise's function: the answer
+    pasted = traceback("/venv/lib/netkit/transport.py", 23, "map_errors",
+                       "netkit.ReadTimeout: The read operation timed out")
+    assert index.answer(pasted).found
+
+
+def test_a_factory_of_a_class_raises_that_class() -> None:
+    # pydantic's shape: `raise PydanticUndefinedAnnotation.from_name_error(e)`
+    source = b'''class Undefined(NameError):
+    @classmethod
+    def from_name_error(cls, error):
+        return cls(error.name)
+
+
+class Other(Exception):
+    pass
+
+
+def field_schema(name):
+    try:
+        return lookup(name)
+    except NameError as e:
+        raise Undefined.from_name_error(e) from e
+'''
+    bases = {"Undefined": ("NameError",), "Other": ("Exception",)}
+    index = index_of("src/schemakit/fields.py", source, bases)
+    listed = index.answer("schemakit.Undefined: name 'Model' is not defined").matches
+    assert [m.wording.qualname for m in listed][:1] == ["field_schema"]
+    # the factory makes an Undefined: no answer for another class
+    other = index.answer("schemakit.Other: name 'Model' is not defined").matches
+    assert "field_schema" not in [m.wording.qualname for m in other]
+
+
+def test_a_frame_of_the_repository_is_never_not_from_here() -> None:
+    # httpx's cut traceback: the deepest frame of the library (handle_request) raises
+    # nothing; the frame above it, the context manager's, re-raises what passes through it
+    index = index_of("src/netkit/transport.py", TRANSPORT, TRANSPORT_BASES)
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "D:\\Python310\\lib\\site-packages\\netkit\\transport.py", line 20, in '
+              "map_errors\n    yield\n"
+              '  File "D:\\Python310\\lib\\site-packages\\netkit\\transport.py", line 27, in '
+              "handle_request\n    return send(request)\n"
+              '  File "D:\\Python310\\lib\\site-packages\\wirekit\\http11.py", line 186')
+    answer = index.answer(pasted)
+    assert answer.verdict == "closest"
+    assert [(m.wording.qualname, m.where) for m in answer.matches] == [("map_errors", STACK)]
+
+
+def test_the_raises_of_the_function_a_frame_names_are_tried_on_a_cut_message() -> None:
+    # networkx's shape: `NetworkXNoPath: No pat`, the page's copy cut inside the message; the
+    # last frame names multi_source_dijkstra, whose raise's run of words the paste does not
+    # hold whole, and two other functions print words like them
+    source = b'''class NoPath(Exception):
+    pass
+
+
+def bidirectional(G, source, target):
+    raise NoPath(f"No path between {source} and {target}.")
+
+
+def shortest(G, source, target):
+    raise NoPath(f"No path between {source} and {target}.")
+
+
+def multi_source(G, sources, target):
+    if not sources:
+        raise ValueError("sources must not be empty")
+    raise NoPath(f"No path to {target}.")
+'''
+    # and more raises share its two words than lookup tries for closeness
+    source += "".join(f'\n\ndef pat_{n}(x):\n    raise ValueError(f"no pat {n} here: {{x}}")\n'
+                      for n in range(60)).encode()
+    index = index_of("src/graphkit/weighted.py", source, {"NoPath": ("Exception",)})
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "C:\\hostedtoolcache\\Python\\2.7.18\\lib\\site-packages\\graphkit\\'
+              'weighted.py", line 738, in multi_source\n'
+              "NoPath: No pat")
+    answer = index.answer(pasted)
+    assert not answer.found  # five letters say little
+    first = answer.matches[0]
+    assert (first.wording.qualname, first.wording.exception, first.where) == (
+        "multi_source", "NoPath", FUNCTION)
+
+
+def test_a_raise_found_by_its_place_alone_is_not_kept_for_shared_words() -> None:
+    # jax's shape: the last frame of the library is matmul, which called into filtered
+    # internals; the words are another function's raise, matmul's raises only share some
+    source = b'''def matmul(a, b):
+    if a.ndim < 1:
+        raise ValueError(f"matmul input operand {a} must have ndim at least 1")
+    return dot_general(a, b)
+
+
+def dot_general_rule(lhs, rhs):
+    raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
+                    f"got {lhs} and {rhs}.")
+'''
+    # and more raises share its words than lookup tries for closeness: matmul's raise is
+    # tried for its place alone
+    source += "".join(f'\n\ndef rule_{n}(x):\n    raise TypeError(f"op {n} requires the same '
+                      f'shape, got {{x}}")\n' for n in range(60)).encode()
+    index = index_of("jax/_src/numpy/tensor_contractions.py", source)
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "/home/user/project/t.py", line 3, in <module>\n    f(x)\n'
+              '  File "/home/user/.venv/lib/python3.11/site-packages/jax/_src/numpy/'
+              'tensor_contractions.py", line 269, in matmul\n    out = lax.dot_general(\n'
+              "TypeError: dot_general requires contracting dimensions to have the same shape, "
+              "got (3,) and (4,).\n")
+    first = index.answer(pasted).matches[0]
+    assert first.wording.qualname == "dot_general_rule"

@@ -228,3 +228,59 @@ def test_one_scale_for_every_kind(ranked: list[ErrorRecord], records: list[Error
     assert all(0 < m.explained <= 1 and 0 < m.coverage <= 1 for m in exact + close)
     assert exact[0].explained == round(len("badshapefor") / len("badshape(3,4)forx"), 3)
     assert exact[0].coverage == 1.0
+
+
+def test_a_paste_of_a_templates_first_sentence_ties_with_a_template_it_is_all_of() -> None:
+    # pydantic's shape: an issue's title quotes the first sentence of _unknown_type_schema's
+    # message, which _pattern_schema's whole message also reads as
+    source = b'''
+def pattern_schema(pattern_type):
+    raise SchemaError(f"Unable to generate pydantic-core schema for {pattern_type}.")
+
+
+def unknown_type_schema(obj):
+    raise SchemaError(f"Unable to generate pydantic-core schema for {obj!r}. Set "
+                      "`arbitrary_types_allowed=True` in the model_config to ignore this "
+                      "error.\\n\\nIf you got this error by calling handler(<some type>) ...")
+'''
+    index = LookupIndex(merge(PIN, [], find_raise_sites("gen.py", source, "gen").sites).records)
+    title = ("pydantic.errors.SchemaError: Unable to generate pydantic-core schema for <class "
+             "'starlette.requests.Request'>.")
+    answer = index.answer(title)
+    assert answer.found and answer.group == 2
+    assert sorted(m.wording.qualname for m in answer.matches if m.rank == 1) == [
+        "pattern_schema", "unknown_type_schema"]
+    # the first line pasted whole (its two sentences): the same
+    line = title.removesuffix(".") + (". Set `arbitrary_types_allowed=True` in the "
+                                      "model_config to ignore this error.")
+    answer = index.answer(line)
+    assert answer.found and [m.wording.qualname for m in answer.matches][:1] == [
+        "unknown_type_schema"] and answer.group == 1
+    # a paste that stops inside a sentence is no sentence of it: the whole fit stands alone
+    cut = index.answer(title.removesuffix(".") + ". Set `arbitrary")
+    assert cut.group == 1
+    assert [(m.wording.qualname, m.head) for m in cut.matches][:1] == [("unknown_type_schema", 0)]
+
+
+def test_a_template_the_text_fits_whole_is_listed_however_long_its_value() -> None:
+    # sqlalchemy's shape: `raise exc.ObjectNotExecutableError(statement)`, the words in the
+    # class's __init__; a user's SQL text is most of the pasted line
+    source = b'''
+def execute(statement):
+    raise NotExecutable("Not an executable object: %r" % (statement,))
+
+
+def scalar(statement):
+    raise NotExecutable("Not an executable object: %r" % (statement,))
+'''
+    index = LookupIndex(merge(PIN, [], find_raise_sites("base.py", source, "base").sites).records)
+    pasted = ('Not an executable object: "\\nSELECT \\n    ELECTRY_NAME,\\n    METER_READING\\n'
+              "FROM \\n    M_Y_ENERGY\\nWHERE \\n    BUILDING_NAME LIKE '%12%'\\nORDER BY \\n"
+              '    METER_READING DESC\\nLIMIT 5;\\n"')
+    answer = index.answer(pasted)
+    # listed, not trusted: the run-time part is most of the paste
+    assert answer.verdict == "closest"
+    assert sorted((m.wording.qualname, m.rank) for m in answer.matches) == [
+        ("execute", 1), ("scalar", 1)]
+    # words that fit no template whole, and share little with any: still nothing
+    assert index.answer("Not a table: users").verdict == "none"
