@@ -259,8 +259,8 @@ def collector_paused() -> Iterator[None]:
     """Python's cyclic collector held off while a folder's records are built: thousands of
     small objects, none in a cycle, that each full collection rescans as they pile up (0.25 s of
     the 0.8 s of jax's 5,482 records). On again after, if it was on; a cycle made meanwhile
-    (a file's failed load) is collected then. `crawler check` builds its rule's index of the
-    records under it too (`serve.review.checks`)."""
+    (a file's failed load) is collected then. `crawler check` holds it off for its whole
+    review (`serve.review.checks.review_output`): load, index and judgements."""
     was_on = gc.isenabled()
     gc.disable()
     try:
