@@ -223,12 +223,10 @@ class Index:
         self.word_names = {word: frozenset(said) for word, said in spoken.items()}
         total = len(live)
         self.idf = {term: math.log(total / len(held)) for term, held in postings.items()}
-        self.most = {term: max(held.values()) for term, held in postings.items()}
+        self.counts = postings  # each term: the records holding it, by how many kinds of facts
         # the records a user's error can be: not a test's, an example's or a document's raise
-        # each with its weight there, idf times the kinds of facts holding it
-        library = {r.id for r in live if is_library(r)}
-        self.postings = {term: {i: n * self.idf[term] for i, n in held.items() if i in library}
-                         for term, held in postings.items()}
+        self.library = frozenset(r.id for r in live if is_library(r))
+        self._weighed: dict[str, tuple[dict[str, float], float]] = {}  # `weights`, `_most`
 
     def terms(self, mentions: Mentions) -> set[str]:
         """The annotation's names as facts are keyed (a user's variable and the language's
@@ -301,6 +299,22 @@ class Index:
         text = annotation_text(record.annotation.data).encode("utf-8", "surrogatepass")
         return hashlib.sha256(text).hexdigest(), hashlib.sha256(facts.encode()).hexdigest()
 
+    def weights(self, term: str) -> dict[str, float]:
+        """The library's records holding `term`, each with its weight there: idf times the
+        kinds of facts holding it."""
+        return self._weighed_term(term)[0]
+
+    def _weighed_term(self, term: str) -> tuple[dict[str, float], float]:
+        """`weights` of `term`, and the most kinds of facts of any record holding it; weighed
+        when a judge first asks: an annotation names few of a repository's terms (jax's 5,482
+        annotations, 2,755 of its 19,918 terms, a fifth of their postings)."""
+        found = self._weighed.get(term)
+        if found is None:
+            held, idf, library = self.counts[term], self.idf[term], self.library
+            found = self._weighed[term] = ({i: n * idf for i, n in held.items() if i in library},
+                                           max(held.values()))
+        return found
+
     def _scores(self, names: list[str], own: float) -> dict[str, float]:
         """The library's records scoring higher than `own` on `names` (rarest first), scored."""
         # records first met at a name can reach at most what it and the rest give: once that
@@ -308,12 +322,12 @@ class Index:
         # that cannot pass it with all the rest is left
         reach = [0.0] * (len(names) + 1)
         for k in range(len(names) - 1, -1, -1):
-            reach[k] = reach[k + 1] + self.idf[names[k]] * self.most[names[k]]
+            reach[k] = reach[k + 1] + self.idf[names[k]] * self._weighed_term(names[k])[1]
         scores: dict[str, float] = {}
         get = scores.get
         limit = own + EPSILON
         for k, term in enumerate(names):
-            held = self.postings[term]
+            held = self._weighed[term][0]  # weighed above, for the reach
             if reach[k] > limit:
                 for other, weight in held.items():
                     scores[other] = get(other, 0.0) + weight

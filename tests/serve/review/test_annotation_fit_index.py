@@ -31,8 +31,11 @@ def test_the_bounded_walk_finds_every_record_scoring_higher_with_its_full_score(
         for text in texts:
             names = sorted(index.terms(code_mentions(text)), key=lambda t: (-index.idf[t], t))
             full: dict[str, float] = {}  # every library record's score, summed rarest first
-            for term in names:
-                for other, weight in index.postings[term].items():
+            for term in names:  # weighed when first asked: as from every record's facts
+                assert index.weights(term) == {
+                    i: facts[term] * index.idf[term] for i, facts in index.facts.items()
+                    if term in facts and annotation_fit.is_library(index.records[i])}
+                for other, weight in index.weights(term).items():
                     full[other] = full.get(other, 0.0) + weight
             for record in loaded.records:  # each record's own score as the bar
                 own = sum(index.idf[t] * index.facts[record.id].get(t, 0) for t in names)
