@@ -377,7 +377,9 @@ class _Said:
 
     def __init__(self, names: dict[str, frozenset[str]], held: Collection[str]) -> None:
         self.names = names
-        self.held = held
+        # a set: `isdisjoint` then looks each of the word's few names up in it, where it read
+        # every name of a record's facts (a dict) for each word asked
+        self.held = held if isinstance(held, (set, frozenset)) else frozenset(held)
 
     def __contains__(self, word: object) -> bool:
         said = self.names.get(word) if isinstance(word, str) else None
