@@ -210,17 +210,19 @@ def _review(root: Path, loads: LoadCache | None, annotations_only: bool) -> Revi
         from crawler.catalogue.merge import is_stale
         from crawler.catalogue.successors import has_annotation
 
-        records = [(record_path(folder, record.id), record) for record in loaded.records]
-        for path, record in records:
+        # a record's path is made for what is listed only (a Path for each of jax's 5,482
+        # records was 0.03 s of CPU)
+        records = loaded.records
+        for record in records:
             if record.status == REMOVED:
                 continue
             unbound = record.annotation.written_for is None and not record.annotation.is_empty
             in_review = record.status == NEEDS_REVIEW and has_annotation(record)  # else: nothing to read
             if is_stale(record) or unbound or in_review:
-                findings.append(Finding(path, record))
-        half_done = _unfinished(records)
+                findings.append(Finding(record_path(folder, record.id), record))
+        half_done = _unfinished(folder, records)
         unfinished += half_done
-        found_orphans += _orphans(records, {u.old.id for u in half_done})
+        found_orphans += _orphans(folder, records, {u.old.id for u in half_done})
     return Review(checked, tuple(findings), tuple(found_orphans), tuple(unfinished), tuple(problems),
                   tuple(mismatches), tuple(dismissed))
 
@@ -254,34 +256,32 @@ def dismiss(root: Path, ids: Sequence[str]) -> list[str]:
     return lines
 
 
-def _unfinished(loaded: list[tuple[Path, ErrorRecord]]) -> list[Unfinished]:
+def _unfinished(folder: Path, records: Sequence[ErrorRecord]) -> list[Unfinished]:
     """Records whose annotation an adopt copied into another and did not empty afterwards."""
     from crawler.catalogue.successors import has_annotation  # see `review_output`
 
-    by_id = {record.id: (path, record) for path, record in loaded}
+    by_id = {record.id: record for record in records}
     half_done = []
-    for _, new in loaded:
+    for new in records:
         source = new.history.adopted_from if new.history else None
         if source is None or source not in by_id:
             continue
-        path, old = by_id[source]
+        old = by_id[source]
         adopted_by = old.history.adopted_by if old.history else None
         if has_annotation(old) and adopted_by != new.id and old.annotation == new.annotation:
-            half_done.append(Unfinished(path, old, new))
+            half_done.append(Unfinished(record_path(folder, old.id), old, new))
     return half_done
 
 
-def _orphans(loaded: list[tuple[Path, ErrorRecord]], skip: set[str]) -> list[Orphan]:
+def _orphans(folder: Path, records: Sequence[ErrorRecord], skip: set[str]) -> list[Orphan]:
     """The folder's removed records with an annotation, each with its likeliest successors."""
     from crawler.catalogue.successors import SuccessorIndex, candidates, orphans
 
-    paths = {record.id: path for path, record in loaded}
-    records = [record for _, record in loaded]
     found = [r for r in orphans(records) if r.id not in skip]
     if not found:
         return []
     index = SuccessorIndex(candidates(records))
-    return [Orphan(paths[r.id], r, index.likeliest(r)) for r in found]
+    return [Orphan(record_path(folder, r.id), r, index.likeliest(r)) for r in found]
 
 
 def validate_output(root: Path) -> tuple[int, list[str]]:
