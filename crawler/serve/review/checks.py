@@ -193,8 +193,7 @@ def _review(root: Path, loads: LoadCache | None, annotations_only: bool) -> Revi
         checked += len(loaded.records) + len(loaded.broken)
         problems.extend(broken.problem for broken in loaded.broken)
         facts = FactCache(loads, folder, files=loaded.keys)
-        fits = [fit for fit in folder_fits(loaded.records, loaded.manifest, facts=facts)
-                if fit.listed]
+        fits = folder_fits(loaded.records, loaded.manifest, facts=facts, listed_only=True)
         try:
             kept = load_dismissals(folder) if fits else {}
         except OutputError as error:  # said, and every finding listed: none is lost
