@@ -238,7 +238,12 @@ class Index:
 
     def terms(self, mentions: Mentions) -> set[str]:
         """The annotation's names as facts are keyed (a user's variable and the language's
-        names left out), and its words."""
+        names left out), and its words: those some records hold and others do not."""
+        return {term for term in self.named(mentions) if self.idf.get(term)}
+
+    def named(self, mentions: Mentions) -> set[str]:
+        """`terms` before the records are asked: what the mentions and the folder's module
+        names make of them, which `FactCache.named` keeps."""
         found = {f"w:{word}" for word in mentions.words
                  if len(word) >= MIN_WORD and word not in FUNCTION_WORDS}
         for mention in mentions.names:
@@ -256,7 +261,7 @@ class Index:
                 parts = parts[1:] if first not in STDLIB else []
             found.update(p for p in parts if p and p not in LANGUAGE
                          and not (len(parts) == 1 and p in mentions.user_names))
-        return {term for term in found if self.idf.get(term)}
+        return found
 
     def judge(self, record: ErrorRecord, text: str | None = None,
               listed_only: bool = False) -> Fit | None:
@@ -264,11 +269,11 @@ class Index:
         text to judge. `listed_only`: None too when the fit is not listed, which the records
         scoring `LISTED_BAR` times the own record's tell (on jax, 81 of 5,482 annotations are
         listed, and a bar twice as high leaves a bounded walk few records to add to)."""
-        text = annotation_text(record.annotation.data) if text is None else text
-        if not text.strip():
+        named = self._named(record, text)
+        if named is None:
             return None
-        mentions = self.kept.mentions(text) if self.kept is not None else code_mentions(text)
-        every = sorted(self.terms(mentions), key=lambda t: (-self.idf[t], t))
+        idf = self.idf
+        every = sorted((t for t in named if idf.get(t)), key=lambda t: (-idf[t], t))
         siblings = [i for i in self.siblings.get((record.site.path, record.site.qualname), ())
                     if i != record.id]
         # a word of the page that the own record's names say (`date` of its code's `date`,
@@ -308,6 +313,23 @@ class Index:
         fit = Fit(record, round(own, 3), tuple(t for t in every if t in own_facts
                                                or t in own_zone), better, len(found))
         return replace(fit, digests=self.digests(record)) if fit.listed else fit
+
+    def _named(self, record: ErrorRecord, text: str | None) -> Collection[str] | None:
+        """What the record's annotation (or `text`) names (`named`); None without text. Of the
+        record's own annotation, kept by its file's key where the load gave one (`FactCache.
+        named`): its text is not gathered, hashed and read again."""
+        kept = self.kept if text is None else None
+        key = kept.file_key(record) if kept is not None else None
+        if kept is not None and key is not None:
+            found, kept_named = kept.named(key)
+            if found:
+                return kept_named
+        text = annotation_text(record.annotation.data) if text is None else text
+        named = self.named(self.kept.mentions(text) if self.kept is not None
+                           else code_mentions(text)) if text.strip() else None
+        if kept is not None and key is not None:
+            kept.put_named(key, named)
+        return named
 
     def digests(self, record: ErrorRecord) -> tuple[str, str]:
         """The digests a dismissal keeps: of the annotation's judged text, and of the record's
