@@ -166,15 +166,16 @@ def load_keyed(path: Path, loads: LoadCache | None, listed: bool = False
     return record, key
 
 
-def record_of(loads: LoadCache, checked: Checked, path: Path) -> ErrorRecord | None:
-    """The record a checked load of the file at `path` found before (`LoadCache.get_many`);
-    None where it makes no record, or one of another id: then the file is loaded in full."""
+def record_of(loads: LoadCache, checked: Checked, claimed: str) -> ErrorRecord | None:
+    """The record a checked load of the file named `claimed`.yaml found before
+    (`LoadCache.get_many`); None where it makes no record, or one of another id: then the file
+    is loaded in full."""
     try:
         record = record_from_data(*checked)
     except (KeyError, TypeError, ValueError, AttributeError):
         loads.spoiled()  # loaded in full, stored again
         return None
-    return record if record.id == path.stem else None
+    return record if record.id == claimed else None
 
 
 def read_record(path: Path) -> ErrorRecord:

@@ -270,8 +270,8 @@ def test_only_changed_files_are_read_and_only_their_records_loaded(
     full, by_stat = record_files.load_keyed, record_files.record_of
     monkeypatch.setattr(repo_output, "load_keyed", lambda p, loads, listed=False:
                         loaded.append(p.stem) or full(p, loads, listed))
-    monkeypatch.setattr(repo_output, "record_of", lambda loads, checked, p:
-                        loaded.append(p.stem) or by_stat(loads, checked, p))
+    monkeypatch.setattr(repo_output, "record_of", lambda loads, checked, claimed:
+                        loaded.append(claimed) or by_stat(loads, checked, claimed))
     result = out.update()
     assert result.parsed == 1 and loaded == [ids[UNTOUCHED]]
 

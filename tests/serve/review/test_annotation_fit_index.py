@@ -31,8 +31,11 @@ def test_the_bounded_walk_finds_every_record_scoring_higher_with_its_full_score(
         for text in texts:
             names = sorted(index.terms(code_mentions(text)), key=lambda t: (-index.idf[t], t))
             full: dict[str, float] = {}  # every library record's score, summed rarest first
-            for term in names:
-                for other, weight in index.postings[term].items():
+            for term in names:  # weighed when first asked: as from every record's facts
+                assert index.weights(term) == {
+                    i: facts[term] * index.idf[term] for i, facts in index.facts.items()
+                    if term in facts and annotation_fit.is_library(index.records[i])}
+                for other, weight in index.weights(term).items():
                     full[other] = full.get(other, 0.0) + weight
             for record in loaded.records:  # each record's own score as the bar
                 own = sum(index.idf[t] * index.facts[record.id].get(t, 0) for t in names)
@@ -41,6 +44,30 @@ def test_the_bounded_walk_finds_every_record_scoring_higher_with_its_full_score(
                 compared += 1
                 passing += len(expected)
     assert compared > 3000 and passing > compared  # many bars, passed by many records
+
+
+def test_a_judge_of_the_listed_alone_finds_each_listed_fit_as_the_full_judge(
+        tmp_path: Path) -> None:
+    """`judge(listed_only=True)`, whose bounded walk looks no lower than `LISTED_BAR` times the
+    own score, gives the full judge's fit where it is listed (its rank, margins and names), and
+    None where it is not: each annotation of the corpus on every fourth record of its library
+    (most of them listed), and each on its own record (most not)."""
+    listed = unlisted = 0
+    for library in LIBRARIES:
+        corpus, folder = unpack(library, tmp_path / library)
+        loaded = repo_output.load_folder(folder)
+        index = Index(loaded.records, loaded.manifest)
+        texts = [annotation_text(item["annotation"]) for item in corpus["records"]]
+        by_id = {r.id: r for r in loaded.records}
+        for record, text in [*((r, t) for r in loaded.records[::4] for t in texts),
+                             *((by_id[item["id"]], annotation_text(item["annotation"]))
+                               for item in corpus["records"])]:
+            full = index.judge(record, text)
+            expected = full if full is not None and full.listed else None
+            assert index.judge(record, text, listed_only=True) == expected, (record.id, text)
+            listed += expected is not None
+            unlisted += full is not None and expected is None
+    assert listed > 500 and unlisted > 60  # 826 and 78
 
 
 def judged_all(index: Index, records: list[ErrorRecord], texts: list[str]) -> list[Fit | None]:
