@@ -111,6 +111,7 @@ MAX_DEPTH = 12
 _DYNAMIC, _REGISTRY = 1, 2
 
 
+
 MAX_RESOLVING = 100  # bindings followed to resolve one name
 
 
@@ -219,6 +220,7 @@ class Graph:
         self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], Reached] = {}
         self._ranks: dict[str, int] = {}  # each public spelling's publicness
+        self._orders: dict[str, tuple[int, int]] = {}
         self._under: dict[str, str] = {}  # each public method's spelling -> the class it names
 
     def _wrappers(self, decorator: str) -> list[str]:
@@ -496,8 +498,11 @@ class Graph:
                         continue  # its constants keep the raise from running
                     guard = weighed if isinstance(weighed, tuple) else None
                 following = (caller, crossed | kind, kept, guard)
+                # met already as plainly, or crossing none: nothing to add (a chain crossing
+                # none can take every step this one can, and ranks higher)
                 if following in parent or (caller, following[1], None, None) in parent \
-                        or (caller, following[1], kept, None) in parent:
+                        or (caller, following[1], kept, None) in parent or following[1] and (
+                            (caller, 0, kept, guard) in parent or (caller, 0, None, None) in parent):
                     continue
                 parent[following] = (state, at, stop)
                 depth[following] = depth[state] + 1
@@ -560,12 +565,13 @@ class Graph:
 
     def _order(self, spelling: str) -> tuple[int, int]:
         """The publicness of a spelling, and for a name of another package than the top-level
-        one, how deep that package is."""
-        rank = self._rank(spelling)
-        if rank != 1:
-            return rank, 0
-        parts = spelling.split(".")
-        return rank, next(n for n in range(len(parts) - 1, 0, -1) if ".".join(parts[:n]) in self.modules)
+        one, how deep that package is (kept, as `_rank`)."""
+        order = self._orders.get(spelling)
+        if order is None:
+            rank, parts = self._rank(spelling), spelling.split(".")
+            order = self._orders[spelling] = (rank, 0) if rank != 1 else (rank, next(
+                n for n in range(len(parts) - 1, 0, -1) if ".".join(parts[:n]) in self.modules))
+        return order
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""
