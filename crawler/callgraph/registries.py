@@ -1,30 +1,32 @@
 """Functions a library keeps for a later call, and the calls that run them: registries and
 methods attached at run time (issue 49).
 
-What each file keeps is read per file (`crawler.parse.call_edges.Registration`, and each
+What each file keeps is read per file (`crawler.parse.registrations.Registration`, and each
 function's `keeps`: the parameters it stores in a table or an attribute); `Kept` puts them
-together once every file is read. Three shapes, each proven on two libraries' code:
+together once every file is read. Three shapes:
 
 - **Kept for an object**: a function handed, beside a module-level object, to a call or a
   table (`prim.def_impl(f)`, `@prim.def_abstract_eval`, `ad.primitive_jvps[prim] = f`,
   `mlir.register_lowering(prim, f)`, `prim = standard_primitive(shape_rule, ...)`) runs when a
   method of that object is called (`prim.bind(...)`) or the object itself is (`fn = jit(f)`;
-  `fn(...)`): jax's primitives, markdown's and pluggy's registries keyed by an instance. Only
-  that object's calls reach it, not every read of the table: a jax rule table holds hundreds of
-  rules, and `primitive_jvps.get(p)` in the JVP trace says nothing of which.
+  `fn(...)`): jax's primitives. Only that object's calls reach it, not every read of the table:
+  a jax rule table holds hundreds of rules, and `primitive_jvps.get(p)` in the JVP trace says
+  nothing of which.
 - **Kept in a table**: a function stored under a constant or computed key (`T[key] = f`,
   `T = {key: f}`, or handed to a function or method that stores its parameter so:
-  argparse's `self.register('action', 'store', _StoreAction)` into `self._registries`,
-  `@register(key)` of a decorator factory) runs where an item of that table is called
-  (`T[key](...)`, `T.get(key)(...)`, `v = T.get(key); v(...)`, or what a function returning
-  such an item gives: argparse's `self._pop_action_class(kwargs)(**kwargs)` through
-  `_registry_get`). A function handed to a constructor that stores it in an attribute
-  (`self.func = func`) is so kept in that attribute: `self.func(...)` may run it.
+  argparse's `self.register('action', 'store', _StoreAction)` into `self._registries`, and
+  jax's `register_lowering` for a key that is no module-level object; `@register(key)` of a
+  decorator factory) runs where an item of that table is called (`T[key](...)`,
+  `T.get(key)(...)`, `v = T.get(key); v(...)`, or what a function returning such an item gives:
+  argparse's `self._pop_action_class(kwargs)(**kwargs)` through `_registry_get`). A function
+  handed to a constructor or method that stores it in an attribute (`self.func = func`) is so
+  kept in that attribute: `self.func(...)` may run it.
 - **Attached to a class**: `C.name = f`, `setattr(C, "name", f)` (at module level, or in a
   function on a module-level class), and a class attribute assigned what a call makes
-  (`_bool = concretization_function_error(bool)`: the maker's closure) answer a call of that
-  method on an instance, as a method defined in the class does (jax's `ShapedArray`, werkzeug's
-  and attrs' methods set on a class after it is made).
+  (jax's `ShapedArray._bool = concretization_function_error(bool)`: the maker's closure) answer
+  a call of that method on an instance, as a method defined in the class does (jinja2's
+  `Environment.template_class = Template` at the end of its module, the standard library's
+  `NamedTuple.__mro_entries__ = ...`).
 
 A call reaching a kept function crosses what a static reader cannot follow by itself: the
 chain says so in `stops`, as a dynamic call's does, and ranks below a static chain.
