@@ -462,7 +462,9 @@ class Graph:
         only across a dynamic call) can at best be a top-level name crossing none, one call
         farther. So the walk stops where ten top-level names crossing none are met no farther
         than the step and the count is full: nothing met later could enter the ten or move the
-        count."""
+        count. Once no state crossing none is left to follow, a name met later crosses one, so
+        the top-level names met across one count toward the ten too (a rule a registry runs:
+        every chain from it crosses one)."""
         # a state: (function, the kinds of dynamic call crossed (_DYNAMIC | _REGISTRY), the classes
         # `self` can be (None: any), guard)
         start: State = (node, 0, None, (raised, node) if raised else None)
@@ -472,14 +474,17 @@ class Graph:
         plain = set() if raised else {node}  # the functions reached in their plainest state
         met = {node: True} if node in self.public else {}  # public callers: met crossing none?
         best = {node} if met and self._rank(self.public[node]) == 0 else set()  # top-level, none crossed
-        level = closer = 0  # closer: how many of `best` are as close as `level` or closer
+        across: set[str] = set()  # top-level names met only across a dynamic call
+        plainly = 1  # the states crossing none in the queue (and the one being followed)
+        level = closer = 0  # closer: how many names as close as `level` or closer rank first
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] != level:  # all as close are met: are the first ten and the count known?
-                level, closer = depth[state], len(best)
+                level, closer = depth[state], len(best) if plainly else len(best | across)
                 if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                     break
+            plainly -= not crossed
             for caller, at, stop, mode, taken in self._edges(current):
                 # a caller reached in its plainest state has nothing to add: most are, met again
                 kind = 0 if stop is None else _REGISTRY if stop in self.kept.stops else _DYNAMIC
@@ -507,13 +512,14 @@ class Graph:
                 parent[following] = (state, at, stop)
                 depth[following] = depth[state] + 1
                 queue.append(following)
+                plainly += not following[1]
                 if following == (caller, 0, None, None):
                     plain.add(caller)
                 name = self._spelling(caller, kept) if caller in self.public else None
                 if name is not None:
                     met[caller] = met.get(caller, False) or not following[1]
-                    if not following[1] and self._rank(name) == 0:
-                        best.add(caller)
+                    if self._rank(name) == 0:
+                        (across if following[1] else best).add(caller)
                     if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                         queue.clear()  # the count is full, and the first ten are all closer
                         break
