@@ -380,9 +380,9 @@ class Graph:
         kept = self.kept.of_object(held_object, name) if held_object is not None else \
             self.kept.of_item(target) if name == "__call__" else \
             self.kept.of_attribute(self.classes_of(target), name) if target[:2] in ("S ", "N ") else []
-        held = held_attribute(self, target, name) if not methods and not kept and args else None
+        held = held_attribute(self, target, name) if not methods and args else None
         if held is not None:  # `self.validator(...)`, `v = self.validator; v(...)`
-            return held_callees(self, caller.qualname, held, args)
+            return held_callees(self, caller.qualname, held, args) + kept
         return [(f, None) for f in methods] + kept
 
     def methods(self, ref: str, name: str) -> list[str]:

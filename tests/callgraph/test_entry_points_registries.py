@@ -300,3 +300,54 @@ def test_what_a_file_keeps_survives_the_result_cache() -> None:
     assert facts is not None and facts.registrations and facts.objects
     assert any(f.keeps for f in facts.functions) and any(f.gives for f in facts.functions)
     assert facts_from_data(json.loads(ENCODER.encode(facts))) == facts
+
+
+def test_a_function_handed_to_a_constructor_is_offered_beside_the_held_callables(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """attrs' shape: `_Optional(validator)` keeps what it is handed in `self.validator` and
+    calls it. `_Optional(_is_positive)` in a function keeps that function there, offered beside
+    the callable classes of the module that a held call may be (both across the stop); one
+    module-level instance made so (`POSITIVE = _Optional(_is_negative)`) keeps its function for
+    that object, which `POSITIVE(value)` runs."""
+    graph = graph_of(make_repo("validators"), {
+        "validators/__init__.py": "from validators._impl import validate, validate_negative\n",
+        "validators/_impl.py": """\
+            class _Optional:
+                def __init__(self, validator):
+                    self.validator = validator
+                def __call__(self, value):
+                    if value is None:
+                        return
+                    self.validator(value)
+            class _InstanceOf:
+                def __call__(self, value):
+                    raise TypeError("not an instance")
+            def _is_positive(value):
+                if value < 0:
+                    raise ValueError("negative")
+            def _is_negative(value):
+                if value > 0:
+                    raise ValueError("positive")
+            NEGATIVE = _Optional(_is_negative)
+            def validate(value):
+                return _Optional(_is_positive)(value)
+            def validate_negative(value):
+                return NEGATIVE(value)
+            """})
+    held = "self.validator(...) calls what it holds"
+    handed = "self.validator(...) calls a function handed to _Optional"
+    # (a function handed to a call in a function is also read as called there: the static chain)
+    assert entries(graph, "validators._impl._is_positive") == [
+        ("validators.validate", ("validators._impl.validate", "validators._impl._is_positive"),
+         None, None)]
+    assert entries(graph, "validators._impl._is_negative") == [
+        ("validators.validate_negative", ("validators._impl.validate_negative",
+                                          "validators._impl._is_negative"),
+         "NEGATIVE(...) runs a function registered for NEGATIVE", None)]
+    assert ("validators._impl._is_positive", handed) in graph.resolve(
+        "method", "S validators._impl._Optional", "validator",
+        graph.functions["validators._impl._Optional.__call__"], '[1,[],[]]')
+    assert [c for c, stop in graph.resolve(
+        "method", "S validators._impl._Optional", "validator",
+        graph.functions["validators._impl._Optional.__call__"], '[1,[],[]]') if stop == held] \
+        == ["validators._impl._Optional.__call__", "validators._impl._InstanceOf.__call__"]
