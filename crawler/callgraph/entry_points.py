@@ -80,6 +80,7 @@ import heapq
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 
+from crawler.callgraph.registries import Kept
 from crawler.parse.call_edges import (
     CALL,
     GUARD,
@@ -104,6 +105,13 @@ MAX_ENTRIES, MAX_LEFT_OUT = 10, 99  # more left out than that is written as 99: 
 MAX_DEPTH = 12
 
 
+# the dynamic calls a chain may cross: one of each kind, a registry's and another (a closure
+# called later, a computed name, a held callable): jax's `checkpoint(f)` returns a closure that
+# binds a primitive, whose registered rule raises
+_DYNAMIC, _REGISTRY = 1, 2
+
+
+
 MAX_RESOLVING = 100  # bindings followed to resolve one name
 
 
@@ -126,7 +134,7 @@ Edge = tuple[str, int, str | None]  # caller, the call's line, the dynamic call 
 Guard = tuple[str, str]  # a guard over a function's parameters, the function whose signature binds it
 
 
-State = tuple[str, bool, frozenset[str] | None, Guard | None]
+State = tuple[str, int, frozenset[str] | None, Guard | None]  # function, dynamic calls crossed, selves, guard
 
 
 Steps = dict[State, tuple[State, int, str | None] | None]  # a state: the one it calls, at what line, stop
@@ -169,15 +177,12 @@ class Graph:
             if owner in self.classes:
                 self.by_name[name].append(qualname)
                 self.methods_of[owner].append(qualname)
+        self.kept = Kept(self, self.modules.values())  # registries; methods attached to classes
         self.held_by_name: dict[str, list[str]] = defaultdict(list)
         for attributes in self.attributes.values():
             for name, held in attributes.items():
                 if held[:2] in ("V ", "R "):
                     self.held_by_name[name].append(held)
-        self.registered: dict[str, list[str]] = defaultdict(list)
-        for facts in self.modules.values():
-            for value, where in facts.registered:
-                self.registered[container(where)].append(value)
         self.callers: dict[str, list[Edge]] = defaultdict(list)
         # each edge of `callers`, the index of its call in the caller's calls (-1: none); what an
         # update compares to tell that a function's callers are those of the version before
@@ -215,6 +220,7 @@ class Graph:
         self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
         self._reached: dict[tuple[str, str], Reached] = {}
         self._ranks: dict[str, int] = {}  # each public spelling's publicness
+        self._orders: dict[str, tuple[int, int]] = {}
         self._under: dict[str, str] = {}  # each public method's spelling -> the class it names
 
     def _wrappers(self, decorator: str) -> list[str]:
@@ -336,7 +342,14 @@ class Graph:
         """The functions and classes one call reaches, each with the dynamic call it crosses."""
         if kind == CALL:
             found = self.definition(target)
-            return [(found, None)] if found is not None else []
+            if found is not None:
+                return [(found, None)]
+            if self.kept.object_of(target):  # `fn(...)` where `fn = jit(f)`
+                return self.kept.of_object(self.kept.object_of(target), "")  # type: ignore[arg-type]
+            owner, _, method = target.rpartition(".")  # `lax.dot_general_p.bind(...)`
+            held = self.kept.object_of(owner) if owner else None
+            return [] if held is None else \
+                [(f, None) for f in self._by_name(method)] + self.kept.of_object(held, method)
         if kind == PASSED:
             one = next(iter(self._methods(target, name)), None) if name else self.definition(target)
             instance = name != "__call__" and one is not None and one.endswith(".__call__")
@@ -355,13 +368,26 @@ class Graph:
             how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
                    }.get(name, f"a function {maker}() hands to a call")
             return [(target, f"{how}, called later")] if target in self.functions else []
-        methods = self._methods(target, name) if target else self._by_name(name)
+        held_object = self.kept.object_of(target[2:]) if target[:2] in ("O ", "V ") else None
+        if held_object is not None or kind == METHOD and target[:2] in ("A ", "M ", "R ") \
+                and not self.classes_of(target):
+            # an object, or a value of a type no reader can tell: as a method on an untyped receiver
+            methods = self._by_name(name)
+        else:
+            methods = self._methods(target, name) if target else self._by_name(name)
         if kind == PROPERTY:
             return [(f, None) for f in methods if f in self.functions and self.functions[f].is_property]
+        kept = self.kept.of_object(held_object, name) if held_object is not None else \
+            self.kept.of_item(target) if name == "__call__" else \
+            self.kept.of_attribute(self.classes_of(target), name) if target[:2] in ("S ", "N ") else []
         held = held_attribute(self, target, name) if not methods and args else None
         if held is not None:  # `self.validator(...)`, `v = self.validator; v(...)`
-            return held_callees(self, caller.qualname, held, args)
-        return [(f, None) for f in methods]
+            return held_callees(self, caller.qualname, held, args) + kept
+        return [(f, None) for f in methods] + kept
+
+    def methods(self, ref: str, name: str) -> list[str]:
+        """A method of a typed receiver, and its overrides in the receiver's subclasses."""
+        return self._methods(ref, name)
 
     def _methods(self, ref: str, name: str) -> list[str]:
         """A method of a typed receiver, and its overrides in the receiver's subclasses."""
@@ -373,8 +399,11 @@ class Graph:
                 continue
             if held:
                 found.append(held)
-            found.extend(f"{sub}.{name}" for sub in sorted(self.subclasses.get(cls, ()))
-                         if f"{sub}.{name}" in self.functions)
+            for sub in sorted(self.subclasses.get(cls, ())):  # an override, or a callable it holds
+                if f"{sub}.{name}" in self.functions:
+                    found.append(f"{sub}.{name}")
+                elif " " in self.attributes.get(sub, {}).get(name, ""):  # `_bool = error_for(bool)`
+                    found.extend(self._held(self.attributes[sub][name]))
         return list(dict.fromkeys(found))
 
     def _held(self, held: str) -> list[str]:
@@ -401,7 +430,7 @@ class Graph:
         roots = {self._root(f.rpartition(".")[0], name) for f in found}
         if len(roots) == 1:
             return list(found)
-        holders = self.held_by_name.get(name, [])
+        holders = list(dict.fromkeys(self.held_by_name.get(name, ())))  # classes holding the same: one
         if not found and len(holders) == 1:
             return self._held(holders[0])
         return []
@@ -433,26 +462,33 @@ class Graph:
         only across a dynamic call) can at best be a top-level name crossing none, one call
         farther. So the walk stops where ten top-level names crossing none are met no farther
         than the step and the count is full: nothing met later could enter the ten or move the
-        count."""
-        # a state: (function, a dynamic call crossed, the classes `self` can be (None: any), guard)
-        start: State = (node, False, None, (raised, node) if raised else None)
+        count. Once no state crossing none is left to follow, a name met later crosses one, so
+        the top-level names met across one count toward the ten too (a rule a registry runs:
+        every chain from it crosses one)."""
+        # a state: (function, the kinds of dynamic call crossed (_DYNAMIC | _REGISTRY), the classes
+        # `self` can be (None: any), guard)
+        start: State = (node, 0, None, (raised, node) if raised else None)
         parent: Steps = {start: None}
         depth = {start: 0}
         queue = deque([start])
         plain = set() if raised else {node}  # the functions reached in their plainest state
         met = {node: True} if node in self.public else {}  # public callers: met crossing none?
         best = {node} if met and self._rank(self.public[node]) == 0 else set()  # top-level, none crossed
-        level = closer = 0  # closer: how many of `best` are as close as `level` or closer
+        across: set[str] = set()  # top-level names met only across a dynamic call
+        plainly = 1  # the states crossing none in the queue (and the one being followed)
+        level = closer = 0  # closer: how many names as close as `level` or closer rank first
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] != level:  # all as close are met: are the first ten and the count known?
-                level, closer = depth[state], len(best)
+                level, closer = depth[state], len(best) if plainly else len(best | across)
                 if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                     break
+            plainly -= not crossed
             for caller, at, stop, mode, taken in self._edges(current):
                 # a caller reached in its plainest state has nothing to add: most are, met again
-                if caller in plain or stop is not None and crossed:
+                kind = 0 if stop is None else _REGISTRY if stop in self.kept.stops else _DYNAMIC
+                if caller in plain or crossed & kind:
                     continue
                 # the classes `self` can be in the caller (inlined: met many times over)
                 kept = None if mode == _ANY else selves if mode == _CLOSURE else (
@@ -466,29 +502,35 @@ class Graph:
                     if weighed is False:
                         continue  # its constants keep the raise from running
                     guard = weighed if isinstance(weighed, tuple) else None
-                following = (caller, crossed or stop is not None, kept, guard)
+                following = (caller, crossed | kind, kept, guard)
+                # met already as plainly, or crossing none: nothing to add (a chain crossing
+                # none can take every step this one can, and ranks higher)
                 if following in parent or (caller, following[1], None, None) in parent \
-                        or (caller, following[1], kept, None) in parent:
+                        or (caller, following[1], kept, None) in parent or following[1] and (
+                            (caller, 0, kept, guard) in parent or (caller, 0, None, None) in parent):
                     continue
                 parent[following] = (state, at, stop)
                 depth[following] = depth[state] + 1
                 queue.append(following)
-                if following == (caller, False, None, None):
+                plainly += not following[1]
+                if following == (caller, 0, None, None):
                     plain.add(caller)
                 name = self._spelling(caller, kept) if caller in self.public else None
                 if name is not None:
                     met[caller] = met.get(caller, False) or not following[1]
-                    if not following[1] and self._rank(name) == 0:
-                        best.add(caller)
+                    if self._rank(name) == 0:
+                        (across if following[1] else best).add(caller)
                     if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                         queue.clear()  # the count is full, and the first ten are all closer
                         break
         # each public caller's best (crossed, publicness, depth, name) over the states it is met in
-        first: dict[str, tuple[tuple[bool, int, int, str], State]] = {}
+        first: dict[str, tuple[tuple[int, int, int, int, str], State]] = {}
         for state in parent:
             name = self._spelling(state[0], state[2]) if state[0] in self.public else None
             if name is not None:
-                key = (state[1], self._rank(name), depth[state], name)
+                # crossing one dynamic call or two: alike; of two packages' names, the shallower
+                # package first (`jax.numpy.dot` before `jax.experimental.sparse.bcoo_dot_general`)
+                key = (min(state[1], 1), *self._order(name), depth[state], name)  # any crossed: 1
                 if state[0] not in first or key < first[state[0]][0]:
                     first[state[0]] = (key, state)
         found = heapq.nsmallest(MAX_ENTRIES, first.values(), key=lambda item: item[0])
@@ -500,7 +542,7 @@ class Graph:
                     break
                 state = parent[state][0]  # type: ignore[index]
         left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
-        return [(key[3], state) for key, state in found], left_out, steps
+        return [(key[-1], state) for key, state in found], left_out, steps
 
     def _spelling(self, qualname: str, selves: frozenset[str] | None) -> str | None:
         """A public function's spelling on a chain where `self` can be `selves` (None: any). A
@@ -526,6 +568,16 @@ class Graph:
         if rank is None:
             rank = self._ranks[spelling] = publicness(spelling, self.modules, self.packages)
         return rank
+
+    def _order(self, spelling: str) -> tuple[int, int]:
+        """The publicness of a spelling, and for a name of another package than the top-level
+        one, how deep that package is (kept, as `_rank`)."""
+        order = self._orders.get(spelling)
+        if order is None:
+            rank, parts = self._rank(spelling), spelling.split(".")
+            order = self._orders[spelling] = (rank, 0) if rank != 1 else (rank, next(
+                n for n in range(len(parts) - 1, 0, -1) if ".".join(parts[:n]) in self.modules))
+        return order
 
     def _fact(self, node: str, kind: str, line: int = 0) -> str:
         """A function's signature, or the guard of its raise at `line` ("" if none)."""
@@ -583,7 +635,7 @@ class Graph:
         while step is not None:
             state, at, stop = step
             lines.append(at)
-            stops = stop or stops
+            stops = stop if stops is None else f"{stops}; {stop}" if stop else stops
             chain.append(state[0])
             step = parent[state]
         lines.append(line)  # the raise itself, in the last function
@@ -698,10 +750,7 @@ def held_callees(graph: Graph, caller: str, source: str, args: str) -> list[tupl
 def dynamic_callees(graph: Graph, target: str, prefix: str) -> list[tuple[str, str | None]]:
     """Candidates of a call a static reader cannot follow, each marked with its source."""
     ref, _, text = target.partition("\0")
-    if not text:  # `REGISTRY[key](...)`: what is stored in that registry
-        return [(f, f"{ref}(...)") for f in graph.registered.get(container(ref), ())
-                if f in graph.functions]
-    if not prefix:
+    if not text or not prefix:  # `handlers[key](...)` of a table no reader can name: nothing offered
         return []
     found: list[str] = []
     for cls in graph.classes_of(ref):
@@ -709,12 +758,6 @@ def dynamic_callees(graph: Graph, target: str, prefix: str) -> list[tuple[str, s
             found.extend(f for f in graph.methods_of.get(klass, ())
                          if f.rpartition(".")[2].startswith(prefix))
     return [(f, text) for f in dict.fromkeys(found)]
-
-
-def container(where: str) -> str:
-    """`HANDLERS[...]`, `self._handlers[key]`, `register(...)` -> the registry's last name."""
-    head = where.split("[", 1)[0].split("(", 1)[0]
-    return head.rpartition(".")[2]
 
 
 NOT_LIBRARY = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark",
@@ -783,6 +826,11 @@ def public_names(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
                 inherited.setdefault(function, []).append(spelled)
             elif function not in chosen or _shortest(spelled) < _shortest(chosen[function]):
                 chosen[function] = spelled
+        for klass in graph.mro(cls):  # a function attached to it at run time (`C.name = f`)
+            for method, function in graph.kept.attached.get(klass, {}).items():
+                if (public_name(method) or method.startswith("__") and method not in PRIVATE_DUNDERS) \
+                        and graph.lookup(cls, method) == "V " + function:
+                    inherited.setdefault(function, []).append(f"{chosen[cls]}.{method}")
     own: dict[str, str] = {}
     for function, candidates in inherited.items():
         # an inherited spelling only where it has fewer dots: `pkg.Far.run` is no better than

@@ -38,8 +38,9 @@ class GraphSummary:
 # package: listed, not followed on every run (see `parse_cache.ASSERTION_READER_SOURCES`);
 # tests/callgraph/test_graph_cache.py checks the list against the imports.
 GRAPH_SOURCES = (
-    "callgraph/entry_points.py", "parse/call_edges.py", "parse/call_guards.py",
+    "callgraph/entry_points.py", "callgraph/registries.py", "parse/call_edges.py", "parse/call_guards.py",
     "parse/message/__init__.py", "parse/message/type_refs.py", "parse/python_ast.py",
+    "parse/registrations.py",
     "records/__init__.py", "records/manifest.py", "records/record.py", "records/sites.py",
 )
 

@@ -34,6 +34,15 @@ from typing import Protocol
 from crawler.parse.call_guards import call_args, guards, known_names, signature
 from crawler.parse.message import type_refs
 from crawler.parse.python_ast import ast_parse_newer, parse_expression
+from crawler.parse.registrations import (
+    REGISTRY_READS,
+    Registration,
+    attached,
+    literal,
+    registrations,
+    stored,
+)
+from crawler.parse.registrations import dotted as _dotted
 
 LOCALS = ".<locals>."
 
@@ -53,7 +62,8 @@ DUNDERS = {ast.Subscript: "__getitem__", ast.Add: "__add__", ast.Sub: "__sub__",
 
 
 SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": "__repr__",
-                "bool": "__bool__", "hash": "__hash__", "next": "__next__"}
+                "bool": "__bool__", "hash": "__hash__", "next": "__next__", "int": "__int__",
+                "float": "__float__", "complex": "__complex__"}
 
 
 class _Qualifies(Protocol):
@@ -244,17 +254,6 @@ def all_nodes(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _dotted(node: ast.expr | None) -> list[str] | None:
-    """`a.b.c` as its parts; None for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return parts[::-1]
-    return None
-
 
 # Kinds of `Call`
 CALL = "call"  # target: a dotted name qualified by the imports (a function or a class)
@@ -284,11 +283,15 @@ HELD = "held"  # target: a local iterated from an attribute, called; args: the c
 SIGNATURE, GUARD = "signature", "guard"  # no calls: target a signature / a raise's guard (`call_guards`)
 
 
+
+
 # TypeRef: "<kind> <text>", resolved by the pass to classes:
 #   "N pkg.C"     an instance of the class a name is       "R pkg.f"  what calling a name returns
 #   "S pkg.C"     self in class pkg.C (its subclasses too)  "A pkg.C x"  attribute x of pkg.C
 #   "M pkg.C m"   what method m of pkg.C returns           "V pkg.C"  the class object itself
 #   "B int"       a builtin a class attribute holds (`number_class = int`): no class of the library
+#   "O pkg.p"     a module-level object (`p = Primitive("p")`)  "T pkg.C.t"  a table or its item
+#                 (`self.t[k]`, `t.get(k)`): named by where it is kept, a module's or a class's
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -315,6 +318,10 @@ class Function:
     decorators: tuple[str, ...] = ()  # dotted names, qualified; "()" after a called one
     is_property: bool = False
     catches: tuple[tuple[int, int, tuple[str, ...]], ...] = ()  # try body lines, classes caught
+    # the parameters it keeps: (table or "Class.attribute", position among the positional
+    # arguments a call passes, name): `registry[value] = object`, `self.impl = impl`
+    keeps: tuple[tuple[str, int, str], ...] = ()
+    gives: str = ""  # unannotated: a TypeRef of what it returns, where a call or a table's item
 
 
 @dataclass(frozen=True)
@@ -336,8 +343,15 @@ class CallFacts:
     classes: tuple[ClassFacts, ...] = ()
     all_names: tuple[str, ...] | None = None  # a literal `__all__`
     star: tuple[str, ...] = ()  # modules `from M import *` reads
-    registered: tuple[tuple[str, str], ...] = ()  # a function stored as a value: (qualname, source)
     exported: tuple[str, ...] = ()  # names imported as themselves: PEP 484's explicit re-export
+    objects: tuple[str, ...] = ()  # module-level names assigned a value (not an alias)
+    registrations: tuple[Registration, ...] = ()
+
+
+def _receiver(callee: tuple[str, str, str]) -> str:
+    """A registering method call's receiver, where a module-level name (`remat_p.def_impl`)."""
+    kind, target, _ = callee
+    return target[2:] if kind == METHOD and target[:2] in ("O ", "V ") else ""
 
 
 def read_calls(source: bytes | str, module: str, is_package: bool = False,
@@ -354,7 +368,8 @@ class _Reader:
         self.functions: list[Function] = []
         self.classes: list[ClassFacts] = []
         self.star: list[str] = []
-        self.registered: list[tuple[str, str]] = []
+        self.objects: dict[str, None] = {}  # module-level names assigned a value, in order
+        self.registrations: list[Registration] = []
         self.all_names: tuple[str, ...] | None = None
         self.exported: list[str] = []
         self.self_attributes: dict[str, list[tuple[str, str]]] = {}  # method: `self.x = ...` types
@@ -365,8 +380,8 @@ class _Reader:
         for node in tree.body:
             self._statement(node, prefix=self.module, cls=None)
         return CallFacts(self.module, tuple(sorted(self.bindings.items())), tuple(self.functions),
-                         tuple(self.classes), self.all_names, tuple(self.star), tuple(self.registered),
-                         tuple(self.exported))
+                         tuple(self.classes), self.all_names, tuple(self.star), tuple(self.exported),
+                         tuple(self.objects), tuple(dict.fromkeys(self.registrations)))
 
     # ------------------------------------------------------------ module-level names
 
@@ -386,6 +401,8 @@ class _Reader:
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             self._assign(node.targets[0].id, node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            self.objects.setdefault(node.target.id)
 
     def _assign(self, name: str, value: ast.expr) -> None:
         if name == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
@@ -396,14 +413,62 @@ class _Reader:
         dotted = _dotted(value)
         if dotted and dotted[0] in self.bindings:  # an alias: `load = _impl.load`
             self.bindings[name] = self._qualify(dotted)
-        elif isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
-            for element in [*getattr(value, "values", []), *getattr(value, "elts", [])]:
-                self._registered(element, f"{name}[...]")
+        elif not (name.startswith("__") and name.endswith("__")):
+            self.objects.setdefault(name)
 
-    def _registered(self, element: ast.expr, where: str) -> None:
-        dotted = _dotted(element)
+    def global_name(self, dotted: list[str] | None) -> str:
+        """A module-level name qualified (imported, defined or assigned here), or ""."""
+        if not dotted or dotted[0] not in self.bindings and dotted[0] not in self.objects:
+            return ""
+        return self._qualify(dotted) if dotted[0] in self.bindings else ".".join([self.module, *dotted])
+
+    def _callee(self, func: ast.expr) -> tuple[str, str, str] | None:
+        """A module-level call's callee as a `Call` says it: (kind, target, name)."""
+        dotted = _dotted(func)
         if dotted and dotted[0] in self.bindings:
-            self.registered.append((self._qualify(dotted), where))
+            return CALL, self._qualify(dotted), ""
+        if dotted and len(dotted) == 2 and dotted[0] in self.objects:  # `remat_p.def_impl(...)`
+            return METHOD, f"O {self.module}.{dotted[0]}", dotted[1]
+        return None
+
+    def _keep(self, node: ast.stmt) -> None:
+        """What a module-level statement keeps for a later call (`Registration`)."""
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            callee = self._callee(node.value.func)
+            if callee is not None:
+                self.registrations.extend(registrations(node.value, callee, self.global_name,
+                                                        _receiver(callee)))
+            self.registrations.extend(attached(node.value, self.global_name))
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self.registrations.extend(stored(target, node.value, self.global_name, self._table))
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in self.objects:
+                if isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)):  # `T = {key: f}`
+                    self.registrations.extend(literal(node.value, f"{self.module}.{target.id}",
+                                                      self.global_name))
+                elif isinstance(node.value, ast.Call) and (callee := self._callee(node.value.func)):
+                    found = registrations(node.value, callee, self.global_name)  # `p = make(rule)`
+                    key = (f"{self.module}.{target.id}",)
+                    self.registrations.extend(Registration(r.value, r.kind, r.target, r.name, r.position,
+                                                           r.keyword, key) for r in found)
+
+    def _table(self, node: ast.expr) -> str:
+        while isinstance(node, ast.Subscript):  # `T[a][b] = f`: kept in T
+            node = node.value
+        return self.global_name(_dotted(node))
+
+    def _decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, qualname: str
+                   ) -> None:
+        """`@remat_p.def_impl`, `@registry.register`, `@register(key)`: a call handed the def."""
+        for decorator in node.decorator_list:
+            handed = decorator.args if isinstance(decorator, ast.Call) else []
+            callee = self._callee(decorator.func if isinstance(decorator, ast.Call) else decorator)
+            if callee is None or callee[1].rpartition(".")[2] in ("wraps", "partial"):
+                continue
+            keys = [_receiver(callee), *(self.global_name(_dotted(a)) for a in handed)]
+            self.registrations.append(Registration(qualname, *callee, 0, "", tuple(k for k in keys if k),
+                                                   isinstance(decorator, ast.Call)))
 
     def _qualify(self, dotted: list[str]) -> str:
         return ".".join([self.bindings.get(dotted[0], dotted[0]), *dotted[1:]])
@@ -414,20 +479,17 @@ class _Reader:
         if isinstance(node, ast.ClassDef):
             self._class(node, prefix)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._decorated(node, f"{prefix}.{node.name}")
             self.functions.append(_FunctionReader(self, node, f"{prefix}.{node.name}", cls).read())
         elif isinstance(node, (ast.If, ast.Try)):
             for inner in [*node.body, *node.orelse, *getattr(node, "finalbody", [])]:
                 self._statement(inner, prefix, cls)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and cls is None:
-            for argument in node.value.args:  # `register(handler)` at module level
-                self._registered(argument, ast.unparse(node.value.func) + "(...)")
-        elif isinstance(node, ast.Assign) and cls is None:
-            for target in node.targets:
-                if isinstance(target, ast.Subscript):  # `HANDLERS[key] = handler`
-                    self._registered(node.value, ast.unparse(target.value) + "[...]")
+        elif cls is None:
+            self._keep(node)
 
     def _class(self, node: ast.ClassDef, prefix: str) -> None:
         qualname = f"{prefix}.{node.name}"
+        self._decorated(node, qualname)
         bases = tuple(self._qualify(d) for d in (  # `Base[T]`: the generic's class
             _dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases) if d)
         attributes: dict[str, str] = {}
@@ -444,6 +506,10 @@ class _Reader:
                 kind = "" if not held else "V " if held[0] in self.bindings else "B " * (held[0] in _BUILTINS)
                 if kind:
                     attributes[statement.targets[0].id] = kind + self._qualify(held)  # type: ignore[arg-type]
+                elif isinstance(statement.value, ast.Call):  # `_bool = error_for(bool)`: what it returns
+                    made = self.global_name(_dotted(statement.value.func))
+                    if made and made.rpartition(".")[2] not in _BUILTINS:
+                        attributes[statement.targets[0].id] = "R " + made
             self._statement(statement, qualname, qualname)
         for function in self.functions[first:]:  # its methods are the functions its body added
             if "." not in function.qualname[len(qualname) + 1:]:
@@ -475,6 +541,9 @@ class _FunctionReader:
         self.in_class = 0  # inside a class nested in the function: its defs are the function's
         self.returning = False
         self.known: dict[str, str] = {}  # parameters never reassigned: "p"; a local that is a class: "t"
+        self.positional: list[str] = []  # the parameters a call's positional arguments bind
+        self.keeps: list[tuple[str, int, str]] = []
+        self.gives = ""
 
     def read(self) -> Function:
         node, reader = self.node, self.reader
@@ -483,8 +552,10 @@ class _FunctionReader:
             for d in node.decorator_list]
         names = [d[-1] for d, _ in decorators if d]
         params = self._params(node)
+        self.positional = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
         if self.cls is not None and self.outer is None and params and "staticmethod" not in names:
             self.types[params[0].arg] = ("V " if "classmethod" in names else "S ") + self.cls
+            self.positional = self.positional[1:]
         for param in params:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
@@ -509,7 +580,8 @@ class _FunctionReader:
         returns = "" if isinstance(node, ast.Lambda) else reader.annotation(node.returns)
         return Function(self.qualname, node.lineno, node.end_lineno or node.lineno,
                         tuple(dict.fromkeys(self.calls)), returns, qualified,
-                        "property" in names or "cached_property" in names, tuple(_catches(nodes, reader)))
+                        "property" in names or "cached_property" in names, tuple(_catches(nodes, reader)),
+                        tuple(dict.fromkeys(self.keeps)), "" if returns else self.gives)
 
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
@@ -551,6 +623,9 @@ class _FunctionReader:
             nested = _FunctionReader(self.reader, node, self.nested[node.name], self.cls, self)
             self.reader.functions.append(nested.read())
             return
+        if isinstance(node, ast.Return) and node.value is not None and not self.gives and not self.in_class:
+            ref = self.type_of(node.value)  # what it returns, for a table's item called later
+            self.gives = ref if ref[:2] in ("T ", "M ", "R ") else ""
         if isinstance(node, (ast.ClassDef, ast.Return)):  # a class's defs are the function's
             self.in_class += isinstance(node, ast.ClassDef)
             self.returning = isinstance(node, ast.Return)
@@ -563,6 +638,7 @@ class _FunctionReader:
             self._expression(node.value)
             ref = self.type_of(node.value)
             for target in node.targets:
+                self._keep(target, node.value)
                 self._target(target, ref)
                 if isinstance(target, ast.Name) and isinstance(node.value, ast.Attribute) and not ref:
                     self.untyped[target.id] = node.value.attr  # `parse = context.parse_object`
@@ -593,6 +669,54 @@ class _FunctionReader:
             else:
                 self._walk(child)
 
+    def _keep(self, target: ast.expr, value: ast.expr) -> None:
+        """`registry[key] = param`, `self.impl = param` (or a call of it): the function keeps its
+        parameter (`keeps`); `T[key] = f`, `C.name = f`: it keeps a function (`Registration`)."""
+        if not self.in_class:
+            self.reader.registrations.extend(stored(target, value, self.name_of, self.table_of))
+        handed = [value, *value.args] if isinstance(value, ast.Call) and isinstance(target, ast.Attribute) \
+            else [value]
+        param = next((a.id for a in handed if isinstance(a, ast.Name) and a.id in self.positional
+                      and self.known.get(a.id) == "p"), None)
+        if param is None:
+            return
+        table = ""
+        if isinstance(target, ast.Subscript):
+            table = self.table_of(target.value)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and self.types.get(target.value.id, "").startswith("S "):
+            table = f"{self.types[target.value.id][2:]}.{target.attr}"
+        if table:
+            self.keeps.append((table, self.positional.index(param), param))
+
+    def name_of(self, dotted: list[str] | None) -> str:
+        """A name in this scope qualified: a nested def, a module-level one, or ""."""
+        if dotted and dotted[0] in self.nested and len(dotted) == 1:
+            return self.nested[dotted[0]]
+        found = self._global(dotted)
+        if found is None and dotted and dotted[0] in self.reader.objects and dotted[0] not in self.locals:
+            found = ".".join([self.reader.module, *dotted])
+        return found or ""
+
+    def table_of(self, node: ast.expr) -> str:
+        """Where a table an expression reads is kept: a module's name (`primitive_jvps`,
+        `ad.primitive_jvps`), a class's attribute (`self._registries`), a local read off one
+        (`registry = self._registries.setdefault(name, {})`); an item of a table is its table."""
+        while True:
+            if isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in REGISTRY_READS:
+                node = node.func.value
+            else:
+                break
+        if isinstance(node, ast.Name) and self.types.get(node.id, "").startswith("T "):
+            return self.types[node.id][2:]
+        dotted = _dotted(node)
+        if dotted and len(dotted) == 2 and self.types.get(dotted[0], "").startswith("S "):
+            return f"{self.types[dotted[0]][2:]}.{dotted[1]}"
+        return self.name_of(dotted) if dotted and dotted[0] not in self.nested else ""
+
     def _target(self, target: ast.expr, ref: str) -> None:
         if isinstance(target, ast.Name):
             if ref:
@@ -621,13 +745,13 @@ class _FunctionReader:
             elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Load) \
                     and id(inner) not in called:
                 ref = self.type_of(inner.value)
-                if ref and not ref.startswith("V "):
+                if ref and ref[:2] not in ("V ", "O ", "T "):
                     self.calls.append(Call(PROPERTY, ref, inner.attr, inner.lineno))
             elif isinstance(inner, (ast.Subscript, ast.BinOp)):
                 op = type(inner.op) if isinstance(inner, ast.BinOp) else ast.Subscript
                 dunder = DUNDERS.get(op)
                 ref = self.type_of(inner.left if isinstance(inner, ast.BinOp) else inner.value)
-                if dunder and ref and not ref.startswith("V "):
+                if dunder and ref and ref[:2] not in ("V ", "O ", "T "):
                     self.calls.append(Call(METHOD, ref, dunder, inner.lineno))
         for lam in apart:
             if isinstance(self.node, ast.Lambda):  # in a lambda handed on: that same function
@@ -650,6 +774,7 @@ class _FunctionReader:
                 self.calls.append(Call(METHOD, ref, SYNTAX_CALLS[func.id], line))
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
             return
+        self._registering(node, qualified)
         if qualified is not None:
             self.calls.append(Call(CALL, qualified, "", line, args))
         elif isinstance(func, ast.Name) and func.id in self.nested:
@@ -666,12 +791,37 @@ class _FunctionReader:
             self._method_call(func, line, args)
         elif isinstance(func, ast.Call) and _dotted(func.func) == ["getattr"] and len(func.args) >= 2:
             self._getattr_call(func, line)
+        elif isinstance(func, ast.Name) and self.name_of([func.id]):  # a module-level object called
+            self.calls.append(Call(CALL, self.name_of([func.id]), "", line, args))
+        elif isinstance(func, (ast.Subscript, ast.Call)) and self.type_of(func):
+            # `T[key](...)`, `T.get(key)(...)`: a table's item; `C(...)(...)`: what a call gives
+            self.calls.append(Call(METHOD, self.type_of(func), "__call__", line, args))
         elif isinstance(func, ast.Subscript):
             self.calls.append(Call(STOP, ast.unparse(func)[:80], "", line))
         if not (isinstance(func, ast.Name) and func.id in NOT_PASSED):
             now = qualified in PARTIALS or isinstance(func, ast.Name) and func.id in CALLS_NOW
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 self._passed(argument, line, now)
+
+    def _registering(self, node: ast.Call, qualified: str | None) -> None:
+        """A call handed a function it may keep (`Registration`), or `setattr(C, "name", f)`."""
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in NOT_PASSED | CALLS_NOW or qualified in PARTIALS:
+            self.reader.registrations.extend(attached(node, self.name_of))
+            return
+        if not any(isinstance(a, (ast.Name, ast.Attribute, ast.Call))
+                   for a in [*node.args, *(k.value for k in node.keywords)]):
+            return
+        if qualified is not None:
+            callee = (CALL, qualified, "")
+        elif isinstance(func, ast.Name) and func.id in self.nested:
+            callee = (CALL, self.nested[func.id], "")
+        elif isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Call)
+                                                      and _dotted(func.value.func) == ["super"]):
+            callee = (METHOD, self.type_of(func.value), func.attr)
+        else:
+            return
+        self.reader.registrations.extend(registrations(node, callee, self.name_of, _receiver(callee)))
 
     def _method_call(self, func: ast.Attribute, line: int, args: str) -> None:
         receiver = func.value
@@ -716,10 +866,19 @@ class _FunctionReader:
 
     def type_of(self, node: ast.expr) -> str:
         """A TypeRef of what an expression gives, or "" when a static reader cannot tell."""
-        return type_refs.type_of(node, self._type_of_name)
+        ref = type_refs.type_of(node, self._type_of_name)
+        if ref or not isinstance(node, (ast.Subscript, ast.Call)):
+            return ref
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute)
+                                               and node.func.attr in REGISTRY_READS):
+            return ""
+        table = self.table_of(node)  # `T[key]`, `T.get(key)`: an item of the table
+        return "T " + table if table else ""
 
     def _type_of_name(self, name: str) -> str:
         if name in self.types:
             return self.types[name]
         qualified = self._global([name])
+        if qualified is None and name in self.reader.objects and name not in self.locals:
+            return f"O {self.reader.module}.{name}"
         return "V " + qualified if qualified else ""

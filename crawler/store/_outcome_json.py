@@ -9,6 +9,7 @@ from typing import Any
 
 from crawler.parse.call_edges import Call, CallFacts, ClassFacts, Function
 from crawler.parse.outcomes import FileOutcome
+from crawler.parse.registrations import Registration
 from crawler.parse.skeleton import Region
 from crawler.records import (
     ArgumentText,
@@ -165,9 +166,10 @@ def facts_from_data(data: dict[str, Any]) -> CallFacts:
         functions=tuple(Function(
             f["qualname"], f["line"], f["end_line"], tuple(Call(**c) for c in f["calls"]),
             f["returns"], tuple(f["decorators"]), f["is_property"],
-            tuple((a, b, tuple(n)) for a, b, n in f["catches"])) for f in data["functions"]),
+            tuple((a, b, tuple(n)) for a, b, n in f["catches"]),
+            tuple((t, p, n) for t, p, n in f["keeps"]), f["gives"]) for f in data["functions"]),
         classes=tuple(ClassFacts(c["qualname"], tuple(c["bases"]),
                                  tuple((a, t) for a, t in c["attributes"])) for c in data["classes"]),
         all_names=tuple(data["all_names"]) if data["all_names"] is not None else None,
-        star=tuple(data["star"]), registered=tuple((a, b) for a, b in data["registered"]),
-        exported=tuple(data["exported"]))
+        star=tuple(data["star"]), exported=tuple(data["exported"]), objects=tuple(data["objects"]),
+        registrations=tuple(Registration(**{**r, "keys": tuple(r["keys"])}) for r in data["registrations"]))

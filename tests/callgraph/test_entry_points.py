@@ -232,7 +232,8 @@ def test_getattr_and_registry_stop_the_chain_with_a_note(make_repo: Callable[[st
         ("pkg.Visitor.visit", ("pkg.Visitor.visit", "pkg.Visitor.visit_bad"),
          "getattr(self, f'visit_{node}')", None)]
     assert entries(graph, "pkg._to_json") == [
-        ("pkg.encode", ("pkg.encode", "pkg._to_json"), "_ENCODERS[kind](...)", None)]
+        ("pkg.encode", ("pkg.encode", "pkg._to_json"),
+         "_ENCODERS[...](...) calls a function registered in _ENCODERS", None)]
 
 
 def test_caught_by_the_library_itself(make_repo: Callable[[str], GitRepo]) -> None:

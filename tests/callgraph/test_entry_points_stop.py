@@ -34,6 +34,23 @@ MODULE_NAMES_FIRST = ("from pkg.core import e1, e2\n__all__ = ['e1', 'e2']\n",
                       + "".join(f"def n{i}():\n    f0()\n" for i in range(1, 6))
                       + "def m1():\n    f0()\ndef m2():\n    m1()\n"
                       "def e1():\n    m2()\ndef e2():\n    m2()\n", "pkg.core")
+# From f0, a rule kept for the object `p`: every chain crosses the registry, so the walk stops
+# once the top-level names met across it fill the first ones (r1..r4 call `p.bind()`; the
+# closure maker's callers a1, a2 cross a second, other kind of dynamic call).
+PRIMITIVE = """\
+class Prim:
+    def def_impl(self, impl):
+        self.impl = impl
+    def bind(self):
+        pass
+p = Prim()
+"""
+REGISTRY_ONLY = ("from pkg._core import a1, a2, r1, r2, r3, r4, r5\n"
+                 "__all__ = ['a1', 'a2', 'r1', 'r2', 'r3', 'r4', 'r5']\n",
+                 PRIMITIVE + "def f0():\n    pass\np.def_impl(f0)\n"
+                 + "".join(f"def r{i}():\n    p.bind()\n" for i in range(1, 6))
+                 + "def maker():\n    def inner():\n        r1()\n    return inner\n"
+                 "def a1():\n    maker()\ndef a2():\n    maker()\n", "pkg._core")
 
 
 @st.composite
@@ -51,6 +68,11 @@ def packages(draw: st.DrawFn) -> Package:
         if draw(st.booleans()) and calls:  # the calls run later, from the closure it returns
             body = ["    def inner():", *("    " + line for line in body), "    return inner"]
         lines += [f"def {name}():", *body, ""]
+    if draw(st.booleans()):  # some run by `p.bind()`, a registry's rules kept for the object `p`
+        lines = [PRIMITIVE, *lines, *(f"p.def_impl({name})" for name in names if draw(st.booleans()))]
+        for index, line in enumerate(lines):
+            if line.startswith("    pass") and draw(st.booleans()):
+                lines[index] = "    p.bind()"
     exported = [name for name in names if draw(st.booleans())]
     module = draw(st.sampled_from(["pkg._core", "pkg.core"]))
     init = (f"from {module} import {', '.join(exported)}\n__all__ = {exported!r}\n" if exported
@@ -74,6 +96,7 @@ def walked(facts: list, left_out_bound: int) -> dict[str, tuple[tuple[EntryPoint
 @given(packages())
 @example(CROSSING_FIRST)
 @example(MODULE_NAMES_FIRST)
+@example(REGISTRY_ONLY)
 def test_a_walk_that_stops_early_finds_what_a_walk_to_the_end_finds(package: Package) -> None:
     """100 packages in a plain `pytest` (new ones each run); 300 more under `-m slow`."""
     stops_early_as_a_whole_walk(package)
@@ -95,6 +118,11 @@ def stops_early_as_a_whole_walk(package: Package) -> None:
     assert early == {node: (items, min(COUNTED, left_out)) for node, (items, left_out) in whole.items()}
     if package == CROSSING_FIRST:
         assert [e.name for e in early["pkg._core.f0"][0]] == ["pkg.d1", "pkg.d2"]
+        assert early["pkg._core.f0"][1] == COUNTED
+    if package == REGISTRY_ONLY:
+        assert [(e.name, e.stops) for e in early["pkg._core.f0"][0]] == [
+            ("pkg.r1", "p.bind(...) runs a function registered for p"),
+            ("pkg.r2", "p.bind(...) runs a function registered for p")]
         assert early["pkg._core.f0"][1] == COUNTED
     if package == MODULE_NAMES_FIRST:  # m1 and m2 are public too (pkg.core.m1), two calls away
         assert [e.name for e in early["pkg.core.f0"][0]] == ["pkg.e1", "pkg.e2"]

@@ -1,0 +1,120 @@
+"""What a file keeps for a later call: functions stored in tables, handed to calls that keep
+them, attached to classes (`Registration`), read with `ast` for the entry-point pass
+(`crawler.callgraph.registries` puts them together; `crawler.parse.call_edges` finds them).
+
+The shapes: `T[key] = f` and `T = {key: f}` (a table), `register_lowering(p, f)`,
+`prim.def_impl(f)`, `@prim.def_abstract_eval`, `@register(key)` and `p = make(rule)` (a call
+handed a function, with the module-level names handed beside it that may name the object it is
+kept for), `C.name = f` and `setattr(C, "name", f)` (attached to a class). A `partial(f, ...)`
+keeps `f`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+TABLE, ATTACHED = "table", "attached"  # how a function is kept, beside a registering call's kind
+
+
+REGISTRY_READS = frozenset({"get", "setdefault", "pop"})  # a table's item read by a call
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A function kept for a later call: stored into a table (`T[key] = f`, `T = {key: f}`),
+    handed to a call that may keep it (`prim.def_impl(f)`, `register_lowering(p, f)`,
+    `@table.register`, `@register(key)`, `p = make_primitive(rule)`), or attached to a class
+    (`C.name = f`, `setattr(C, "name", f)`)."""
+
+    value: str  # the function or class kept, qualified
+    kind: str  # TABLE, ATTACHED, or the registering call's kind (`call_edges.CALL`, `METHOD`)
+    target: str  # TABLE: the table; ATTACHED: the class; a call: its callee, or its receiver's TypeRef
+    name: str = ""  # METHOD: the method called; ATTACHED: the attribute
+    position: int = 0  # among the call's positional arguments (-1: handed by keyword)
+    keyword: str = ""
+    # the module-level names handed beside it (a method's receiver first): the first that is an
+    # object (`remat_p`, not a function, class or module) is the object it is kept for
+    keys: tuple[str, ...] = ()
+    made: bool = False  # ATTACHED: what calling `value` returns; a call: handed to what it returns
+
+
+NameOf = Callable[[list[str] | None], str]  # a dotted name in a scope, qualified ("" if not global)
+
+
+def kept_value(node: ast.expr, name_of: NameOf) -> tuple[str, bool]:
+    """The function or class an expression keeps, qualified, and whether it is what calling it
+    returns: a name (`f`, `mod.f`), a `partial`'s first argument, a call of a name (`make(...)`)."""
+    if isinstance(node, ast.Call):
+        head = dotted(node.func) or [""]
+        if head[-1] in ("partial", "partialmethod") and node.args:
+            return name_of(dotted(node.args[0])), False
+        return name_of(head), True
+    return name_of(dotted(node)), False
+
+
+def registrations(call: ast.Call, callee: tuple[str, str, str], name_of: NameOf, receiver: str = ""
+                  ) -> list[Registration]:
+    """A call handed functions (`register_lowering(p, rule)`, `prim.def_impl(f)`): each one it may
+    keep, with the module-level names handed beside it (the receiver first) that may name the
+    object it is kept for."""
+    kind, target, method = callee
+    keys = [receiver, *(name_of(dotted(a)) for a in call.args)]
+    found = []
+    handed = [*((i, "", a) for i, a in enumerate(call.args)), *((-1, k.arg, k.value) for k in call.keywords)]
+    for position, keyword, argument in handed:
+        value, made = kept_value(argument, name_of)
+        if value and not made and keyword is not None:
+            found.append(Registration(value, kind, target, method, position, keyword,
+                                      tuple(k for k in keys if k and k != value)))
+    return found
+
+
+def stored(target: ast.expr, value: ast.expr, name_of: NameOf, table_of: Callable[[ast.expr], str]
+           ) -> list[Registration]:
+    """`T[key] = f` (kept in a table) and `C.name = f` (attached to a class): what it keeps."""
+    kept, made = kept_value(value, name_of)
+    if not kept:
+        return []
+    if isinstance(target, ast.Subscript) and not made:
+        table = table_of(target.value)
+        key = name_of(dotted(target.slice))
+        return [Registration(kept, TABLE, table, keys=(key,) if key else ())] if table else []
+    if isinstance(target, ast.Attribute):
+        owner = name_of(dotted(target.value))
+        return [Registration(kept, ATTACHED, owner, target.attr, made=made)] if owner else []
+    return []
+
+
+def attached(call: ast.Call, name_of: NameOf) -> list[Registration]:
+    """`setattr(C, "name", f)`: f attached to C as `name`."""
+    if isinstance(call.func, ast.Name) and call.func.id == "setattr" and len(call.args) == 3 \
+            and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        return stored(ast.Attribute(call.args[0], call.args[1].value, ast.Store()), call.args[2],
+                      name_of, lambda _: "")
+    return []
+
+
+def literal(value: ast.Dict | ast.List | ast.Tuple, table: str, name_of: NameOf) -> list[Registration]:
+    """`T = {key: f, ...}`, `T = [f, g]`: what the table keeps, with each key."""
+    pairs = zip(value.keys, value.values) if isinstance(value, ast.Dict) else ((None, e) for e in value.elts)
+    found = []
+    for key, element in pairs:
+        kept, made = kept_value(element, name_of)
+        if kept and not made:
+            named = name_of(dotted(key)) if key is not None else ""
+            found.append(Registration(kept, TABLE, table, keys=(named,) if named else ()))
+    return found
+
+
+def dotted(node: ast.expr | None) -> list[str] | None:
+    """`a.b.c` as its parts; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
