@@ -295,20 +295,22 @@ def find_assertions(path: str, source: bytes, whole: bool = False) -> FileAssert
 
     A file none of whose text can hold an assertion is not parsed at all; else LibCST reads a
     skeleton of it, where each function and class whose text holds none of the NEEDLES is one
-    `pass` (every line kept, so lines do not move); `whole` parses every line, for the tests
-    that hold the two equal.
+    `pass` line (its other lines dropped: `ast`, which read the whole file, gives the lines);
+    where `ast` cannot place the calls, the skeleton is read again with every line kept, for
+    LibCST's positions. `whole` parses every line, for the tests that hold the two equal.
     """
     if not whole and not can_hold_evidence(source):
         return FileAssertions(path, ())
     tree = ast_parse_newer(source)
-    text = source if whole or tree is None else stubbed(source, tree)
-    module = cst.parse_module(text)
-    visitor = AssertionVisitor()
-    visitor.visit_module(module)
+    skeleton = None if whole else tree
+    text = source if skeleton is None else stubbed(source, skeleton, keep_lines=False)
+    module, visitor = _visit(text)
     if not visitor.calls:
         return FileAssertions(path, (), visitor.unread)
     lines, positions = _ast_lines(tree, visitor), "ast"
     if lines is None:
+        if skeleton is not None and (kept := stubbed(source, skeleton)) != text:
+            module, visitor = _visit(kept)  # LibCST places the calls: no line may move
         lines, positions = _libcst_lines(module, visitor), "libcst"
     found = tuple(
         TestAssertion(path=path, line=lines[id(call)], test=test, form=form, check=check,
@@ -318,10 +320,20 @@ def find_assertions(path: str, source: bytes, whole: bool = False) -> FileAssert
     return FileAssertions(path, found, visitor.unread, positions)
 
 
-def stubbed(source: bytes, tree: ast.Module) -> bytes:
+def _visit(text: bytes) -> tuple[cst.Module, AssertionVisitor]:
+    module = cst.parse_module(text)
+    visitor = AssertionVisitor()
+    visitor.visit_module(module)
+    return module, visitor
+
+
+def stubbed(source: bytes, tree: ast.Module, keep_lines: bool = True) -> bytes:
     """`source` with every function and class (at module level, or in a class kept) whose text
-    holds none of the NEEDLES made one `pass` at its indentation, then as many empty lines as
-    it had: what the visitor finds in the rest, and the lines it finds it on, do not change."""
+    holds none of the NEEDLES made one `pass` at its indentation: what the visitor finds in the
+    rest does not change. With `keep_lines`, as many empty lines as it had follow the `pass`,
+    so that no line moves; without, its other lines are dropped (a third of the standard
+    library's test lines are kept, and LibCST pays for each empty line as for a node).
+    """
     lines = source.splitlines(keepends=True)
     if tree.body and (tree.body[-1].end_lineno or 0) > len(lines):
         return source  # `ast` counts lines otherwise: read it whole
@@ -344,7 +356,7 @@ def stubbed(source: bytes, tree: ast.Module) -> bytes:
         indent = line[:len(line) - len(body)]
         lines[first - 1] = indent + b"pass" + _ending(line)
         for index in range(first, last):
-            lines[index] = _ending(lines[index])
+            lines[index] = _ending(lines[index]) if keep_lines else b""
     return b"".join(lines)
 
 

@@ -124,6 +124,50 @@ def test_functions_and_classes_without_a_needle_become_pass_on_the_same_lines() 
         ((found.assertions, found.unread),) * 2
 
 
+def test_libcst_reads_only_the_kept_lines_and_ast_places_the_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stub's other lines are dropped before LibCST reads the file (it pays for an empty line
+    as for a node); the lines found are still the file's, since `ast` gives them."""
+    source = textwrap.dedent("""\
+        import pytest
+
+
+        @pytest.mark.slow
+        def helper(x):
+            y = x + 1
+            return y
+
+
+        def test_match():
+            with pytest.raises(ValueError, match="bad"):
+                helper(-1)
+        """).encode()
+    read: list[bytes] = []
+    parse = assertions.cst.parse_module
+
+    def recording(text: bytes) -> object:
+        read.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(assertions.cst, "parse_module", recording)
+    found = find_assertions("tests/test_small.py", source)
+    assert read == [b"import pytest\n\n\npass\n\n\ndef test_match():\n"
+                    b"    with pytest.raises(ValueError, match=\"bad\"):\n        helper(-1)\n"]
+    assert [(a.line, a.test, a.pattern) for a in found.assertions] == [(11, "test_match", "bad")]
+    assert found.positions == "ast"
+
+
+def test_where_ast_cannot_place_the_calls_libcst_places_them_on_a_skeleton_whose_lines_stay(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = find_assertions("tests/test_suite.py", SUITE.encode())
+    monkeypatch.setattr(assertions, "_ast_lines", lambda tree, visitor: None)
+    found = find_assertions("tests/test_suite.py", SUITE.encode())
+    assert found.positions == "libcst"
+    assert found.assertions == expected.assertions
+    assert [a.line for a in found.assertions] == [
+        line_of("pytest.raises"), line_of("assertRaisesRegex"), line_of("assertRaises(")]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_edits_read_the_same_whole_or_as_a_skeleton(seed: int) -> None:
     """Lines deleted, duplicated, dedented and swapped: the two reads agree, even on what
