@@ -69,8 +69,8 @@ ASSERTION_READER_SOURCES = (
     "parse/_source.py", "parse/_walk.py", "parse/assertions.py", "parse/call_edges.py",
     "parse/call_guards.py", "parse/message/__init__.py", "parse/message/flow.py",
     "parse/message/known_names.py", "parse/message/type_refs.py", "parse/outcomes.py",
-    "parse/positions.py", "parse/python_ast.py", "parse/skeleton.py", "records/__init__.py",
-    "records/manifest.py", "records/record.py", "records/sites.py",
+    "parse/positions.py", "parse/python_ast.py", "parse/registrations.py", "parse/skeleton.py",
+    "records/__init__.py", "records/manifest.py", "records/record.py", "records/sites.py",
 )
 
 
