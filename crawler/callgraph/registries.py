@@ -34,6 +34,7 @@ chain says so in `stops`, as a dynamic call's does, and ranks below a static cha
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Protocol
@@ -67,7 +68,9 @@ class Kept:
     (written into the graph's `attributes` at once, before any call is resolved)."""
 
     def __init__(self, graph: _Graph, files: Iterable[CallFacts]) -> None:
-        self.graph = graph
+        # the graph holds this, so this holds the graph weakly: a cycle would keep the graph alive
+        # after the entry stage lets it go, the collector being held off for the extract
+        self.graph = weakref.proxy(graph)
         files = list(files)
         self.objects = {f"{facts.module}.{name}" for facts in files for name in facts.objects}
         self.by_object: dict[str, list[str]] = defaultdict(list)
