@@ -57,8 +57,8 @@ PARTIALS = {"functools.partial", "functools.partialmethod", "functools.wraps", "
 
 
 # dunders reached by syntax: an operator or subscript, and builtins called on a value
-DUNDERS = {ast.Subscript: "__getitem__", ast.Add: "__add__", ast.Sub: "__sub__",
-           ast.Mult: "__mul__", ast.MatMult: "__matmul__", ast.Mod: "__mod__"}
+DUNDERS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.MatMult: "__matmul__",
+           ast.Mod: "__mod__"}
 
 
 SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": "__repr__",
@@ -726,8 +726,17 @@ class _FunctionReader:
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                 and self.types.get(target.value.id, "").startswith("S ") and ref:
             self.self_attributes.append((target.attr, ref))
-        elif isinstance(target, ast.Subscript):
+        elif isinstance(target, ast.Subscript):  # `d[key(k)] = v`: the item's key is read too
             self._expression(target.value)
+            self._expression(target.slice)
+            self._dunder(target.value, "__setitem__", target.lineno)
+        elif isinstance(target, ast.Attribute):  # `make().x = v`: what the attribute is set on
+            self._expression(target.value)
+        elif isinstance(target, (ast.Tuple, ast.List)):  # `a, d[f(k)] = ...`: each of its parts
+            for part in target.elts:
+                self._target(part, "")
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, "")
 
     def _expression(self, node: ast.expr) -> None:
         called: set[int] = set()  # a call's own callee is no attribute read
@@ -747,12 +756,11 @@ class _FunctionReader:
                 ref = self.type_of(inner.value)
                 if ref and ref[:2] not in ("V ", "O ", "T "):
                     self.calls.append(Call(PROPERTY, ref, inner.attr, inner.lineno))
-            elif isinstance(inner, (ast.Subscript, ast.BinOp)):
-                op = type(inner.op) if isinstance(inner, ast.BinOp) else ast.Subscript
-                dunder = DUNDERS.get(op)
-                ref = self.type_of(inner.left if isinstance(inner, ast.BinOp) else inner.value)
-                if dunder and ref and ref[:2] not in ("V ", "O ", "T "):
-                    self.calls.append(Call(METHOD, ref, dunder, inner.lineno))
+            elif isinstance(inner, ast.Subscript):  # `del d[k]` deletes; `d[k] += 1` reads first
+                deleted = isinstance(inner.ctx, ast.Del)
+                self._dunder(inner.value, "__delitem__" if deleted else "__getitem__", inner.lineno)
+            elif isinstance(inner, ast.BinOp) and type(inner.op) in DUNDERS:
+                self._dunder(inner.left, DUNDERS[type(inner.op)], inner.lineno)
         for lam in apart:
             if isinstance(self.node, ast.Lambda):  # in a lambda handed on: that same function
                 self.lambdas.append(lam)
@@ -760,6 +768,12 @@ class _FunctionReader:
             self.lambdas.append(lam)
             self.calls.append(Call(RETURNED, f"{self.qualname}{LOCALS}<lambda>",
                                    "returned" if self.returning else "stored", lam.lineno))
+
+    def _dunder(self, receiver: ast.expr, name: str, line: int) -> None:
+        """The special method an operator calls, on a receiver of a known class."""
+        ref = self.type_of(receiver)
+        if ref and ref[:2] not in ("V ", "O ", "T "):
+            self.calls.append(Call(METHOD, ref, name, line))
 
     def _call(self, node: ast.Call) -> None:
         func, line, args = node.func, node.lineno, call_args(node, self.known)
@@ -866,6 +880,10 @@ class _FunctionReader:
 
     def type_of(self, node: ast.expr) -> str:
         """A TypeRef of what an expression gives, or "" when a static reader cannot tell."""
+        if isinstance(node, ast.BoolOp):  # `x or Default()`, `a and b`: may be its last operand,
+            # the fallback (as a module's `scan = c_scan or py_scan`), else the first one known
+            refs = [self.type_of(value) for value in reversed(node.values)]
+            return next((ref for ref in refs if ref), "")
         ref = type_refs.type_of(node, self._type_of_name)
         if ref or not isinstance(node, (ast.Subscript, ast.Call)):
             return ref
