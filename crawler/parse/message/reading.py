@@ -66,9 +66,11 @@ class Follows(Protocol):
     def note_constant(self, reader: Reader, name: str, at: int | None = None) -> None: ...
 
 
-# Wrappers that hand back their (first) argument's text: gettext and friends.
-GETTEXT = frozenset({"_", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy", "lazy_gettext",
-                     "gettext_noop", "N_", "_lazy"})
+# Wrappers that hand back their (first) argument's text: gettext and friends. `__` is sphinx's
+# console translation (`__ = get_translation('sphinx', 'console')` in sphinx.locale), imported
+# by sphinx and by its extensions (`from sphinx.locale import __`).
+GETTEXT = frozenset({"_", "__", "gettext", "ugettext", "gettext_lazy", "ugettext_lazy",
+                     "lazy_gettext", "gettext_noop", "N_", "_lazy"})
 
 
 NGETTEXT = frozenset({"ngettext", "ungettext", "ngettext_lazy", "ungettext_lazy"})

@@ -23,14 +23,14 @@ import libcst as cst
 
 from crawler.parse.call_edges import CallFacts, all_nodes, read_calls
 from crawler.parse.message.pieces import Unreadable, reading
-from crawler.parse.message.reading import Reader
+from crawler.parse.message.reading import GETTEXT, NGETTEXT, Reader
 from crawler.parse.python_ast import ast_parse_newer, parse_module
 from crawler.records import ArgumentText, TextCall, TextReading
 
 # Names whose calls never reach a raise of the repository with the text as its message.
 NOT_LISTED = frozenset(
     name for kind in (str, list, dict, set, builtins) for name in dir(kind)
-    if not name.startswith("_")) | {"_", "gettext", "ngettext", "dedent", "cleandoc"}
+    if not name.startswith("_")) | GETTEXT | NGETTEXT | {"dedent", "cleandoc"}
 MAX_CALLS = 20_000  # per file: beyond, the file's calls are not listed (generated code)
 MAX_SOURCE = 2_000  # characters of an argument read as text
 
@@ -94,8 +94,7 @@ def _text_like(node: ast.expr) -> bool:
             return _text_like(func.value)
         called = func.id if isinstance(func, ast.Name) else \
             func.attr if isinstance(func, ast.Attribute) else ""
-        return called in ("_", "gettext", "ngettext", "N_", "gettext_lazy", "lazy_gettext") \
-            and any(_text_like(a) for a in node.args)
+        return called in GETTEXT | NGETTEXT and any(_text_like(a) for a in node.args)
     return False
 
 
