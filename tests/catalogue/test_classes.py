@@ -374,6 +374,64 @@ def no_section(section):
         "No section: {section}", "pkg.errors.Error.__str__")
 
 
+def test_a_str_that_keeps_the_base_s_str_in_a_local_composes() -> None:
+    """`parent_str = super().__str__()`, then a `return` that adds to it: sphinx's
+    ExtensionError (sphinx/errors.py at v9.1.0) and docker's APIError (`message =
+    super().__str__()`); `Base.__str__(self)` as GitPython's UnmergedEntriesError spells it.
+    Before, the local was no placeholder the class pass could fill: not followed, and the raise
+    kept a regex of its two arguments' tuple, which the real message never matches."""
+    got = messages(resolve_sources({"pkg/errors.py": '''
+class SphinxError(Exception):
+    category = 'Sphinx error'
+
+
+class ExtensionError(SphinxError):
+    def __init__(self, message, orig_exc=None, modname=None):
+        super().__init__(message)
+        self.message = message
+        self.orig_exc = orig_exc
+        self.modname = modname
+
+    def __str__(self):
+        parent_str = super().__str__()
+        if self.orig_exc:
+            return f'{parent_str} (exception: {self.orig_exc})'
+        return parent_str
+
+
+class APIError(Exception):
+    def __init__(self, message, response=None, explanation=None):
+        super().__init__(message)
+        self.explanation = explanation
+
+    def __str__(self):
+        message = Exception.__str__(self)
+        return f'{message} ("{self.explanation}")'
+
+
+def load_extension(extname, err):
+    raise ExtensionError('Could not import extension %s' % extname, err) from err
+
+
+def unknown(name):
+    raise ExtensionError(f'Unknown event name: {name}')
+
+
+def api(url):
+    raise APIError(f'no such image {url}', explanation='pull first')
+'''}))
+    assert sorted((m.template, m.composed_by, m.not_followed) for m in got["load_extension"]) == [
+        ("Could not import extension {extname}", "pkg.errors.ExtensionError.__str__", None),
+        ("Could not import extension {extname} (exception: {orig_exc})",
+         "pkg.errors.ExtensionError.__str__", None)]
+    (unknown,) = got["unknown"]  # no second argument: the branch without it
+    assert (unknown.template, unknown.composed_by) == (
+        "Unknown event name: {name}", "pkg.errors.ExtensionError.__str__")
+    (api,) = got["api"]
+    assert (api.template, api.composed_by) == (
+        'no such image {url} ("pull first")', "pkg.errors.APIError.__str__")
+
+
 def test_a_base_s_changed_suffix_reaches_files_that_raise_a_subclass(
         make_repo: Callable[[str], GitRepo], tmp_path: Path) -> None:
     from crawler.pipeline import extract, update

@@ -342,7 +342,8 @@ def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
         expression = definitions[0][0][0]
         if not isinstance(expression, cst.BaseExpression):
             continue
-        if _self_attribute(expression) is not None or _is_class_name(expression):
+        if _self_attribute(expression) is not None or _is_class_name(expression) \
+                or _is_base_str(expression):
             found[piece.text] = exact(module, expression)
     return found
 
@@ -370,6 +371,21 @@ def _is_class_name(node: cst.CSTNode) -> bool:
     return (isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name)
             and owner.func.value == "type" and len(owner.args) == 1
             and isinstance(owner.args[0].value, cst.Name) and owner.args[0].value.value == "self")
+
+
+def _is_base_str(node: cst.CSTNode) -> bool:
+    """`super().__str__()` or `Base.__str__(self)`: the message as the next class shows it,
+    kept in a local before a `__str__` adds to it (sphinx's ExtensionError: `parent_str =
+    super().__str__()`; docker's APIError: `message = super().__str__()`)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "__str__"):
+        return False
+    owner = node.func.value
+    if isinstance(owner, cst.Call):
+        return isinstance(owner.func, cst.Name) and owner.func.value == "super" \
+            and not owner.args and not node.args
+    return isinstance(owner, (cst.Name, cst.Attribute)) and len(node.args) == 1 \
+        and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self"
 
 
 def _takes_self_only(node: cst.CSTNode | None) -> bool:
