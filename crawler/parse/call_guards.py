@@ -16,7 +16,8 @@ function's calls (so the result cache keeps it as it keeps every call):
   signature as written, and what it takes (`accepts`: the arity of a held callable's call);
 - each raise's guard (`guards`): the conjunction of the simple tests on the function's own
   (never reassigned) parameters that must hold for the raise to run: the `if`/`elif` tests
-  around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`,
+  around it (`p`, `not p`, `p is None`, `p is not None`, `p == CONST`, `p != CONST`, `p < N`
+  and the other orders against a number, `p in (CONST, ...)` and `not in`,
   `isinstance(p, T)` for T among type, bool, int, float, str, and
   `and`/`or`/`not` of those; negated in an `else`), and an early exit before it in the same
   block or an enclosing one (`if silent: return None`). Of a test that is not simple, only
@@ -32,6 +33,8 @@ from __future__ import annotations
 
 import ast
 import json
+import operator
+from collections.abc import Callable
 from functools import lru_cache
 
 from crawler.parse.python_ast import parse_expression
@@ -256,11 +259,22 @@ def simple(test: ast.expr, usable: frozenset[str]) -> bool:
             and ast.unparse(test.args[1]) in _TYPES
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
             and test.left.id in usable:
-        op, (known, value) = test.ops[0], constant(test.comparators[0])
+        op, other = test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.In, ast.NotIn)):  # `mode not in ("r", "w")`
+            return isinstance(other, (ast.Tuple, ast.List, ast.Set)) \
+                and all(constant(e)[0] for e in other.elts)
+        known, value = constant(other)
         if isinstance(op, (ast.Is, ast.IsNot)):
             return known and value in (None, True, False) and type(value) is not int
+        if isinstance(op, _ORDER):  # `step < 1`, `n >= 0`: against a number
+            return known and type(value) in (int, float)
         return known and isinstance(op, (ast.Eq, ast.NotEq))
     return False
+
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_ORDERED: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
 @lru_cache(maxsize=4096)
@@ -311,7 +325,18 @@ def _atom(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
             else wanted in (bool, int)
     if isinstance(test, ast.Name):
         return bool(value) if kind == "c" else None  # a class's or a bool's truth is left open
-    op, other = test.ops[0], constant(test.comparators[0])[1]  # type: ignore[attr-defined]
+    op = test.ops[0]  # type: ignore[attr-defined]
+    if isinstance(op, (ast.In, ast.NotIn)):
+        if kind != "c":
+            return None
+        members = [constant(e)[1] for e in test.comparators[0].elts]  # type: ignore[attr-defined]
+        return (value in members) == isinstance(op, ast.In)
+    other = constant(test.comparators[0])[1]  # type: ignore[attr-defined]
+    if isinstance(op, _ORDER):  # a number's order; any other value's is left open (or raises)
+        if kind != "c" or type(value) not in (int, float) or not isinstance(other, (int, float)):
+            return None
+        assert isinstance(value, (int, float))
+        return _ORDERED[type(op)](value, other)
     if kind != "c":  # a class or a bool is not None; its equality is left open
         return isinstance(op, ast.IsNot) if isinstance(op, (ast.Is, ast.IsNot)) and other is None else None
     if isinstance(op, ast.Is):

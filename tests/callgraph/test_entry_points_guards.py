@@ -142,6 +142,50 @@ def test_guards_the_pass_does_not_read_still_reach(make_repo: Callable[[str], Gi
         ("pkg.spread", ("pkg.spread", "pkg._spread"), None, None)]
 
 
+def test_an_order_against_a_number_and_membership_in_constants(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """`step < 1` weighed against the default a call leaves (more-itertools 11.1's `windowed`:
+    `if step < 1: raise ValueError('step must be >= 1')`, called as `windowed(seq, n)` by
+    `sliding_window`-like helpers; the standard library's `bisect_right`: `if lo < 0: raise
+    ValueError('lo must be non-negative')`, `lo=0` left by `insort`-like callers), and
+    `mode not in ("r", "w")` against a constant mode. An order of a value that is no number
+    (None, a string: Python raises TypeError first) is left open."""
+    source = """\
+        def windowed(seq, n, fillvalue=None, step=1):
+            if n < 0:
+                raise ValueError('n must be >= 0')
+            if step < 1:
+                raise ValueError('step must be >= 1')
+            return seq
+        def pairs(seq):
+            return windowed(seq, 2)
+        def strided(seq, step):
+            return windowed(seq, 2, step=step)
+        def backwards(seq):
+            return windowed(seq, 2, step=-1)
+        def unknown(seq):
+            return windowed(seq, 2, step=None)
+        def _check_mode(mode="r"):
+            if mode not in ("r", "w"):
+                raise ValueError(f'mode must be r or w, not {mode}')
+        def read():
+            return _check_mode()
+        def append():
+            return _check_mode("a")
+        def any_mode(mode):
+            return _check_mode(mode)
+        """
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
+    # step left at 1 (`pairs`) or given as None (`unknown`: left open); -1 runs it
+    assert {e[0] for e in entries(graph, "pkg.windowed", line=line_of(source, "step must"))} == {
+        "pkg.windowed", "pkg.strided", "pkg.backwards", "pkg.unknown"}
+    # `n` is 2 in every call: `2 < 0` is false, so only the function itself is listed
+    assert [e[0] for e in entries(graph, "pkg.windowed", line=line_of(source, "n must"))] == [
+        "pkg.windowed"]
+    assert {e[0] for e in entries(graph, "pkg._check_mode", line=line_of(source, "mode must"))} \
+        == {"pkg.append", "pkg.any_mode"}
+
+
 def test_the_simple_part_of_an_and_and_a_parameter_stored_later(make_repo: Callable[[str], GitRepo]) -> None:
     source = """\
         def _check(cmp, eq):
