@@ -83,6 +83,7 @@ from collections.abc import Callable, Iterable, Mapping
 from crawler.callgraph.registries import Kept
 from crawler.parse.call_edges import (
     CALL,
+    FACTS,
     GUARD,
     HELD,
     METHOD,
@@ -96,7 +97,7 @@ from crawler.parse.call_edges import (
     ClassFacts,
     Function,
 )
-from crawler.parse.call_guards import accepts, binding, parsed, reduce
+from crawler.parse.call_guards import accepts, binding, parsed, reduce, settled
 from crawler.records import EntryPoint, EntryPoints
 
 MAX_ENTRIES, MAX_LEFT_OUT = 10, 99  # more left out than that is written as 99: "99 or more"
@@ -118,7 +119,7 @@ MAX_RESOLVING = 100  # bindings followed to resolve one name
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 
 
-_NOT_CALLS = frozenset({SIGNATURE, GUARD})
+_NOT_CALLS = frozenset({SIGNATURE, GUARD, FACTS})
 
 
 _BUILTIN_TYPES = {name: kind for name, kind in vars(builtins).items() if isinstance(kind, type)}
@@ -610,6 +611,9 @@ class Graph:
         if not found or None in found or True in found:
             return None
         rest = [f for f in found if isinstance(f, str)]
+        facts = self._fact(caller, FACTS, at)  # what the caller's own tests settled before the call
+        if facts:
+            rest = [r for r in rest if settled(parsed(r), parsed(facts)) is not False]
         if not rest:
             return False
         return (" or ".join(f"({r})" for r in rest), caller) if owner == start else None

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from crawler.parse.call_guards import call_args, guards, known_names, signature
+from crawler.parse.call_guards import call_args, call_facts, guards, known_names, signature
 from crawler.parse.message import type_refs
 from crawler.parse.python_ast import ast_parse_newer, parse_expression
 from crawler.parse.registrations import (
@@ -281,6 +281,7 @@ HELD = "held"  # target: a local iterated from an attribute, called; args: the c
 
 
 SIGNATURE, GUARD = "signature", "guard"  # no calls: target a signature / a raise's guard (`call_guards`)
+FACTS = "facts"  # no call: target what the function's tests settled of its parameters at `line`
 
 
 
@@ -586,8 +587,10 @@ class _FunctionReader:
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
         found = [Call(GUARD, t, "", ln) for ln, t in guards(node, self.known)] if self.raises else []
-        if found or self.qualname.endswith(".__call__") or any(  # `__call__`: what a held call binds
-                c.args and not c.args.endswith(",[]]") for c in self.calls):
+        passes = frozenset(c.line for c in self.calls if c.args and not c.args.endswith(",[]]"))
+        if passes:  # a callee's guard over the parameters it passes on, against what its tests settled
+            found += [Call(FACTS, t, "", ln) for ln, t in call_facts(node, self.known, passes)]
+        if found or self.qualname.endswith(".__call__") or passes:  # `__call__`: what a held call binds
             method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
             self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])
 

@@ -36,6 +36,7 @@ import json
 import operator
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from crawler.parse.python_ast import parse_expression
 
@@ -230,6 +231,156 @@ def guards(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, str]) 
 
     block(node.body, [], False)
     return found
+
+
+def call_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, str],
+               lines: frozenset[int]) -> list[tuple[int, str]]:
+    """What the function's own tests have settled of its parameters where it calls out: at each
+    line holding a call, the conjunction of the simple tests that hold there (the `if` branches
+    it sits in, and each `if T: return/raise/...` before it, false), over the parameters it
+    never stores. A call its caller makes only after `if n < 1: raise ...` passes an `n` of at
+    least 1, so a callee's `if n < 0: raise` cannot run for it (`settled`). Only the `lines`
+    asked for (those of the calls that pass a parameter on) are read."""
+    usable = frozenset(name for name, kind in known.items() if kind == "p")
+    found: dict[int, str] = {}
+
+    def note(inner: ast.AST, held: list[str]) -> None:
+        first, last = getattr(inner, "lineno", 0), getattr(inner, "end_lineno", None) or 0
+        if held and any(first <= line <= last for line in lines):
+            text = " and ".join(f"({h})" for h in held)
+            for call in ast.walk(inner):
+                if isinstance(call, ast.Call) and call.lineno in lines:
+                    found.setdefault(call.lineno, text)  # two calls on a line: the first's facts
+
+    def block(statements: list[ast.stmt], held: list[str]) -> None:
+        held = list(held)
+        for statement in statements:
+            visit(statement, held)
+            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _EXITS):
+                text = holds(statement.test, usable, False)
+                held.extend([text] if text else [])  # what runs after it
+
+    def visit(statement: ast.stmt, held: list[str]) -> None:
+        if isinstance(statement, _NESTED):
+            return
+        if isinstance(statement, ast.If):
+            note(statement.test, held)
+            for branch, outcome in ((statement.body, True), (statement.orelse, False)):
+                text = holds(statement.test, usable, outcome)
+                block(branch, [*held, *([text] if text else [])])
+            return
+        blocks = ("body", "orelse", "finalbody", "handlers")
+        for field, value in ast.iter_fields(statement):
+            if field not in blocks and isinstance(value, ast.AST):
+                note(value, held)
+            elif field not in blocks and isinstance(value, list):
+                for item in value:
+                    note(item, held) if isinstance(item, ast.AST) else None
+        for field in blocks[:3]:
+            block(getattr(statement, field, []), held)
+        for handler in getattr(statement, "handlers", []):
+            block(handler.body, held)
+
+    if usable:
+        block(node.body, [])
+    return sorted(found.items())
+
+
+def settled(guard: ast.expr, facts: ast.expr) -> bool | None:
+    """The guard where the facts hold: False when no value of its parameters makes both true,
+    each parameter tried at the values that tell its tests apart (the constants they name, the
+    numbers on either side of each, None, the bools, strings, a class, other objects) and every
+    test run as Python runs it (`x < 1` of a string raises, so no path goes on from it; `and`
+    and `or` stop early); None when some value may. A parameter of the facts that the guard does
+    not test may be anything; a guard of more than two parameters is left open."""
+    names = sorted({n.id for n in ast.walk(guard) if isinstance(n, ast.Name)} - _KNOWN_NAMES)
+    if not names or len(names) > 2:
+        return None
+    both = ast.BoolOp(ast.And(), [facts, guard])
+    tried = [_values(name, both) for name in names]
+    for first in tried[0]:
+        for second in tried[1] if len(names) == 2 else [None]:
+            env = dict(zip(names, (first, second)))
+            if _TRUE in _outcomes(facts, env) and _TRUE in _outcomes(guard, env):
+                return None
+    return False
+
+
+_KNOWN_NAMES = frozenset({"None", "True", "False", "isinstance", *_TYPES})
+_TRUE, _FALSE, _RAISES = "true", "false", "raises"
+_ANY = frozenset({_TRUE, _FALSE, _RAISES})
+
+
+def _outcomes(test: ast.expr, env: dict[str, object]) -> frozenset[str]:
+    """What a simple test can give for the values in `env` (a name not in it: anything)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        flipped = {_TRUE: _FALSE, _FALSE: _TRUE, _RAISES: _RAISES}
+        return frozenset(flipped[o] for o in _outcomes(test.operand, env))
+    if isinstance(test, ast.BoolOp):  # evaluated left to right, stopping early
+        stops, goes_on = (_FALSE, _TRUE) if isinstance(test.op, ast.And) else (_TRUE, _FALSE)
+        found: set[str] = set()
+        for part in test.values:
+            outcomes = _outcomes(part, env)
+            found.update(outcomes - {goes_on})
+            if goes_on not in outcomes:
+                return frozenset(found)
+        return frozenset(found | {goes_on})
+    subject = test if isinstance(test, ast.Name) else test.args[0] if isinstance(test, ast.Call) \
+        else test.left if isinstance(test, ast.Compare) else None
+    if not isinstance(subject, ast.Name) or subject.id not in env:
+        return _ANY
+    value = env[subject.id]
+    try:
+        if isinstance(test, ast.Name):
+            held = bool(value)
+        elif isinstance(test, ast.Call):
+            held = isinstance(value, _TYPES[ast.unparse(test.args[1])])
+        else:
+            assert isinstance(test, ast.Compare)
+            op, other = test.ops[0], test.comparators[0]
+            if isinstance(op, (ast.In, ast.NotIn)):
+                members = [constant(e)[1] for e in other.elts]  # type: ignore[attr-defined]
+                held = (value in members) == isinstance(op, ast.In)
+            else:
+                held = _COMPARED[type(op)](value, constant(other)[1])
+    except TypeError:  # `"a" < 1`: Python raises where the test runs
+        return frozenset({_RAISES})
+    return frozenset({_TRUE if held else _FALSE})
+
+
+_COMPARED: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+
+
+def _values(name: str, test: ast.expr) -> list[object]:
+    """The values that tell apart every simple test of `name` in `test`."""
+    found: list[object] = [None, True, False, 0, 1, -1, 0.5, 10 ** 18, -10 ** 18, "", "\x00other",
+                           int, (), (0,)]
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == name:
+            other = node.comparators[0]
+            elements = other.elts if isinstance(other, (ast.Tuple, ast.List, ast.Set)) else [other]
+            for element in elements:
+                known, value = constant(element)
+                if not known:
+                    continue
+                found.append(value)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    found.extend([value - 1, value + 1, value - 0.5, value + 0.5])
+    return _distinct(found)
+
+
+def _distinct(values: list[object]) -> list[object]:
+    """Each value once (`1` and `True` are equal, yet tell tests apart: both kept)."""
+    seen: set[tuple[type, object]] = set()
+    kept = []
+    for value in values:
+        key = (type(value), value if not isinstance(value, type) else id(value))
+        if key not in seen:
+            seen.add(key)
+            kept.append(value)
+    return kept
 
 
 def holds(test: ast.expr, usable: frozenset[str], outcome: bool) -> str | None:

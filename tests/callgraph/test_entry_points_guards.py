@@ -186,6 +186,42 @@ def test_an_order_against_a_number_and_membership_in_constants(
         == {"pkg.append", "pkg.any_mode"}
 
 
+def test_a_check_the_caller_made_first_settles_the_callees_guard(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """more-itertools 11.1's `locate`: `if window_size < 1: raise ValueError(...)`, then
+    `windowed(iterable, window_size, ...)`, whose own `if n < 0: raise` cannot run for it; the
+    standard library's `bisect.insort_right` shape: a check of `lo` before the call that
+    passes it. A caller that checks something else, or checks after the call, still reaches."""
+    source = """\
+        def windowed(seq, n, step=1):
+            if n < 0:
+                raise ValueError('n must be >= 0')
+            return seq
+        def locate(iterable, pred, window_size=None):
+            if window_size is None:
+                return iterable
+            if window_size < 1:
+                raise ValueError('window size must be at least 1')
+            return windowed(iterable, window_size)
+        def in_branch(iterable, size):
+            if size >= 2:
+                return windowed(iterable, size)
+            return None
+        def other_check(iterable, size, strict):
+            if strict:
+                raise ValueError('strict')
+            return windowed(iterable, size)
+        def checked_after(iterable, size):
+            found = windowed(iterable, size)
+            if size < 1:
+                raise ValueError('too late')
+            return found
+        """
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
+    assert {e[0] for e in entries(graph, "pkg.windowed", line=line_of(source, "n must"))} == {
+        "pkg.windowed", "pkg.other_check", "pkg.checked_after"}
+
+
 def test_the_simple_part_of_an_and_and_a_parameter_stored_later(make_repo: Callable[[str], GitRepo]) -> None:
     source = """\
         def _check(cmp, eq):
@@ -320,3 +356,25 @@ def test_what_is_read_rides_in_the_calls() -> None:
         (SIGNATURE, '[["a","b"],["c"],{"b":null,"c":true},0,1,1,0,0,[]]', 1), (GUARD, "(a and (not c))", 3)]
     assert [c.args for c in g.calls if c.target == "pkg.f"] == [
         '[2,0,["c"],[[1,2],["c",false]],[],[[0,"x"]]]']
+
+
+def test_settled_runs_each_test_as_python_does() -> None:
+    """`settled(guard, facts)`: False only where no value meets both."""
+    from crawler.parse.call_guards import parsed, settled
+    cases = [
+        ("n < 0", "(not (n is None)) and (not (n < 1))", False),  # n >= 1
+        ("n < 0", "(n >= 2)", False),
+        ("n < 0", "(not (strict))", None),  # another parameter's test says nothing of n
+        ("mode not in ('r', 'w')", "(mode == 'r')", False),
+        ("x is None", "(x is not None)", False),
+        ("x", "(not (x))", False),
+        # None passes the facts (`or` stops early), and `None < 1` raises: the guard never holds
+        ("x < 1", "(x is None) or (x > 5)", False),
+        ("x < 1", "(x is None) or (x > 0)", None),  # 0.5
+        ("isinstance(x, str)", "(not (isinstance(x, (str))))", False),
+        ("a < 0 or b < 0", "(not (a < 0))", None),  # b may be negative
+        ("a < 0 and b < 0", "(not (a < 0))", False),
+        ("a < b < c", "(a > 0)", None),  # three parameters: left open
+    ]
+    for guard, facts, expected in cases:
+        assert settled(parsed(guard), parsed(facts)) is expected, (guard, facts)
