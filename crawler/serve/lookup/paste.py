@@ -365,12 +365,17 @@ def _reported(report: str, frames: tuple[Frame, ...], inside: bool = True) -> Re
         report = _CUT.sub("", report).rstrip()
     prefixes: list[str] = []
     rest = report
+    peeled: list[str] = []  # the text after each prefix, the last one first
     while (found := _EXCEPTION_LINE.match(rest)) is not None and _CLASS_NAME.match(found["name"]):
         prefixes.append(found["name"])
         rest = _SUB_EXCEPTIONS.sub("", found["text"] or "")
+        peeled.insert(0, rest)
         if found["text"] is None:
             break
-    texts = [rest]
+    # a message may itself begin with a class's name: a `__str__` that prints it (sympy's
+    # SympifyError: `sympy.core.sympify.SympifyError: SympifyError: 'a'`), or a wrapper's
+    # `f"{type(e).__name__}: {e}"`; so each fewer prefix is tried too, after all of them
+    texts = [rest, *peeled[1:]]
     # `word: text`, the word no class's name: message text, or a class named unusually
     found = _EXCEPTION_LINE.match(rest)
     if found is not None and found["text"]:

@@ -74,7 +74,12 @@ def test_closest_when_nothing_matches(records: list[ErrorRecord]) -> None:
 def test_parse_message() -> None:
     assert parse_message("ValueError: x: y") == ("ValueError", ["x: y", "y"])
     assert parse_message("note: x: y") == (None, ["note: x: y", "x: y"])
-    assert parse_message("FilteredStackTrace: pkg.BadThing: x") == ("pkg.BadThing", ["x"])
+    # every prefix off first, then one fewer: a message may begin with a class's name itself
+    # (sympy's SympifyError prints `SympifyError: 'a'` as its message)
+    assert parse_message("FilteredStackTrace: pkg.BadThing: x") == ("pkg.BadThing",
+                                                                    ["x", "pkg.BadThing: x"])
+    assert parse_message("sympy.core.sympify.SympifyError: SympifyError: 'a'") == (
+        "SympifyError", ["'a'", "SympifyError: 'a'"])
     assert parse_message("plain text") == (None, ["plain text"])
 
 
