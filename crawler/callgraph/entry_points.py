@@ -326,6 +326,12 @@ class Graph:
             return []
         if kind == "S":
             return [text] if text in self.classes else []
+        if kind == "I":  # an item of a table, called: the classes it keeps, what its functions return
+            made: list[str] = []
+            for kept in self.kept.in_table(text):
+                made += [kept] if kept in self.classes else \
+                    self.classes_of(self.functions[kept].returns, depth + 1) if kept in self.functions else []
+            return sorted(set(made))
         owner, _, name = text.partition(" ")
         held = self.lookup(owner, name) if owner in self.classes else None
         if kind == "A" and held and " " in held:

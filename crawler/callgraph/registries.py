@@ -157,6 +157,10 @@ class Kept:
             name = bound
         return None
 
+    def in_table(self, name: str) -> list[str]:
+        """The functions and classes kept in a table, by any of its names."""
+        return self.tables.get(self._table(name), [])
+
     # ------------------------------------------------------------ the calls that run them
 
     def of_object(self, name: str, method: str) -> list[tuple[str, str | None]]:

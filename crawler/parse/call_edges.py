@@ -293,6 +293,8 @@ FACTS = "facts"  # no call: target what the function's tests settled of its para
 #   "B int"       a builtin a class attribute holds (`number_class = int`): no class of the library
 #   "O pkg.p"     a module-level object (`p = Primitive("p")`)  "T pkg.C.t"  a table or its item
 #                 (`self.t[k]`, `t.get(k)`): named by where it is kept, a module's or a class's
+#   "I pkg.t"     what an item of table pkg.t returns when called (`create = t.get(k)`, then
+#                 `create(...)`): an instance of the classes it keeps, what its functions return
 _BUILTINS = frozenset(dir(builtins))
 
 

@@ -292,6 +292,35 @@ def test_a_method_attached_at_run_time_answers_a_call_on_its_class(
          "what error_for() returns, called later", None)]
 
 
+def test_what_an_item_of_a_table_returns_is_typed_by_what_the_table_keeps(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """lark 1.3.1's parser front end: `_parser_creators['lalr'] = create_lalr_parser` (annotated
+    `-> LALR_Parser`), `_parser_creators['cyk'] = CYK_FrontEnd` (a class), then `create_parser =
+    _parser_creators.get(parser_type)`, `self.parser = create_parser(...)` and
+    `self.parser.parse(...)`: the receiver is an instance of what the table's items make, so
+    `parse` is each of those classes' (and no other class's, though several define it)."""
+    kept = {"LALRParser": True, "CYKFrontEnd": True, "EarleyParser": False, "Unrelated": False}
+    parsers = "".join(f"class {name}:\n    def parse(self, text):\n        raise ValueError('{name}')\n"
+                      for name in kept)
+    frontends = parsers + textwrap.dedent("""\
+        _parser_creators = {}
+        def create_lalr_parser(conf) -> LALRParser:
+            return LALRParser()
+        _parser_creators['lalr'] = create_lalr_parser
+        _parser_creators['cyk'] = CYKFrontEnd
+        class ParsingFrontend:
+            def __init__(self, conf, kind):
+                create_parser = _parser_creators.get(kind)
+                self.parser = create_parser(conf)
+            def parse(self, text):
+                return self.parser.parse(text)
+        """)
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": "", "pkg/frontends.py": frontends})
+    for name, reached in kept.items():
+        callers = {c for c, _, _ in graph.callers[f"pkg.frontends.{name}.parse"]}
+        assert ("pkg.frontends.ParsingFrontend.parse" in callers) is reached, name
+
+
 def test_what_a_file_keeps_survives_the_result_cache() -> None:
     """The facts the result cache keeps (format 18) give back the same registrations, objects
     and kept parameters."""

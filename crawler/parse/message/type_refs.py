@@ -37,8 +37,10 @@ def type_of(node: ast.expr, of_name: Callable[[str], str]) -> str:
 
 def link(owner: str, kind: str, name: str) -> str:
     """What one link gives, of the TypeRef of what it is on ("" stays "")."""
-    if kind == CALL:  # a callable of a known name, called: what it returns
-        return "R " + owner[2:] if owner.startswith("V ") else ""
+    if kind == CALL:  # a callable of a known name, called: what it returns; an item of a
+        # table, called (`create = creators.get(kind)`, then `create(...)`): what its items return
+        return "R " + owner[2:] if owner.startswith("V ") else \
+            "I " + owner[2:] if owner.startswith("T ") else ""
     if owner[:2] in ("S ", "N "):  # an instance of a known class: its attribute, its method
         return f"{'A' if kind == ATTRIBUTE else 'M'} {owner[2:]} {name}"
     if owner.startswith("V "):  # a known name: the name under it, or what calling it returns
