@@ -509,6 +509,11 @@ class Graph:
                     if weighed is False:
                         continue  # its constants keep the raise from running
                     guard = weighed if isinstance(weighed, tuple) else None
+                elif current == node and stop is None and caller not in self.classes:
+                    # the raise's function is called only where the caller's own tests hold
+                    # (`if option == "align": self._validate_align(val)`): weighed one call farther
+                    facts = self._fact(caller, FACTS, at)
+                    guard = (facts, caller) if facts else None
                 following = (caller, crossed | kind, kept, guard)
                 # met already as plainly, or crossing none: nothing to add (a chain crossing
                 # none can take every step this one can, and ranks higher)
@@ -622,7 +627,11 @@ class Graph:
             rest = [r for r in rest if settled(parsed(r), parsed(facts)) is not False]
         if not rest:
             return False
-        return (" or ".join(f"({r})" for r in rest), caller) if owner == start else None
+        if owner != start:
+            return None
+        # over the caller's parameters: what the call passes on, where the caller's tests hold
+        passed = " or ".join(f"({r})" for r in rest)
+        return (f"({passed}) and ({facts})" if facts else passed, caller)
 
     def _edges(self, callee: str) -> list[tuple[str, int, str | None, int, frozenset[str] | None]]:
         """The callers of `callee`, each with how it keeps the classes `self` can be: a class

@@ -589,9 +589,10 @@ class _FunctionReader:
     def _guards(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> None:
         """Each raise's simple guard, and the signature, when the pass may weigh its calls."""
         found = [Call(GUARD, t, "", ln) for ln, t in guards(node, self.known)] if self.raises else []
-        passes = frozenset(c.line for c in self.calls if c.args and not c.args.endswith(",[]]"))
-        if passes:  # a callee's guard over the parameters it passes on, against what its tests settled
-            found += [Call(FACTS, t, "", ln) for ln, t in call_facts(node, self.known, passes)]
+        passes = any(c.args and not c.args.endswith(",[]]") for c in self.calls)
+        # where each call runs: what the function's own tests settled of its parameters there
+        calls = frozenset(c.line for c in self.calls if c.kind in (CALL, METHOD, SUPER))
+        found += [Call(FACTS, t, "", ln) for ln, t in call_facts(node, self.known, calls)] if calls else []
         if found or self.qualname.endswith(".__call__") or passes:  # `__call__`: what a held call binds
             method = self.cls is not None and self.outer is None and "staticmethod" not in decorators
             self.calls.extend([Call(SIGNATURE, signature(node, method), "", node.lineno), *found])

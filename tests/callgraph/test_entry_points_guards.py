@@ -358,6 +358,49 @@ def test_what_is_read_rides_in_the_calls() -> None:
         '[2,0,["c"],[[1,2],["c",false]],[],[[0,"x"]]]']
 
 
+def test_a_call_that_runs_only_under_the_callers_own_tests(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """prettytable 3.18's options: each property setter calls `self._validate_option("align",
+    val)` with its own name, and `_validate_option` sends each name to one validator
+    (`if option == "border": self._validate_true_or_false(option, val) elif option in
+    ("align",): self._validate_align(val)`); a validator's raise is reached only from the
+    setters whose name leads to it. The same with no argument passed on (`_check()`)."""
+    source = """\
+        class Table:
+            def _validate_option(self, option, val):
+                if option == "border":
+                    self._validate_true_or_false(option, val)
+                elif option in ("align", "valign"):
+                    self._validate_align(val)
+                elif option == "clear":
+                    self._check()
+            def _validate_true_or_false(self, name, val):
+                if val not in (True, False):
+                    raise ValueError(f"{name} must be True or False")
+            def _validate_align(self, val):
+                raise ValueError(f"Alignment {val} is invalid")
+            def _check(self):
+                raise ValueError("cannot clear")
+            def set_border(self, val):
+                self._validate_option("border", val)
+            def set_align(self, val):
+                self._validate_option("align", val)
+            def set_clear(self):
+                self._validate_option("clear", None)
+            def set_any(self, option, val):
+                self._validate_option(option, val)
+        """
+    graph = graph_of(make_repo("repo"), {"pkg/__init__.py": "", "pkg/table.py": source})
+    def names(node: str, needle: str) -> set[str]:
+        return {e[0] for e in entries(graph, node, line=line_of(source, needle))}
+    assert names("pkg.table.Table._validate_true_or_false", "must be True") == {
+        "pkg.table.Table.set_border", "pkg.table.Table.set_any"}
+    assert names("pkg.table.Table._validate_align", "Alignment") == {
+        "pkg.table.Table.set_align", "pkg.table.Table.set_any"}
+    assert names("pkg.table.Table._check", "cannot clear") == {
+        "pkg.table.Table.set_clear", "pkg.table.Table.set_any"}
+
+
 def test_settled_runs_each_test_as_python_does() -> None:
     """`settled(guard, facts)`: False only where no value meets both."""
     from crawler.parse.call_guards import parsed, settled
