@@ -176,7 +176,8 @@ class Graph:
         for qualname in self.functions:
             owner, _, name = qualname.rpartition(".")
             if owner in self.classes:
-                self.by_name[name].append(qualname)
+                if library_module(owner):  # not a class of an example, a benchmark, a script
+                    self.by_name[name].append(qualname)
                 self.methods_of[owner].append(qualname)
         self.kept = Kept(self, self.modules.values())  # registries; methods attached to classes
         self.held_by_name: dict[str, list[str]] = defaultdict(list)
@@ -792,10 +793,16 @@ PRIVATE_DUNDERS = frozenset({"__init__", "__new__", "__post_init__", "__init_sub
 DOCUMENTATION = frozenset({"docs", "doc", "examples", "example", "benchmarks", "benchmark"})
 
 
+def library_module(module: str) -> bool:
+    """A module of the library itself, not of its documentation, examples, benchmarks or
+    scripts: a method on an untyped receiver is looked for by its name among these alone
+    (pyparsing's `examples/bigquery_view_parser.py` defines a `_parse` of its own)."""
+    top = module.partition(".")[0]
+    return bool(module) and top not in NOT_LIBRARY and top.partition("_")[0] not in DOCUMENTATION
+
+
 def public_module(module: str) -> bool:
-    parts = module.split(".")
-    return bool(module) and parts[0] not in NOT_LIBRARY \
-        and parts[0].partition("_")[0] not in DOCUMENTATION and not any(p.startswith("_") for p in parts)
+    return library_module(module) and not any(p.startswith("_") for p in module.split("."))
 
 
 def public_name(name: str) -> bool:

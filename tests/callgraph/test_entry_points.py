@@ -747,6 +747,22 @@ def test_documentation_folders_give_no_entry_points_whatever_their_suffix(
         "pkg.check", "docsearch.find", "tools_x.tool"]
 
 
+def test_a_method_an_example_defines_is_no_callee_of_the_library(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """pyparsing 3.3.2: `self.expr._parse(...)` on an untyped receiver was sent to
+    `examples/bigquery_view_parser.py`'s `BigQueryViewParser._parse`, the one class of the
+    checkout defining `_parse` apart from the library's own family: a method looked for by its
+    name is looked for among the library's modules alone."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "def run(expr):\n    return expr._parse('x')\n",
+        "examples/app.py": "class Parser:\n    def _parse(self, text):\n"
+                           "        raise ValueError(text)\n",
+        "pkg/own.py": "class Loader:\n    def _load(self, text):\n        raise ValueError(text)\n"
+                      "def load(source):\n    return source._load('x')\n"})
+    assert {c for c, _, _ in graph.callers["examples.app.Parser._parse"]} == set()
+    assert {c for c, _, _ in graph.callers["pkg.own.Loader._load"]} == {"pkg.own.load"}
+
+
 def test_a_class_a_class_holds_as_an_explicit_alias_is_re_exported_through_it(
         make_repo: Callable[[str], GitRepo]) -> None:
     """pint's `__init__` has `Quantity = UnitRegistry.Quantity`, and `UnitRegistry` holds
