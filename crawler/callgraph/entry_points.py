@@ -180,6 +180,7 @@ class Graph:
                     self.by_name[name].append(qualname)
                 self.methods_of[owner].append(qualname)
         self.kept = Kept(self, self.modules.values())  # registries; methods attached to classes
+        self.foreign = {f"{facts.module}.{name}" for facts in self.modules.values() for name in facts.foreign}
         self.held_by_name: dict[str, list[str]] = defaultdict(list)
         for attributes in self.attributes.values():
             for name, held in attributes.items():
@@ -377,6 +378,8 @@ class Graph:
                    }.get(name, f"a function {maker}() hands to a call")
             return [(target, f"{how}, called later")] if target in self.functions else []
         held_object = self.kept.object_of(target[2:]) if target[:2] in ("O ", "V ") else None
+        if held_object in self.foreign and kind in (METHOD, PROPERTY):
+            return []  # `_pattern.sub(...)` where `_pattern = re.compile(...)`: re's, not ours
         if held_object is not None or kind == METHOD and target[:2] in ("A ", "M ", "R ") \
                 and not self.classes_of(target):
             # an object, or a value of a type no reader can tell: as a method on an untyped receiver

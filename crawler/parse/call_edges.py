@@ -349,6 +349,9 @@ class CallFacts:
     exported: tuple[str, ...] = ()  # names imported as themselves: PEP 484's explicit re-export
     objects: tuple[str, ...] = ()  # module-level names assigned a value (not an alias)
     registrations: tuple[Registration, ...] = ()
+    # objects another package's callable made (`_pattern = re.compile(...)`): their methods are
+    # that package's, never a method of the library found by its name
+    foreign: tuple[str, ...] = ()
 
 
 def _receiver(callee: tuple[str, str, str]) -> str:
@@ -372,6 +375,7 @@ class _Reader:
         self.classes: list[ClassFacts] = []
         self.star: list[str] = []
         self.objects: dict[str, None] = {}  # module-level names assigned a value, in order
+        self.foreign: dict[str, None] = {}  # those another package's callable made
         self.registrations: list[Registration] = []
         self.all_names: tuple[str, ...] | None = None
         self.exported: list[str] = []
@@ -384,7 +388,8 @@ class _Reader:
             self._statement(node, prefix=self.module, cls=None)
         return CallFacts(self.module, tuple(sorted(self.bindings.items())), tuple(self.functions),
                          tuple(self.classes), self.all_names, tuple(self.star), tuple(self.exported),
-                         tuple(self.objects), tuple(dict.fromkeys(self.registrations)))
+                         tuple(self.objects), tuple(dict.fromkeys(self.registrations)),
+                         tuple(self.foreign))
 
     # ------------------------------------------------------------ module-level names
 
@@ -418,6 +423,15 @@ class _Reader:
             self.bindings[name] = self._qualify(dotted)
         elif not (name.startswith("__") and name.endswith("__")):
             self.objects.setdefault(name)
+            if self.foreign_maker(value):
+                self.foreign.setdefault(name)
+
+    def foreign_maker(self, value: ast.expr | None) -> str:
+        """The other package's callable a call is of (`re.compile(...)`: "re.compile"), or ""."""
+        maker = _dotted(value.func) if isinstance(value, ast.Call) else None
+        made_by = self._qualify(maker) if maker and maker[0] in self.bindings else ""
+        return made_by if made_by and made_by.partition(".")[0] != self.module.partition(".")[0] \
+            else ""
 
     def global_name(self, dotted: list[str] | None) -> str:
         """A module-level name qualified (imported, defined or assigned here), or ""."""
@@ -562,6 +576,12 @@ class _FunctionReader:
         for param in params:
             if ref := reader.annotation(param.annotation):
                 self.types.setdefault(param.arg, ref)
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        for param, default in [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                               *zip(args.kwonlyargs, args.kw_defaults)]:
+            if made_by := reader.foreign_maker(default):  # `pattern=re.compile(...)`: re's object
+                self.types.setdefault(param.arg, "B " + made_by)
         nodes, defs = nodes_and_defs(node)  # listed once: its locals, then its `try` blocks
         bound, self.known, self.raises = known_names(node, nodes)
         self.locals.update(bound)

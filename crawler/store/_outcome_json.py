@@ -172,4 +172,5 @@ def facts_from_data(data: dict[str, Any]) -> CallFacts:
                                  tuple((a, t) for a, t in c["attributes"])) for c in data["classes"]),
         all_names=tuple(data["all_names"]) if data["all_names"] is not None else None,
         star=tuple(data["star"]), exported=tuple(data["exported"]), objects=tuple(data["objects"]),
-        registrations=tuple(Registration(**{**r, "keys": tuple(r["keys"])}) for r in data["registrations"]))
+        registrations=tuple(Registration(**{**r, "keys": tuple(r["keys"])}) for r in data["registrations"]),
+        foreign=tuple(data["foreign"]))

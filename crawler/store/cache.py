@@ -75,7 +75,7 @@ ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=
                            default=record_fields)
 
 
-FORMAT = 18  # bump when the layout of an entry, or what a checked load keeps, changes
+FORMAT = 19  # bump when the layout of an entry, or what a checked load keeps, changes
 DATABASE = "cache.sqlite3"
 FLUSH_EVERY = 2000  # entries waiting before `put` writes them
 RESULTS, RECORD, MANIFEST = "results", "record", "manifest"  # the kinds of entry

@@ -763,6 +763,37 @@ def test_a_method_an_example_defines_is_no_callee_of_the_library(
     assert {c for c, _, _ in graph.callers["pkg.own.Loader._load"]} == {"pkg.own.load"}
 
 
+def test_a_method_of_an_object_another_package_made_is_not_the_librarys(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """pyparsing 3.3.2's `_to_pep8_name(s, _re_sub_pattern=re.compile(...))` calls
+    `_re_sub_pattern.sub(...)`, which was sent by name to pyparsing's own `Regex.sub` (two of the
+    third sealed set's wrong pairs); the same with a module-level `_pattern = re.compile(...)`.
+    An object a call of another package made has that package's methods; one the library's own
+    call made is still read as before."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": """\
+            import re
+            from pkg.regex import Regex, make
+            _pattern = re.compile(r"\\d")
+            _own = make()
+            def clean(text):
+                return _pattern.sub("", text)
+            def own(text):
+                return _own.sub(text)
+            def to_pep8(s, _re_sub_pattern=re.compile(r"([a-z])([A-Z])")):
+                return _re_sub_pattern.sub(r"\\1_\\2", s)
+            """,
+        "pkg/regex.py": """\
+            class Regex:
+                def sub(self, text):
+                    raise ValueError(text)
+            def make():
+                return Regex()
+            """})
+    callers = {c for c, _, _ in graph.callers["pkg.regex.Regex.sub"]}
+    assert "pkg.clean" not in callers and "pkg.to_pep8" not in callers and "pkg.own" in callers
+
+
 def test_a_class_a_class_holds_as_an_explicit_alias_is_re_exported_through_it(
         make_repo: Callable[[str], GitRepo]) -> None:
     """pint's `__init__` has `Quantity = UnitRegistry.Quantity`, and `UnitRegistry` holds

@@ -322,13 +322,16 @@ def test_what_an_item_of_a_table_returns_is_typed_by_what_the_table_keeps(
 
 
 def test_what_a_file_keeps_survives_the_result_cache() -> None:
-    """The facts the result cache keeps (format 18) give back the same registrations, objects
+    """The facts the result cache keeps (format 19) give back the same registrations, objects
     and kept parameters."""
     source = textwrap.dedent(PRIMITIVES) + textwrap.dedent(ARGPARSE_LIKE)
     facts = read_calls(source, "pkg.mod")
     assert facts is not None and facts.registrations and facts.objects
     assert any(f.keeps for f in facts.functions) and any(f.gives for f in facts.functions)
     assert facts_from_data(json.loads(ENCODER.encode(facts))) == facts
+    made = read_calls("import re\n_pattern = re.compile('x')\n", "pkg.mod")
+    assert made is not None and made.foreign == ("_pattern",)
+    assert facts_from_data(json.loads(ENCODER.encode(made))) == made
 
 
 def test_a_function_handed_to_a_constructor_is_offered_beside_the_held_callables(
