@@ -239,8 +239,9 @@ def call_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, st
     line holding a call, the conjunction of the simple tests that hold there (the `if` branches
     it sits in, and each `if T: return/raise/...` before it, false), over the parameters it
     never stores. A call its caller makes only after `if n < 1: raise ...` passes an `n` of at
-    least 1, so a callee's `if n < 0: raise` cannot run for it (`settled`). Only the `lines`
-    asked for (those of the calls that pass a parameter on) are read."""
+    least 1, so a callee's `if n < 0: raise` cannot run for it (`settled`); and a callee it
+    calls only under `if option == "align":` is reached only where its own callers can pass
+    such an option. Only the `lines` asked for (those holding a call) are read."""
     usable = frozenset(name for name, kind in known.items() if kind == "p")
     found: dict[int, str] = {}
 
