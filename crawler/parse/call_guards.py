@@ -425,8 +425,6 @@ def simple(test: ast.expr, usable: frozenset[str]) -> bool:
 
 
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-_ORDERED: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
 @lru_cache(maxsize=4096)
@@ -488,7 +486,7 @@ def _atom(test: ast.expr, env: dict[str, Bound]) -> bool | None | str:
         if kind != "c" or type(value) not in (int, float) or not isinstance(other, (int, float)):
             return None
         assert isinstance(value, (int, float))
-        return _ORDERED[type(op)](value, other)
+        return bool(_COMPARED[type(op)](value, other))
     if kind != "c":  # a class or a bool is not None; its equality is left open
         return isinstance(op, ast.IsNot) if isinstance(op, (ast.Is, ast.IsNot)) and other is None else None
     if isinstance(op, ast.Is):
