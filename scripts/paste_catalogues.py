@@ -90,6 +90,16 @@ REAL_WALKS = {
     # from 1.1 (2017): most of the tracker's pastes are of sympy 1.1 to 1.9
     "sympy": Walk("github.com/sympy/sympy", "sympy-1.*", "sympy-1.1", "sympy-1.14.0",
                   evidence=False),
+    # third sealed set; final releases only (each glob leaves the a, b, rc and dev tags out)
+    "seaborn": Walk("github.com/mwaskom/seaborn", "v0.[0-9]*.[0-9]", "v0.8.0", "v0.13.2",
+                    evidence=False),
+    "docker-py": Walk("github.com/docker/docker-py", "[0-9].[0-9]*.[0-9]", "2.0.0", "7.2.0",
+                      evidence=False),
+    # alembic's tags (rel_1_13_2) name no version: they walk by date
+    "alembic": Walk("github.com/sqlalchemy/alembic", "rel_[01]_*", "rel_0_9_0", "rel_1_19_1",
+                    evidence=False),
+    "scrapy": Walk("github.com/scrapy/scrapy", "[12].[0-9]*.[0-9]", "1.0.0", "2.18.0",
+                   evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"

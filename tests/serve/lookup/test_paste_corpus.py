@@ -60,11 +60,15 @@ REAL = {name: f"github.com/{path}" for name, path in (
     ("dask", "dask/dask"), ("urllib3", "urllib3/urllib3"),
     # the second sealed set (real/sealed2/), fixed after the first was spent, before any change
     ("pillow", "python-pillow/Pillow"), ("tornado", "tornadoweb/tornado"),
-    ("sphinx", "sphinx-doc/sphinx"), ("sympy", "sympy/sympy"))}
+    ("sphinx", "sphinx-doc/sphinx"), ("sympy", "sympy/sympy"),
+    # the third sealed set (real/sealed3/), fixed after the second was spent, before any change
+    ("seaborn", "mwaskom/seaborn"), ("docker-py", "docker/docker-py"),
+    ("alembic", "sqlalchemy/alembic"), ("scrapy", "scrapy/scrapy"))}
 CATALOGUES.update(REAL)
 WALKED = {"click", "requests", "attrs", *REAL}  # catalogues made by `crawler history`
-# own: wild.yaml and jax.yaml, which lookup was built on; sealed2: issue 48's second sealed set
-PARTS = ("own", "working", "sealed", "sealed2")
+# own: wild.yaml and jax.yaml, which lookup was built on; sealed2 and sealed3: issue 48's second
+# and third sealed sets
+PARTS = ("own", "working", "sealed", "sealed2", "sealed3")
 LOOKUP_SECONDS = 60
 INDEX_SECONDS = 900  # the first lookup in an unpacked catalogue builds its index: minutes when loaded
 
