@@ -248,6 +248,16 @@ class StoredIndex:
         return self._wordings("WHERE position = 0 AND exception_name IN "
                               "(SELECT word FROM temp.asked)", ())
 
+    def holding(self, words: frozenset[str]) -> int:
+        if not words:
+            return 0
+        marks = ",".join("?" * len(words))
+        row = self.connection.execute(
+            f"SELECT count(*) FROM (SELECT file FROM words WHERE word IN ({marks}) "
+            "GROUP BY file HAVING count(DISTINCT word) = ?)", (*sorted(words), len(words))
+        ).fetchone()
+        return int(row[0])
+
     def count(self) -> int:
         """How many wordings the index holds."""
         return int(self.connection.execute("SELECT count(*) FROM entries").fetchone()[0])

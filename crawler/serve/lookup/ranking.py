@@ -90,6 +90,7 @@ from crawler.serve.lookup.places import (
     in_file,
     names_function,
 )
+from crawler.serve.lookup.rarity import Rarity
 
 if TYPE_CHECKING:
     from crawler.records import ErrorRecord, TemplateSpan
@@ -218,6 +219,8 @@ class Match:
     # a removed record's likeliest successor among the live records the paste brought up: the
     # same class raised by a function of the same name, or the same words
     successor: Wording | None = None
+    # trusted only for a rare phrase it fits whole (`rarity`), not for the share it explains
+    by_rarity: bool = False
 
     @property
     def exact(self) -> bool:
@@ -277,6 +280,11 @@ class Source(Protocol):
         """The current wording of every record that raises a class of one of these names."""
         ...
 
+    def holding(self, words: frozenset[str]) -> int:
+        """How many records hold all these words (lowercase) in their literal text, any of
+        their wordings counted: how rare a phrase of them is (`rarity`)."""
+        ...
+
 
 def rank(pasted: str, source: Source, limit: int = 10,
          bases: Mapping[str, Sequence[str]] | None = None, left_out: int = 0) -> Answer:
@@ -299,6 +307,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
     fits: dict[str, dict[str, Wording]] = {}  # each record's wordings the paste fits exactly
     timed_out: dict[str, None] = {}
     budget = Budget(LOOKUP_SECONDS)
+    rarity = Rarity(source.holding)
     for order_of_report, reported in enumerate(paste.reported[:MAX_REPORTS]):
         # each text read once (squashed, its words), each class's kinship found once
         readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
@@ -314,7 +323,7 @@ def rank(pasted: str, source: Source, limit: int = 10,
             for reading in readings:
                 try:
                     match = _fit(wording, reported, reading, budget, kin.of(wording),
-                                 order_of_report, where)
+                                 order_of_report, where, rarity)
                 except RegexTimeout:
                     timed_out[wording.record_id] = None
                     continue
@@ -648,11 +657,14 @@ def _key(wording: Wording) -> tuple[str, str, str]:
 
 
 def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget,
-         kin: str | None, order_of_report: int, where: Evidence = NOWHERE) -> Match | None:
+         kin: str | None, order_of_report: int, where: Evidence = NOWHERE,
+         rarity: Rarity | None = None) -> Match | None:
     """The wording against one pasted text: its regex, else loosely, else by its words.
     `kin`: how the record's class stands to the pasted one (`matching.kinship`); `where`: what
     the paste's frames say of its place (`places`): a template that fits the whole text at the
-    function the traceback names is the answer however little of the text it explains."""
+    function the traceback names is the answer however little of the text it explains; so is
+    one that fits it whole with a rare phrase (`rarity`), while a share of the text explained
+    by phrases every library prints is not trusted."""
     text, squashed, text_words, matcher = (reading.text, reading.squashed, reading.words,
                                            reading.matcher)
     captures: dict[str, str] = {}
@@ -675,9 +687,9 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
         captures = {}
     if fit.literal == 0:
         return None
-    confident = (fit.kind != CLOSEST
-                 and (fit.explained >= CONFIDENT_EXPLAINED or (whole and where >= FUNCTION))
-                 and fit.literal >= min(MIN_LITERAL, fit.template))
+    trust = _trust(wording, fit, whole, where, rarity) \
+        if fit.kind != CLOSEST and fit.literal >= min(MIN_LITERAL, fit.template) else None
+    confident = trust is not None
     both = 2 * fit.explained * fit.coverage / (fit.explained + fit.coverage)
     cut_prefix = fit.kind == PREFIX and reported.cut
     if cut_prefix:  # the tool cut the paste there: what the template goes on is unseen, not
@@ -685,7 +697,27 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
     score = both + (_KIN_BONUS.get(kin, 0.0) if kin else 0.0) - REPORT_PENALTY * order_of_report
     return Match(wording, fit.kind, round(fit.explained, 3), round(fit.coverage, 3),
                  round(score, 3), kin, confident, text, captures, loose, order_of_report,
-                 cut_prefix=cut_prefix, where=where, head=head)
+                 cut_prefix=cut_prefix, where=where, head=head, by_rarity=trust == _RARE)
+
+
+_PLACED, _SHARE, _RARE = "place", "share", "rare"
+
+
+def _trust(wording: Wording, fit: Fit, whole: bool, where: Evidence,
+           rarity: Rarity | None) -> str | None:
+    """What earns a fit trust, if anything: the traceback names the function of a template
+    that fits the whole text (_PLACED); the template explains at least half of the text with a
+    phrase that not every library prints (_SHARE; without `rarity`, the share alone); it fits
+    the text whole and holds a rare phrase, however long the run-time part around it (_RARE:
+    weaker than a share, see `_place`)."""
+    if whole and where >= FUNCTION:
+        return _PLACED
+    if fit.explained >= CONFIDENT_EXPLAINED and (rarity is None
+                                                 or rarity.has_uncommon(wording.template)):
+        return _SHARE
+    if whole and rarity is not None and rarity.has_rare(wording.template):
+        return _RARE
+    return None
 
 
 def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
@@ -803,15 +835,18 @@ def _place(match: Match) -> tuple[object, ...]:
     # a reason to rank it than none
     where = -match.where if match.where >= FUNCTION else 0
     if match.confident:
-        return (False, match.report, match.loose, where, _KIND_ORDER[match.kind],
-                -match.score, specific, wording.status == REMOVED)
+        # a template trusted for a rare phrase alone comes after one that explains most of the
+        # text: its placeholders may hold the words of the other (a first sentence's template
+        # fits a paste of two sentences whole)
+        return (False, match.report, match.loose, where, match.by_rarity,
+                _KIND_ORDER[match.kind], -match.score, specific, wording.status == REMOVED)
     # the paste fits the template whole, or is its beginning, before templates that only share
     # words with it: every character of it in place is more than words met anywhere; a raise
     # of a class held in a variable may raise any class: it ranks by its score among the
     # closest, not before them
     kind = _KIND_ORDER[CLOSEST if match.kinship == VARIABLE and match.kind == CLASS
                        else match.kind]
-    return (True, 0, where, kind, False, -match.score, specific,
+    return (True, 0, where, False, kind, False, -match.score, specific,
             wording.status == REMOVED)
 
 

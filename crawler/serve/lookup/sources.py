@@ -106,6 +106,10 @@ class LookupIndex:
     def raising(self, names: frozenset[str]) -> Iterator[Wording]:
         return (w for w in self.wordings if not w.past and w.exception_name in names)
 
+    def holding(self, words: frozenset[str]) -> int:
+        held = [{self.wordings[n].record_id for n in self._words.get(word, ())} for word in words]
+        return len(set.intersection(*held)) if held else 0
+
     def answer(self, message: str, limit: int = 10) -> Answer:
         """The records for what a user pasted (see `ranking.rank`)."""
         return rank(message, self, limit, self.bases)
@@ -138,6 +142,9 @@ class _Sources:
     def raising(self, names: frozenset[str]) -> Iterator[Wording]:
         for source in self.sources:
             yield from source.raising(names)
+
+    def holding(self, words: frozenset[str]) -> int:
+        return sum(source.holding(words) for source in self.sources)
 
 
 def lookup(message: str, records: Iterable[ErrorRecord], limit: int = 10) -> list[Match]:

@@ -283,9 +283,21 @@ def scalar(statement):
               "FROM \\n    M_Y_ENERGY\\nWHERE \\n    BUILDING_NAME LIKE '%12%'\\nORDER BY \\n"
               '    METER_READING DESC\\nLIMIT 5;\\n"')
     answer = index.answer(pasted)
-    # listed, not trusted: the run-time part is most of the paste
-    assert answer.verdict == "closest"
+    # trusted however long the run-time part: the phrase is rare (two records hold its words),
+    # and the two that print it are told as a tie
+    assert answer.verdict == "found" and answer.group == 2
     assert sorted((m.wording.qualname, m.rank) for m in answer.matches) == [
         ("execute", 1), ("scalar", 1)]
+    assert all(m.by_rarity for m in answer.matches)
     # words that fit no template whole, and share little with any: still nothing
     assert index.answer("Not a table: users").verdict == "none"
+    # three records hold the words: no longer rare, and the run-time part is most of the
+    # paste: listed, not trusted
+    three = source + b'''
+
+def first(statement):
+    raise NotExecutable("Not an executable object: %r" % (statement,))
+'''
+    index = LookupIndex(merge(PIN, [], find_raise_sites("base.py", three, "base").sites).records)
+    answer = index.answer(pasted)
+    assert answer.verdict == "closest" and len(answer.matches) == 3
