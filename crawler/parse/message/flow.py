@@ -150,7 +150,8 @@ class _Search:
                 return _NotFound
             parent_statements, parent_index, _ = levels[-1]
             parent = parent_statements[parent_index]
-            if role in ("loop", "handler", "try_else", "finally", "case") and self._assigns(parent):
+            if role in ("loop", "handler", "try_else", "finally", "case") and \
+                    self._bound_before(parent, role):
                 raise _GiveUp
             if role == "if" and type(parent) is cst.If:
                 value = self._test_binding(parent, statements)  # type: ignore[arg-type]
@@ -296,6 +297,26 @@ class _Search:
             return before
         return [_decided((*definition, (Repeated(added), here)), decisions_of(definition))
                 for definition in before]
+
+    def _bound_before(self, parent: cst.CSTNode, role: str) -> bool:
+        """Whether what may have run before a block of `parent` entered it binds the name: the
+        `try` body, for a handler or the `else` (the handler's own statements before the one
+        searched from were walked already: `if resolution is None: resolution = "..."` in an
+        `except` that then raises it, alembic's `_catch_revision_errors`); the body, the
+        handlers and the `else`, for the `finally`; the whole statement, for a loop's body (an
+        earlier pass) or a `match` case."""
+        if type(parent) is cst.Try or type(parent) is cst.TryStar:
+            if role in ("handler", "try_else"):
+                # a handler's `as` binds the name for its block (unknown here: opaque)
+                return self._assigns_block(parent.body) or any(  # type: ignore[attr-defined]
+                    h.name is not None and _binds(self.name, h.name.name)
+                    for h in parent.handlers)  # type: ignore[attr-defined]
+            if role == "finally":
+                ran = [parent.body, *(h.body for h in parent.handlers)]  # type: ignore[attr-defined]
+                if parent.orelse is not None:  # type: ignore[attr-defined]
+                    ran.append(parent.orelse.body)  # type: ignore[attr-defined]
+                return any(self._assigns_block(suite) for suite in ran)
+        return self._assigns(parent)
 
     def _assigns_block(self, suite: cst.BaseSuite) -> bool:
         return any(self._assigns(statement) for statement in suite.body)

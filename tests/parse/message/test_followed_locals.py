@@ -148,3 +148,54 @@ def f(x):
     raise e("thing")
 ''')
     assert (site.message.kind, site.message.template) == ("dynamic", '{e("thing")}')
+
+
+def test_a_default_filled_in_an_except_handler_is_read_before_its_raise() -> None:
+    # alembic's `ScriptDirectory._catch_revision_errors`: a parameter defaulting to None is given
+    # its text in the handler that raises it; the caller's text is the other definition
+    found = sites('''
+def catch(resolution=None):
+    try:
+        yield
+    except KeyError as re:
+        if resolution is None:
+            resolution = "Can't locate revision identified by '%s'" % (re.argument)
+        raise ValueError(resolution) from re
+''')["catch"]
+    assert sorted((s.message.kind, s.message.template) for s in found) == [
+        ("dynamic", "{resolution}"),
+        ("variable", "Can't locate revision identified by '{(re.argument)}'")]
+
+
+def test_what_a_try_body_or_a_handlers_name_may_have_bound_is_not_guessed_at() -> None:
+    found = sites('''
+def body_binds(x):
+    msg = "before"
+    try:
+        msg = "in body %s" % x
+        x()
+    except KeyError:
+        raise ValueError(msg)
+
+
+def handler_binds(x):
+    msg = "before"
+    try:
+        x()
+    except KeyError as msg:
+        raise ValueError(msg)
+
+
+def finally_after(x):
+    msg = "before"
+    try:
+        x()
+    except KeyError:
+        msg = "handled"
+    finally:
+        raise ValueError(msg)
+''')
+    assert {name: [(s.message.kind, s.message.template) for s in group]
+            for name, group in found.items()} == {
+        "body_binds": [("dynamic", "{msg}")], "handler_binds": [("dynamic", "{msg}")],
+        "finally_after": [("dynamic", "{msg}")]}
