@@ -49,8 +49,13 @@ _GROUP_MARGIN = re.compile(r"^\s*[|+] ?")
 _SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)$")
 _PYTEST_E = re.compile(r"^E(?: {1,}|$)")
 _PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+?(?: - (?P<text>.+))?$")
-_LOGGING = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+)?\[?(?:CRITICAL|"
-                      r"ERROR|WARNING|WARN|INFO|DEBUG|FATAL|EXCEPTION)\]?(?::[\w.<>-]*:|\s+[\w.<>-]+"
+# A log record's head: a time stamp (`2019-01-01 10:00:00,000`, bracketed, or celery's `[...: `),
+# the logger in brackets before the level (scrapy's `[scrapy.core.scraper] ERROR: `), the level
+# (celery's `ERROR/MainProcess]`), then `[logger] ` (alembic's `ERROR [alembic.util.messaging] `),
+# `:logger:` (logging's default), `logger: `, `: ` or spaces.
+_LOGGING = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?::|\])?\s*)?"
+                      r"(?:\[[\w.<>-]+\]\s+)?\[?(?:CRITICAL|ERROR|WARNING|WARN|INFO|DEBUG|FATAL|"
+                      r"EXCEPTION)(?:/[\w-]+)?\]?(?:\s+\[[\w.<>-]+\]\s+|:[\w.<>-]*:|\s+[\w.<>-]+"
                       r"\s*:\s|\s*:\s|\s+)")
 _CUT = re.compile(r"(?:\.\.\.|…)$")
 # What a tool puts before each line it relays: pytest's INTERNALERROR, a mail or markdown
@@ -404,6 +409,7 @@ def _texts_inside(report: str) -> list[str]:
             texts.append("\n".join([cli["text"], *lines[number + 1:]]))
         elif _EXCEPTION_LINE.match(line) and _LOOKS_RAISED.match(line):
             texts.append(_reported("\n".join(lines[number:]), (), inside=False).text)
+    texts.extend(_logged_texts(lines))
     inside = _NAMED_INSIDE.search(lines[0])
     if inside is not None and inside.start() > 0:
         text = inside["text"]
@@ -412,6 +418,25 @@ def _texts_inside(report: str) -> list[str]:
             text = text[:-1]
         texts.append("\n".join([text, *lines[1:]]))
     texts.extend(_repr_texts(report)[:MAX_INSIDE])
+    return texts
+
+
+def _logged_texts(lines: list[str]) -> list[str]:
+    """The messages of the log records after a report's first line (a logged error among a
+    program's other log lines, no traceback: alembic's `ERROR [alembic.util.messaging] Can't
+    locate revision ...`, Flask-Migrate's `ERROR [root] Error: Target database is not up to
+    date.`): each record's text after its head, with the lines up to the next record, each
+    `Name: ` prefix peeled as a report's; the last MAX_INSIDE records, what was printed last
+    first."""
+    starts = [number for number in range(1, len(lines)) if _LOGGING.match(lines[number])]
+    texts: list[str] = []
+    for place, number in reversed(list(enumerate(starts))[-MAX_INSIDE:]):
+        end = starts[place + 1] if place + 1 < len(starts) else len(lines)
+        head = _LOGGING.match(lines[number])
+        record = "\n".join([lines[number][head.end():] if head else lines[number],
+                            *lines[number + 1:end]]).strip("\n")
+        if record.strip():
+            texts.extend(_reported(record, (), inside=False).texts)
     return texts
 
 

@@ -466,3 +466,30 @@ def test_a_pytest_source_cut_inside_its_raise_reads_the_raise_literals() -> None
         assert "ImportError" not in [r.exception for r in read_paste(other).reported]
     shown = read_paste(">       client.get(url)\n        return 1")
     assert shown.reported[0].exception is None and not shown.reported[0].cut
+
+
+def test_a_logged_error_among_a_programs_log_lines_is_read_off_its_record() -> None:
+    # alembic's command line (its logger's `LEVEL [name] message`), as Flask-Migrate logs it
+    logged = ("$ flask db migrate\n"
+              "INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n"
+              "INFO  [alembic.runtime.migration] Will assume transactional DDL.\n"
+              "ERROR [root] Error: Target database is not up to date.")
+    texts = read_paste(logged).reported[0].texts
+    # the last record first, its `Error: ` peeled too; then the records before it
+    assert texts[1:4] == ("Error: Target database is not up to date.",
+                          "Target database is not up to date.", "Will assume transactional DDL.")
+    index = LookupIndex(merge(PIN, [], find_raise_sites("api.py", b'''
+def run(heads, current):
+    if set(heads) != set(current):
+        raise CommandError("Target database is not up to date.")
+''', "api").sites).records)
+    answer = index.answer(logged)
+    assert answer.found and answer.matches[0].wording.qualname == "run"
+    # the heads of scrapy's (`date [logger] LEVEL: `) and celery's (`[date: LEVEL/process] `)
+    for line, message in (
+            ("2017-11-18 21:46:29 [scrapy.core.scraper] ERROR: Error processing {'a': 1}",
+             "Error processing {'a': 1}"),
+            ("[2019-01-01 10:00:00,000: ERROR/MainProcess] Task add raised: KeyError('x')",
+             "Task add raised: KeyError('x')")):
+        assert message in read_paste(f"started\n{line}").reported[0].texts
+        assert read_paste(line).reported[0].text == message
