@@ -100,6 +100,19 @@ REAL_WALKS = {
                     evidence=False),
     "scrapy": Walk("github.com/scrapy/scrapy", "[12].[0-9]*.[0-9]", "1.0.0", "2.18.0",
                    evidence=False),
+    # fourth sealed set
+    "paramiko": Walk("github.com/paramiko/paramiko", "[1-4].[0-9]*.[0-9]", "2.0.0", "4.0.0",
+                     evidence=False),
+    # releases only: the glob takes some beta, rc and dev tags, which are skipped
+    "pymongo": Walk("github.com/mongodb/mongo-python-driver", "[34].[0-9]*", "3.9.0", "4.17.0",
+                    evidence=False, skip=("3.9.0b0", "3.9.0b1", "3.11.0b0", "3.11.0b1",
+                                          "3.11.0rc0", "3.12.0b0", "3.12.0b1", "4.2.0b0",
+                                          "4.4.0b0", "4.8.0b0", "4.13.0.dev0", "4.13.0.dev1",
+                                          "4.16.0.dev0")),
+    "fastapi": Walk("github.com/fastapi/fastapi", "0.[0-9]*.[0-9]", "0.65.0", "0.141.1",
+                    evidence=False),
+    "jsonschema": Walk("github.com/python-jsonschema/jsonschema", "v[0-9].[0-9]*.[0-9]",
+                       "v3.0.0", "v4.26.0", evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
