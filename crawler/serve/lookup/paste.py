@@ -104,6 +104,9 @@ class Reported:
     # the message follows the frames, as Python prints it: the last frame is where it was raised
     # (not so where the message comes first and the frames after it may be cut)
     raised_last: bool = False
+    # the traceback says frames were left out of it (jax's filtering, Sentry's): its last frame
+    # may be the caller's, not where it was raised
+    filtered: bool = False
 
 
 @dataclass(frozen=True)
@@ -234,12 +237,14 @@ def _reports(section: str, forms: list[str]) -> list[Reported]:
     start, end = span
     kept = [line for line in lines[start:end] if not _FRAME_NOISE.match(line)]
     found = _reported("\n".join(kept).strip("\n"), tuple(frames))
+    # frames left out, said by the traceback (jax's, Sentry's) or by whoever pasted it (`[...]`)
+    filtered = bool(_FILTERED.search(section)) or any(_ELIDED.match(line) for line in lines[:start])
     whole = bool(frames) and any(_HEAD.match(line) or _IPYTHON_HEAD.match(line)
-                                 for line in lines[:start]) and not _FILTERED.search(section)
+                                 for line in lines[:start]) and not filtered
     rows = [number for number, line in enumerate(lines) if _FRAME_START.match(line)
             or _OLD_IPYTHON_FRAME.match(line)]
     return [replace(found, whole=whole, raised_last=bool(frames) and bool(rows)
-                    and start > rows[-1])]
+                    and start > rows[-1], filtered=filtered)]
 
 
 # the source line a frame shows for a raise, after the margin Rich (`│ ❱ 214 │ │`), IPython
@@ -248,6 +253,8 @@ _RAISE_CALL = re.compile(r"^[\s│]*(?:(?:❱|-*>)?\s*\d+\s*|>\s+)?[\s│]*raise
                          r"(?P<name>[A-Za-z_][\w.]*)\s*\((?P<rest>.*)$")
 _PYTEST_SOURCE = re.compile(r"^>\s+raise\s")
 _STRING_START = re.compile(r"^[\s│]*(?P<prefix>[rRuUfFbB]{0,2})(?P<quote>['\"])")
+# a line where whoever pasted left frames out (`[...]`, `...`)
+_ELIDED = re.compile(r"^\s*\[?(?:\.\.\.|…)\]?\s*$")
 # a traceback that says frames were left out of it (jax's filtering, Sentry's)
 _FILTERED = re.compile(r"internal frames|frames? (?:were |are )?(?:not displayed|hidden|filtered"
                        r"|omitted)", re.IGNORECASE)

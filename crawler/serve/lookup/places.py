@@ -85,6 +85,18 @@ def same_file_name(record_path: str, frame_path: str) -> bool:
     return record[-1] == seen[-1] or (_is_windows(frame_path) and record[-1].lower() == seen[-1])
 
 
+def moved_within_package(record_path: str, frame_path: str) -> bool:
+    """Whether a frame's file reads as the record's file moved within its package between
+    releases: the same file name, in a path that shares a folder with the record's
+    (`flask/app.py` for `src/flask/sansio/app.py`); not another package's file of the same name
+    (docker-pycreds' `dockerpycreds/store.py` for docker-py's `docker/credentials/store.py`). A
+    file at the repository's top has no folder to share: its name is enough."""
+    if not same_file_name(record_path, frame_path):
+        return False
+    folders = {part.lower() for part in path_parts(record_path)[:-1]}
+    return not folders or any(part.lower() in folders for part in path_parts(frame_path)[:-1])
+
+
 def function_name(qualname: str) -> str:
     """The name a traceback shows for a function: its `__qualname__`'s last part."""
     return qualname.rpartition(".")[2]
@@ -122,7 +134,7 @@ def evidence_of(path: str, qualname: str, line: int, frames: Sequence[Frame],
             return LINE
         if names_function(qualname, deepest):
             return FUNCTION
-    if deepest is not None and same_file_name(path, deepest.path) and \
+    if deepest is not None and moved_within_package(path, deepest.path) and \
             names_function(qualname, deepest):
         return FUNCTION  # the file moved within the package between releases (`flask/app.py`)
     if any(in_file(path, frame.path) and names_function(qualname, frame) for frame in frames):

@@ -88,6 +88,7 @@ from crawler.serve.lookup.places import (
     file_name,
     function_name,
     in_file,
+    moved_within_package,
     names_function,
 )
 from crawler.serve.lookup.rarity import Rarity
@@ -313,7 +314,8 @@ def rank(pasted: str, source: Source, limit: int = 10,
         readings = [_Reading(text, squash(text), found, paste_matcher(found), "://" in text)
                     for text, found in ((text, words(text)) for text in reported.texts)]
         kin = _Kinship(reported.exception, bases or {})
-        placed = _Places(reported.frames, source, reported.whole, reported.raised_last)
+        placed = _Places(reported.frames, source, reported.whole, reported.raised_last,
+                         reported.filtered)
         found, placed_only = _candidates(reported, source, readings,
                                          placed.in_raising_function())
         for wording in found:
@@ -445,21 +447,31 @@ class _Places:
     a catalogued file (`places.deepest_frame`), and what the frames say of each record."""
 
     def __init__(self, frames: Sequence[Frame], source: Source, whole: bool = False,
-                 raised_last: bool = False) -> None:
+                 raised_last: bool = False, filtered: bool = False) -> None:
         self.frames = tuple(frames)
         self.here: list[Wording] = []
         self.deepest: Frame | None = None
         self.outside = False  # a whole traceback without a catalogued frame
         self.raised_inside = False
+        self.raised_elsewhere = False
         if not self.frames:
             return
         names = frozenset(file_name(frame.path) for frame in self.frames) - {""}
         self.here = list(source.in_files(names))
         self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
         self.outside = whole and self.deepest is None
-        # the paste's last frame, where the exception was raised, is in a catalogued file
-        self.raised_inside = raised_last and self.deepest is not None and \
+        # the paste's last frame, where the exception was raised, is in a catalogued file (not
+        # known where frames were left out: the last one shown may be a caller's)
+        self.raised_inside = raised_last and not filtered and self.deepest is not None and \
             self.deepest is self.frames[-1]
+        # ... or in a Python file of no catalogued repository (docker-pycreds' `store.py`
+        # printing docker-py's words, Python's `ssl.py` urllib3's): what a record raises did not
+        # raise it, though the catalogued code may have called what did. A frame that is no
+        # Python file (jinja's `File "<unknown>", line 8, in template`, a template's own
+        # frame put last) says nothing of where Python raised it.
+        self.raised_elsewhere = raised_last and not filtered and not self.raised_inside \
+            and self.deepest is not self.frames[-1] \
+            and _PYTHON_FILE.search(self.frames[-1].path) is not None
 
     def evidence(self, wording: Wording) -> Evidence:
         if self.deepest is None:
@@ -473,6 +485,8 @@ class _Places:
         not the record's, unless that frame's source line shows the record's raise (its
         class or a piece of its words: the function was renamed or moved since the user's
         release)."""
+        if self.raised_elsewhere:  # unless the last frame reads as the record's file moved
+            return wording is not None and _last_frame_is(self.frames[-1], wording)
         if self.outside:
             return False
         if not self.raised_inside or where >= FUNCTION:
@@ -508,6 +522,15 @@ class _Places:
         if at_line:
             return at_line
         return found if len(found) == 1 else []
+
+
+_PYTHON_FILE = re.compile(r"\.pyw?$", re.IGNORECASE)
+
+
+def _last_frame_is(frame: Frame, wording: Wording) -> bool:
+    """Whether a frame in no catalogued file reads as the record's function in its file moved
+    within its package since the user's release (`places.moved_within_package`)."""
+    return moved_within_package(wording.path, frame.path) and names_function(wording.qualname, frame)
 
 
 def _shows_raise(source: str | None, wording: Wording) -> bool:

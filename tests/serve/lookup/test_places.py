@@ -512,3 +512,39 @@ def dot_general_rule(lhs, rhs):
               "got (3,) and (4,).\n")
     first = index.answer(pasted).matches[0]
     assert first.wording.qualname == "dot_general_rule"
+
+
+STORE = b'''class Store:
+    def _execute(self, subcommand, data_input):
+        raise StoreError(f"{self.program} not installed or not available in PATH")
+'''
+
+
+AUTH = b'''def _resolve_authconfig_credstore(config, registry):
+    raise AuthError(f"Credentials store error: {registry}")
+'''
+
+
+def test_a_last_frame_in_another_packages_python_file_is_where_it_was_raised() -> None:
+    # docker-py's credentials store, whose words docker-pycreds (another package, its
+    # `dockerpycreds/store.py`) prints too: the last frame is where Python raised it
+    sites = [*find_raise_sites("docker/credentials/store.py", STORE,
+                               "docker.credentials.store", None).sites,
+             *find_raise_sites("docker/auth.py", AUTH, "docker.auth", None).sites]
+    index = LookupIndex(merge(PIN, [], sites).records)
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "site-packages\\docker\\auth.py", line 126, in _resolve_authconfig_credstore\n'
+              '  File "site-packages\\dockerpycreds\\store.py", line 70, in _execute\n'
+              "dockerpycreds.errors.StoreError: docker-credential-desktop not installed or not "
+              "available in PATH")
+    answer = index.answer(pasted)
+    assert not answer.found and answer.matches[0].wording.qualname == "Store._execute"
+    # the record's own file, moved within its package since the user's release: the answer
+    moved = pasted.replace("dockerpycreds\\store.py", "docker\\store.py")
+    assert index.answer(moved).found
+    # frames left out where the raise was (`[...]`), or a template's frame put last (jinja's
+    # `<unknown>`): the last frame is not where Python raised it, and takes nothing away
+    for last in ('[...]', '  File "<unknown>", line 8, in template'):
+        cut = pasted.replace('  File "site-packages\\dockerpycreds\\store.py", line 70, in _execute',
+                             last)
+        assert index.answer(cut).found, last
