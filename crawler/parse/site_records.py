@@ -106,8 +106,7 @@ def _branch_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ..
     exception_qualname = exception_qualname_of(func, found.scopes, visitor)
     if not isinstance(exc, cst.Call):
         if not _looks_like_class(exc):
-            made = _constructed(place, exc)
-            return _branch_sites(place, made, guards) if made is not None else ([], _RERAISE)
+            return _constructed_sites(place, exc, guards)
         if exception_qualname is None or exception_qualname.startswith("builtins."):
             return [], _WITHOUT_MESSAGE
         return [_site(place, exc, guards, exception_qualname, build_template(PENDING, []))], \
@@ -302,19 +301,43 @@ def call_arguments(module: cst.Module, call: cst.Call) -> tuple[CallArgument, ..
     return tuple(found)
 
 
-def _constructed(place: Place, exc: cst.BaseExpression) -> cst.Call | None:
-    """`exc = ValueError(...)` then `raise exc`: the call that made the exception the name holds,
-    when every path reaches the raise with that one call (a caught `e` is a re-raise: None)."""
+def _constructed_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guard, ...]
+                       ) -> tuple[list[RaiseSite], RaiseCounts]:
+    """`raise exc` of a name: the sites of each exception made by a call of a class that the
+    name may hold there; none (a re-raise) when it holds none."""
+    made = _constructed(place, exc)
+    if not made:
+        return [], _RERAISE
+    sites: list[RaiseSite] = []
+    counted = _RERAISE
+    for call in made:
+        found, raised = _branch_sites(place, call, guards)
+        sites.extend(found)
+        if raised == _WITH_MESSAGE or counted == _RERAISE:
+            counted = raised
+    return sites, counted
+
+
+def _constructed(place: Place, exc: cst.BaseExpression) -> list[cst.Call]:
+    """`exc = ValueError(...)` then `raise exc`: the calls of a class that made the exception the
+    name may hold at the raise, one per path that made one, in the order the paths are found. A
+    path that brings another value (a caught `e`, `transport.get_exception()`) re-raises what it
+    holds, which has no message of its own here, and adds nothing: paramiko's
+    `e = self.transport.get_exception(); if e is None: e = AuthenticationException("Authentication
+    failed."); raise e` raises that one made exception or another it was given."""
     if not isinstance(exc, cst.Name):
-        return None
-    found = flow.definitions(exc.value, place.found.position, limit=1)
-    if not found or len(found) != 1 or len(found[0]) != 1:
-        return None
-    value, _ = found[0][0]
-    made = _without_traceback(value) if isinstance(value, cst.BaseExpression) else None
-    if not isinstance(made, cst.Call) or not _looks_like_class(made.func):
-        return None
-    return made
+        return []
+    found = flow.definitions(exc.value, place.found.position)
+    calls: list[cst.Call] = []
+    for definition in found or ():
+        if len(definition) != 1:
+            continue  # `e += ...`: not an exception made here
+        value, _ = definition[0]
+        made = _without_traceback(value) if isinstance(value, cst.BaseExpression) else None
+        if isinstance(made, cst.Call) and _looks_like_class(made.func) and \
+                all(made is not seen for seen in calls):
+            calls.append(made)
+    return calls
 
 
 def _looks_like_class(node: cst.BaseExpression) -> bool:

@@ -199,3 +199,39 @@ def finally_after(x):
             for name, group in found.items()} == {
         "body_binds": [("dynamic", "{msg}")], "handler_binds": [("dynamic", "{msg}")],
         "finally_after": [("dynamic", "{msg}")]}
+
+
+def test_a_raised_name_is_each_exception_made_on_a_path_to_it() -> None:
+    # paramiko's `AuthHandler.wait_for_response`: the transport's exception, or one made here;
+    # aiohttp's `HttpPayloadParser.feed_data`: one of several made under `if`s, raised once
+    found = sites('''
+def wait_for_response(transport):
+    while True:
+        if not transport.is_active():
+            e = transport.get_exception()
+            if (e is None) or issubclass(e.__class__, EOFError):
+                e = AuthenticationException("Authentication failed.")
+            raise e
+
+
+def feed(line, limit):
+    exc = None
+    if len(line) > limit:
+        exc = LineTooLong("Got more than %d bytes when reading" % limit)
+    elif not line:
+        exc = BadStatusLine("empty line")
+    if exc is not None:
+        raise exc
+
+
+def rethrow():
+    try:
+        pass
+    except OSError as e:
+        raise e
+''')
+    assert {name: sorted((s.exception, s.message.template) for s in group)
+            for name, group in found.items()} == {
+        "wait_for_response": [("AuthenticationException", "Authentication failed.")],
+        "feed": [("BadStatusLine", "empty line"),
+                 ("LineTooLong", "Got more than {limit} bytes when reading")]}
