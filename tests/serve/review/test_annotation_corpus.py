@@ -4,8 +4,8 @@ its error and the fixed one that ran; each library has enough functions raising 
 records to deal annotations within one function. What the check makes of the working half is
 held to the figures docs/measurements/annotations.md gives (`scripts/annotation_fit_rates.py
 --part working` prints them). The first sealed half, run once and spent, is development data
-now (test_annotation_fit_rules.py holds its items); the second (`sealed2`) is measured once, by the script,
-never here."""
+now (test_annotation_fit_rules.py holds its items); the second (`sealed2`, spent) and the third
+(`sealed3`) are measured once each, by the script, never here."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ ITEM = ("id", "path", "qualname", "exception", "template", "annotation", "reprod
 # sqlparse has 27 raise sites, 21 of them in one function (`validate_options`): its corpus has two
 # functions with several annotated records, where the others have three to seven
 MIN_ITEMS, MIN_GROUPS = 20, 2
+# python-semver's package holds 16 records (two more are its docs' own): every one is annotated
+SMALL_LIBRARIES = {"python-semver": 16}
 
 
 def test_annotations_are_dealt_within_a_function_only_to_its_other_records() -> None:
@@ -50,8 +52,8 @@ def test_annotations_are_dealt_within_a_function_only_to_its_other_records() -> 
 
 
 def test_a_part_not_fixed_in_docs_corpus_is_refused() -> None:
-    assert PARTS == ("working", "sealed", "sealed2")
-    for unknown in ("both", "sealed3", ""):
+    assert PARTS == ("working", "sealed", "sealed2", "sealed3")
+    for unknown in ("both", "sealed4", ""):
         with pytest.raises(ValueError, match="no such half"):
             real_files(unknown)
 
@@ -71,7 +73,7 @@ def test_each_item_is_its_catalogues_record_with_its_error_run(corpus_file: Path
         if record_file.is_file():
             record = yaml.safe_load(record_file.read_text(encoding="utf-8"))
             records[record["id"]] = record["extracted"]
-    assert len(items) >= MIN_ITEMS
+    assert len(items) >= SMALL_LIBRARIES.get(corpus["library"], MIN_ITEMS)
     assert len({item["id"] for item in items}) == len(items)
     wrong = []
     for item in items:

@@ -27,7 +27,7 @@ LIBRARIES = ("click", "attrs")
 
 
 REAL = CORPUS / "real"
-PARTS = ("working", "sealed", "sealed2")
+PARTS = ("working", "sealed", "sealed2", "sealed3")
 
 
 def unpack(library: str, where: Path) -> tuple[dict[str, Any], Path]:
@@ -45,7 +45,8 @@ def unpack_file(corpus_file: Path, where: Path) -> tuple[dict[str, Any], Path]:
 
 
 def real_files(part: str) -> list[Path]:
-    """Issue 50's corpus files of one part, `working`, `sealed` or `sealed2`, by library name."""
+    """Issue 50's corpus files of one part, `working`, `sealed`, `sealed2` or `sealed3`, by
+    library name."""
     if part not in PARTS:
         raise ValueError(f"no such half: {part}")
     return sorted((REAL / part).glob("*.yaml"))
