@@ -4,7 +4,8 @@ People paste a message alone or a whole traceback, in the forms their tools prin
 traceback (chained: "During handling ...", "The above exception ..."), an exception group's
 `+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
 line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
-boxed traceback, logging's prefixes, and lines a terminal hard-wrapped. `read_paste` turns each
+boxed traceback, logging's prefixes (and a logged error among a program's other log
+records), and lines a terminal hard-wrapped. `read_paste` turns each
 into `Reported` exceptions, the last raised first (the one a user asks about), and for each the
 texts to try: the message after every `Name: ` prefix it carries (`FilteredStackTrace:
 ValueError: ...`), and the whole line where a prefix may be message text. Wrapping is left in the
