@@ -220,7 +220,7 @@ def test_what_the_docs_say_of_identity_index_and_lookup_is_what_happens(
     schema is answered from, exit 0, and one that is no YAML is named, exit 1 (lookup --help
     said any record that cannot be read gave 1)."""
     repo = make_repo("my clöne")
-    repo.write("m.py", "def f(x):\n    raise ValueError(f'bad {x}')\n")
+    repo.write("m.py", "def f(x):\n    raise ValueError(f'bad widget size {x}')\n")
     repo.commit("first")
     out = tmp_path / "out"
     assert run("extract", repo.path, "-o", out, "-q", "-j", "1", "--no-evidence")[0] == 0
@@ -232,10 +232,10 @@ def test_what_the_docs_say_of_identity_index_and_lookup_is_what_happens(
     [record] = folder.glob("errors/*.yaml")
     text = record.read_text(encoding="utf-8")
     record.write_text(text.replace("  line: 2\n", "  line: two\n", 1), encoding="utf-8")
-    code, stdout, _ = run("lookup", "ValueError: bad 3", out)
+    code, stdout, _ = run("lookup", "ValueError: bad widget size 3", out)
     assert code == 0 and "m.py:two" in stdout, stdout
     record.write_text(text.replace("status: active", "status: [oops", 1), encoding="utf-8")
-    code, _, stderr = run("lookup", "ValueError: bad 3", out)
+    code, _, stderr = run("lookup", "ValueError: bad widget size 3", out)
     assert code == 1 and f"skipped: {record}:" in stderr, stderr
 
 
