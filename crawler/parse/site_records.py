@@ -16,7 +16,7 @@ import libcst as cst
 from crawler.parse import _source
 from crawler.parse._source import Guard
 from crawler.parse.exposed import cross_call
-from crawler.parse.message import flow
+from crawler.parse.message import flow, rules
 from crawler.parse.message.calls import Followed, Follower, class_alias
 from crawler.parse.message.exception_call import call_templates
 from crawler.parse.message.pieces import Alternative, Piece
@@ -308,6 +308,7 @@ def _constructed_sites(place: Place, exc: cst.BaseExpression, guards: tuple[Guar
     made = _constructed(place, exc)
     if not made:
         return [], _RERAISE
+    rules.note("raise.made-on-a-path")
     sites: list[RaiseSite] = []
     counted = _RERAISE
     for call in made:

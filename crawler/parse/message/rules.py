@@ -48,6 +48,8 @@ RULES: dict[str, str] = {
     "call.factory": "`raise make_error(...)`: the exceptions a module function returns",
     "call.local-lambda": "`err = lambda n: E(f'...')` then `raise err(x)`: the lambda's exception",
     "call.yielded-lambdas": "`e = next(gen(...))`: the lambdas the module's generator yields",
+    "raise.made-on-a-path": "`raise e` of a name: each exception made by a class's call on a path"
+                            " to it (`site_records`)",
     # the repository-wide passes (`crawler.catalogue`), read off the record by `rule_use.py`
     "call.other-module": "a helper or factory of another module (`catalogue.factories`)",
     "call.callers": "a message that is a parameter: the text each caller passes "
