@@ -220,11 +220,14 @@ class Graph:
         self.callees = callees_of(self.callers)
         self.useful = reached_by_public(self.public, self.callees)  # all a walk back can use
         self._cache: dict[tuple[str, str], EntryPoints] = {}
-        self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None]]] = {}
+        self._edge_modes: dict[str, list[tuple[str, int, str | None, int, frozenset[str] | None, int]]] = {}
         self._reached: dict[tuple[str, str], Reached] = {}
         self._ranks: dict[str, int] = {}  # each public spelling's publicness
         self._orders: dict[str, tuple[int, int]] = {}
         self._under: dict[str, str] = {}  # each public method's spelling -> the class it names
+        self._taken: dict[tuple[str, str], bool] = {}  # `is_a`'s answers
+        self._named: dict[tuple[str, frozenset[str] | None], tuple[str, tuple[int, int]] | None] = {}
+        self._nearest: tuple[dict[str, tuple[tuple[int, int] | None, ...]], ...] = ()  # `_nearest_public`
 
     def _wrappers(self, decorator: str) -> list[str]:
         """What calling a function so decorated calls: the closures the decorator returns (for
@@ -475,7 +478,9 @@ class Graph:
         than the step and the count is full: nothing met later could enter the ten or move the
         count. Once no state crossing none is left to follow, a name met later crosses one, so
         the top-level names met across one count toward the ten too (a rule a registry runs:
-        every chain from it crosses one)."""
+        every chain from it crosses one). At each step it also leaves out the states that can
+        lead to no name the answer lacks (`_hopeful`): a rule's walk whose ten are a package's
+        names follows on to MAX_DEPTH only the few states within reach of a top-level one."""
         # a state: (function, the kinds of dynamic call crossed (_DYNAMIC | _REGISTRY), the classes
         # `self` can be (None: any), guard)
         start: State = (node, 0, None, (raised, node) if raised else None)
@@ -483,24 +488,43 @@ class Graph:
         depth = {start: 0}
         queue = deque([start])
         plain = set() if raised else {node}  # the functions reached in their plainest state
-        met = {node: True} if node in self.public else {}  # public callers: met crossing none?
-        best = {node} if met and self._rank(self.public[node]) == 0 else set()  # top-level, none crossed
+        # each public caller's best (crossed, publicness, depth, name) over the states it is met in
+        first: dict[str, tuple[tuple[int, int, int, int, str], State]] = {}
+        self._met(first, start, 0)
+        best = {node} if first and self._rank(self.public[node]) == 0 else set()  # top-level, none crossed
         across: set[str] = set()  # top-level names met only across a dynamic call
         plainly = 1  # the states crossing none in the queue (and the one being followed)
         level = closer = 0  # closer: how many names as close as `level` or closer rank first
+        tenth: tuple[int, int, int] | None = None  # the tenth's (crossed, publicness), the count full
+        nearest, public, left = self._nearest_public(), self.public, MAX_DEPTH - 1  # left: of a caller
         while queue:
             state = queue.popleft()
             current, crossed, selves, held = state
             if depth[state] != level:  # all as close are met: are the first ten and the count known?
-                level, closer = depth[state], len(best) if plainly else len(best | across)
-                if level >= MAX_DEPTH or len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
+                level = depth[state]
+                if level >= MAX_DEPTH:
+                    break
+                queue.appendleft(state)  # follow only the states that can still change the answer
+                tenth, left = self._tenth(first), MAX_DEPTH - level - 1
+                queue = self._leading_on(queue, level, tenth)
+                if not queue:
+                    break
+                plainly = sum(not s[1] for s in queue)
+                state = queue.popleft()
+                current, crossed, selves, held = state
+                closer = len(best) if plainly else len(best | across)
+                if len(first) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                     break
             plainly -= not crossed
-            for caller, at, stop, mode, taken in self._edges(current):
+            for caller, at, stop, mode, taken, kind in self._edges(current):
                 # a caller reached in its plainest state has nothing to add: most are, met again
-                kind = 0 if stop is None else _REGISTRY if stop in self.kept.stops else _DYNAMIC
                 if caller in plain or crossed & kind:
                     continue
+                if caller not in public:  # `_leading_on` (inlined: met many times over)
+                    bound = nearest[(crossed | kind) & _REGISTRY].get(caller)
+                    order = bound[left] if bound is not None else None
+                    if order is None or tenth is not None and (min(crossed | kind, 1), *order) >= tenth:
+                        continue  # nothing it leads to can change the answer (a public one's name may)
                 # the classes `self` can be in the caller (inlined: met many times over)
                 kept = None if mode == _ANY else selves if mode == _CLOSURE else (
                     taken if selves is None else taken & selves) if mode == _DISPATCHED else (  # type: ignore[operator]
@@ -521,8 +545,9 @@ class Graph:
                 following = (caller, crossed | kind, kept, guard)
                 # met already as plainly, or crossing none: nothing to add (a chain crossing
                 # none can take every step this one can, and ranks higher)
-                if following in parent or (caller, following[1], None, None) in parent \
-                        or (caller, following[1], kept, None) in parent or following[1] and (
+                if following in parent or (kept is not None or guard is not None) and (
+                        (caller, following[1], None, None) in parent
+                        or (caller, following[1], kept, None) in parent) or following[1] and (
                             (caller, 0, kept, guard) in parent or (caller, 0, None, None) in parent):
                     continue
                 parent[following] = (state, at, stop)
@@ -531,24 +556,13 @@ class Graph:
                 plainly += not following[1]
                 if following == (caller, 0, None, None):
                     plain.add(caller)
-                name = self._spelling(caller, kept) if caller in self.public else None
+                name = self._met(first, following, depth[following]) if caller in public else None
                 if name is not None:
-                    met[caller] = met.get(caller, False) or not following[1]
                     if self._rank(name) == 0:
                         (across if following[1] else best).add(caller)
-                    if len(met) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
+                    if len(first) >= MAX_ENTRIES + MAX_LEFT_OUT and closer >= MAX_ENTRIES:
                         queue.clear()  # the count is full, and the first ten are all closer
                         break
-        # each public caller's best (crossed, publicness, depth, name) over the states it is met in
-        first: dict[str, tuple[tuple[int, int, int, int, str], State]] = {}
-        for state in parent:
-            name = self._spelling(state[0], state[2]) if state[0] in self.public else None
-            if name is not None:
-                # crossing one dynamic call or two: alike; of two packages' names, the shallower
-                # package first (`jax.numpy.dot` before `jax.experimental.sparse.bcoo_dot_general`)
-                key = (min(state[1], 1), *self._order(name), depth[state], name)  # any crossed: 1
-                if state[0] not in first or key < first[state[0]][0]:
-                    first[state[0]] = (key, state)
         found = heapq.nsmallest(MAX_ENTRIES, first.values(), key=lambda item: item[0])
         steps: Steps = {}
         for _, state in found:  # only the chains kept, not the whole walk
@@ -559,6 +573,57 @@ class Graph:
                 state = parent[state][0]  # type: ignore[index]
         left_out = min(MAX_LEFT_OUT, max(0, len(first) - MAX_ENTRIES))  # a hub's count moves weekly
         return [(key[-1], state) for key, state in found], left_out, steps
+
+    def _met(self, first: dict[str, tuple[tuple[int, int, int, int, str], State]], state: State,
+             depth: int) -> str | None:
+        """Keep a state's key in `first` if it is a public caller's best yet; its spelling."""
+        named = self._named.get((state[0], state[2]), ())
+        if named == ():  # each (function, selves) spelled and ordered once: met many times over
+            name = self._spelling(state[0], state[2]) if state[0] in self.public else None
+            named = self._named[state[0], state[2]] = (name, self._order(name)) if name is not None else None
+        if named is None:
+            return None
+        # crossing one dynamic call or two: alike; of two packages' names, the shallower
+        # package first (`jax.numpy.dot` before `jax.experimental.sparse.bcoo_dot_general`)
+        key = (min(state[1], 1), *named[1], depth, named[0])  # any crossed: 1
+        if state[0] not in first or key < first[state[0]][0]:
+            first[state[0]] = (key, state)
+        return named[0]
+
+    def _tenth(self, first: dict[str, tuple[tuple[int, int, int, int, str], State]]
+               ) -> tuple[int, int, int] | None:
+        """The (crossed, publicness) of the tenth public caller met, once the count is full."""
+        if len(first) < MAX_ENTRIES + MAX_LEFT_OUT:
+            return None
+        return heapq.nsmallest(MAX_ENTRIES, [key for key, _ in first.values()])[-1][:3]  # type: ignore[return-value]
+
+    def _leading_on(self, frontier: deque[State], level: int, tenth: tuple[int, int, int] | None
+                    ) -> deque[State]:
+        """The states of `frontier` (each `level` calls from the raise) that can lead to a public
+        caller that changes the walk's answer: any, while the count is not full (`tenth` None);
+        else one that could enter the ten, which only a better (crossed, publicness) than the
+        tenth's can, being deeper. The bound is `nearest_public`'s over the calls a state may
+        still cross, which ignores what else prunes a walk: it can only be better. What a state
+        left out leads to, it leads to no better, and a state that stops another being followed
+        (`_reach`: met already as plainly) is at least as near a name as that one: so the ten,
+        their chains and the full count are those of the whole walk
+        (tests/callgraph/test_entry_points_stop.py walks with and without it)."""
+        nearest, left = self._nearest_public(), MAX_DEPTH - level
+        kept: deque[State] = deque()
+        for state in frontier:
+            bound = nearest[state[1] & _REGISTRY].get(state[0])
+            order = bound[left] if bound is not None else None
+            if order is not None and (tenth is None or (min(state[1], 1), *order) < tenth):
+                kept.append(state)
+        return kept
+
+    def _nearest_public(self) -> tuple[dict[str, tuple[tuple[int, int] | None, ...]], ...]:
+        """`nearest_public` for a chain that crossed no registry (0) and one that did (2),
+        made once a walk asks: one that crossed another dynamic call takes the same (looser:
+        what it may still cross, this counts in too)."""
+        if not self._nearest:
+            self._nearest = (nearest_public(self, 0), {}, nearest_public(self, _REGISTRY))
+        return self._nearest
 
     def _spelling(self, qualname: str, selves: frozenset[str] | None) -> str | None:
         """A public function's spelling on a chain where `self` can be `selves` (None: any). A
@@ -637,9 +702,10 @@ class Graph:
         passed = " or ".join(f"({r})" for r in rest)
         return (f"({passed}) and ({facts})" if facts else passed, caller)
 
-    def _edges(self, callee: str) -> list[tuple[str, int, str | None, int, frozenset[str] | None]]:
+    def _edges(self, callee: str) -> list[tuple[str, int, str | None, int, frozenset[str] | None, int]]:
         """The callers of `callee`, each with how it keeps the classes `self` can be: a class
-        called (its constructors' `self`), `self.m()` (`dispatch`), a closure (its maker's)."""
+        called (its constructors' `self`), `self.m()` (`dispatch`), a closure (its maker's); and
+        the kind of dynamic call it is (`_crossing`)."""
         found = self._edge_modes.get(callee)
         if found is None:
             found = self._edge_modes[callee] = []
@@ -649,8 +715,12 @@ class Graph:
                 taken = self.dispatch.get((callee, caller, at))
                 mode = _CLASS if caller in self.classes else _DISPATCHED if taken is not None \
                     else _CLOSURE if callee.startswith(caller + ".<locals>.") else _ANY
-                found.append((caller, at, stop, mode, taken))
+                found.append((caller, at, stop, mode, taken, self._crossing(stop)))
         return found
+
+    def _crossing(self, stop: str | None) -> int:
+        """The kind of dynamic call an edge crosses: none (0), a registry's, or another."""
+        return 0 if stop is None else _REGISTRY if stop in self.kept.stops else _DYNAMIC
 
     def _item(self, name: str, state: State, parent: Steps, exception: str, line: int) -> EntryPoint:
         chain, lines, stops = [state[0]], [], None
@@ -675,7 +745,14 @@ class Graph:
                    for start, end, names in function.catches)
 
     def is_a(self, exception: str, caught: str) -> bool:
-        """Whether a handler of `caught` takes `exception` (qualified names, builtins bare)."""
+        """Whether a handler of `caught` takes `exception` (qualified names, builtins bare);
+        kept, as every chain of every raise of `exception` asks again."""
+        taken = self._taken.get((exception, caught))
+        if taken is None:
+            taken = self._taken[exception, caught] = self._is_a(exception, caught)
+        return taken
+
+    def _is_a(self, exception: str, caught: str) -> bool:
         if caught in ("", "Exception", "BaseException", "builtins.Exception"):
             return True
         theirs = _BUILTIN_TYPES.get(caught.removeprefix("builtins."))
@@ -891,6 +968,48 @@ def callees_of(callers: dict[str, list[tuple[str, int, str | None]]]) -> dict[st
         for caller, _, _ in edges:
             callees.setdefault(caller, []).append(callee)
     return callees
+
+
+def nearest_public(graph: Graph, crossed: int = 0) -> dict[str, tuple[tuple[int, int] | None, ...]]:
+    """For each node a public name calls within MAX_DEPTH calls (one call at least: a walk has
+    met the node itself), over the calls a chain that crossed `crossed` may still cross (none of
+    a kind it crossed): by how many calls are left (0 to MAX_DEPTH), the best order
+    (`Graph._order`: publicness, then the package's depth) of a public name within so many calls
+    of it, None where there is none. A bound for a walk back (`Graph._hopeful`): it never meets
+    a public caller nearer, or of a better order, whatever else its states prune."""
+    seeds: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for spellings in (graph.public, graph.own_public):
+        for qualname, spelling in spellings.items():
+            seeds[graph._order(spelling)].append(qualname)
+    callees: dict[str, list[str]] = defaultdict(list)
+    for callee, edges in graph.callers.items():
+        for caller, _, stop in edges:
+            if not crossed & graph._crossing(stop):
+                callees[caller].append(callee)
+    pairs: dict[str, list[tuple[int, tuple[int, int]]]] = {}  # (calls, order), nearer each time
+    for order in sorted(seeds):  # breadth first from the names of each order, best order first
+        calls = dict.fromkeys((c for seed in seeds[order] for c in callees.get(seed, ())), 1)
+        queue = deque(calls)
+        while queue:
+            node = queue.popleft()
+            found = pairs.setdefault(node, [])
+            if found and found[-1][0] <= calls[node]:
+                continue  # as near a better order: it bounds, and so does all it calls
+            found.append((calls[node], order))
+            if calls[node] < MAX_DEPTH:
+                for callee in callees.get(node, ()):
+                    if callee not in calls:
+                        calls[callee] = calls[node] + 1
+                        queue.append(callee)
+    bounds = {}
+    for node, found in pairs.items():
+        bound: list[tuple[int, int] | None] = [None] * (MAX_DEPTH + 1)
+        farther = MAX_DEPTH + 1
+        for calls_to, order in found:  # better orders first, each farther than the next
+            bound[calls_to:farther] = [order] * (farther - calls_to)
+            farther = calls_to
+        bounds[node] = tuple(bound)
+    return bounds
 
 
 def reached_by_public(public: Iterable[str], callees: dict[str, list[str]]) -> set[str]:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -501,6 +502,24 @@ def test_leaving_out_what_no_public_name_reaches_finds_the_same_on_a_real_packag
     assert found == [whole.entry_points(node, "ValueError", 0) for node in nodes]
 
 
+def test_leaving_out_the_states_that_change_no_answer_finds_the_same_on_a_real_package() -> None:
+    """Every function of this project's own package, walked back with the states that cannot
+    change a walk's answer left out (`Graph._leading_on`) and with all followed: the same
+    (with 3 first and 5 counted, so that most counts are full)."""
+    from crawler.callgraph import entry_points
+    from crawler.parse.message.text_calls import read_call_facts
+    from tests.callgraph.test_entry_points_stop import unbounded
+    root = Path(__file__).resolve().parents[2]
+    facts = [read_call_facts((root / path).read_bytes(), module_name(path), path.endswith("__init__.py"))[0]
+             for path in sorted(p.relative_to(root).as_posix() for p in (root / "crawler").rglob("*.py"))]
+    with mock.patch.object(entry_points, "MAX_ENTRIES", 3), mock.patch.object(entry_points, "MAX_LEFT_OUT", 5):
+        bounded, whole = Graph(facts), unbounded(Graph(facts))
+        nodes = sorted(bounded.functions)
+        found = [bounded.entry_points(node, "ValueError", 0) for node in nodes]
+        assert sum(f.left_out == 5 for f in found) > 1000  # walks whose count is full
+        assert found == [whole.entry_points(node, "ValueError", 0) for node in nodes]
+
+
 def test_a_public_modules_explicit_re_exports_are_public(make_repo: Callable[[str], GitRepo]) -> None:
     """`from pkg._src.draw import normal as normal` in `pkg/random.py` (PEP 484's explicit
     re-export, jax's way): `pkg.random.normal` is public; a name it imports plainly is not."""
@@ -570,8 +589,7 @@ def test_a_walk_stops_where_the_first_ten_and_the_count_are_known(
         graph = graph_of(make_repo(f"repo{callers}"), {"pkg/__init__.py": source})
         seen = asked_for(graph)
         found = graph.entry_points("pkg._fail", "ValueError", 0)
-        assert seen[:len(asked)] == asked
-        assert len(seen) == (1 if len(asked) == 1 else 1 + callers + 1)
+        assert seen == asked  # of the public callers, only api000 leads to another (`_leading_on`)
         assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
         assert found.left_out == min(MAX_LEFT_OUT, callers + 1 - MAX_ENTRIES)
 
@@ -579,14 +597,15 @@ def test_a_walk_stops_where_the_first_ten_and_the_count_are_known(
 def test_a_walk_stops_within_a_step_once_the_count_is_full(make_repo: Callable[[str], GitRepo]) -> None:
     """Ten public callers one call away, then a private one that 120 public functions call: the
     count is full within the second step, so the private caller met after it is never asked
-    for its callers; and the entry points are the ten, with "99 or more" left out."""
+    for its callers; and the entry points are the ten, with "99 or more" left out. (Nor are
+    the ten asked for theirs: no caller of theirs leads to a name, `_leading_on`.)"""
     source = (fan_in(MAX_ENTRIES) + "def _mid():\n    return _fail()\ndef _late():\n    return _fail()\n"
               + "".join(f"def b{i:03}():\n    return _mid()\n" for i in range(120))
               + "def c():\n    return _late()\n")
     graph = graph_of(make_repo("repo"), {"pkg/__init__.py": source})
     seen = asked_for(graph)
     found = graph.entry_points("pkg._fail", "ValueError", 0)
-    assert seen == ["pkg._fail", *(f"pkg.api{i:03}" for i in range(MAX_ENTRIES)), "pkg._mid"]
+    assert seen == ["pkg._fail", "pkg._mid"]
     assert [e.name for e in found.items] == [f"pkg.api{i:03}" for i in range(MAX_ENTRIES)]
     assert found.left_out == MAX_LEFT_OUT
 

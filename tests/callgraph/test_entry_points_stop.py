@@ -1,9 +1,12 @@
 """A walk that stops once its first entry points and its count are known finds what a walk to
 the end finds: generated call graphs, with bounds small enough that walks stop early, and names
-of two kinds of publicness, so that the best are not the nearest."""
+of two kinds of publicness, so that the best are not the nearest. The same for a walk that
+leaves out the states that cannot change its answer (`Graph._leading_on`), against one that
+follows them all."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from unittest import mock
 
 import pytest
@@ -14,6 +17,8 @@ from crawler.callgraph import entry_points
 from crawler.callgraph.entry_points import Graph
 from crawler.parse.call_edges import read_calls
 from crawler.records import EntryPoint
+from tests.helpers.entry_points import entries, graph_of
+from tests.helpers.gitrepo import GitRepo
 
 Package = tuple[str, str, str]  # the `__init__`, the module's source, the module's name
 
@@ -80,11 +85,27 @@ def packages(draw: st.DrawFn) -> Package:
     return init, "\n".join(lines), module
 
 
-def walked(facts: list, left_out_bound: int) -> dict[str, tuple[tuple[EntryPoint, ...], int]]:
+class _Unbounded(dict):  # type: ignore[type-arg]
+    """`nearest_public` as if every node were one call from a name better than any: a walk
+    with it leaves no state out."""
+
+    def get(self, key: object, default: object = None) -> tuple[tuple[int, int], ...]:
+        return ((-1, -1),) * (entry_points.MAX_DEPTH + 1)
+
+
+def unbounded(graph: Graph) -> Graph:
+    """The graph, its walks following every state (`Graph._leading_on` keeps them all)."""
+    graph._nearest = (_Unbounded(), _Unbounded(), _Unbounded())
+    return graph
+
+
+def walked(facts: list, left_out_bound: int, bounded: bool = True, depth: int = entry_points.MAX_DEPTH
+           ) -> dict[str, tuple[tuple[EntryPoint, ...], int]]:
     """Every function's entry points (items, count left out) with these bounds."""
     with mock.patch.object(entry_points, "MAX_ENTRIES", FIRST), \
-            mock.patch.object(entry_points, "MAX_LEFT_OUT", left_out_bound):
-        graph = Graph(facts)
+            mock.patch.object(entry_points, "MAX_LEFT_OUT", left_out_bound), \
+            mock.patch.object(entry_points, "MAX_DEPTH", depth):
+        graph = Graph(facts) if bounded else unbounded(Graph(facts))
         found: dict[str, tuple[tuple[EntryPoint, ...], int]] = {}
         for node in sorted(graph.functions):
             points = graph.entry_points(node, "ValueError", 0)
@@ -116,6 +137,10 @@ def stops_early_as_a_whole_walk(package: Package) -> None:
     early = walked(facts, COUNTED)
     whole = walked(facts, 10**6)  # a count no walk fills: every walk goes to its end
     assert early == {node: (items, min(COUNTED, left_out)) for node, (items, left_out) in whole.items()}
+    assert early == walked(facts, COUNTED, bounded=False)  # every state followed, up to the stops
+    assert whole == walked(facts, 10**6, bounded=False)
+    for depth in (3, 5):  # walks that end at their last step, where few calls are left
+        assert walked(facts, COUNTED, depth=depth) == walked(facts, COUNTED, bounded=False, depth=depth)
     if package == CROSSING_FIRST:
         assert [e.name for e in early["pkg._core.f0"][0]] == ["pkg.d1", "pkg.d2"]
         assert early["pkg._core.f0"][1] == COUNTED
@@ -127,3 +152,36 @@ def stops_early_as_a_whole_walk(package: Package) -> None:
     if package == MODULE_NAMES_FIRST:  # m1 and m2 are public too (pkg.core.m1), two calls away
         assert [e.name for e in early["pkg.core.f0"][0]] == ["pkg.e1", "pkg.e2"]
         assert early["pkg.core.f0"][1] == COUNTED
+
+
+def test_a_rule_s_walk_follows_only_the_callers_that_lead_to_a_better_name(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """A rule `p.bind()` runs, called by five names of a subpackage (`pkg.sub.s1`..`s5`), one
+    of which a top-level name reaches four calls farther (`pkg.t1`), the others only a
+    module's names (`pkg.mod.u2`..`u5`). With the count full at once (2 first, 3 counted), the
+    walk follows only `s1`'s callers, and finds what a walk following every caller finds."""
+    files = {"pkg/__init__.py": "from pkg._top import t1\n__all__ = ['t1']\n",
+             "pkg/sub/__init__.py": "from pkg._core import s1, s2, s3, s4, s5\n"
+                                    "__all__ = ['s1', 's2', 's3', 's4', 's5']\n",
+             "pkg/_core.py": PRIMITIVE + "def _rule(x):\n    raise ValueError(x)\np.def_impl(_rule)\n"
+                             + "".join(f"def s{i}():\n    p.bind()\n" for i in range(1, 6)),
+             "pkg/_top.py": "from pkg._core import s1\ndef t1():\n    h1()\ndef h1():\n    h2()\n"
+                            "def h2():\n    h3()\ndef h3():\n    s1()\n",
+             "pkg/mod.py": "from pkg._core import s2, s3, s4, s5\n"
+                           + "".join(f"def u{i}():\n    s{i}()\ndef w{i}():\n    u{i}()\n" for i in range(2, 6))}
+    with mock.patch.object(entry_points, "MAX_ENTRIES", FIRST), \
+            mock.patch.object(entry_points, "MAX_LEFT_OUT", COUNTED):
+        bounded, whole = graph_of(make_repo("bounded"), files), unbounded(graph_of(make_repo("whole"), files))
+        asked: dict[str, list[str]] = {"bounded": [], "whole": []}
+        for name, graph in (("bounded", bounded), ("whole", whole)):
+            edges = graph._edges
+            graph._edges = lambda callee, edges=edges, name=name: asked[name].append(callee) or edges(callee)
+        found = entries(bounded, "pkg._core._rule")
+        assert found == entries(whole, "pkg._core._rule")
+        assert bounded.entry_points("pkg._core._rule", "ValueError", 0).left_out == COUNTED
+    stop = "p.bind(...) runs a function registered for p"
+    assert found == [("pkg.t1", ("pkg._top.t1", "pkg._top.h1", "pkg._top.h2", "pkg._top.h3",
+                                 "pkg._core.s1", "pkg._core._rule"), stop, None),
+                     ("pkg.sub.s1", ("pkg._core.s1", "pkg._core._rule"), stop, None)]
+    assert {"pkg.mod.u2", "pkg._core.s2"} <= set(asked["whole"])
+    assert not {"pkg.mod.u2", "pkg._core.s2"} & set(asked["bounded"])  # no better name beyond them
