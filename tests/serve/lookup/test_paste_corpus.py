@@ -181,7 +181,11 @@ class Outcome:
             return True
         if not self.first:
             return False
-        best = self.matches[0]
+        # the item's site among those first: a tie's members are shown alike, each with its
+        # own releases (three removed records that printed the same words)
+        best = next(match for number, match in enumerate(self.matches, 1)
+                    if int(match.get("rank") or number) == 1
+                    and is_site(match, item["expect"]))
         if item["class"] == "changed":
             return shows_old_wording(best)
         if item["class"] == "removed":  # the last release of the record matched (an `also`
@@ -363,3 +367,19 @@ def test_a_site_whose_class_is_written_through_its_module_is_recognised() -> Non
              "exception": "util.CommandError", "exception_qualname": "alembic.util.exc.CommandError"}
     assert is_site(match, expect)
     assert not is_site({**match, "exception": "util.Other", "exception_qualname": None}, expect)
+
+
+def test_a_removed_site_tied_first_is_judged_by_its_own_releases() -> None:
+    # seaborn: three removed records printed `Could not interpret input`; they tie first, each
+    # with its own last release, and the item's is the second shown
+    item = {"id": "x", "library": "seaborn", "class": "removed",
+            "expect": {"path": "seaborn/categorical.py",
+                       "function": "_CategoricalPlotter.establish_variables",
+                       "exception": "ValueError", "last": "v0.12.2"}}
+    other = {"path": "seaborn/axisgrid.py", "qualname": "JointGrid.__init__",
+             "exception": "ValueError", "rank": 1, "status": "removed", "last_release": "v0.10.1"}
+    site = {"path": "seaborn/categorical.py",
+            "qualname": "_CategoricalPlotter.establish_variables", "exception": "ValueError",
+            "rank": 1, "status": "removed", "last_release": "v0.12.2"}
+    assert Outcome(item, 1, (other, site)).as_expected
+    assert not Outcome(item, 1, (other, {**site, "last_release": "v0.10.1"})).as_expected
