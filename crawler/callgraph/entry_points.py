@@ -577,10 +577,11 @@ class Graph:
     def _met(self, first: dict[str, tuple[tuple[int, int, int, int, str], State]], state: State,
              depth: int) -> str | None:
         """Keep a state's key in `first` if it is a public caller's best yet; its spelling."""
-        named = self._named.get((state[0], state[2]), ())
-        if named == ():  # each (function, selves) spelled and ordered once: met many times over
+        spelled = (state[0], state[2])
+        if spelled not in self._named:  # each (function, selves) spelled and ordered once
             name = self._spelling(state[0], state[2]) if state[0] in self.public else None
-            named = self._named[state[0], state[2]] = (name, self._order(name)) if name is not None else None
+            self._named[spelled] = (name, self._order(name)) if name is not None else None
+        named = self._named[spelled]
         if named is None:
             return None
         # crossing one dynamic call or two: alike; of two packages' names, the shallower

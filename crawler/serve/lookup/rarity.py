@@ -30,7 +30,7 @@ common phrases alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 
@@ -110,8 +110,3 @@ class Rarity:
         if words not in self._counts:
             self._counts[words] = self._holding(words)
         return self._counts[words] <= RARE_RECORDS
-
-
-def count_holding(words: frozenset[str], records: Iterable[frozenset[str]]) -> int:
-    """How many of `records` (each a record's words, every wording together) hold all `words`."""
-    return sum(1 for held in records if words <= held)
