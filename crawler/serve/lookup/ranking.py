@@ -469,9 +469,9 @@ class _Places:
         # raise it, though the catalogued code may have called what did. A frame that is no
         # Python file (jinja's `File "<unknown>", line 8, in template`, a template's own
         # frame put last) says nothing of where Python raised it.
-        self.raised_elsewhere = raised_last and not filtered and not self.raised_inside \
-            and self.deepest is not self.frames[-1] \
-            and _PYTHON_FILE.search(self.frames[-1].path) is not None
+        self.raised_elsewhere = raised_last and not filtered and \
+            self.deepest is not self.frames[-1] and \
+            _PYTHON_FILE.search(self.frames[-1].path) is not None
 
     def evidence(self, wording: Wording) -> Evidence:
         if self.deepest is None:
