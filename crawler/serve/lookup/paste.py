@@ -436,13 +436,12 @@ def _logged_texts(lines: list[str]) -> list[str]:
     date.`): each record's text after its head, with the lines up to the next record, each
     `Name: ` prefix peeled as a report's; the last MAX_INSIDE records, what was printed last
     first."""
-    starts = [number for number in range(1, len(lines)) if _LOGGING.match(lines[number])]
+    heads = [(number, found.end()) for number in range(1, len(lines))
+             if (found := _LOGGING.match(lines[number])) is not None]
     texts: list[str] = []
-    for place, number in reversed(list(enumerate(starts))[-MAX_INSIDE:]):
-        end = starts[place + 1] if place + 1 < len(starts) else len(lines)
-        head = _LOGGING.match(lines[number])
-        record = "\n".join([lines[number][head.end():] if head else lines[number],
-                            *lines[number + 1:end]]).strip("\n")
+    for place, (number, head_end) in reversed(list(enumerate(heads))[-MAX_INSIDE:]):
+        end = heads[place + 1][0] if place + 1 < len(heads) else len(lines)
+        record = "\n".join([lines[number][head_end:], *lines[number + 1:end]]).strip("\n")
         if record.strip():
             texts.extend(_reported(record, (), inside=False).texts)
     return texts
