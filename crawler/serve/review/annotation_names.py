@@ -12,7 +12,11 @@ Code is read as code:
 - a call's keyword (`timeout=` in `requests.get(url, timeout=10)`) is an argument's name, as
   written: it is never read as another spelling (`Timeout`);
 - a backticked span binds nothing (`allow_int=True` names the argument `allow_int`);
-- strings in code, and the words of a web address anywhere, are no names.
+- strings in code, and the words of a web address anywhere, are no names;
+- what does not parse as Python is no code this reads: a message quoted in backticks
+  (`expected token 'in', got 'items'`, `[Errno 111] Connection refused`), a template's tags
+  (`{% for item items %}`), a shell line. It is read as prose: its tokens shaped like code are
+  names, its other words are words.
 
 Names keep their case (`command` is not `Command`); words are lower-cased.
 """
@@ -92,12 +96,23 @@ def code_mentions(text: str) -> Mentions:
     text = _URL.sub(" ", text)
     names: list[str] = []
     bound: set[str] = set()
-    for block in _FENCE.findall(text):
-        names += _code_names(block, bound)
-    prose = _FENCE.sub("\n", text)
-    for span in _BACKTICK.findall(prose):  # a plain (dotted) name as it is, other code parsed
-        names += [span] if _PLAIN.fullmatch(span) else _code_names(span, set(), binds=False)
-    prose = _BACKTICK.sub(" ", prose)
+
+    def block(match: re.Match[str]) -> str:  # Python read as code; any other text, as prose
+        tree = _parsed(match.group(1))
+        if tree is None:
+            return f"\n{match.group(1)}\n"
+        names.extend(_code_names(tree, bound))
+        return "\n"
+
+    def span(match: re.Match[str]) -> str:  # a plain (dotted) name as it is, other code parsed
+        code = match.group(1)
+        tree = None if _PLAIN.fullmatch(code) else _parsed(code)
+        if tree is None and not _PLAIN.fullmatch(code):
+            return f" {code} "
+        names.extend([code] if tree is None else _code_names(tree, set(), binds=False))
+        return " "
+
+    prose = _BACKTICK.sub(span, _FENCE.sub(block, text))
     for token in _CODE_LIKE.findall(prose):
         name = token.rstrip("()")
         if name.lower() not in _PROSE_DOTTED_WORDS and "." not in name[-1:]:
@@ -107,13 +122,9 @@ def code_mentions(text: str) -> Mentions:
     return Mentions(tuple(kept), frozenset(bound), words)
 
 
-def _code_names(code: str, bound: set[str], binds: bool = True) -> list[str]:
+def _code_names(tree: ast.Module, bound: set[str], binds: bool = True) -> list[str]:
     """Names a piece of code references (dotted chains whole, keywords of calls as written),
-    adding to `bound` those it binds (`binds`: a block; a backticked span binds nothing);
-    code that does not parse gives its identifiers and dotted names."""
-    tree = _parsed(code)
-    if tree is None:
-        return [m.group(0) for m in re.finditer(rf"{DOTTED_NAME}|[A-Za-z_][A-Za-z0-9_]*", code)]
+    adding to `bound` those it binds (`binds`: a block; a backticked span binds nothing)."""
     names: list[str] = []
     inner: set[int] = set()  # the parts of a chain already read whole: `env` of `env.filters`
     for node in ast.walk(tree):

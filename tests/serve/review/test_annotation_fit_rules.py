@@ -19,7 +19,7 @@ from crawler.serve.review.annotation_fit import (
     message_names,
     name_words,
 )
-from crawler.serve.review.annotation_names import annotation_text
+from crawler.serve.review.annotation_names import annotation_text, code_mentions
 from crawler.store import repo_output
 from tests.serve.review.annotations.corpus import REAL, unpack_file
 
@@ -166,3 +166,27 @@ def test_the_words_that_say_something_still_list_a_moved_annotation(library: obj
     fit = judged(library, "sealed/sqlparse", "eaa01bdbb539072a", "98c5c204988a8a90")
     assert fit.sure and {"w:positive", "w:integer", "wrap_after"} <= set(fit.better[0].names)
 
+
+
+def test_what_does_not_parse_as_python_is_read_as_prose() -> None:
+    """A message quoted in backticks, a template's tags, are no code: their words are words, and
+    a token shaped like code among them is a name; Python still reads as code."""
+    quoted = code_mentions("The message names both, e.g. `expected token 'in', got 'items'`, "
+                           "or `[Errno 111] Connection refused`.")
+    assert quoted.names == ()
+    assert {"expected", "token", "items", "errno", "connection", "refused"} <= quoted.words
+    tags = code_mentions("```\n{% for item in items %}{{ item }}{% endfor %}\n```\n"
+                         "with `{% macro button(label) %}` and `default_filter`")
+    assert tags.names == ("default_filter",)
+    assert {"items", "endfor", "macro", "button", "label"} <= tags.words
+    code = code_mentions("Call `env.get_template(name)`:\n```\ntmpl = env.from_string(s)\n```")
+    assert set(code.names) == {"env.get_template", "name", "env.from_string", "s"}
+    assert "tmpl" in code.user_names and not {"get", "template", "from"} & code.words
+
+
+def test_a_page_quoting_its_message_is_not_listed_by_the_quotes_words(library: object) -> None:
+    """jinja2's `expected token 'in', got 'items'`, read as names, made `items` and `token`
+    names of the lexer's `tokeniter`, which led by them (margin 0.60)."""
+    fit = judged(library, "working/jinja2", "cdf3116867d6720a", "cdf3116867d6720a")
+    assert not fit.listed, fit.better
+    assert {"w:expected", "w:token"} <= set(fit.names)
