@@ -21,8 +21,9 @@ point at another record; a name or word only a few records hold (their function,
 message's words) decides. Siblings, the raises of one function, share their snippet, where they
 are and their entry points, so they are scored on what is theirs alone: the names and words of
 their message (less their function's name and its words, every sibling's), their
-placeholders, condition and exception, each weighed by its rarity. One name or word another
-record holds and the own record lacks is chance; two are needed (`MIN_LEAD`), or one name
+placeholders, condition and exception, each weighed by its rarity and by how few they are
+(`zone_weights`: a long message holds some of any page's words by chance). One name or word
+another record holds and the own record lacks is chance; two are needed (`MIN_LEAD`), or one name
 shaped like code (`truncate_strings`, `ConnectionError`), which no two records share by chance.
 
 What says nothing is no evidence: the function words of English (`when`, `with`, `does`:
@@ -231,6 +232,8 @@ class Index:
         self.word_names = {word: frozenset(said) for word, said in spoken.items()}
         total = len(live)
         self.idf = {term: math.log(total / len(held)) for term, held in postings.items()}
+        # what a word or name of a raise's own zone weighs, by the zone's length (BM25)
+        self.zone_weight = zone_weights(self.own)
         self.counts = postings  # each term: the records holding it, by how many kinds of facts
         # the records a user's error can be: not a test's, an example's or a document's raise
         self.library = frozenset(r.id for r in live if is_library(r))
@@ -292,10 +295,12 @@ class Index:
                  if i not in apart and lead(lacking, self.facts[i]) >= MIN_LEAD]
         # the raises of its own function hold the same code: told apart by their own words
         close = unexplained(every, own_zone, _Said(self.word_names, own_zone))
-        near = sum(self.idf[t] for t in close if t in own_zone)
+        mine = self.zone_weight.get(record.id, 1.0)
+        near = sum(self.idf[t] * mine for t in close if t in own_zone)
         lacking = [t for t in close if t not in own_zone]
         for other in siblings:
-            score = sum(self.idf[t] for t in close if t in self.own[other])
+            theirs = self.zone_weight[other]
+            score = sum(self.idf[t] * theirs for t in close if t in self.own[other])
             if score > near + EPSILON and lead(lacking, self.own[other]) >= MIN_LEAD:
                 found.append((score, other, near, True))
         if listed_only:  # listed when the best margin is: then judged in full (its rank)
@@ -379,6 +384,22 @@ class Index:
             for other in held.keys() & scores.keys():  # the two's common records, found in C
                 scores[other] += held[other]
         return {i: s for i, s in scores.items() if s > own + EPSILON}
+
+
+# BM25's usual constants (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25
+# and Beyond", 2009), not fitted here: `K1` bounds what a term's repetition adds, `B` how much
+# a text's length, against the average, lowers what each of its terms weighs.
+K1, B = 1.2, 0.75
+
+
+def zone_weights(zones: Mapping[str, Collection[str]]) -> dict[str, float]:
+    """What a term of each raise's own zone weighs, times its rarity: BM25's weight of a term
+    found once in a text of the zone's length. The raises of one function are told apart by
+    their own words, and a long message holds some of any page's words by chance (marshmallow's
+    two collision messages of 20 words against "Invalid fields for {self}", networkx's, httpx's
+    siblings), so a word of a short zone weighs more than a word of a long one."""
+    mean = sum(len(zone) for zone in zones.values()) / max(len(zones), 1) or 1.0
+    return {i: (K1 + 1) / (1 + K1 * (1 - B + B * len(zone) / mean)) for i, zone in zones.items()}
 
 
 EPSILON = 1e-9  # scores are sums of floats: equal sums are equal within this

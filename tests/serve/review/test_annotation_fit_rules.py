@@ -18,6 +18,7 @@ from crawler.serve.review.annotation_fit import (
     lead,
     message_names,
     name_words,
+    zone_weights,
 )
 from crawler.serve.review.annotation_names import annotation_text, code_mentions
 from crawler.store import repo_output
@@ -190,3 +191,38 @@ def test_a_page_quoting_its_message_is_not_listed_by_the_quotes_words(library: o
     fit = judged(library, "working/jinja2", "cdf3116867d6720a", "cdf3116867d6720a")
     assert not fit.listed, fit.better
     assert {"w:expected", "w:token"} <= set(fit.names)
+
+
+def test_a_word_of_a_short_message_weighs_more_than_one_of_a_long_one() -> None:
+    zones = {"short": {"w:invalid", "w:fields"},
+             "long": {f"w:{n}" for n in range(14)}, "mean": {f"w:{n}" for n in range(8)}}
+    weights = zone_weights(zones)
+    assert weights["short"] > weights["mean"] > weights["long"]
+    assert weights["mean"] == pytest.approx(1.0)
+    assert zone_weights({}) == {}
+
+
+@pytest.mark.parametrize(("name", "record", "written_for"), [
+    # the sibling's "... instance ... request" message (9 words) against the own record's 27:
+    # the own long message held `instance`, `request` by chance (margins 0.40 before)
+    ("working/httpx", "3a61517dbae21d19", "0878204ed8b6472a"),
+    ("working/httpx", "e288c7f2ace922ed", "0878204ed8b6472a"),
+    # `iterator`, `async` of the short sibling's message (0.47 before)
+    ("working/httpx", "eddd9dc2f7f208b7", "4c857867f261709d"),
+    # networkx's "Adjacency matrix not square" against the long shape message (0.43 before)
+    ("working/networkx", "2243c55c9d3f5981", "7a7106fafc86b26c"),
+])
+def test_a_moved_annotation_is_listed_by_its_short_siblings_words(
+        library: object, name: str, record: str, written_for: str) -> None:
+    fit = judged(library, name, record, written_for)
+    assert fit.listed and fit.better[0].id == written_for and fit.better[0].sibling
+
+
+def test_a_long_siblings_chance_words_list_a_right_annotation_no_more(library: object) -> None:
+    """`select_template`'s page says "tried" and "list", which the sibling's long message says
+    (margin 0.50 before); one moved annotation the weights lose: raise_for_status's long
+    message given the page of a short sibling that names `status_code` (0.60 before)."""
+    fit = judged(library, "working/jinja2", "dd4f8efdece1fa33", "dd4f8efdece1fa33")
+    assert not fit.listed, fit.better
+    lost = judged(library, "working/httpx", "0878204ed8b6472a", "3a61517dbae21d19")
+    assert not lost.listed and lost.better[0].id == "3a61517dbae21d19"
