@@ -3,7 +3,8 @@
     python scripts/annotation_fit_rates.py [--seeds 1-50] [--passed N] [--listed N]
     python scripts/annotation_fit_rates.py --part working   # issue 50's real corpus, working half
     python scripts/annotation_fit_rates.py --part sealed    # the sealed half: run once, at the end (spent)
-    python scripts/annotation_fit_rates.py --part sealed3   # the third sealed set: run once, at the end
+    python scripts/annotation_fit_rates.py --part sealed3   # the third sealed set: run once (spent)
+    python scripts/annotation_fit_rates.py --part sealed4   # the fourth sealed set: run once, at the end
 
 Reads the corpus of tests/serve/review/annotations/ (hand-written annotations of click and attrs
 records, with their catalogues; or, with --part, issue 50's real annotations of eight libraries,
@@ -92,7 +93,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--passed", type=int, default=0)
     parser.add_argument("--listed", type=int, default=0)
     parser.add_argument("--part", choices=("own", *PARTS), default="own",
-                        help="own: click and attrs; working, sealed, sealed2 or sealed3: issue "
+                        help="own: click and attrs; working or a sealed set: issue "
                              "50's real corpus, each sealed set to be run once, at the end")
     args = parser.parse_args(argv)
     seeds = seeds_of(args.seeds)

@@ -4,8 +4,9 @@ its error and the fixed one that ran; each library has enough functions raising 
 records to deal annotations within one function. What the check makes of the working half is
 held to the figures docs/measurements/annotations.md gives (`scripts/annotation_fit_rates.py
 --part working` prints them). The first sealed half, run once and spent, is development data
-now (test_annotation_fit_rules.py holds its items); the second (`sealed2`, spent) and the third
-(`sealed3`) are measured once each, by the script, never here."""
+now (test_annotation_fit_rules.py holds its items); the second (`sealed2`), third (`sealed3`)
+and fourth (`sealed4`) sets are measured once each, by the script, never here (the first three
+are spent)."""
 
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ def test_annotations_are_dealt_within_a_function_only_to_its_other_records() -> 
 
 
 def test_a_part_not_fixed_in_docs_corpus_is_refused() -> None:
-    assert PARTS == ("working", "sealed", "sealed2", "sealed3")
-    for unknown in ("both", "sealed4", ""):
+    assert PARTS == ("working", "sealed", "sealed2", "sealed3", "sealed4")
+    for unknown in ("both", "sealed5", ""):
         with pytest.raises(ValueError, match="no such half"):
             real_files(unknown)
 
@@ -118,6 +119,6 @@ def test_the_working_half_keeps_the_figures_of_the_one_rule(tmp_path: Path) -> N
             moved, moved_listed = moved + len(dealt), moved_listed + sum(dealt)
             dealt = listed(index, by_id, text, within_functions(items, seed))
             near, near_listed = near + len(dealt), near_listed + sum(dealt)
-    assert (right, right_sure) == (11, 8)
-    assert (moved_listed, moved) == (1108, 1180)
-    assert (near_listed, near) == (301, 600)
+    assert (right, right_sure) == (8, 6)
+    assert (moved_listed, moved) == (1095, 1180)
+    assert (near_listed, near) == (288, 600)
