@@ -46,7 +46,6 @@ import itertools
 import json
 import math
 import re
-import sys
 from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -56,7 +55,9 @@ from crawler.callgraph.entry_points import NOT_LIBRARY
 from crawler.records import ErrorRecord, Manifest
 from crawler.serve.review.annotation_names import (
     IDENTIFIER,
+    KEYWORD_OF,
     LANGUAGE,
+    STDLIB,
     WORD,
     Mentions,
     annotation_text,
@@ -242,14 +243,21 @@ class Index:
     def terms(self, mentions: Mentions) -> set[str]:
         """The annotation's names as facts are keyed (a user's variable and the language's
         names left out), and its words: those some records hold and others do not."""
-        return {term for term in self.named(mentions) if self.idf.get(term)}
+        return {term for term in self.named(mentions) if self._known(term)}
 
     def named(self, mentions: Mentions) -> set[str]:
         """`terms` before the records are asked: what the mentions and the folder's module
         names make of them, which `FactCache.named` keeps."""
         found = {f"w:{word}" for word in mentions.words
                  if len(word) >= MIN_WORD and word not in FUNCTION_WORDS}
+        passed = set()  # a keyword with the call it is passed to (`k:algorithms@decode`)
         for mention in mentions.names:
+            keyword, of, callee = mention.partition(KEYWORD_OF)
+            if of:
+                called = self._called(callee, mentions)
+                if called is not None and keyword.strip("_") not in LANGUAGE:
+                    passed.add((keyword.strip("_"), called))
+                continue
             parts = [part.strip("_") for part in mention.split(".")]
             first = parts[0]
             if len(parts) > 1 and first in self.modules and first not in mentions.user_names:
@@ -264,7 +272,18 @@ class Index:
                 parts = parts[1:] if first not in STDLIB else []
             found.update(p for p in parts if p and p not in LANGUAGE
                          and not (len(parts) == 1 and p in mentions.user_names))
-        return found
+        # a keyword the page also names by itself is a name like any other
+        return found | {f"{KEYWORD}{keyword}{KEYWORD_OF}{called}" for keyword, called in passed
+                        if keyword not in found}
+
+    def _called(self, callee: str, mentions: Mentions) -> str | None:
+        """The name of the library's callable a call is made by, as facts are keyed: the last
+        part of `jwt.decode`, `URL.build`, `client.get`; None for a function the example
+        defines itself or the standard library's (its keyword is no parameter of the library)."""
+        parts = [part.strip("_") for part in callee.split(".")]
+        if parts[0] in STDLIB or (len(parts) == 1 and parts[0] in mentions.user_names):
+            return None
+        return parts[-1] or None
 
     def judge(self, record: ErrorRecord, text: str | None = None,
               listed_only: bool = False) -> Fit | None:
@@ -276,14 +295,15 @@ class Index:
         if named is None:
             return None
         idf = self.idf
-        every = sorted((t for t in named if idf.get(t)), key=lambda t: (-idf[t], t))
+        every = sorted((t for t in named if self._known(t)), key=lambda t: (-idf[t], t))
         siblings = [i for i in self.siblings.get((record.site.path, record.site.qualname), ())
                     if i != record.id]
         # a word of the page that the own record's names say (`date` of its code's `date`,
         # `read` of its `ReadTimeout`) is explained where the page was written: no evidence
-        own_facts = self.facts.get(record.id, {})
+        facts = self.facts.get(record.id, {})
+        own_facts = _Held(facts)
         own_zone = self.own.get(record.id, frozenset())
-        terms = unexplained(every, own_facts, _Said(self.word_names, own_facts))
+        terms = unexplained(every, own_facts, _Said(self.word_names, facts))
         own = sum(self.idf[t] * own_facts.get(t, 0) for t in terms)
         # (score, id, own score on the same facts, a sibling)
         apart = {*siblings, record.id}
@@ -292,9 +312,11 @@ class Index:
         # `EPSILON` when the own score is over 1e-6 (a thousandth of it); under, the own score
         bar = own * LISTED_BAR if listed_only and own > 1e-6 else own
         found = [(s, i, own, False) for i, s in self._scores(terms, bar).items()
-                 if i not in apart and lead(lacking, self.facts[i]) >= MIN_LEAD]
-        # the raises of its own function hold the same code: told apart by their own words
-        close = unexplained(every, own_zone, _Said(self.word_names, own_zone))
+                 if i not in apart and lead(lacking, _Held(self.facts[i])) >= MIN_LEAD]
+        # the raises of its own function hold the same code and are reached by the same calls:
+        # told apart by their own words, a keyword passed to a call by its name
+        plain = list(dict.fromkeys(keyword_of(t) for t in every))
+        close = unexplained(plain, own_zone, _Said(self.word_names, own_zone))
         mine = self.zone_weight.get(record.id, 1.0)
         near = sum(self.idf[t] * mine for t in close if t in own_zone)
         lacking = [t for t in close if t not in own_zone]
@@ -310,14 +332,23 @@ class Index:
         found.sort(key=lambda f: (f[2] / f[0], -f[0], f[1]))  # by margin, then score
         better = tuple(Better(i, self.records[i].site.qualname, self.records[i].site.path,
                               round(score, 3), round(1 - mine / score, 3),
-                              tuple(t for t in (close if sibling else terms)
+                              tuple(shown(t) for t in (close if sibling else terms)
                                     if t in (self.own[i] if sibling
-                                                              else self.facts[i])
+                                             else _Held(self.facts[i]))
                                     and t not in (own_zone if sibling else own_facts)), sibling)
                        for score, i, mine, sibling in found[:SHOWN])
-        fit = Fit(record, round(own, 3), tuple(t for t in every if t in own_facts
-                                               or t in own_zone), better, len(found))
+        fit = Fit(record, round(own, 3), tuple(shown(t) for t in every if t in own_facts
+                                               or keyword_of(t) in own_zone), better, len(found))
         return replace(fit, digests=self.digests(record)) if fit.listed else fit
+
+    def _known(self, term: str) -> float:
+        """The term's rarity (0: no record holds it, or all do); a keyword passed to a call
+        weighs what the keyword's name does."""
+        found = self.idf.get(term)
+        if found is None and term.startswith(KEYWORD):
+            held = len(self._holding(term))
+            found = self.idf[term] = math.log(len(self.records) / held) if held else 0.0
+        return found or 0.0
 
     def _named(self, record: ErrorRecord, text: str | None) -> Collection[str] | None:
         """What the record's annotation (or `text`) names (`named`); None without text. Of the
@@ -355,10 +386,17 @@ class Index:
         annotations, 2,755 of its 19,918 terms, a fifth of their postings)."""
         found = self._weighed.get(term)
         if found is None:
-            held, idf, library = self.counts[term], self.idf[term], self.library
+            held, idf, library = self._holding(term), self.idf[term], self.library
             found = self._weighed[term] = ({i: n * idf for i, n in held.items() if i in library},
-                                           max(held.values()))
+                                           max(held.values(), default=0))
         return found
+
+    def _holding(self, term: str) -> dict[str, int]:
+        """The records holding `term`, by how many kinds of facts: a keyword passed to a call,
+        those holding the call, once (`KEYWORD`)."""
+        if not term.startswith(KEYWORD):
+            return self.counts[term]
+        return dict.fromkeys(self.counts.get(called_of(term), {}), 1)
 
     def _scores(self, names: list[str], own: float) -> dict[str, float]:
         """The library's records scoring higher than `own` on `names` (rarest first), scored."""
@@ -405,11 +443,58 @@ def zone_weights(zones: Mapping[str, Collection[str]]) -> dict[str, float]:
 EPSILON = 1e-9  # scores are sums of floats: equal sums are equal within this
 
 
-def lead(lacking: Iterable[str], held: Collection[str]) -> int:
+def lead(lacking: Iterable[str], held: Container[str]) -> int:
     """What another record holds of the terms the own record lacks: a name shaped like code
     (`truncate_strings`, `ReadTimeout`) two, no chance match; a word or a plain name one."""
-    return sum(1 + (not t.startswith(("w:", "m:")) and bool(_CODE_SHAPED.search(t)))
+    return sum(1 + (not t.startswith(("w:", "m:")) and bool(_CODE_SHAPED.search(keyword_of(t))))
                for t in lacking if t in held)
+
+
+# A keyword passed to a call, with the call's name (`k:algorithms@decode` of `jwt.decode(token,
+# key, algorithms=[...])`): the argument the user gives the call, which every raise the call
+# reaches may turn on, so a record holds it when it holds the call (the call's own function,
+# or a raise whose entry points name it), once, weighed by how rare those records are; a
+# parameter of that name in a function the call does not reach is another's. A page
+# names the arguments of the call its error comes through: `URL.build(scheme=..., host=...)`
+# on the pages of raises under `URL.build` (yarl), `jwt.decode(..., algorithms=...)` (pyjwt),
+# `Request(headers=...)` (h11), `span_range(tz=...)` (arrow).
+KEYWORD = "k:"
+
+
+def keyword_of(term: str) -> str:
+    """The keyword's name of a term of a keyword passed to a call; any other term as it is."""
+    return term.removeprefix(KEYWORD).partition(KEYWORD_OF)[0] if term.startswith(KEYWORD) \
+        else term
+
+
+def called_of(term: str) -> str:
+    """The call's name of a term of a keyword passed to a call."""
+    return term.partition(KEYWORD_OF)[2]
+
+
+def shown(term: str) -> str:
+    """A term as a person reads it: a keyword passed to a call as `decode(algorithms=)`."""
+    if not term.startswith(KEYWORD):
+        return term
+    keyword, _, called = term.removeprefix(KEYWORD).partition(KEYWORD_OF)
+    return f"{called}({keyword}=)"
+
+
+class _Held:
+    """A record's facts, asked also for a keyword passed to a call (`KEYWORD`)."""
+
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: Mapping[str, int]) -> None:
+        self.facts = facts
+
+    def get(self, term: str, default: int = 0) -> int:
+        if not term.startswith(KEYWORD):
+            return self.facts.get(term, default)
+        return 1 if called_of(term) in self.facts else default
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and self.get(term) > 0
 
 
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
@@ -447,7 +532,7 @@ class _Said:
         return said is not None and not said.isdisjoint(self.held)
 
 
-def unexplained(terms: list[str], held: Collection[str], said: Container[str]) -> list[str]:
+def unexplained(terms: list[str], held: Container[str], said: Container[str]) -> list[str]:
     """`terms` less the words a record's names say (`said`) that it does not hold as words."""
     return [t for t in terms if t in held or t not in said]
 
@@ -458,7 +543,6 @@ def is_library(record: ErrorRecord) -> bool:
     return not any(part in NOT_ERRORS for part in _module_parts(record.site.path)[:-1])
 
 
-STDLIB = frozenset(sys.stdlib_module_names)
 
 
 _STRING_OR_COMMENT = re.compile(  # triple-quoted, quoted (prefixed or not), or a comment

@@ -97,9 +97,11 @@ def listed(index: Index, by_id: dict[str, ErrorRecord], text: dict[str, str],
 
 @pytest.mark.slow  # 10 s: four catalogues unpacked and 2,500 annotations judged
 def test_the_working_half_keeps_the_figures_of_the_one_rule(tmp_path: Path) -> None:
-    """Issue 50's working half, seeds 1-10, as docs/measurements/annotations.md gives it (the
-    one rule, told what says nothing, 2026-12-07): right annotations listed 11 of 118 (8 sure),
-    moved onto another record listed 1,108 of 1,180, moved within one function 301 of 600.
+    """Issue 50's working half, seeds 1-10, as docs/measurements/annotations.md gives it (its
+    catalogues extracted again, non-Python read as prose, a raise's own words weighed by their
+    number, a keyword with its call, the standard library's imports; stop 59): right
+    annotations listed 8 of 118 (6 sure), moved onto another record listed 1,095 of 1,180,
+    moved within one function 283 of 600.
     Each library's index is built once: the annotations are judged against it as the check
     judges them (`Index.judge`)."""
     right = right_sure = moved = moved_listed = near = near_listed = 0
@@ -121,4 +123,4 @@ def test_the_working_half_keeps_the_figures_of_the_one_rule(tmp_path: Path) -> N
             near, near_listed = near + len(dealt), near_listed + sum(dealt)
     assert (right, right_sure) == (8, 6)
     assert (moved_listed, moved) == (1095, 1180)
-    assert (near_listed, near) == (288, 600)
+    assert (near_listed, near) == (283, 600)

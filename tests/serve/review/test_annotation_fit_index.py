@@ -12,12 +12,20 @@ from pathlib import Path
 
 from crawler.records import ErrorRecord
 from crawler.serve.review import annotation_fit
-from crawler.serve.review.annotation_fit import EPSILON, Fit, Index
+from crawler.serve.review.annotation_fit import EPSILON, KEYWORD, Fit, Index, called_of
 from crawler.serve.review.annotation_names import annotation_text, code_mentions
 from crawler.serve.review.fact_cache import FACTS, RULE_SOURCES, FactCache, rule_digest
 from crawler.store import repo_output
 from crawler.store.cache import LoadCache
 from tests.serve.review.annotations.corpus import LIBRARIES, unpack
+
+
+def held(facts: dict[str, int], term: str) -> int:
+    """The rule written plainly: how many kinds of a record's facts hold `term`; a keyword
+    passed to a call is held once by a record holding the call."""
+    if term.startswith(KEYWORD):
+        return 1 if called_of(term) in facts else 0
+    return facts.get(term, 0)
 
 
 def test_the_bounded_walk_finds_every_record_scoring_higher_with_its_full_score(
@@ -33,12 +41,12 @@ def test_the_bounded_walk_finds_every_record_scoring_higher_with_its_full_score(
             full: dict[str, float] = {}  # every library record's score, summed rarest first
             for term in names:  # weighed when first asked: as from every record's facts
                 assert index.weights(term) == {
-                    i: facts[term] * index.idf[term] for i, facts in index.facts.items()
-                    if term in facts and annotation_fit.is_library(index.records[i])}
+                    i: held(facts, term) * index.idf[term] for i, facts in index.facts.items()
+                    if held(facts, term) and annotation_fit.is_library(index.records[i])}
                 for other, weight in index.weights(term).items():
                     full[other] = full.get(other, 0.0) + weight
             for record in loaded.records:  # each record's own score as the bar
-                own = sum(index.idf[t] * index.facts[record.id].get(t, 0) for t in names)
+                own = sum(index.idf[t] * held(index.facts[record.id], t) for t in names)
                 expected = {i: s for i, s in full.items() if s > own + EPSILON}
                 assert index._scores(names, own) == expected, (library, text, record.id)
                 compared += 1

@@ -226,3 +226,49 @@ def test_a_long_siblings_chance_words_list_a_right_annotation_no_more(library: o
     assert not fit.listed, fit.better
     lost = judged(library, "working/httpx", "0878204ed8b6472a", "3a61517dbae21d19")
     assert not lost.listed and lost.better[0].id == "3a61517dbae21d19"
+
+
+def test_what_an_example_imports_from_the_standard_library_is_no_name_of_the_library() -> None:
+    mentions = code_mentions("```\nfrom datetime import datetime, timedelta, timezone\n"
+                             "import jwt, asyncio\nfrom . import helpers\n"
+                             "exp = datetime.now(tz=timezone.utc) + timedelta(hours=1)\n"
+                             "asyncio.run(main())\njwt.encode({'exp': exp}, key)\n```")
+    assert not {"datetime", "timedelta", "timezone", "timezone.utc", "asyncio", "asyncio.run",
+                "datetime.now"} & set(mentions.names)
+    assert {"jwt", "jwt.encode", "key", "helpers"} <= set(mentions.names)
+
+
+def test_a_keyword_is_kept_with_the_call_it_is_passed_to() -> None:
+    mentions = code_mentions("```\njwt.decode(token, key, algorithms=['HS256'])\n"
+                             "URL.build(scheme='http', host=h).with_path(p)\n```"
+                             " and `allow_int=True`")
+    assert {"algorithms@jwt.decode", "scheme@URL.build", "host@URL.build",
+            "allow_int"} <= set(mentions.names)
+    assert not {"algorithms", "scheme", "host"} & set(mentions.names)
+
+
+@pytest.mark.parametrize(("name", "record"), [
+    # the pages of raises under `URL.build` pass it `scheme=`, `authority=`, `user=`, ...,
+    # which `URL.build`'s own record held as its parameters and led by (0.79, 0.73 before)
+    ("sealed3/yarl", "827a564603d5b140"),
+    ("sealed3/yarl", "6fb61014c6bb4ead"),
+    # `jwt.decode(..., algorithms=[...])`: `PyJWS.decode_complete` led by `algorithms` (0.56)
+    ("sealed3/pyjwt", "b3f09d1c76af6000"),
+    # `h11.Request(method=..., target=..., headers=...)`: `write_request` led (0.71)
+    ("sealed2/h11", "a8b244c083744e0a"),
+    # `arrow.Arrow.span_range(..., tz=...)`: `Arrow.replace` and `is_between` (0.66)
+    ("sealed2/arrow", "9840e063db3105db"),
+])
+def test_a_keyword_passed_to_a_call_is_every_record_the_call_reaches(library: object, name: str,
+                                                                     record: str) -> None:
+    fit = judged(library, name, record, record)
+    assert not fit.listed, fit.better
+    assert any(shown.endswith("=)") for shown in fit.names)
+
+
+def test_a_keyword_counts_no_more_for_a_record_the_call_does_not_reach(library: object) -> None:
+    """h11's `Data(data=...)`: `data` was a name the own record's code holds; passed to `Data`,
+    which the record does not hold, it counts for the records `Data` reaches (listed now, 0.52,
+    0.35 before)."""
+    fit = judged(library, "sealed2/h11", "a5bb431cc9bd00e1", "a5bb431cc9bd00e1")
+    assert fit.listed and "data" not in fit.names
