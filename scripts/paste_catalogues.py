@@ -113,6 +113,18 @@ REAL_WALKS = {
                     evidence=False),
     "jsonschema": Walk("github.com/python-jsonschema/jsonschema", "v[0-9].[0-9]*.[0-9]",
                        "v3.0.0", "v4.26.0", evidence=False),
+    # fifth sealed set (releases only: the globs take some alpha, beta, rc, dev and post tags)
+    "pip": Walk("github.com/pypa/pip", "2[2-6].*", "22.0", "26.2.1", evidence=False,
+                skip=("22.1b1", "24.1b1", "24.1b2")),
+    "pytest": Walk("github.com/pytest-dev/pytest", "[789].*", "7.0.0", "9.1.1", evidence=False,
+                   skip=("7.0.0.dev0", "7.0.0.post1", "7.0.0rc1", "7.1.0.dev0", "7.2.0.dev0",
+                         "7.4.0.dev0", "8.0.0.dev0", "8.0.0rc1", "8.0.0rc2", "8.1.0.dev0",
+                         "8.2.0.dev0", "8.3.0.dev0", "8.4.0.dev0", "8.5.0.dev0", "9.1.0.dev0",
+                         "9.2.0.dev0")),
+    "black": Walk("github.com/psf/black", "2[2-6].*", "22.1.0", "26.5.1", evidence=False,
+                  skip=("23.1a1", "24.1a1", "26.1a1")),
+    "starlette": Walk("github.com/encode/starlette", "0.[2-4]*", "0.20.0", "0.47.3",
+                      evidence=False, skip=("0.26.0.post1", "0.32.0.post1")),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
