@@ -342,8 +342,8 @@ class Index:
         return replace(fit, digests=self.digests(record)) if fit.listed else fit
 
     def _known(self, term: str) -> float:
-        """The term's rarity (0: no record holds it, or all do); a keyword passed to a call
-        weighs what the keyword's name does."""
+        """The term's rarity (0: no record holds it, or all do); a keyword passed to a call,
+        the rarity of the records holding the call (`KEYWORD`), weighed when first asked."""
         found = self.idf.get(term)
         if found is None and term.startswith(KEYWORD):
             held = len(self._holding(term))
@@ -541,8 +541,6 @@ def is_library(record: ErrorRecord) -> bool:
     """The record's module is the library's: not under a folder of tests, examples,
     documentation or scripts."""
     return not any(part in NOT_ERRORS for part in _module_parts(record.site.path)[:-1])
-
-
 
 
 _STRING_OR_COMMENT = re.compile(  # triple-quoted, quoted (prefixed or not), or a comment
