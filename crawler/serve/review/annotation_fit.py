@@ -539,8 +539,11 @@ def unexplained(terms: list[str], held: Container[str], said: Container[str]) ->
 
 def is_library(record: ErrorRecord) -> bool:
     """The record's module is the library's: not under a folder of tests, examples,
-    documentation or scripts."""
-    return not any(part in NOT_ERRORS for part in _module_parts(record.site.path)[:-1])
+    documentation or scripts, nor under a hidden folder, where a repository keeps its own
+    tooling (`.github/`, `.ci/`, `.evergreen/`: fastapi, pillow, pydantic, pymongo, pyyaml, sympy
+    and xarray catalogue scripts there, no error a user of the library meets)."""
+    return not any(part in NOT_ERRORS or part.startswith(".")
+                   for part in _module_parts(record.site.path)[:-1])
 
 
 _STRING_OR_COMMENT = re.compile(  # triple-quoted, quoted (prefixed or not), or a comment
