@@ -5,8 +5,7 @@ records to deal annotations within one function. What the check makes of the wor
 held to the figures docs/measurements/annotations.md gives (`scripts/annotation_fit_rates.py
 --part working` prints them). The first sealed half, run once and spent, is development data
 now (test_annotation_fit_rules.py holds its items); the second (`sealed2`), third (`sealed3`)
-and fourth (`sealed4`) sets are measured once each, by the script, never here (the first three
-are spent)."""
+and fourth (`sealed4`) sets are measured once each, by the script, never here (all spent)."""
 
 from __future__ import annotations
 
