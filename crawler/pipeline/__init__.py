@@ -46,8 +46,8 @@ One module a flow:
 - `identity`: the identity `update` and `history` go on with, from the folder's manifest;
 - `extract_run`, `update_run` and `history_run`: the `extract`, `update` and `history`
   commands' flows; `walk_steps`: a history walk's steps on a folder held in memory;
-- `cyclic_gc`: the collector frozen over what lives to a run's end. (SIGINT and SIGTERM end
-  every run the same way through `crawler.errors.sigterm_raises`.)
+- `cyclic_gc`: the collector off during a run, and frozen over what lived before it. (SIGINT
+  and SIGTERM end every run the same way through `crawler.errors.sigterm_raises`.)
 
 May import: `crawler.records`, `crawler.errors`, `crawler.regexes`, `crawler.git`,
 `crawler.parse`, `crawler.store`, `crawler.callgraph`, `crawler.catalogue`, and

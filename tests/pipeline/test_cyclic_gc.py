@@ -1,4 +1,5 @@
-"""The cyclic collector during a run: frozen while it lasts, thawed after, cycles still freed."""
+"""The cyclic collector during a run: off and frozen while it lasts, on and thawed after, cycles
+still freed (by an explicit collection, or by the first one after the run)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,15 @@ def test_a_run_freezes_what_lives_and_thaws_at_its_end() -> None:
     assert any(o is made for o in gc.get_objects())
 
 
+def test_a_run_turns_the_collector_off_and_on_again() -> None:
+    with cyclic_gc.frozen_during_run():
+        assert not gc.isenabled()
+        gone = cycle()
+        assert gone() is not None  # no collection runs by itself
+    gc.collect()
+    assert gone() is None
+
+
 def test_cycles_made_during_a_run_are_still_freed() -> None:
     with cyclic_gc.frozen_during_run():
         gone = cycle()
@@ -91,6 +101,7 @@ def test_a_run_in_another_thread_neither_settles_nor_thaws() -> None:
         thread = threading.Thread(target=beside)
         thread.start()
         thread.join()
+        assert not gc.isenabled()  # the owner's run holds the collector still
         assert seen == [True]  # what the other thread made is collected as before
         assert not any(o is before for o in gc.get_objects())  # the owner's freeze holds
 
@@ -101,6 +112,7 @@ def test_a_caller_that_manages_the_collector_is_left_alone() -> None:
         with cyclic_gc.frozen_during_run():
             cyclic_gc.settled()
             assert gc.get_freeze_count() == 0
+        assert not gc.isenabled()  # the caller's: not turned on by the run
     finally:
         gc.enable()
     gc.freeze()
@@ -117,7 +129,7 @@ def test_a_caller_that_manages_the_collector_is_left_alone() -> None:
 
 def test_a_run_thaws_when_it_fails() -> None:
     with pytest.raises(KeyError), cyclic_gc.frozen_during_run():
-        raise KeyError("stop")
+        raise KeyError("stop")  # the fixture: the collector on and nothing frozen after
 
 
 def test_extract_and_update_write_frozen_and_leave_the_collector_thawed(
@@ -130,6 +142,7 @@ def test_extract_and_update_write_frozen_and_leave_the_collector_thawed(
     real_write = applying._write
 
     def write(*args: object, **kwargs: object) -> tuple[int, list[str]]:
+        assert not gc.isenabled()
         frozen_at_write.append(gc.get_freeze_count())
         return real_write(*args, **kwargs)  # type: ignore[arg-type]
 
