@@ -512,7 +512,8 @@ def test_leaving_out_the_states_that_change_no_answer_finds_the_same_on_a_real_p
     root = Path(__file__).resolve().parents[2]
     facts = [read_call_facts((root / path).read_bytes(), module_name(path), path.endswith("__init__.py"))[0]
              for path in sorted(p.relative_to(root).as_posix() for p in (root / "crawler").rglob("*.py"))]
-    with mock.patch.object(entry_points, "MAX_ENTRIES", 3), mock.patch.object(entry_points, "MAX_LEFT_OUT", 5):
+    with mock.patch.object(entry_points, "MAX_ENTRIES", 3), \
+            mock.patch.object(entry_points, "MAX_LEFT_OUT", 5):
         bounded, whole = Graph(facts), unbounded(Graph(facts))
         nodes = sorted(bounded.functions)
         found = [bounded.entry_points(node, "ValueError", 0) for node in nodes]

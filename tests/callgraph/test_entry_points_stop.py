@@ -168,7 +168,8 @@ def test_a_rule_s_walk_follows_only_the_callers_that_lead_to_a_better_name(
              "pkg/_top.py": "from pkg._core import s1\ndef t1():\n    h1()\ndef h1():\n    h2()\n"
                             "def h2():\n    h3()\ndef h3():\n    s1()\n",
              "pkg/mod.py": "from pkg._core import s2, s3, s4, s5\n"
-                           + "".join(f"def u{i}():\n    s{i}()\ndef w{i}():\n    u{i}()\n" for i in range(2, 6))}
+                           + "".join(f"def u{i}():\n    s{i}()\ndef w{i}():\n    u{i}()\n"
+                                     for i in range(2, 6))}
     with mock.patch.object(entry_points, "MAX_ENTRIES", FIRST), \
             mock.patch.object(entry_points, "MAX_LEFT_OUT", COUNTED):
         bounded, whole = graph_of(make_repo("bounded"), files), unbounded(graph_of(make_repo("whole"), files))
