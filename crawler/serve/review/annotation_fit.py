@@ -254,9 +254,9 @@ class Index:
         for mention in mentions.names:
             keyword, of, callee = mention.partition(KEYWORD_OF)
             if of:
-                called = self._called(callee, mentions)
-                if called is not None and keyword.strip("_") not in LANGUAGE:
-                    passed.add((keyword.strip("_"), called))
+                called, keyword = self._called(callee, mentions), keyword.strip("_")
+                if called is not None and keyword not in LANGUAGE:
+                    passed.add((keyword, called))
                 continue
             parts = [part.strip("_") for part in mention.split(".")]
             first = parts[0]
@@ -433,9 +433,9 @@ K1, B = 1.2, 0.75
 def zone_weights(zones: Mapping[str, Collection[str]]) -> dict[str, float]:
     """What a term of each raise's own zone weighs, times its rarity: BM25's weight of a term
     found once in a text of the zone's length. The raises of one function are told apart by
-    their own words, and a long message holds some of any page's words by chance (marshmallow's
-    two collision messages of 20 words against "Invalid fields for {self}", networkx's, httpx's
-    siblings), so a word of a short zone weighs more than a word of a long one."""
+    their own words, and a long message holds some of any page's words by chance, so a word of
+    a short zone weighs more than a word of a long one (httpx's `raise_for_status` and
+    `iter_raw`, networkx's `from_numpy_array`, jinja2's `select_template` siblings)."""
     mean = sum(len(zone) for zone in zones.values()) / max(len(zones), 1) or 1.0
     return {i: (K1 + 1) / (1 + K1 * (1 - B + B * len(zone) / mean)) for i, zone in zones.items()}
 
@@ -474,10 +474,7 @@ def called_of(term: str) -> str:
 
 def shown(term: str) -> str:
     """A term as a person reads it: a keyword passed to a call as `decode(algorithms=)`."""
-    if not term.startswith(KEYWORD):
-        return term
-    keyword, _, called = term.removeprefix(KEYWORD).partition(KEYWORD_OF)
-    return f"{called}({keyword}=)"
+    return f"{called_of(term)}({keyword_of(term)}=)" if term.startswith(KEYWORD) else term
 
 
 class _Held:

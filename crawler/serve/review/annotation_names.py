@@ -115,10 +115,13 @@ def code_mentions(text: str) -> Mentions:
 
     def span(match: re.Match[str]) -> str:  # a plain (dotted) name as it is, other code parsed
         code = match.group(1)
-        tree = None if _PLAIN.fullmatch(code) else _parsed(code)
-        if tree is None and not _PLAIN.fullmatch(code):
+        if _PLAIN.fullmatch(code):
+            names.append(code)
+            return " "
+        tree = _parsed(code)
+        if tree is None:
             return f" {code} "
-        names.extend([code] if tree is None else _code_names(tree, set(), foreign, binds=False))
+        names.extend(_code_names(tree, set(), foreign, binds=False))
         return " "
 
     prose = _BACKTICK.sub(span, _FENCE.sub(block, text))
@@ -154,11 +157,11 @@ def _code_names(tree: ast.Module, bound: set[str], foreign: set[str],
             names.append(_dotted(node, inner))
         elif isinstance(node, ast.keyword) and node.arg:
             names.append(node.arg)  # a keyword of a call whose callee has no name
-        elif isinstance(node, ast.Call) and _callee(node.func):
+        elif isinstance(node, ast.Call) and (callee := _callee(node.func)):
             for argument in node.keywords:
                 if argument.arg:
                     inner.add(id(argument))
-                    names.append(f"{argument.arg}{KEYWORD_OF}{_callee(node.func)}")
+                    names.append(f"{argument.arg}{KEYWORD_OF}{callee}")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 if _from_stdlib(node, alias):
