@@ -106,7 +106,8 @@ def _to_settle(site: RaiseSite) -> bool:
 
 def _unknown_callee(site: RaiseSite) -> bool:
     return site.factory and site.exception_qualname is not None \
-        and site.message.reason is not None and site.message.via is None
+        and site.message.reason is not None and site.message.via is None \
+        and not _whole_call(site)
 
 
 def _settled(index: ClassIndex, exposed: dict[str, ExposedFunction], site: RaiseSite
@@ -131,6 +132,15 @@ def _settled(index: ClassIndex, exposed: dict[str, ExposedFunction], site: Raise
                   "builds no exception read exactly; the template is its argument's")
         return [replace(site, message=replace(site.message, reason=reason))]
     return [site]
+
+
+def _whole_call(site: RaiseSite) -> bool:
+    """The template is the raise's whole call, as the worker gives a factory it read whose message
+    is not read exactly (hypothesis's `raise self._flaky_replay_to_failure(err, e)`, returning a
+    `FlakyFailure`): its callee was read, so it is settled already, and the reason stays."""
+    placeholders = site.message.placeholders
+    return site.message.kind == "dynamic" and len(placeholders) == 1 \
+        and placeholders[0].startswith(f"{site.exception}(")
 
 
 def _built(function: ExposedFunction, site: RaiseSite) -> list[RaiseSite]:

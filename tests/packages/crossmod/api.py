@@ -2,7 +2,7 @@
 
 import crossmod.msgs as m
 from crossmod import make_error, shape_error
-from crossmod.core import chained, either, from_class
+from crossmod.core import Failure, chained, either, from_class
 from crossmod.msgs import expected, too_many
 
 
@@ -48,3 +48,11 @@ def parameter_class():
 
 def chain(n=2):
     raise chained(n)
+
+
+class Session:
+    def _failure(self, n):
+        return Failure(m.lines("first", str(n)))
+
+    def run(self, n=2):
+        raise self._failure(n)

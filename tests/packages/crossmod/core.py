@@ -29,3 +29,7 @@ def chained(n):
     from crossmod import msgs
 
     return ValueError(msgs.too_many(n))
+
+
+class Failure(Exception):
+    """A class of the package a method of another module builds (`api.Session._failure`)."""
