@@ -165,6 +165,7 @@ def _clean(pasted: str, forms: list[str]) -> str:
         if undecorated == lines:
             break
         lines = undecorated
+    lines = _without_log_column(lines, forms)
     lines = _dedented(lines)
     if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
         forms.append("group")
@@ -175,6 +176,47 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if any(line.startswith(("╭", "╰")) for line in lines):
         forms.append("rich")
     return "\n".join(lines)
+
+
+# A frame line with a log's column before it: the column ends at the frame's own margin.
+_COLUMN_FRAME = re.compile(r'^(?P<column>\S.*?\s)\s*File "[^"]*", line \d+')
+
+
+def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
+    """A traceback a log relayed line by line, each line behind the log's own column (a time
+    stamp, a process, a logger): the column cut off every line that carries it, found as what
+    all its frame lines share once digits are masked; lines of the same log from another
+    source (the same time stamp's shape, another process) after the column's first line are
+    dropped. Real relays it reads: heroku's `2022-06-15T03:42:11.794121+00:00 app[web.1]: `
+    (aiohttp's and pymongo's tracebacks, the router's line after them dropped), paramiko's
+    `ERR [20170603-18:40:31.393] thr=1   paramiko.transport: `, ray's `(_execute_read_task
+    pid=2023) ` (Pillow's). Not a column: pytest's `E   ` (its own form, read later), a prose
+    line that happens to hold one frame (two frame lines are needed)."""
+    columns = [_MASK.sub("0", found["column"]) for line in lines
+               if (found := _COLUMN_FRAME.match(line)) and not _PYTEST_E.match(line)]
+    if len(columns) < 2:
+        return lines
+    shared = columns[0]
+    for column in columns[1:]:
+        shared = shared[:next((i for i, (a, b) in enumerate(zip(shared, column)) if a != b),
+                              min(len(shared), len(column)))]
+    width = len(shared.rstrip())
+    if not width:
+        return lines
+    width += 1  # the one space the log puts between its column and the line it relays
+    head = shared.split(None, 1)[0]  # the column's first field: a time stamp's shape, a level
+    kept: list[str] = []
+    for line in lines:
+        masked = _MASK.sub("0", line[:width])
+        if masked == shared[:width]:
+            kept.append(line[width:])
+        elif not (kept and masked.startswith(head)):
+            kept.append(line)
+    forms.append("logging")
+    return kept
+
+
+_MASK = re.compile(r"\d")
 
 
 def _dedented(lines: list[str]) -> list[str]:

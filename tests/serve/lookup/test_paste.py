@@ -242,6 +242,12 @@ def _decorated(form: str) -> str:
         return "\n".join(f"INTERNALERROR> {line}" for line in lines)
     if form == "compose":  # docker compose's service column
         return "\n".join(f"web-1  | {line}" for line in lines)
+    if form == "heroku":  # a log's column on every line, its time stamp counting up
+        return "\n".join(f"2022-06-15T03:42:11.79412{n % 10}+00:00 app[web.1]: {line}"
+                         for n, line in enumerate(lines)) + \
+            "\n2022-06-15T03:42:11.796452+00:00 heroku[router]: at=info method=POST status=500"
+    if form == "ray":  # a worker process's column
+        return "\n".join(f"(_execute_read_task pid=2023) {line}" for line in lines)
     if form == "headless":  # the top cut off: indented frames first
         return "\n".join(lines[3:])
     if form == "sentry":  # Sentry: the message above the frames
@@ -250,7 +256,8 @@ def _decorated(form: str) -> str:
     raise AssertionError(form)
 
 
-@pytest.mark.parametrize("form", ["quoted", "internalerror", "compose", "headless", "sentry"])
+@pytest.mark.parametrize("form", ["quoted", "internalerror", "compose", "heroku", "ray", "headless",
+                                  "sentry"])
 def test_a_relayed_or_reordered_traceback_finds_its_raise_first(widgets: Path, form: str) -> None:
     code, out = crawler("lookup", _decorated(form), str(widgets), "--json")
     answer = json.loads(out)
@@ -493,3 +500,33 @@ def run(heads, current):
              "Task add raised: KeyError('x')")):
         assert message in read_paste(f"started\n{line}").reported[0].texts
         assert read_paste(line).reported[0].text == message
+
+
+def test_a_traceback_a_log_relayed_line_by_line_is_read_without_the_logs_column() -> None:
+    # paramiko's own log format, from github.com/paramiko/paramiko/issues/980 (cut there)
+    column = "ERR [20170603-18:40:31.{}] thr=1   paramiko.transport: "
+    pasted = "\n".join([
+        "DEB [20170603-18:40:31.080] thr=1   paramiko.transport: starting thread (client mode)",
+        column.format(393) + "Exception: Error reading SSH protocol banner",
+        column.format(393) + "Traceback (most recent call last):",
+        column.format(393) + '  File "C:\\Python35\\lib\\site-packages\\paramiko\\transport.py", '
+                             "line 1893, in _check_banner",
+        column.format(393) + "    buf = self.packetizer.readline(timeout)",
+        column.format(408) + '  File "C:\\Python35\\lib\\site-packages\\paramiko\\packet.py", '
+                             "line 331, in readline"])
+    paste = read_paste(pasted)
+    assert "logging" in paste.forms
+    first = paste.reported[0]
+    assert [(frame.line, frame.function) for frame in first.frames] == [
+        (1893, "_check_banner"), (331, "readline")]
+    assert any("Error reading SSH protocol banner" in text for text in first.texts)
+
+
+def test_what_is_no_logs_column_is_left_as_it_is() -> None:
+    # pytest's `E` lines hold a traceback of their own; one frame in a line of prose is no column
+    pytest_lines = ('E     File "/x/lib/app.py", line 5, in f\nE     File "/x/lib/app.py", line 9, '
+                    'in g\nE   ValueError: bad shape')
+    assert "pytest" in read_paste(pytest_lines).forms
+    prose = ('I get this:  File "/x/lib/app.py", line 5, in f\nValueError: bad shape')
+    assert "logging" not in read_paste(prose).forms
+
