@@ -140,8 +140,10 @@ class LookupSummary:
         if not self.answer.found:
             yield "no template explains this message; the closest (~):"
         elif self.answer.group > 1:
+            # a traceback tells them apart, unless the one pasted names none of their lines
+            framed = paste is not None and any(report.frames for report in paste.reported)
             yield (f"printed by {self.answer.group} raise sites, which nothing in the paste tells "
-                   "apart (its traceback would):")
+                   f"apart{'' if framed else ' (its traceback would)'}:")
         for match in self.answer.matches:
             wording = match.wording
             removed = (f"; removed in {(wording.removed_in or 'an earlier run')[:12]}"

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from crawler.serve.lookup.paste import Frame
 
@@ -118,6 +119,29 @@ def deepest_frame(frames: Sequence[Frame], paths: Iterable[str]) -> Frame | None
     known = list(dict.fromkeys(paths))
     for frame in reversed(frames):
         if any(in_file(path, frame.path) for path in known):
+            return frame
+    return None
+
+
+class _Place(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def qualname(self) -> str: ...
+
+
+def moved_frame(frames: Sequence[Frame], places: Iterable[_Place]) -> Frame | None:
+    """When no frame is in a catalogued file: the last frame that reads as a record's function
+    in its file moved within its package since the user's release (`moved_within_package`,
+    the frame naming the record's function), where the library raised. pymongo's
+    `pymongo/srv_resolver.py`, `_resolve_uri`, now `pymongo/synchronous/srv_resolver.py`;
+    Flask's `flask/app.py`, now `src/flask/sansio/app.py`. Not a frame of another package's
+    file of the same name (`dockerpycreds/store.py` for docker-py's
+    `docker/credentials/store.py`), nor one whose function no record of that file has."""
+    known = list(places)
+    for frame in reversed(frames):
+        if any(moved_within_package(place.path, frame.path) and names_function(place.qualname, frame)
+               for place in known):
             return frame
     return None
 

@@ -88,6 +88,7 @@ from crawler.serve.lookup.places import (
     file_name,
     function_name,
     in_file,
+    moved_frame,
     moved_within_package,
     names_function,
 )
@@ -336,8 +337,11 @@ def rank(pasted: str, source: Source, limit: int = 10,
                         match = replace(match, confident=False)
                     _keep(match, best, fits)
         for wording, where in placed.raised_here():
-            # a raise of another class at that place did not raise what was pasted
-            if wording.record_id not in best and kin.of(wording) in (SAME, VARIABLE, None):
+            # a raise of another class at that place did not raise what was pasted, nor did
+            # one whose function called what raised it (werkzeug's `_get_current_object`
+            # calling flask's `_lookup_req_object`, the last frame)
+            if wording.record_id not in best and kin.of(wording) in (SAME, VARIABLE, None) \
+                    and placed.may_have_raised(where, wording):
                 _keep(_placed_match(wording, reported, kin.of(wording), order_of_report, where),
                       best, fits)
         for match in _by_class(reported, source, bases or {}, kin, placed, order_of_report,
@@ -458,7 +462,8 @@ class _Places:
             return
         names = frozenset(file_name(frame.path) for frame in self.frames) - {""}
         self.here = list(source.in_files(names))
-        self.deepest = deepest_frame(self.frames, (w.path for w in self.here))
+        self.deepest = deepest_frame(self.frames, (w.path for w in self.here)) or \
+            moved_frame(self.frames, self.here)
         self.outside = whole and self.deepest is None
         # the paste's last frame, where the exception was raised, is in a catalogued file (not
         # known where frames were left out: the last one shown may be a caller's)
@@ -514,14 +519,14 @@ class _Places:
 
     def raised_here(self) -> list[tuple[Wording, Evidence]]:
         """The records whose message is only a variable (no words to find it by) that the
-        deepest catalogued frame names: the one at its line, or the only such record of its
-        function (the line is another release's)."""
+        deepest catalogued frame names: the one at its line, or else every such record of its
+        function (the line is another release's), which share the first place when there are
+        several (pymongo's `_resolve_uri` in its `synchronous/` and `asynchronous/` files, for
+        a frame of `pymongo/srv_resolver.py` before they were split)."""
         variable = [w for w in self.here if _explains_nothing(w)]
         found = [(w, where) for w in variable if (where := self.evidence(w)) >= FUNCTION]
         at_line = [pair for pair in found if pair[1] == LINE]
-        if at_line:
-            return at_line
-        return found if len(found) == 1 else []
+        return at_line or found
 
 
 _PYTHON_FILE = re.compile(r"\.pyw?$", re.IGNORECASE)

@@ -548,3 +548,73 @@ def test_a_last_frame_in_another_packages_python_file_is_where_it_was_raised() -
         cut = pasted.replace('  File "site-packages\\dockerpycreds\\store.py", line 70, in _execute',
                              last)
         assert index.answer(cut).found, last
+
+
+# pymongo split `pymongo/srv_resolver.py` into `synchronous/` and `asynchronous/` copies: both
+# raise `ConfigurationError(str(exc))` in `_SrvResolver._resolve_uri`
+RESOLVER = b'''class ConfigurationError(Exception):
+    pass
+
+
+class _SrvResolver:
+    def _resolve_uri(self, encapsulate_errors):
+        try:
+            return self.query()
+        except Exception as exc:
+            raise ConfigurationError(str(exc)) from None
+'''
+# from github.com/MrMKN/PROFESSOR-BOT/issues/78, a heroku log's column cut off
+SITE = "/app/.heroku/python/lib/python3.10/site-packages/pymongo/srv_resolver.py"
+HEROKU = (f'  File "{SITE}", line 101, in _get_srv_response_and_hosts\n'
+          "    results = self._resolve_uri(encapsulate_errors)\n"
+          f'  File "{SITE}", line 97, in _resolve_uri\n'
+          "    raise ConfigurationError(str(exc))\n"
+          "pymongo.errors.ConfigurationError: The DNS query name does not exist: "
+          "_mongodb._tcp.example.net.\n")
+
+
+def test_a_function_in_a_file_moved_within_its_package_finds_its_raises_as_a_group() -> None:
+    records = []
+    for copy in ("synchronous", "asynchronous"):
+        path = f"pymongo/{copy}/srv_resolver.py"
+        sites = find_raise_sites(path, RESOLVER, f"pymongo.{copy}.srv_resolver", None).sites
+        records.extend(merge(PIN, [], sites).records)
+    index = LookupIndex(records, bases={"ConfigurationError": ("Exception",)})
+    answer = index.answer(HEROKU)
+    assert answer.found and answer.group == 2  # nothing in the paste tells the copies apart
+    assert {(m.wording.path, m.kind, m.where, m.tie) for m in answer.matches[:2]} == {
+        ("pymongo/synchronous/srv_resolver.py", "place", FUNCTION, True),
+        ("pymongo/asynchronous/srv_resolver.py", "place", FUNCTION, True)}
+    # another package's file of the same name is no moved file of this one
+    elsewhere = HEROKU.replace("site-packages/pymongo/", "site-packages/motor/")
+    assert not index.answer(elsewhere).found
+
+
+def test_a_raise_whose_function_called_what_raised_is_no_place_answer() -> None:
+    # werkzeug's `_get_current_object` raises `RuntimeError(unbound_message)` in three
+    # branches; in the traceback of github.com/pallets/werkzeug/issues/2132 it called flask's
+    # `_lookup_req_object`, the last frame, which raised flask's own words
+    source = b'''class LocalProxy:
+    def __init__(self, local, unbound_message=None):
+        def _get_current_object():
+            if local is None:
+                raise RuntimeError(unbound_message)
+            try:
+                return local()
+            except LookupError:
+                raise RuntimeError(unbound_message) from None
+
+        self._get_current_object = _get_current_object
+'''
+    index = index_of("src/werkzeug/local.py", source)
+    frames = ('  File "/usr/local/lib/python3.7/site-packages/werkzeug/local.py", line 544, '
+              'in _get_current_object\n    return self.__local()\n'
+              '  File "/usr/local/lib/python3.7/site-packages/flask/globals.py", line 37, in '
+              '_lookup_req_object\n    raise RuntimeError(_request_ctx_err_msg)\n')
+    pasted = f"Traceback (most recent call last):\n{frames}RuntimeError: Working outside of " \
+             "request context.\n"
+    assert not index.answer(pasted).found
+    # the same frames ending in werkzeug's function: the group of its raises
+    own = pasted.replace(frames.split("\n", 2)[2], "")
+    answer = index.answer(own)
+    assert answer.found and answer.group == 2
