@@ -98,6 +98,27 @@ def template_pieces(template: str) -> list[str | None]:
     return [piece for piece in pieces if piece != ""]
 
 
+def template_beginning(template: str, literal: int) -> str:
+    """The template as far as its first `literal` characters of literal text (squashed, as a
+    fit counts them) go: what a paste that is the template's beginning shows of it.
+
+    >>> template_beginning("Failed to parse: {target} is not a valid request URI", 13)
+    'Failed to parse'
+    """
+    shown: list[str] = []
+    for token in _TEMPLATE_TOKEN.split(template):
+        if token not in ("{{", "}}") and token.startswith("{") and token.endswith("}") \
+                and len(token) > 1:  # a placeholder: shows no literal text
+            shown.append(token)
+            continue
+        for character in token[0] if token in ("{{", "}}") else token:
+            if literal <= 0:
+                return "".join(shown)
+            shown.append(character)
+            literal -= len(squash(character))
+    return "".join(shown)
+
+
 _SENTENCE_END = re.compile(r"[.!?:](?=\s)|\n")
 
 

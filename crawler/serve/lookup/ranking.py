@@ -71,6 +71,7 @@ from crawler.serve.lookup.matching import (
     plain_regex,
     sentence_heads,
     squash,
+    template_beginning,
     template_pieces,
     template_regex,
     word_overlap,
@@ -740,8 +741,11 @@ def _trust(wording: Wording, fit: Fit, whole: bool, where: Evidence,
     weaker than a share, see `_place`)."""
     if whole and where >= FUNCTION:
         return _PLACED
-    if fit.explained >= CONFIDENT_EXPLAINED and (rarity is None
-                                                 or rarity.has_uncommon(wording.template)):
+    # a paste that is the template's beginning earns it by the words it shows, not by those
+    # the template goes on with (urllib3's `Failed to parse`, the beginning of seven templates)
+    shown = template_beginning(wording.template, fit.literal) if fit.kind == PREFIX \
+        else wording.template
+    if fit.explained >= CONFIDENT_EXPLAINED and (rarity is None or rarity.has_uncommon(shown)):
         return _SHARE
     if whole and rarity is not None and rarity.has_rare(wording.template):
         return _RARE

@@ -94,3 +94,27 @@ def test_what_holds_a_phrase_is_counted_alike_in_records_and_the_stored_index(
                           ).has_rare("no such widget {x} here")
     finally:
         stored.close()
+
+
+def test_a_paste_that_is_a_templates_beginning_earns_trust_by_the_words_it_shows() -> None:
+    # urllib3's `LocationParseError` raises (src/urllib3/util/url.py), their class's
+    # `Failed to parse: {location}` written out: `Failed to parse` is the beginning of each of
+    # them, and common (several libraries print it); the words the templates go on with are not
+    # in the paste, and earn none of them trust
+    index = index_of(b'''
+def encode_target(target):
+    raise LocationParseError(f"Failed to parse: {target} is not a valid request URI")
+
+
+def parse_url(url):
+    raise LocationParseError(f"Failed to parse: {url}")
+
+
+def idna_encode(name):
+    raise LocationParseError(f"Failed to parse: Name '{name}' is not a valid IDNA label")
+''')
+    title = index.answer("urllib3.exceptions.LocationParseError: Failed to parse")
+    assert not title.found  # one of them, nothing in the paste says which
+    # (github.com/joaomatosf/jexboss/issues/69's title; the paste shows `Failed to parse` alone)
+    shown = index.answer("LocationParseError: Failed to parse: Name 'a..b' is not a valid IDNA")
+    assert shown.found and shown.matches[0].wording.qualname == "idna_encode"
