@@ -125,6 +125,13 @@ REAL_WALKS = {
                   skip=("23.1a1", "24.1a1", "26.1a1")),
     "starlette": Walk("github.com/encode/starlette", "0.[2-4]*", "0.20.0", "0.47.3",
                       evidence=False, skip=("0.26.0.post1", "0.32.0.post1")),
+    # sixth sealed set; final releases only (the glob leaves out the a, b and rc tags)
+    "redis-py": Walk("github.com/redis/redis-py", "v[4-8].[0-9]*.[0-9]", "v4.5.0", "v8.1.0",
+                     evidence=False),
+    # botocore releases almost daily: one release per minor version (1.X.0; the 1.42 line has
+    # no 1.42.0 tag), then its newest release
+    "botocore": Walk("github.com/boto/botocore", "1.[1-4][0-9].0", "1.13.0", "1.43.67",
+                     evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
