@@ -125,6 +125,16 @@ REAL_WALKS = {
                   skip=("23.1a1", "24.1a1", "26.1a1")),
     "starlette": Walk("github.com/encode/starlette", "0.[2-4]*", "0.20.0", "0.47.3",
                       evidence=False, skip=("0.26.0.post1", "0.32.0.post1")),
+    # sixth sealed set: tqdm's v4 tags are all final releases (43 from v4.55.0, December 2020)
+    "tqdm": Walk("github.com/tqdm/tqdm", "v4.*", "v4.55.0", "v4.69.1", evidence=False),
+    # cryptography's repository was too large to bring here: its git directory is made from
+    # the Python files of each release's manylinux abi3 wheel on PyPI, put under src/ (the
+    # repository's layout), one commit and tag per release: the first release of each major
+    # version from 35.0.0 (September 2021; 45.0.0 was never published, 45.0.1 stands for it)
+    # and the newest, 51.0.1 (18 tags). Its Rust code, which raises many of its errors, is in
+    # no catalogue.
+    "cryptography": Walk("github.com/pyca/cryptography", "[3-5][0-9].*", "35.0.0", "51.0.1",
+                         evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
