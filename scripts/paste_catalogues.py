@@ -132,6 +132,16 @@ REAL_WALKS = {
     # no 1.42.0 tag), then its newest release
     "botocore": Walk("github.com/boto/botocore", "1.[1-4][0-9].0", "1.13.0", "1.43.67",
                      evidence=False),
+    # sixth sealed set: tqdm's v4 tags are all final releases (43 from v4.55.0, December 2020)
+    "tqdm": Walk("github.com/tqdm/tqdm", "v4.*", "v4.55.0", "v4.69.1", evidence=False),
+    # cryptography's repository was too large to bring here: its git directory is made from
+    # the Python files of each release's manylinux abi3 wheel as published, put under src/ (the
+    # repository's layout), one commit and tag per release: the first release of each major
+    # version from 35.0.0 (September 2021; 45.0.0 was never published, 45.0.1 stands for it)
+    # and the newest, 51.0.1 (18 tags). Its Rust code, which raises many of its errors, is in
+    # no catalogue.
+    "cryptography": Walk("github.com/pyca/cryptography", "[3-5][0-9].*", "35.0.0", "51.0.1",
+                         evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
