@@ -5,8 +5,8 @@ records to deal annotations within one function. What the check makes of the wor
 held to the figures docs/measurements/annotations.md gives (`scripts/annotation_fit_rates.py
 --part working` prints them). The first sealed half, run once and spent, is development data
 now (test_annotation_fit_rules.py holds its items); the second (`sealed2`), third (`sealed3`)
-and fourth (`sealed4`) sets are measured once each, by the script, never here (all spent), and so
-is the fifth (`sealed5`), fixed at stop 59 for the next change."""
+fourth (`sealed4`) and fifth (`sealed5`) sets are measured once each, by the script, never here
+(all spent), and so is the sixth (`sealed6`), fixed at stop 60 for the next change."""
 
 from __future__ import annotations
 
@@ -35,7 +35,11 @@ ITEM = ("id", "path", "qualname", "exception", "template", "annotation", "reprod
 # functions with several annotated records, where the others have three to seven
 MIN_ITEMS, MIN_GROUPS = 20, 2
 # python-semver's package holds 16 records (two more are its docs' own): every one is annotated
-SMALL_LIBRARIES = {"python-semver": 16}
+# libraries with fewer reachable records with words than MIN_ITEMS: every one was annotated
+SMALL_LIBRARIES = {"python-semver": 16, "itsdangerous": 13, "jsonschema": 10, "pluggy": 12,
+                   "markdown": 7, "cattrs": 23}
+# libraries no function of whose catalogue raises two records with words (their writers' count)
+NO_SIBLINGS = {"jsonschema", "markdown"}
 
 
 def test_annotations_are_dealt_within_a_function_only_to_its_other_records() -> None:
@@ -53,8 +57,8 @@ def test_annotations_are_dealt_within_a_function_only_to_its_other_records() -> 
 
 
 def test_a_part_not_fixed_in_docs_corpus_is_refused() -> None:
-    assert PARTS == ("working", "sealed", "sealed2", "sealed3", "sealed4", "sealed5")
-    for unknown in ("both", "sealed6", ""):
+    assert PARTS == ("working", "sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6")
+    for unknown in ("both", "sealed7", ""):
         with pytest.raises(ValueError, match="no such half"):
             real_files(unknown)
 
@@ -85,7 +89,7 @@ def test_each_item_is_its_catalogues_record_with_its_error_run(corpus_file: Path
                 site["message"]["template"] != item["template"]:
             wrong.append((item["id"], missing, site is not None))
     assert wrong == []
-    assert len(sibling_groups(items)) >= MIN_GROUPS
+    assert len(sibling_groups(items)) >= (0 if corpus["library"] in NO_SIBLINGS else MIN_GROUPS)
 
 
 def listed(index: Index, by_id: dict[str, ErrorRecord], text: dict[str, str],

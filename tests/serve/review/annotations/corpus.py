@@ -27,7 +27,7 @@ LIBRARIES = ("click", "attrs")
 
 
 REAL = CORPUS / "real"
-PARTS = ("working", "sealed", "sealed2", "sealed3", "sealed4", "sealed5")
+PARTS = ("working", "sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6")
 
 
 def unpack(library: str, where: Path) -> tuple[dict[str, Any], Path]:
@@ -45,7 +45,7 @@ def unpack_file(corpus_file: Path, where: Path) -> tuple[dict[str, Any], Path]:
 
 
 def real_files(part: str) -> list[Path]:
-    """Issue 50's corpus files of one part, `working` or a sealed set (`sealed` to `sealed5`), by
+    """Issue 50's corpus files of one part, `working` or a sealed set (`sealed` to `sealed6`), by
     library name."""
     if part not in PARTS:
         raise ValueError(f"no such half: {part}")
