@@ -43,6 +43,7 @@ import ast
 import hashlib
 import json
 import re
+import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Protocol, TypeVar
@@ -932,6 +933,10 @@ def _value(run: _Run, name: str, env: dict[str, list[list[Piece]]], aliases: dic
         if args is not None and len(args) == 1 and args[0][0] == "0":
             return args[0][1]
         return None
+    formatted = _KEYWORD_FORMAT.fullmatch(expression)
+    if formatted is not None:  # `self.fmt.format(**kwargs)`: each class's own `fmt`
+        texts = _attribute(run, formatted["name"], args)
+        return None if texts is None else _format_fields(texts)
     if expression.startswith("self.") and expression.endswith("()"):
         return _call(run, expression[5:], args)
     if expression.startswith("self.") and expression[5:].isidentifier():
@@ -943,6 +948,38 @@ def _value(run: _Run, name: str, env: dict[str, list[list[Piece]]], aliases: dic
     if dot and owner.isidentifier() and name.isidentifier():
         return _named_class_attribute(run, owner, name)
     return None
+
+
+# `self.name.format(**mapping)`: a class attribute's text used as a format string, its fields
+# filled from keywords: botocore's `BotoCoreError.__init__` (`msg = self.fmt.format(**kwargs)`),
+# pydantic v1's `PydanticErrorMixin.__str__` (`self.msg_template.format(**self.__dict__)`);
+# not `self.fmt.format(value)` (positional fields) nor `self.fmt % kwargs`.
+_KEYWORD_FORMAT = re.compile(r"self\.(?P<name>[A-Za-z_]\w*)\.format\(\*\*[^()]*\)")
+
+
+def _format_fields(texts: list[list[Piece]]) -> list[list[Piece]] | None:
+    """Texts of a class attribute read as format strings: `{field}` a placeholder named by its
+    field, `{{` a brace; None when one is no format string a mapping fills (a positional or
+    empty field, unbalanced braces) or holds a placeholder of its own."""
+    found: list[list[Piece]] = []
+    for pieces in texts:
+        if any(piece.is_placeholder for piece in pieces):
+            return None
+        try:
+            parsed = list(string.Formatter().parse("".join(piece.text for piece in pieces)))
+        except ValueError:
+            return None
+        text: list[Piece] = []
+        for literal, field_name, spec, conversion in parsed:
+            if literal:
+                text.append(Piece(literal))
+            if field_name is None:
+                continue
+            if not field_name or field_name[0].isdigit():
+                return None  # filled by position: `format(**mapping)` raises
+            text.append(Piece(field_name, True, plain=not (spec or conversion)))
+        found.append(merge_text(text))
+    return found
 
 
 def _named_class_attribute(run: _Run, owner: str, name: str) -> list[list[Piece]] | None:

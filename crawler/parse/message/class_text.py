@@ -343,9 +343,18 @@ def _aliases(module: cst.Module, pieces: list[Piece], position: flow.Position,
         if not isinstance(expression, cst.BaseExpression):
             continue
         if _self_attribute(expression) is not None or _is_class_name(expression) \
-                or _is_base_str(expression):
+                or _is_base_str(expression) or _is_keyword_format(expression):
             found[piece.text] = exact(module, expression)
     return found
+
+
+def _is_keyword_format(node: cst.BaseExpression) -> bool:
+    """`self.name.format(**mapping)`: a class attribute's text as a format string whose fields
+    keywords fill (botocore's `msg = self.fmt.format(**kwargs)`), which the class pass reads
+    with each class's own attribute."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value == "format" and _self_attribute(node.func.value) is not None \
+        and bool(node.args) and all(arg.star == "**" for arg in node.args)
 
 
 def _is_init_call(node: cst.BaseExpression) -> bool:
