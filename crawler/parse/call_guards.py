@@ -68,6 +68,13 @@ def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> lis
     return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
 
 
+# The node classes `known_names` reads, by what they say (the parser makes no subclasses of them).
+_NAMING: dict[type, str] = {
+    ast.Name: "name", ast.arg: "arg", ast.FunctionDef: "def", ast.AsyncFunctionDef: "def",
+    ast.ClassDef: "def", ast.Raise: "raise", ast.Nonlocal: "declared", ast.Global: "declared",
+    ast.Assign: "assign"}
+
+
 def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes: list[ast.AST]
                 ) -> tuple[set[str], dict[str, str], bool]:
     """In one pass over a function's nodes: the names it binds (stored, its parameters and
@@ -81,26 +88,30 @@ def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes
     classes: set[str] = set()
     raises = False
     for inner in nodes:
-        kind = inner.__class__
-        if kind is ast.Name:
+        kind = _NAMING.get(inner.__class__)  # most nodes name nothing: one look-up each
+        if kind is None:
+            continue
+        if kind == "name":
             if inner.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
                 name, line = inner.id, inner.lineno  # type: ignore[attr-defined]
                 bound.add(name)
                 stores[name] = stores.get(name, 0) + 1
                 first[name] = min(first.get(name, line), line)
-        elif kind is ast.arg:
+        elif kind == "arg":
             bound.add(inner.arg)  # type: ignore[attr-defined]
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        elif kind == "def":
             if inner is not node:
                 bound.add(inner.name)  # type: ignore[attr-defined]
-        elif kind is ast.Raise:
+        elif kind == "raise":
             raises = True
-        elif kind in (ast.Nonlocal, ast.Global):
+        elif kind == "declared":
             stores.update((name, 2) for name in inner.names)  # type: ignore[attr-defined]
             first.update((name, 0) for name in inner.names)  # type: ignore[attr-defined]
-        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
-                and isinstance(inner.targets[0], ast.Name) and is_class(inner.value):
-            classes.add(inner.targets[0].id)
+        else:  # an assignment
+            assert isinstance(inner, ast.Assign)
+            if len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Name) \
+                    and is_class(inner.value):
+                classes.add(inner.targets[0].id)
     known = {name: f"s:{first[name]}" if name in stores else "p" for name in parameters(node)}
     known.update((name, "t") for name in classes if stores.get(name) == 1 and name not in known)
     return bound, known, raises
