@@ -165,7 +165,10 @@ def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
             continue
         if kind is ast.Call:
             assert isinstance(inner, ast.Call)
-            kept.update(id(a) for a in [inner.func, *inner.args, *(k.value for k in inner.keywords)])
+            kept.add(id(inner.func))
+            kept.update(map(id, inner.args))
+            if inner.keywords:
+                kept.update([id(k.value) for k in inner.keywords])
         for child in _children(inner):
             if isinstance(child, ast.Lambda) and id(child) not in kept:
                 apart.append(child)
@@ -382,6 +385,21 @@ class CallFacts:
     # objects another package's callable made (`_pattern = re.compile(...)`): their methods are
     # that package's, never a method of the library found by its name
     foreign: tuple[str, ...] = ()
+
+
+_NOT_KEPT = frozenset(NOT_PASSED | CALLS_NOW)  # calls that keep no function handed to them
+_NAMING_ARGUMENTS = frozenset({ast.Name, ast.Attribute, ast.Call})  # no subclasses are parsed
+
+
+def _hands_on_a_name(node: ast.Call) -> bool:
+    """Whether a call is handed a name, an attribute or a call (what may name a function)."""
+    for argument in node.args:
+        if argument.__class__ in _NAMING_ARGUMENTS:
+            return True
+    for keyword in node.keywords:
+        if keyword.value.__class__ in _NAMING_ARGUMENTS:
+            return True
+    return False
 
 
 def _receiver(callee: tuple[str, str, str]) -> str:
@@ -805,7 +823,9 @@ class _FunctionReader:
             if kind is ast.Call:
                 assert isinstance(inner, ast.Call)
                 called.add(id(inner.func))
-                handed.update(id(a) for a in [*inner.args, *(k.value for k in inner.keywords)])
+                handed.update(map(id, inner.args))
+                if inner.keywords:
+                    handed.update([id(k.value) for k in inner.keywords])
                 self._call(inner)
             elif kind is ast.Name:
                 assert isinstance(inner, ast.Name)
@@ -886,11 +906,10 @@ class _FunctionReader:
     def _registering(self, node: ast.Call, qualified: str | None) -> None:
         """A call handed a function it may keep (`Registration`), or `setattr(C, "name", f)`."""
         func = node.func
-        if isinstance(func, ast.Name) and func.id in NOT_PASSED | CALLS_NOW or qualified in PARTIALS:
+        if isinstance(func, ast.Name) and func.id in _NOT_KEPT or qualified in PARTIALS:
             self.reader.registrations.extend(attached(node, self.name_of))
             return
-        if not any(isinstance(a, (ast.Name, ast.Attribute, ast.Call))
-                   for a in [*node.args, *(k.value for k in node.keywords)]):
+        if not _hands_on_a_name(node):
             return
         if qualified is not None:
             callee = (CALL, qualified, "")
