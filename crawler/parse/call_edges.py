@@ -61,6 +61,11 @@ DUNDERS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.MatM
            ast.Mod: "__mod__"}
 
 
+# The expression nodes `_FunctionReader._expression` reads; every other one it passes over.
+# The parser makes no subclasses of these.
+_READ_IN_EXPRESSIONS = frozenset({ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.BinOp})
+
+
 SYNTAX_CALLS = {"len": "__len__", "iter": "__iter__", "str": "__str__", "repr": "__repr__",
                 "bool": "__bool__", "hash": "__hash__", "next": "__next__", "int": "__int__",
                 "float": "__float__", "complex": "__complex__"}
@@ -121,18 +126,29 @@ def nodes_and_defs(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     own = [True]  # whether each found node is in the function's own scope
     defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for index, inner in enumerate(found):  # the lists grow as they are read
+        if inner.__class__ in _LEAVES:
+            continue
         children = _children(inner)
         found.extend(children)
         if not own[index]:
             own.extend([False] * len(children))
             continue
         for child in children:
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.append(child)
-                own.append(False)
+            scope = _SCOPES.get(child.__class__)  # one look-up a child: most open no scope
+            if scope is None:
+                own.append(True)
             else:
-                own.append(not isinstance(child, (ast.ClassDef, ast.Lambda)))
+                own.append(False)
+                if scope:
+                    defs.append(child)  # type: ignore[arg-type]
     return found, defs
+
+
+# The nodes that open a scope of their own: True for a def (one of the function's own defs
+# where it sits in the function's own scope), False for a class or a lambda. The parser makes
+# no subclasses of these.
+_SCOPES: dict[type, bool] = {ast.FunctionDef: True, ast.AsyncFunctionDef: True,
+                             ast.ClassDef: False, ast.Lambda: False}
 
 
 def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
@@ -144,8 +160,15 @@ def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
     found = [node]
     apart: list[ast.Lambda] = []
     for inner in found:  # the list grows as it is read
-        if isinstance(inner, ast.Call):
-            kept.update(id(a) for a in [inner.func, *inner.args, *(k.value for k in inner.keywords)])
+        kind = inner.__class__
+        if kind in _LEAVES:
+            continue
+        if kind is ast.Call:
+            assert isinstance(inner, ast.Call)
+            kept.add(id(inner.func))
+            kept.update(map(id, inner.args))
+            if inner.keywords:
+                kept.update([id(k.value) for k in inner.keywords])
         for child in _children(inner):
             if isinstance(child, ast.Lambda) and id(child) not in kept:
                 apart.append(child)
@@ -245,12 +268,22 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+# The node classes `_children` finds nothing in, whose call the walks below leave out (a name,
+# a constant, an operator: half the nodes of a file): those with no field that can hold a node,
+# and `Constant`, whose one field holds a constant. The parser makes no subclasses of them.
+_LEAVES = frozenset({ast.Constant} | {
+    kind for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST)
+    and not any(field not in _NO_NODES for field in kind._fields)})
+
+
 def all_nodes(node: ast.AST) -> list[ast.AST]:
     """The node and everything under it, breadth first in `ast.walk`'s order (the `ctx` of
     names left out), listed in one pass without `ast.walk`'s generators."""
     found = [node]
     for inner in found:  # the list grows as it is read
-        found.extend(_children(inner))
+        if inner.__class__ not in _LEAVES:
+            found.extend(_children(inner))
     return found
 
 
@@ -352,6 +385,21 @@ class CallFacts:
     # objects another package's callable made (`_pattern = re.compile(...)`): their methods are
     # that package's, never a method of the library found by its name
     foreign: tuple[str, ...] = ()
+
+
+_NOT_KEPT = frozenset(NOT_PASSED | CALLS_NOW)  # calls that keep no function handed to them
+_NAMING_ARGUMENTS = frozenset({ast.Name, ast.Attribute, ast.Call})  # no subclasses are parsed
+
+
+def _hands_on_a_name(node: ast.Call) -> bool:
+    """Whether a call is handed a name, an attribute or a call (what may name a function)."""
+    for argument in node.args:
+        if argument.__class__ in _NAMING_ARGUMENTS:
+            return True
+    for keyword in node.keywords:
+        if keyword.value.__class__ in _NAMING_ARGUMENTS:
+            return True
+    return False
 
 
 def _receiver(callee: tuple[str, str, str]) -> str:
@@ -769,24 +817,36 @@ class _FunctionReader:
         handed: set[int] = set()  # a call's arguments
         found, apart = split_lambdas(node)  # a parent before its children
         for inner in found:
-            if isinstance(inner, ast.Call):
+            kind = inner.__class__
+            if kind not in _READ_IN_EXPRESSIONS:  # most nodes: one look-up, nothing to read
+                continue
+            if kind is ast.Call:
+                assert isinstance(inner, ast.Call)
                 called.add(id(inner.func))
-                handed.update(id(a) for a in [*inner.args, *(k.value for k in inner.keywords)])
+                handed.update(map(id, inner.args))
+                if inner.keywords:
+                    handed.update([id(k.value) for k in inner.keywords])
                 self._call(inner)
-            elif isinstance(inner, ast.Name) and inner.id in self.nested and id(inner) not in called \
-                    and (id(inner) not in handed or self.returning):  # handed on: called later
-                self.calls.append(Call(RETURNED, self.nested[inner.id],
-                                       "returned" if self.returning else "stored", inner.lineno))
-            elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Load) \
-                    and id(inner) not in called:
-                ref = self.type_of(inner.value)
-                if ref and ref[:2] not in ("V ", "O ", "T "):
-                    self.calls.append(Call(PROPERTY, ref, inner.attr, inner.lineno))
-            elif isinstance(inner, ast.Subscript):  # `del d[k]` deletes; `d[k] += 1` reads first
+            elif kind is ast.Name:
+                assert isinstance(inner, ast.Name)
+                if inner.id in self.nested and id(inner) not in called \
+                        and (id(inner) not in handed or self.returning):  # handed on: called later
+                    self.calls.append(Call(RETURNED, self.nested[inner.id],
+                                           "returned" if self.returning else "stored", inner.lineno))
+            elif kind is ast.Attribute:
+                assert isinstance(inner, ast.Attribute)
+                if isinstance(inner.ctx, ast.Load) and id(inner) not in called:
+                    ref = self.type_of(inner.value)
+                    if ref and ref[:2] not in ("V ", "O ", "T "):
+                        self.calls.append(Call(PROPERTY, ref, inner.attr, inner.lineno))
+            elif kind is ast.Subscript:  # `del d[k]` deletes; `d[k] += 1` reads first
+                assert isinstance(inner, ast.Subscript)
                 deleted = isinstance(inner.ctx, ast.Del)
                 self._dunder(inner.value, "__delitem__" if deleted else "__getitem__", inner.lineno)
-            elif isinstance(inner, ast.BinOp) and type(inner.op) in DUNDERS:
-                self._dunder(inner.left, DUNDERS[type(inner.op)], inner.lineno)
+            else:
+                assert isinstance(inner, ast.BinOp)
+                if type(inner.op) in DUNDERS:
+                    self._dunder(inner.left, DUNDERS[type(inner.op)], inner.lineno)
         for lam in apart:
             if isinstance(self.node, ast.Lambda):  # in a lambda handed on: that same function
                 self.lambdas.append(lam)
@@ -846,11 +906,10 @@ class _FunctionReader:
     def _registering(self, node: ast.Call, qualified: str | None) -> None:
         """A call handed a function it may keep (`Registration`), or `setattr(C, "name", f)`."""
         func = node.func
-        if isinstance(func, ast.Name) and func.id in NOT_PASSED | CALLS_NOW or qualified in PARTIALS:
+        if isinstance(func, ast.Name) and func.id in _NOT_KEPT or qualified in PARTIALS:
             self.reader.registrations.extend(attached(node, self.name_of))
             return
-        if not any(isinstance(a, (ast.Name, ast.Attribute, ast.Call))
-                   for a in [*node.args, *(k.value for k in node.keywords)]):
+        if not _hands_on_a_name(node):
             return
         if qualified is not None:
             callee = (CALL, qualified, "")

@@ -48,6 +48,9 @@ _TYPES = {"type": type, "bool": bool, "int": int, "float": float, "str": str}
 _NO_ARGUMENTS = "[0,0,[],[],[],[]]"
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# `json.dumps(..., separators=(",", ":"))` made once: `dumps` builds a new encoder for every call
+# given a separator, and a file's calls are many
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 Bound = tuple[str, object]  # ("c", a constant) or ("p", the caller's parameter passed through)
 
 
@@ -68,6 +71,13 @@ def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> lis
     return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
 
 
+# The node classes `known_names` reads, by what they say (the parser makes no subclasses of them).
+_NAMING: dict[type, str] = {
+    ast.Name: "name", ast.arg: "arg", ast.FunctionDef: "def", ast.AsyncFunctionDef: "def",
+    ast.ClassDef: "def", ast.Raise: "raise", ast.Nonlocal: "declared", ast.Global: "declared",
+    ast.Assign: "assign"}
+
+
 def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes: list[ast.AST]
                 ) -> tuple[set[str], dict[str, str], bool]:
     """In one pass over a function's nodes: the names it binds (stored, its parameters and
@@ -81,26 +91,30 @@ def known_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, nodes
     classes: set[str] = set()
     raises = False
     for inner in nodes:
-        kind = inner.__class__
-        if kind is ast.Name:
+        kind = _NAMING.get(inner.__class__)  # most nodes name nothing: one look-up each
+        if kind is None:
+            continue
+        if kind == "name":
             if inner.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
                 name, line = inner.id, inner.lineno  # type: ignore[attr-defined]
                 bound.add(name)
                 stores[name] = stores.get(name, 0) + 1
                 first[name] = min(first.get(name, line), line)
-        elif kind is ast.arg:
+        elif kind == "arg":
             bound.add(inner.arg)  # type: ignore[attr-defined]
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        elif kind == "def":
             if inner is not node:
                 bound.add(inner.name)  # type: ignore[attr-defined]
-        elif kind is ast.Raise:
+        elif kind == "raise":
             raises = True
-        elif kind in (ast.Nonlocal, ast.Global):
+        elif kind == "declared":
             stores.update((name, 2) for name in inner.names)  # type: ignore[attr-defined]
             first.update((name, 0) for name in inner.names)  # type: ignore[attr-defined]
-        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
-                and isinstance(inner.targets[0], ast.Name) and is_class(inner.value):
-            classes.add(inner.targets[0].id)
+        else:  # an assignment
+            assert isinstance(inner, ast.Assign)
+            if len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Name) \
+                    and is_class(inner.value):
+                classes.add(inner.targets[0].id)
     known = {name: f"s:{first[name]}" if name in stores else "p" for name in parameters(node)}
     known.update((name, "t") for name in classes if stores.get(name) == 1 and name not in known)
     return bound, known, raises
@@ -140,7 +154,9 @@ def call_args(node: ast.Call, known: dict[str, str]) -> str:
             kinds.append([key, "t"])
         elif is_bool(value):
             kinds.append([key, "b"])
-    return json.dumps([count, int(unpacks), named, constants, kinds, passed], separators=(",", ":"))
+    if not (named or constants or kinds or passed):  # most calls: what the encoder would write
+        return f"[{count},{int(unpacks)},[],[],[],[]]"
+    return _COMPACT.encode([count, int(unpacks), named, constants, kinds, passed])
 
 
 def is_bool(node: ast.expr) -> bool:
@@ -178,9 +194,9 @@ def signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, method:
     keeps = all(d in KEEPS_SIGNATURE for d in decorators)
     bound = method * (2 if "classmethod" in decorators else 1)
     required = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
-    return json.dumps([positional, [a.arg for a in args.kwonlyargs], defaults, bound, int(keeps),
-                       len(args.defaults), int(args.vararg is not None),
-                       int(args.kwarg is not None), required], separators=(",", ":"))
+    return _COMPACT.encode([positional, [a.arg for a in args.kwonlyargs], defaults, bound, int(keeps),
+                            len(args.defaults), int(args.vararg is not None),
+                            int(args.kwarg is not None), required])
 
 
 def _decorator_name(node: ast.expr) -> str:
@@ -271,7 +287,7 @@ def call_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, st
                 block(branch, [*held, *([text] if text else [])])
             return
         blocks = ("body", "orelse", "finalbody", "handlers")
-        for field, value in ast.iter_fields(statement):
+        for field, value in ast.iter_fields(statement) if held else ():  # no test held: no note
             if field not in blocks and isinstance(value, ast.AST):
                 note(value, held)
             elif field not in blocks and isinstance(value, list):
@@ -406,7 +422,10 @@ def simple(test: ast.expr, usable: frozenset[str]) -> bool:
     if isinstance(test, ast.Name):
         return test.id in usable
     if isinstance(test, ast.Call):  # isinstance(p, type), isinstance(p, bool)...
-        return ast.unparse(test.func) == "isinstance" and len(test.args) == 2 and not test.keywords \
+        # `ast.unparse(test.func) == "isinstance"` asked without unparsing every call's callee:
+        # only a name unparses to a bare word
+        return isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+            and len(test.args) == 2 and not test.keywords \
             and isinstance(test.args[0], ast.Name) and test.args[0].id in usable \
             and ast.unparse(test.args[1]) in _TYPES
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \

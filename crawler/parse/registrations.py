@@ -60,12 +60,14 @@ def registrations(call: ast.Call, callee: tuple[str, str, str], name_of: NameOf,
     keep, with the module-level names handed beside it (the receiver first) that may name the
     object it is kept for."""
     kind, target, method = callee
-    keys = [receiver, *(name_of(dotted(a)) for a in call.args)]
+    keys: list[str] | None = None  # named at the first function kept: most calls keep none
     found = []
     handed = [*((i, "", a) for i, a in enumerate(call.args)), *((-1, k.arg, k.value) for k in call.keywords)]
     for position, keyword, argument in handed:
         value, made = kept_value(argument, name_of)
         if value and not made and keyword is not None:
+            if keys is None:
+                keys = [receiver, *(name_of(dotted(a)) for a in call.args)]
             found.append(Registration(value, kind, target, method, position, keyword,
                                       tuple(k for k in keys if k and k != value)))
     return found
