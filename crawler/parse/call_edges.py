@@ -151,6 +151,14 @@ _SCOPES: dict[type, bool] = {ast.FunctionDef: True, ast.AsyncFunctionDef: True,
                              ast.ClassDef: False, ast.Lambda: False}
 
 
+def argument_ids(call: ast.Call) -> list[int]:
+    """The ids of a call's argument nodes, positional then keyword: what the walks below note
+    as handed to the call (a lambda among them is not called where it is written)."""
+    if not call.keywords:  # most calls: no list of keywords to build
+        return list(map(id, call.args))
+    return [*map(id, call.args), *(id(keyword.value) for keyword in call.keywords)]
+
+
 def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
     """An expression's nodes, parent first, without the lambdas it hands on (not to a call):
     those, apart. A lambda called or handed to a call stays, as what its function calls."""
@@ -166,9 +174,7 @@ def split_lambdas(node: ast.AST) -> tuple[list[ast.AST], list[ast.Lambda]]:
         if kind is ast.Call:
             assert isinstance(inner, ast.Call)
             kept.add(id(inner.func))
-            kept.update(map(id, inner.args))
-            if inner.keywords:
-                kept.update([id(k.value) for k in inner.keywords])
+            kept.update(argument_ids(inner))
         for child in _children(inner):
             if isinstance(child, ast.Lambda) and id(child) not in kept:
                 apart.append(child)
@@ -823,9 +829,7 @@ class _FunctionReader:
             if kind is ast.Call:
                 assert isinstance(inner, ast.Call)
                 called.add(id(inner.func))
-                handed.update(map(id, inner.args))
-                if inner.keywords:
-                    handed.update([id(k.value) for k in inner.keywords])
+                handed.update(argument_ids(inner))
                 self._call(inner)
             elif kind is ast.Name:
                 assert isinstance(inner, ast.Name)
