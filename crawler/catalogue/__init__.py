@@ -70,5 +70,5 @@ May import: `crawler.records`, `crawler.errors`, `crawler.regexes` (a test's pat
 bounded), `crawler.parse` (names, templates and the visit's result type), `crawler.git`
 (permalinks, the line map's type), `crawler.callgraph` (the callers that hand a raise its
 message). Nothing here reads or writes a file.
-Line budget: 4,800 lines.
+Line budget: 4,850 lines.
 """
