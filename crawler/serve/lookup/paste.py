@@ -206,11 +206,13 @@ def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
     width += 1  # the one space the log puts between its column and the line it relays
     head = shared.split(None, 1)[0]  # the column's first field: a time stamp's shape, a level
     kept: list[str] = []
+    relayed = False  # the column's first line is behind
     for line in lines:
         masked = _MASK.sub("0", line[:width])
         if masked == shared[:width]:
             kept.append(line[width:])
-        elif not (kept and masked.startswith(head)):
+            relayed = True
+        elif not (relayed and masked.startswith(head)):
             kept.append(line)
     forms.append("logging")
     return kept

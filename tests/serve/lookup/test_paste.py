@@ -20,6 +20,7 @@ from crawler.catalogue.merge import merge
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import Pin
 from crawler.serve.lookup import index as lookup_index
+from crawler.serve.lookup import paste as paste_module
 from crawler.serve.lookup.paste import read_paste
 from crawler.serve.lookup.ranking import NO_SITE
 from crawler.serve.lookup.sources import LookupIndex
@@ -530,3 +531,22 @@ def test_what_is_no_logs_column_is_left_as_it_is() -> None:
     prose = ('I get this:  File "/x/lib/app.py", line 5, in f\nValueError: bad shape')
     assert "logging" not in read_paste(prose).forms
 
+
+
+def test_the_same_logs_other_lines_go_only_after_the_relayed_traceback_begins() -> None:
+    column = "2022-06-15T03:42:11.79412{}+00:00 app[web.1]: "
+    before = ["2022-06-15T03:42:10.000001+00:00 heroku[web.1]: Starting process",
+              "2022-06-15T03:42:10.000002+00:00 heroku[web.1]: State changed from starting to up"]
+    after = "2022-06-15T03:42:11.796452+00:00 heroku[router]: at=info status=500"
+    frames = ['  File "/app/.heroku/python/lib/python3.9/site-packages/aiohttp/helpers.py", '
+              "line 701, in __enter__", "    raise RuntimeError(",
+              '  File "/app/.heroku/python/lib/python3.9/site-packages/aiohttp/helpers.py", '
+              "line 701, in __enter__",
+              "RuntimeError: Timeout context manager should be used inside a task"]
+    lines = [*before, *(column.format(n) + line for n, line in enumerate(frames)), after]
+    forms: list[str] = []
+    # the lines before the traceback are kept, what the log says after it is dropped
+    assert paste_module._without_log_column(lines, forms) == [*before, *frames]
+    assert forms == ["logging"]
+    first = read_paste("\n".join(lines)).reported[0]
+    assert first.text == "Timeout context manager should be used inside a task"
