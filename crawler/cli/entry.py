@@ -48,9 +48,26 @@ def main() -> NoReturn:
     """The `crawler` command: a lookup in an output folder here, anything else
     `crawler.cli.commands`; a stop anywhere in it said as one line with its exit code."""
     sys.excepthook = sys.__excepthook__  # from here on a Ctrl-C is caught below, workers stopped
-    from crawler.errors import keep_interrupts, stopped_by
+    from crawler.errors import keep_interrupts
 
     keep_interrupts(stop_as_python_ends)
+    try:
+        code = _run_command()
+    finally:
+        # The command's work is done (click's own main ends it by raising SystemExit). A signal
+        # from here on lands as Python ends: in an exit-time finalizer (multiprocessing's), in
+        # module teardown, where a handler's KeyboardInterrupt goes to a hook `sys` no longer
+        # holds, or after the handlers are gone: the run ended 0, or by SIGTERM's default. It
+        # ends the process where it lands, with its line and code.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _stop_at_once)
+    raise SystemExit(code)
+
+
+def _run_command() -> int:
+    """The command, its exit code; a stop anywhere in it said as its one line."""
+    from crawler.errors import stopped_by
+
     try:
         code = quick_lookup(sys.argv[1:])
         if code is None:
@@ -72,7 +89,11 @@ def main() -> NoReturn:
         sys.unraisablehook = after_interrupt
         code = (error_line("interrupted", INTERRUPTED) if issubclass(stop, KeyboardInterrupt)
                 else error_line("terminated", TERMINATED))
-    raise SystemExit(code)
+    return code
+
+
+def _stop_at_once(signum: int, frame: object) -> NoReturn:
+    stop_as_python_ends(signum)
 
 
 def stop_as_python_ends(signum: int) -> NoReturn:

@@ -182,3 +182,41 @@ def test_a_stop_that_lands_as_python_ends_is_one_line_and_its_code(
     done = subprocess.run([sys.executable, str(script), kind], capture_output=True, text=True,
                           timeout=60, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (code, "work done\n", f"{line}\n")
+
+
+AT_EXIT = """
+import sys, time, weakref
+
+class Pool:  # what a run leaves for Python to close as it ends: multiprocessing's own finalizers
+    pass
+
+pool = Pool()
+weakref.finalize(pool, lambda: (print("closing", flush=True), time.sleep(5)))
+sys.argv = ["crawler", "--version"]
+from crawler.cli.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize(("signum", "code", "line"), [(signal.SIGINT, 130, "Error: interrupted"),
+                                                      (signal.SIGTERM, 143, "Error: terminated")])
+def test_a_signal_after_the_work_ends_the_process_where_it_lands(
+        tmp_path: Path, signum: int, code: int, line: str) -> None:
+    """The slow suite saw a Ctrl-C sent as an `update` ended land in multiprocessing's exit-time
+    finalizer (`Exception ignored in: <Finalize object, dead>`) and the run end 0: from the end
+    of `main` on, a signal is the stop's one line and code where it lands."""
+    script = tmp_path / "at_exit.py"
+    script.write_text(AT_EXIT, encoding="utf-8")
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().startswith("crawler, version")
+        assert child.stdout.readline() == "closing\n"  # main has ended; Python closes the pool
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert (child.returncode, err) == (code, f"{line}\n")
