@@ -122,6 +122,9 @@ CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 _NOT_CALLS = frozenset({SIGNATURE, GUARD, FACTS})
 
 
+_THREAD = "threading.Thread"  # whose `start` runs the `run` a subclass defines (`_started`)
+
+
 _BUILTIN_TYPES = {name: kind for name, kind in vars(builtins).items() if isinstance(kind, type)}
 
 
@@ -180,6 +183,7 @@ class Graph:
                     self.by_name[name].append(qualname)
                 self.methods_of[owner].append(qualname)
         self.kept = Kept(self, self.modules.values())  # registries; methods attached to classes
+        self.roots = {module.partition(".")[0] for module in self.modules}  # the library's top packages
         self.foreign = {f"{facts.module}.{name}" for facts in self.modules.values() for name in facts.foreign}
         self.held_by_name: dict[str, list[str]] = defaultdict(list)
         for attributes in self.attributes.values():
@@ -381,7 +385,7 @@ class Graph:
                    }.get(name, f"a function {maker}() hands to a call")
             return [(target, f"{how}, called later")] if target in self.functions else []
         held_object = self.kept.object_of(target[2:]) if target[:2] in ("O ", "V ") else None
-        if held_object in self.foreign and kind in (METHOD, PROPERTY):
+        if kind in (METHOD, PROPERTY) and (held_object in self.foreign or self._made_elsewhere(target)):
             return []  # `_pattern.sub(...)` where `_pattern = re.compile(...)`: re's, not ours
         if held_object is not None or kind == METHOD and target[:2] in ("A ", "M ", "R ") \
                 and not self.classes_of(target):
@@ -397,7 +401,30 @@ class Graph:
         held = held_attribute(self, target, name) if not methods and args else None
         if held is not None:  # `self.validator(...)`, `v = self.validator; v(...)`
             return held_callees(self, caller.qualname, held, args) + kept
+        if not methods and kind == METHOD and target:
+            return self._started(target, name) + kept
         return [(f, None) for f in methods] + kept
+
+    def _made_elsewhere(self, ref: str) -> bool:
+        """Whether a value is what another package's function returns (a local `logger =
+        logging.getLogger(__name__)` in redis-py's `connection.py`, whose `logger.debug(...)`
+        is logging's and not the `debug` of redis-py's `JSONCommands`; a module-level one is
+        `foreign` already): its methods are that package's, never the library's by name."""
+        if ref[:2] != "R ":
+            return False
+        return self.definition(ref[2:]) is None and ref[2:].partition(".")[0] not in self.roots
+
+    def _started(self, ref: str, name: str) -> list[tuple[str, str | None]]:
+        """`t.start()` on a thread of the library's own class: `threading.Thread.start` runs the
+        class's `run` in a new thread, so the chain goes on there, across a stop that says so
+        (paramiko's `Transport.start_client` starts the transport, whose `run` reads the
+        server's banner; redis-py's `PubSub.run_in_thread` starts a `PubSubWorkerThread`,
+        whose `run` reads messages). A `start` the library defines is an ordinary method,
+        found before this; a class that is no thread's reaches nothing so."""
+        if name != "start" or not any(_THREAD in self.mro(cls) for cls in self.classes_of(ref)):
+            return []
+        runs = self._methods(ref, "run")
+        return [(run, f"{_THREAD}.start runs it in a new thread") for run in runs if run in self.functions]
 
     def methods(self, ref: str, name: str) -> list[str]:
         """A method of a typed receiver, and its overrides in the receiver's subclasses."""
@@ -418,7 +445,21 @@ class Graph:
                     found.append(f"{sub}.{name}")
                 elif " " in self.attributes.get(sub, {}).get(name, ""):  # `_bool = error_for(bool)`
                     found.extend(self._held(self.attributes[sub][name]))
+                elif not held:
+                    found.extend(self._from_other_base(sub, name))
         return list(dict.fromkeys(found))
+
+    def _from_other_base(self, sub: str, name: str) -> list[str]:
+        """A mixin's `self.m()` where the mixin's own bases lack `m`: the `m` a subclass gets
+        from its other bases (pyyaml's `BaseConstructor.get_single_data` calls
+        `self.get_single_node()`, which `SafeLoader` takes from `Composer`; socketserver's
+        `ThreadingMixIn.process_request_thread` calls the `finish_request` of the server it
+        is mixed into). Only where the mixin's family defines no `m` at all: an override is
+        found as above."""
+        found = self.lookup(sub, name)
+        if found is None or " " in found:
+            return self._held(found) if found else []
+        return [found]
 
     def _held(self, held: str) -> list[str]:
         """What calling an attribute calls: a class held ("V"), a function held ("V"), an

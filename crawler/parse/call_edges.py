@@ -337,6 +337,12 @@ FACTS = "facts"  # no call: target what the function's tests settled of its para
 _BUILTINS = frozenset(dir(builtins))
 
 
+# The standard library's calls that give back a value of the type they are handed: `typing.cast(T,
+# v)` a T (click's `cast(Group, command).list_commands(ctx)`), a copy one of its argument's
+# (attrs' `new = copy.copy(self)`, requests' `new_jar = copy.copy(jar)`, then their methods)
+_SAME_VALUE = frozenset({"typing.cast", "copy.copy", "copy.deepcopy"})
+
+
 @dataclass(frozen=True)
 class Call:
     """One call (or attribute read, or function handed on) in a function, as written."""
@@ -973,6 +979,10 @@ class _FunctionReader:
             # the fallback (as a module's `scan = c_scan or py_scan`), else the first one known
             refs = [self.type_of(value) for value in reversed(node.values)]
             return next((ref for ref in refs if ref), "")
+        same = self._global(_dotted(node.func)) if isinstance(node, ast.Call) and node.args else None
+        if same in _SAME_VALUE:  # `cast(T, v)`: a T; `copy.copy(v)`: a value of v's type
+            handed = node.args[0]  # type: ignore[attr-defined]
+            return self.reader.annotation(handed) if same == "typing.cast" else self.type_of(handed)
         ref = type_refs.type_of(node, self._type_of_name)
         if ref or not isinstance(node, (ast.Subscript, ast.Call)):
             return ref
