@@ -335,6 +335,8 @@ class Graph:
             return []
         if kind == "S":
             return [text] if text in self.classes else []
+        if kind == "D":  # `self.map._matcher`: each attribute of the path on what the one before holds
+            return self._along(text, depth)
         if kind == "I":  # an item of a table, called: the classes it keeps, what its functions return
             made: list[str] = []
             for kept in self.kept.in_table(text):
@@ -350,6 +352,23 @@ class Graph:
         if kind == "M" and held in self.functions:
             return self.classes_of(self.functions[held].returns, depth + 1)
         return []
+
+    def typed(self, ref: str) -> str:
+        """`ref`, or "" for an attribute path that leads to no class of the library: a receiver
+        no reader can type, followed by its method's name as an untyped one is."""
+        return "" if ref.startswith("D ") and not self.classes_of(ref) else ref
+
+    def _along(self, text: str, depth: int) -> list[str]:
+        """The classes at the end of an attribute path from a class ("pkg.C map._matcher"):
+        werkzeug's `MapAdapter.match` calls `self.map._matcher.match(...)`, where `map` holds
+        a `Map` and a `Map`'s `_matcher` a `StateMachineMatcher`."""
+        owner, _, path = text.partition(" ")
+        classes = [owner] if owner in self.classes else []
+        for name in path.split("."):
+            held = (self.lookup(cls, name) for cls in classes)
+            classes = list(dict.fromkeys(k for ref in held if ref and " " in ref
+                                         for k in self.classes_of(ref, depth + 1)))
+        return classes
 
     # ------------------------------------------------------------ calls to callees
 
@@ -384,6 +403,7 @@ class Graph:
             how = {"returned": f"what {maker}() returns", "stored": f"a function {maker}() stores"
                    }.get(name, f"a function {maker}() hands to a call")
             return [(target, f"{how}, called later")] if target in self.functions else []
+        target = self.typed(target)
         held_object = self.kept.object_of(target[2:]) if target[:2] in ("O ", "V ") else None
         if kind in (METHOD, PROPERTY) and (held_object in self.foreign or self._made_elsewhere(target)):
             return []  # `_pattern.sub(...)` where `_pattern = re.compile(...)`: re's, not ours

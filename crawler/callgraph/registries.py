@@ -116,7 +116,8 @@ class Kept:
     def _kept_by(self, registration: Registration, keepers: dict[str, list[str]]) -> list[str]:
         """The tables a registering call stores the function in: each callee's parameter at the
         argument's position (or keyword) that the callee keeps."""
-        graph, kind, target, name = self.graph, registration.kind, registration.target, registration.name
+        graph, kind, name = self.graph, registration.kind, registration.name
+        target = graph.typed(registration.target)
         last = name if kind != CALL else target.rpartition(".")[2]
         found = graph.definition(target) if kind == CALL else None
         if last not in keepers and found not in graph.classes and not registration.made:

@@ -328,6 +328,7 @@ FACTS = "facts"  # no call: target what the function's tests settled of its para
 # TypeRef: "<kind> <text>", resolved by the pass to classes:
 #   "N pkg.C"     an instance of the class a name is       "R pkg.f"  what calling a name returns
 #   "S pkg.C"     self in class pkg.C (its subclasses too)  "A pkg.C x"  attribute x of pkg.C
+#   "D pkg.C x.y" attribute y of what attribute x of pkg.C holds, and so on down the path
 #   "M pkg.C m"   what method m of pkg.C returns           "V pkg.C"  the class object itself
 #   "B int"       a builtin a class attribute holds (`number_class = int`): no class of the library
 #   "O pkg.p"     a module-level object (`p = Primitive("p")`)  "T pkg.C.t"  a table or its item

@@ -71,3 +71,40 @@ def test_cast_and_copy_keep_the_librarys_type(make_repo: Callable[[str], GitRepo
             """})
     assert [name for name, *_ in entries(graph, "pkg.core.Group.list_commands")][:1] == ["pkg.complete"]
     assert "pkg.Attribute.evolve" in [name for name, *_ in entries(graph, "pkg.core.Attribute._setattrs")]
+
+
+def test_a_method_down_an_attribute_path(make_repo: Callable[[str], GitRepo]) -> None:
+    """werkzeug 3.1 (routing/map.py): `MapAdapter.match` calls `self.map._matcher.match(...)`,
+    `map` annotated a `Map`, whose `__init__` sets `self._matcher = StateMachineMatcher(...)`;
+    click 8.3 (exceptions.py): `UsageError.show` calls `self.ctx.command.get_help_option(...)`.
+    Two families define `match`, so no name alone finds it; a path to no class of the library
+    (`self.map.rules.match`, a list) is an untyped receiver, as it was."""
+    graph = graph_of(make_repo("repo"), {
+        "wz/__init__.py": "from wz.map import Map, MapAdapter\n",
+        "wz/matcher.py": """\
+            class StateMachineMatcher:
+                def match(self, domain, path):
+                    raise ValueError("no rule matched")
+            """,
+        "wz/rules.py": """\
+            class Rule:
+                def match(self, path):
+                    raise ValueError("not this rule")
+            """,
+        "wz/map.py": """\
+            from wz.matcher import StateMachineMatcher
+            class Map:
+                def __init__(self, rules=None):
+                    self._matcher = StateMachineMatcher()
+                    self.rules = []
+            class MapAdapter:
+                def __init__(self, map: Map):
+                    self.map = map
+                def match(self, path_info=None):
+                    return self.map._matcher.match("", path_info)
+                def first(self, path):
+                    return self.map.rules.match(path)
+            """})
+    matched = [name for name, *_ in entries(graph, "wz.matcher.StateMachineMatcher.match")]
+    assert "wz.MapAdapter.match" in matched
+    assert [name for name, *_ in entries(graph, "wz.rules.Rule.match")] == ["wz.rules.Rule.match"]

@@ -41,6 +41,8 @@ def link(owner: str, kind: str, name: str) -> str:
         # table, called (`create = creators.get(kind)`, then `create(...)`): what its items return
         return "R " + owner[2:] if owner.startswith("V ") else \
             "I " + owner[2:] if owner.startswith("T ") else ""
+    if owner[:2] in ("A ", "D ") and kind == ATTRIBUTE:  # an attribute's attribute, as a path
+        return f"D {owner[2:]}.{name}"  # on the first class (`self.map._matcher`: "D pkg.C map._matcher")
     if owner[:2] in ("S ", "N "):  # an instance of a known class: its attribute, its method
         return f"{'A' if kind == ATTRIBUTE else 'M'} {owner[2:]} {name}"
     if owner.startswith("V "):  # a known name: the name under it, or what calling it returns
