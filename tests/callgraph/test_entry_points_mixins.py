@@ -197,3 +197,30 @@ def test_start_on_a_class_that_is_no_thread_reaches_no_run(make_repo: Callable[[
         """})
     assert entries(graph, "pkg.Job.run") == [("pkg.Job.run", ("pkg.Job.run",), None, None)]
     assert [name for name, *_ in entries(graph, "pkg.Worker.run")] == ["pkg.Worker.run"]
+
+
+def test_bases_a_star_import_brings(make_repo: Callable[[str], GitRepo]) -> None:
+    """pyyaml 6.0's `loader.py` names its bases as `from .composer import *` and the others
+    bring them (`class SafeLoader(Composer, SafeConstructor)`); the standard library's
+    `tkinter.simpledialog` so names `Toplevel`. A base the module neither binds nor takes from
+    a star import is named as the module's, and is no class of the library."""
+    files = {path: text for path, text in PYYAML.items() if path != "yaml/loader.py"}
+    files["yaml/loader.py"] = """\
+        from .composer import *
+        from .constructor import *
+        class SafeLoader(Composer, SafeConstructor):
+            def __init__(self, stream):
+                Composer.__init__(self)
+        class Loader(Composer, BaseConstructor):
+            def __init__(self, stream):
+                Composer.__init__(self)
+        """
+    graph = graph_of(make_repo("repo"), files)
+    assert graph.mro("yaml.loader.SafeLoader")[1:] == [
+        "yaml.composer.Composer", "yaml.constructor.SafeConstructor", "yaml.constructor.BaseConstructor"]
+    names = [name for name, *_ in entries(graph, "yaml.composer.Composer.get_single_node")]
+    assert "yaml.load" in names and "yaml.safe_load" in names
+    graph = graph_of(make_repo("tk"), {
+        "tk/__init__.py": "class Toplevel:\n    pass\n",
+        "tk/dialog.py": "from tk import *\nclass Dialog(Toplevel, Widget):\n    pass\n"})
+    assert graph.mro("tk.dialog.Dialog") == ["tk.dialog.Dialog", "tk.Toplevel", "tk.dialog.Widget"]
