@@ -4,12 +4,12 @@ People paste a message alone or a whole traceback, in the forms their tools prin
 traceback (chained: "During handling ...", "The above exception ..."), an exception group's
 `+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
 line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
-boxed traceback, logging's prefixes (and a logged error among a program's other log
-records), and lines a terminal hard-wrapped. `read_paste` turns each
-into `Reported` exceptions, the last raised first (the one a user asks about), and for each the
-texts to try: the message after every `Name: ` prefix it carries (`FilteredStackTrace:
-ValueError: ...`), and the whole line where a prefix may be message text. Wrapping is left in the
-text: the ranking matches line breaks loosely (`matching`).
+boxed traceback, logging's prefixes (and a logged error among a program's other log records), a
+JSON log's record holding the traceback escaped, and lines a terminal hard-wrapped. `read_paste`
+turns each into `Reported` exceptions, the last raised first (the one a user asks about), and
+for each the texts to try: the message after every `Name: ` prefix it carries
+(`FilteredStackTrace: ValueError: ...`), and the whole line where a prefix may be message text.
+Wrapping is left in the text: the ranking matches line breaks loosely (`matching`).
 
 A paste is read up to MAX_PASTE characters, its *end*: what every form prints last is what a
 user asks about (Python's traceback ends with the exception raised last, after its frames and
@@ -22,6 +22,7 @@ out of the beginning is counted (`Paste.left_out`) and said with the answer.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass, replace
 
@@ -113,7 +114,7 @@ class Reported:
 @dataclass(frozen=True)
 class Paste:
     """What a user pasted: its forms (`traceback`, `pytest`, `ipython`, `rich`, `logging`,
-    `group`, `chained`, `message`) and the exceptions it reports, the last raised first;
+    `json`, `group`, `chained`, `message`) and the exceptions it reports, the last raised first;
     `read`: the characters read (its end), `left_out`: those of its beginning that were not."""
 
     forms: tuple[str, ...]
@@ -155,7 +156,7 @@ def read_paste(pasted: str, left_out: int = 0) -> Paste:
 
 
 def _clean(pasted: str, forms: list[str]) -> str:
-    text = plain(pasted.replace("\r\n", "\n").replace("\r", "\n"))
+    text = plain(_json_decoded(pasted.replace("\r\n", "\n").replace("\r", "\n"), forms))
     if _ANSI.search(text):
         forms.append("ansi")
         text = _ANSI.sub("", text)
@@ -176,6 +177,83 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if any(line.startswith(("╭", "╰")) for line in lines):
         forms.append("rich")
     return "\n".join(lines)
+
+
+# A line that is a JSON object or a JSON string: a JSON log's record, an API's error body
+_JSON_LINE = re.compile(r'^\s*[{"]')
+_JSON = json.JSONDecoder(strict=False)  # a string may hold a tab or a line break as it is
+# a string's end cut inside an escape (`\`, `\u00`): what a cut line ends with
+_OPEN_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u[0-9a-fA-F]{0,3})?$")
+
+
+def _json_decoded(text: str, forms: list[str]) -> str:
+    """A traceback or a message a JSON log or API wrote on one line, its line breaks and quotes
+    escaped (`{"channel": "...", "exception": "Traceback (most recent call last):\\n  File
+    \\"...`): each line that is a JSON object or string is replaced by the strings it holds
+    that span lines and read as a report (a traceback's head, `Name: text`), decoded by JSON's
+    own reader, a string the line was cut inside read up to the cut. A JSON line holding none
+    (a log record of one line, a body of fields) is left as it is, and so is JSON inside a
+    message's line. Real: starlette's traceback in caikit's JSON log (github.com/caikit/caikit
+    /issues/736), fastapi's message in an application's JSON body printed over lines
+    (github.com/JiayuXu0/FastAPI-Template/issues/5)."""
+    if "\\n" not in text:
+        return text
+    whole = _reports_in(_loaded(text)) if _JSON_LINE.match(text) else []
+    if whole:  # the paste is one JSON value, on one line or printed over several
+        forms.append("json")
+        return "\n".join(whole)
+    lines = []
+    for line in text.split("\n"):
+        reports = _reports_in(_json_strings(line)) if _JSON_LINE.match(line) \
+            and "\\n" in line else []
+        if reports:
+            forms.append("json")
+        lines.extend(reports or [line])
+    return "\n".join(lines)
+
+
+def _loaded(text: str) -> object:
+    """`text` read as JSON (None if it is not)."""
+    try:
+        return _JSON.decode(text)
+    except ValueError:
+        return None
+
+
+def _reports_in(value: object) -> list[str]:
+    """The strings of a JSON value (a string, or those its lists and objects hold) that span
+    lines and read as a report."""
+    if isinstance(value, str):
+        return [value] if "\n" in value and _reads_as_report(value) else []
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [found for item in value for found in _reports_in(item)] \
+        if isinstance(value, list) else []
+
+
+def _json_strings(line: str) -> list[str]:
+    """The JSON strings of `line`, keys and values, in order; the last one up to the line's end
+    when the line was cut inside it."""
+    strings: list[str] = []
+    start = line.find('"')
+    while start >= 0:
+        try:
+            string, end = _JSON.raw_decode(line, start)
+        except ValueError:  # unterminated (the line cut inside it) or not JSON
+            try:
+                string, end = _JSON.raw_decode(_OPEN_ESCAPE.sub("", line[start:]) + '"')[0], len(line)
+            except ValueError:
+                break
+        strings.append(string)
+        start = line.find('"', end)
+    return strings
+
+
+def _reads_as_report(text: str) -> bool:
+    """`text` holds a traceback's head or a line `Name: text` whose name is a class's."""
+    return any(_HEAD.match(line) or ((found := _EXCEPTION_LINE.match(line)) is not None
+                                     and _CLASS_NAME.match(found["name"]))
+               for line in text.split("\n"))
 
 
 # A frame line with a log's column before it: the column ends at the frame's own margin.
@@ -219,8 +297,6 @@ def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
 
 
 _MASK = re.compile(r"\d")
-
-
 def _dedented(lines: list[str]) -> list[str]:
     """The lines without the margin all of them share (a paste indented as a code block, or
     by a quote's space): what is left begins as the program printed it."""

@@ -121,6 +121,10 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     "100 KB of bad bad": lambda: b"bad " * 25_000,
     "10,000 lone CR": lambda: b"\r" * 10_000,
     "1 MB of NUL": lambda: b"\0" * 1_000_000,
+    "4 MB of JSON log lines, each an escaped traceback": lambda: (json.dumps(
+        {"exc_info": _traceback(300).decode()}).encode() + b"\n") * 10_000,
+    "a JSON string of 100,000 escaped line breaks": lambda: json.dumps(
+        "ValueError: bad shape" + "\n" * 100_000).encode(),
     "256 KB of source code, many words": lambda: b"".join(
         Path(module.__file__).read_bytes() for module in (json, subprocess, shutil)
         if module.__file__)[:MAX_PASTE],

@@ -36,7 +36,7 @@ SAMPLES = {
     "plain": (21, "traceback"), "first_line": (21, "message"), "chained": (29, "chained"),
     "handling": (14, "chained"), "group": (21, "group"), "logged": (14, "logging"),
     "boxed": (14, "rich"), "pytest": (21, "pytest"), "pytest_summary": (14, "pytest"),
-    "ipython": (21, "ipython"), "wrapped": (14, "traceback"),
+    "ipython": (21, "ipython"), "wrapped": (14, "traceback"), "json_logged": (14, "json"),
 }
 
 
@@ -550,3 +550,55 @@ def test_the_same_logs_other_lines_go_only_after_the_relayed_traceback_begins() 
     assert forms == ["logging"]
     first = read_paste("\n".join(lines)).reported[0]
     assert first.text == "Timeout context manager should be used inside a task"
+
+
+def test_a_traceback_or_message_a_json_log_escaped_is_read_decoded() -> None:
+    # one line of caikit's JSON log, starlette's chained traceback escaped in its "exception"
+    # value, the excerpt cut inside it (github.com/caikit/caikit/issues/736)
+    logged = (
+        '{"channel": "SERVR-HTTP", "exception": "Traceback (most recent call last):\\n  File '
+        '\\"/usr/local/lib/python3.11/site-packages/starlette/formparsers.py\\", line 236, in '
+        'parse\\n    boundary = params[b\\"boundary\\"]\\n               ~~~~~~^^^^^^^^^^^^^\\n'
+        "KeyError: b'boundary'\\n\\nDuring handling of the above exception, another exception "
+        'occurred:\\n\\nTraceback (most recent call last):\\n  File \\"/usr/local/lib/python3.11/'
+        'site-packages/starlette/formparsers.py\\", line 238, in parse\\n    raise '
+        'MultiPartException(\\"Missing boundary in multipart.\\")\\nstarlette.formparsers.'
+        'MultiPartException: Missing boundary in multipart.\\n\\nDuring handling of the above '
+        'exception, another exception occurred:\\n\\nTraceback (most recent call last):\\n  File '
+        '\\"/usr/local/lib/python3.11/site-packages/caikit/runtime/http_server/http_server.py\\", '
+        'line 607, in _handler')
+    paste = read_paste(logged)
+    assert {"json", "chained"} <= set(paste.forms)
+    raised = next(found for found in paste.reported if found.text)
+    assert (raised.exception, raised.text) == ("starlette.formparsers.MultiPartException",
+                                               "Missing boundary in multipart.")
+    assert [(frame.line, frame.function) for frame in raised.frames] == [(238, "parse")]
+    assert raised.frames[0].source == 'raise MultiPartException("Missing boundary in multipart.")'
+    # an application's JSON error body printed over lines, fastapi's message in its "msg"
+    # (github.com/JiayuXu0/FastAPI-Template/issues/5)
+    body = ('{\n    "code": 500,\n    "msg": "ResponseValidationError: 1 validation errors:\\n  '
+            "{'type': 'string_type', 'loc': ('response', 'msg'), 'msg': 'Input should be a valid "
+            "string', 'input': None}\\n\"\n}")
+    first = read_paste(body).reported[0]
+    assert (first.exception, first.text.split("\n")[0]) == ("ResponseValidationError",
+                                                            "1 validation errors:")
+
+
+def test_a_json_line_holding_no_report_is_left_as_it_is() -> None:
+    # a JSON log record of one line (github.com/AudiusProject/apps/pull/752), a JSON error body
+    # whose message spans no lines (github.com/argais/cloudtrail_aws_es/issues/1)
+    record = ('{"levelno": 20, "level": "INFO", "msg": "handle flask request", "method": "GET", '
+              '"path": "/v1/tracks/search", "status": 200, "timestamp": "2020/08/14 14:00:14", '
+              '"duration": 105, "ip": "192.168.176.1", "host": "localhost", "params": "query=1"}')
+    lambda_body = ('{\n  "stackTrace": [\n    [\n      "/var/task/s3_lambda_es.py",\n      64,\n'
+                   '      "lambda_handler",\n      "bucket = event[\'Records\'][0][\'s3\'][\'bucket\']'
+                   '[\'name\']"\n    ]\n  ],\n  "errorType": "KeyError",\n  "errorMessage": '
+                   '"\'s3\'"\n}')
+    for pasted in (record, lambda_body):
+        paste = read_paste(pasted)
+        assert "json" not in paste.forms and paste.reported[-1].text == pasted
+    # a line with escaped line breaks that read as no report, and JSON inside a message's line
+    assert read_paste('{"event": "started\\nlistening on :8000"}').forms == ("message",)
+    inside = 'ValueError: bad body {"a": "Traceback (most recent call last):\\n"}'
+    assert read_paste(inside).reported[0].text == inside.split(": ", 1)[1]
+

@@ -5,9 +5,11 @@
 Each sample is what a user would copy: a plain traceback, pytest's long output (`E   ` lines)
 and its short summary line, IPython's coloured traceback (IPython must be installed: it is
 not a dependency, only this script needs it), Rich's boxed traceback, `logging.exception`'s
-output, chained exceptions, an exception group, a terminal hard-wrapped at 40 columns (`fold`),
-and a first line alone. The temporary folder they ran in is written as /home/user/proj, so no
-machine's path is kept. Re-running rewrites the `*.txt` files; the test reads them as they are.
+output and a JSON formatter's (the traceback escaped in one line), chained exceptions, an
+exception group, a terminal hard-wrapped at 40 columns
+(`fold`), and a first line alone. The temporary folder they ran in is written as
+/home/user/proj, and the standard library's as /usr/lib/pythonX.Y, so no machine's path is
+kept. Re-running rewrites the `*.txt` files; the test reads them as they are.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 from pathlib import Path
@@ -30,6 +33,13 @@ SCRIPTS = {
     "logged": ("import logging, widgets\nlogging.basicConfig(format='%(asctime)s %(levelname)s "
                 "%(name)s: %(message)s')\ntry:\n    widgets.fit('gear', 7, 3)\nexcept ValueError:\n"
                 "    logging.exception('fitting failed')\n"),
+    "json_logged": ("import json, logging, widgets\nclass JSON(logging.Formatter):\n"
+                    "    def format(self, record):\n        return json.dumps({'level': "
+                    "record.levelname, 'message': record.getMessage(), 'exc_info': "
+                    "self.formatException(record.exc_info)})\nhandler = logging.StreamHandler()\n"
+                    "handler.setFormatter(JSON())\nlogging.getLogger().addHandler(handler)\ntry:\n"
+                    "    widgets.fit('gear', 7, 3)\nexcept ValueError:\n"
+                    "    logging.exception('fitting failed')\n"),
     "boxed": ("import widgets\nfrom rich.console import Console\nfrom rich.traceback import install\n"
              "install(console=Console(width=80, stderr=True, force_terminal=False))\n"
              "widgets.fit('gear', 7, 3)\n"),
@@ -48,7 +58,10 @@ PYTEST = textwrap.dedent("""\
 def run(folder: Path, *argv: str) -> str:
     done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, check=False,
                           env={**os.environ, "COLUMNS": "100", "PYTHONPATH": str(folder)})
-    return (done.stdout + done.stderr).replace(str(folder), "/home/user/proj")
+    # the standard library's folder (a process pool's frames) as a user's machine has it
+    stdlib = f"/usr/lib/python{sys.version_info.major}.{sys.version_info.minor}"
+    return (done.stdout + done.stderr).replace(str(folder), "/home/user/proj").replace(
+        sysconfig.get_paths()["stdlib"], stdlib)
 
 
 def main() -> None:
