@@ -5,11 +5,12 @@ traceback (chained: "During handling ...", "The above exception ..."), an except
 `+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
 line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
 boxed traceback, logging's prefixes (and a logged error among a program's other log records), a
-JSON log's record holding the traceback escaped, and lines a terminal hard-wrapped. `read_paste`
-turns each into `Reported` exceptions, the last raised first (the one a user asks about), and
-for each the texts to try: the message after every `Name: ` prefix it carries
-(`FilteredStackTrace: ValueError: ...`), and the whole line where a prefix may be message text.
-Wrapping is left in the text: the ranking matches line breaks loosely (`matching`).
+JSON log's record holding the traceback escaped, a process pool's remote traceback between its
+quotes, and lines a terminal hard-wrapped. `read_paste` turns each into `Reported` exceptions,
+the last raised first (the one a user asks about), and for each the texts to try: the message
+after every `Name: ` prefix it carries (`FilteredStackTrace: ValueError: ...`), and the whole
+line where a prefix may be message text. Wrapping is left in the text: the ranking matches line
+breaks loosely (`matching`).
 
 A paste is read up to MAX_PASTE characters, its *end*: what every form prints last is what a
 user asks about (Python's traceback ends with the exception raised last, after its frames and
@@ -114,7 +115,7 @@ class Reported:
 @dataclass(frozen=True)
 class Paste:
     """What a user pasted: its forms (`traceback`, `pytest`, `ipython`, `rich`, `logging`,
-    `json`, `group`, `chained`, `message`) and the exceptions it reports, the last raised first;
+    `json`, `remote`, `group`, `chained`, `message`) and the exceptions it reports, the last raised first;
     `read`: the characters read (its end), `left_out`: those of its beginning that were not."""
 
     forms: tuple[str, ...]
@@ -145,6 +146,8 @@ def read_paste(pasted: str, left_out: int = 0) -> Paste:
     sections = _sections(text, forms)
     reported = [found for section in reversed(sections)
                 for found in _reports(section, forms)]
+    if "remote" in forms:
+        reported = _without_relays(reported)
     if not any(found.text for found in reported):
         # no message read (a traceback cut before its last line, an odd form): the whole
         # paste is tried as the message too
@@ -168,6 +171,8 @@ def _clean(pasted: str, forms: list[str]) -> str:
         lines = undecorated
     lines = _without_log_column(lines, forms)
     lines = _dedented(lines)
+    if _QUOTES in text:
+        lines = _without_remote_quotes(lines, forms)
     if any(_GROUP_LINE.match(line) for line in lines) or "Exception Group Traceback" in text:
         forms.append("group")
         # a group's sub-exceptions become chained sections; its margins are dropped
@@ -297,6 +302,34 @@ def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
 
 
 _MASK = re.compile(r"\d")
+_QUOTES = '"' * 3  # the line that delimits a traceback relayed from another process
+
+
+def _without_remote_quotes(lines: list[str], forms: list[str]) -> list[str]:
+    """A traceback another process raised, printed between two lines of three double quotes as
+    the message of the exception that relays it: concurrent.futures' `_RemoteTraceback` and
+    multiprocessing.pool's `RemoteTraceback` print `'\\n' + _QUOTES + '\\n%s' + _QUOTES`, then
+    "The above exception was the direct cause ...". The quotes delimit it, they are no text of
+    its last exception's message: a quotes line right before a traceback's head opens it, the
+    next line like it closes it. Real: black's in blackd's log (github.com/psf/black/issues
+    /1922), Pillow's in a discord bot's (github.com/machineonamission/mediaforge/issues/14). A
+    quotes line elsewhere, a docstring's end among the source lines pytest or IPython shows
+    (jsonschema's `resolve_from_url` in github.com/internetarchive/openlibrary-client/issues
+    /293), is kept."""
+    kept: list[str] = []
+    closing = None  # the opening line, once one is read: the closing one is the same
+    for number, line in enumerate(lines):
+        if closing is None and line.strip() == _QUOTES and number + 1 < len(lines) \
+                and _HEAD.match(lines[number + 1]):
+            closing = line
+            forms.append("remote")
+        elif closing is not None and line == closing:
+            closing = None
+        else:
+            kept.append(line)
+    return kept
+
+
 def _dedented(lines: list[str]) -> list[str]:
     """The lines without the margin all of them share (a paste indented as a code block, or
     by a quote's space): what is left begins as the program printed it."""
@@ -588,6 +621,17 @@ def _repr_texts(report: str) -> list[str]:
         if isinstance(text, str) and text.strip():
             texts.append(text)
     return texts
+
+
+def _without_relays(reported: list[Reported]) -> list[Reported]:
+    """A remote traceback's exception re-raised by the process pool that relays it (the caller's
+    traceback after "The above exception was the direct cause", down to concurrent.futures'
+    `raise self._exception`): the same class and text as an exception raised before it that
+    has frames, reported once, where the worker raised it (the caller's frames end at the
+    pool's re-raise, not at the raise)."""
+    return [found for number, found in enumerate(reported)
+            if not any(other.frames and (other.exception, other.text) == (found.exception, found.text)
+                       for other in reported[number + 1:])]
 
 
 def _unique(reported: list[Reported]) -> list[Reported]:

@@ -37,6 +37,7 @@ SAMPLES = {
     "handling": (14, "chained"), "group": (21, "group"), "logged": (14, "logging"),
     "boxed": (14, "rich"), "pytest": (21, "pytest"), "pytest_summary": (14, "pytest"),
     "ipython": (21, "ipython"), "wrapped": (14, "traceback"), "json_logged": (14, "json"),
+    "remote": (14, "remote"),
 }
 
 
@@ -601,4 +602,43 @@ def test_a_json_line_holding_no_report_is_left_as_it_is() -> None:
     assert read_paste('{"event": "started\\nlistening on :8000"}').forms == ("message",)
     inside = 'ValueError: bad body {"a": "Traceback (most recent call last):\\n"}'
     assert read_paste(inside).reported[0].text == inside.split(": ", 1)[1]
+
+
+def test_a_remote_tracebacks_quotes_are_its_delimiters() -> None:
+    # blackd's log of a process pool's error (github.com/psf/black/issues/1922), cut after the
+    # remote traceback's closing quotes
+    remote = '\n'.join([
+        "ERROR:root:Exception during handling a request",
+        "concurrent.futures.process._RemoteTraceback:", '"""',
+        "Traceback (most recent call last):",
+        '  File "src/black/__init__.py", line 1346, in assert_equivalent',
+        '  File "src/black/parsing.py", line 195, in parse_ast',
+        "SyntaxError: non-default argument follows default argument (<unknown>, line 10)", "",
+        "During handling of the above exception, another exception occurred:", "",
+        "Traceback (most recent call last):",
+        '  File "src/black/__init__.py", line 1348, in assert_equivalent',
+        "AssertionError: cannot use --safe with this file; failed to parse source file AST: "
+        "non-default argument follows default argument (<unknown>, line 10)",
+        "This could be caused by running Black with an older Python version that does not "
+        "support new syntax used in your source file.", '"""'])
+    first = read_paste(remote).reported[0]
+    assert first.exception == "AssertionError" and first.text.endswith("in your source file.")
+    # Pillow's, raised in a worker and re-raised by the caller after "The above exception was
+    # the direct cause" (github.com/machineonamission/mediaforge/issues/14)
+    pillow = "\n".join([
+        "concurrent.futures.process._RemoteTraceback: ", '"""',
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.8/dist-packages/PIL/ImageFile.py", line 259, in load',
+        "    raise OSError(", "OSError: image file is truncated (11 bytes not processed)", '"""', "",
+        "The above exception was the direct cause of the following exception:", "",
+        "Traceback (most recent call last):",
+        '  File "main.py", line 304, in improcess'])
+    texts = [found.text for found in read_paste(pillow).reported]
+    assert "image file is truncated (11 bytes not processed)" in texts
+    # a docstring's quotes among the source lines pytest shows are no delimiters (jsonschema's,
+    # github.com/internetarchive/openlibrary-client/issues/293)
+    source = ["    def resolve_from_url(self, url):", '        """',
+              "        Resolve the given remote URL.", '        """',
+              "        url, fragment = urldefrag(url)"]
+    assert paste_module._without_remote_quotes(source, []) == source
 

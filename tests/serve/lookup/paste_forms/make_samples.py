@@ -6,7 +6,7 @@ Each sample is what a user would copy: a plain traceback, pytest's long output (
 and its short summary line, IPython's coloured traceback (IPython must be installed: it is
 not a dependency, only this script needs it), Rich's boxed traceback, `logging.exception`'s
 output and a JSON formatter's (the traceback escaped in one line), chained exceptions, an
-exception group, a terminal hard-wrapped at 40 columns
+exception group, a process pool's remote traceback, a terminal hard-wrapped at 40 columns
 (`fold`), and a first line alone. The temporary folder they ran in is written as
 /home/user/proj, and the standard library's as /usr/lib/pythonX.Y, so no machine's path is
 kept. Re-running rewrites the `*.txt` files; the test reads them as they are.
@@ -40,6 +40,9 @@ SCRIPTS = {
                     "handler.setFormatter(JSON())\nlogging.getLogger().addHandler(handler)\ntry:\n"
                     "    widgets.fit('gear', 7, 3)\nexcept ValueError:\n"
                     "    logging.exception('fitting failed')\n"),
+    "remote": ("import concurrent.futures, widgets\nif __name__ == '__main__':\n"
+               "    with concurrent.futures.ProcessPoolExecutor(1) as pool:\n"
+               "        pool.submit(widgets.fit, 'gear', 7, 3).result()\n"),
     "boxed": ("import widgets\nfrom rich.console import Console\nfrom rich.traceback import install\n"
              "install(console=Console(width=80, stderr=True, force_terminal=False))\n"
              "widgets.fit('gear', 7, 3)\n"),
