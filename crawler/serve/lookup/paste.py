@@ -5,12 +5,12 @@ traceback (chained: "During handling ...", "The above exception ..."), an except
 `+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
 line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
 boxed traceback, logging's prefixes (and a logged error among a program's other log records), a
-JSON log's record holding the traceback escaped, a process pool's remote traceback between its
-quotes, and lines a terminal hard-wrapped. `read_paste` turns each into `Reported` exceptions,
-the last raised first (the one a user asks about), and for each the texts to try: the message
-after every `Name: ` prefix it carries (`FilteredStackTrace: ValueError: ...`), and the whole
-line where a prefix may be message text. Wrapping is left in the text: the ranking matches line
-breaks loosely (`matching`).
+log's or a build's column before each line, a JSON log's record holding the traceback escaped, a
+process pool's remote traceback between its quotes, and lines a terminal hard-wrapped.
+`read_paste` turns each into `Reported` exceptions, the last raised first (the one a user asks
+about), and for each the texts to try: the message after every `Name: ` prefix it carries
+(`FilteredStackTrace: ValueError: ...`), and the whole line where a prefix may be message text.
+Wrapping is left in the text: the ranking matches line breaks loosely (`matching`).
 
 A paste is read up to MAX_PASTE characters, its *end*: what every form prints last is what a
 user asks about (Python's traceback ends with the exception raised last, after its frames and
@@ -278,7 +278,7 @@ def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
     columns = [_MASK.sub("0", found["column"]) for line in lines
                if (found := _COLUMN_FRAME.match(line)) and not _PYTEST_E.match(line)]
     if len(columns) < 2:
-        return lines
+        return _without_stamp_column(lines, forms)
     shared = columns[0]
     for column in columns[1:]:
         shared = shared[:next((i for i, (a, b) in enumerate(zip(shared, column)) if a != b),
@@ -299,6 +299,58 @@ def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
             kept.append(line)
     forms.append("logging")
     return kept
+
+
+# a line's leading field and the one blank after it: bracketed (`[   32s] `) or a word
+_LEAD_FIELD = re.compile(r"(?P<field>\[[^\]]*\]|\S+)(?:[ \t]|$)")
+_DIGITS = re.compile(r"\d+")
+_DIGIT_FIRST = re.compile(r"\[[^\]\d]*\d|[^\s\d\[]*\d")  # a digit in the line's first field
+# a stamp's shape: digits, signs and at most single letters (`[0s]`, `0-0-0T0:0:0`), not all digits
+_STAMP = re.compile(r"^(?![\d.,]*$)(?!.*[A-Za-z]{2})")
+
+
+def _without_stamp_column(lines: list[str], forms: list[str]) -> list[str]:
+    """The log's column on lines without frames (a usage error, a message a build printed),
+    where no frame says where it ends: the leading fields every line that carries it shares
+    in shape (digit runs and a bracket's blanks masked), from a first field that is a time
+    stamp or a counter (`[   32s]`, `02:28:36`, `#12`: digits and signs, no word, not a number
+    alone, which a table's index is), as far as each field holds a digit. It is cut when at
+    least two lines and half the paste's lines carry it; a line `_LOGGING` reads as a record's
+    head is left to it. Real: an openSUSE build's `[   32s] ` before pytest's usage error
+    (github.com/Kozea/Pyphen/issues/42), Jenkins's `02:28:36 ` before it (github.com
+    /couchbaselabs/mobile-testkit/issues/1201), docker build's `#12 7.813 ` before pip's
+    (github.com/docker/docs/issues/12736)."""
+    fields = {number: _stamp_fields(line) for number, line in enumerate(lines)
+              if _DIGIT_FIRST.match(line) and not _LOGGING.match(line)}
+    firsts = [found[0][0] for found in fields.values() if found]
+    if not firsts:
+        return lines
+    first = max(set(firsts), key=firsts.count)
+    carrying = {number: found for number, found in fields.items() if found and found[0][0] == first}
+    if len(carrying) < 2 or len(carrying) * 2 < sum(1 for line in lines if line.strip()):
+        return lines
+    shapes = [[shape for shape, _ in found] for found in carrying.values()]
+    width = 1  # the fields all the lines share
+    while width < min(map(len, shapes)) and len({tuple(shape[:width + 1]) for shape in shapes}) == 1:
+        width += 1
+    forms.append("logging")
+    return [line[carrying[number][width - 1][1]:] if number in carrying else line
+            for number, line in enumerate(lines)]
+
+
+def _stamp_fields(line: str) -> list[tuple[str, int]]:
+    """The leading fields of `line` that hold a digit, the first a time stamp's or a counter's
+    shape: each field's shape and where the line goes on after it (and its one blank)."""
+    found: list[tuple[str, int]] = []
+    place = 0
+    while (field := _LEAD_FIELD.match(line, place)) is not None and \
+            any(character.isdigit() for character in field["field"]):
+        shape = _DIGITS.sub("0", "".join(field["field"].split()))
+        if not found and not _STAMP.match(shape):
+            break  # a number alone, a word (`[Errno 101]`): no stamp
+        found.append((shape, field.end()))
+        place = field.end()
+    return found
 
 
 _MASK = re.compile(r"\d")

@@ -125,6 +125,7 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
         {"exc_info": _traceback(300).decode()}).encode() + b"\n") * 10_000,
     "a JSON string of 100,000 escaped line breaks": lambda: json.dumps(
         "ValueError: bad shape" + "\n" * 100_000).encode(),
+    "4 MB of lines behind a build log's column": lambda: b"[   32s] bad bad\n" * 250_000,
     "256 KB of source code, many words": lambda: b"".join(
         Path(module.__file__).read_bytes() for module in (json, subprocess, shutil)
         if module.__file__)[:MAX_PASTE],

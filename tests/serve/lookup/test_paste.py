@@ -642,3 +642,38 @@ def test_a_remote_tracebacks_quotes_are_its_delimiters() -> None:
               "        url, fragment = urldefrag(url)"]
     assert paste_module._without_remote_quotes(source, []) == source
 
+
+def test_a_logs_stamp_column_is_read_off_lines_without_frames() -> None:
+    # pytest's usage error behind an openSUSE build's column (github.com/Kozea/Pyphen/issues/42)
+    # and behind Jenkins's (github.com/couchbaselabs/mobile-testkit/issues/1201); pip's behind
+    # docker build's (github.com/docker/docs/issues/12736)
+    obs = ("+ pytest-3.8 --ignore=_build.python38 -v\n"
+           "[   32s] ERROR: usage: pytest-3.8 [options] [file_or_dir] [file_or_dir] [...]\n"
+           "[   32s] pytest-3.8: error: unrecognized arguments: --isort --flake8\n"
+           "[   32s]   inifile: /home/abuild/rpmbuild/BUILD/Pyphen-0.13.0/pyproject.toml")
+    jenkins = ("02:28:35 Running ALL tests+ pytest --ci --xattrs testsuites/syncgateway/\n"
+               "02:28:36 usage: pytest [options] [file_or_dir] [file_or_dir] [...]\n"
+               "02:28:36 pytest: error: unrecognized arguments: --xattrs\n"
+               "02:28:36   inifile: /var/jenkins/workspace/cen7-sync-gateway/pytest.ini\n"
+               "02:28:36 Build step 'Execute shell' marked build as failure")
+    for pasted, usage in ((obs, "usage: pytest-3.8 [options]"), (jenkins, "usage: pytest [op")):
+        texts = read_paste(pasted).reported[0].texts
+        assert any(text.startswith(usage) and "\n  inifile: " in text for text in texts)
+    docker = ("#12 7.813 ERROR: Could not find a version that satisfies the requirement "
+              "cloud-init==20.4\n#12 7.814 ERROR: No matching distribution found for cloud-init==20.4")
+    assert "No matching distribution found for cloud-init==20.4" in read_paste(docker
+                                                                               ).reported[0].texts
+
+
+def test_what_is_no_stamp_column_is_left_as_it_is() -> None:
+    # the errno aiohttp's message begins with (github.com/aio-libs/aiohttp/issues/1376), a
+    # table's index, a log record `_LOGGING` reads
+    errno = ("[Errno 101] Cannot connect to host konachan.com:80 ssl:False [Can not connect to "
+             "konachan.com:80 [Network is unreachable]]\n[Errno 101] Cannot connect to host "
+             "cykably.at:80 ssl:False [Can not connect to cykably.at:80 [Network is unreachable]]")
+    table = "   a  b\n0  1  2\n1  3  4"
+    record = ("2019-01-01 10:00:00,000 INFO started\n2019-01-01 10:00:01,000 ERROR root: failed\n"
+              "2019-01-01 10:00:02,000 INFO stopped")
+    for pasted in (errno, table, record):
+        lines = pasted.split("\n")
+        assert paste_module._without_log_column(lines, []) == lines
