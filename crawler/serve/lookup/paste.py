@@ -4,13 +4,14 @@ People paste a message alone or a whole traceback, in the forms their tools prin
 traceback (chained: "During handling ...", "The above exception ..."), an exception group's
 `+-+---- 1 ----` boxes, pytest's `E   ` lines and its `FAILED path::test - Name: text` summary
 line (cut with `...`), IPython and Jupyter (ANSI colours, `---->` arrows, `Cell In[3]`), Rich's
-boxed traceback, logging's prefixes (and a logged error among a program's other log records), a
-log's or a build's column before each line, a JSON log's record holding the traceback escaped, a
-process pool's remote traceback between its quotes, and lines a terminal hard-wrapped.
-`read_paste` turns each into `Reported` exceptions, the last raised first (the one a user asks
-about), and for each the texts to try: the message after every `Name: ` prefix it carries
-(`FilteredStackTrace: ValueError: ...`), and the whole line where a prefix may be message text.
-Wrapping is left in the text: the ranking matches line breaks loosely (`matching`).
+boxed traceback, logging's prefixes (and a logged error among a program's other log records or
+above a traceback), a log's or a build's column before each line, a JSON log's record holding
+the traceback escaped, a process pool's remote traceback between its quotes, and lines a
+terminal hard-wrapped. `read_paste` turns each into `Reported` exceptions, the last raised first
+(the one a user asks about), and for each the texts to try: the message after every `Name: `
+prefix it carries (`FilteredStackTrace: ValueError: ...`), and the whole line where a prefix may
+be message text. Wrapping is left in the text: the ranking matches line breaks loosely
+(`matching`).
 
 A paste is read up to MAX_PASTE characters, its *end*: what every form prints last is what a
 user asks about (Python's traceback ends with the exception raised last, after its frames and
@@ -26,6 +27,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass, replace
+from itertools import islice
 
 from crawler.serve.lookup.matching import plain
 
@@ -152,6 +154,9 @@ def read_paste(pasted: str, left_out: int = 0) -> Paste:
         # no message read (a traceback cut before its last line, an odd form): the whole
         # paste is tried as the message too
         reported.append(_reported(text.strip("\n"), ()))
+    above = _above_head(sections[0]) if sections else ""
+    if above:  # a logger's line above the traceback, the last report tried
+        reported.append(_reported(above, ()))
     if not forms:
         forms.append("message")
     return Paste(tuple(dict.fromkeys(forms)), tuple(_unique(reported)), len(pasted),
@@ -611,7 +616,8 @@ def _reported(report: str, frames: tuple[Frame, ...], inside: bool = True) -> Re
 def _texts_inside(report: str) -> list[str]:
     """Where a message may begin inside a report that does not start with it: a program's
     usage error after its usage lines or command (`Error: text`, `prog: error: text`), each
-    line that reads as `Name: text`, a class named inside a title's prose."""
+    line that reads as `Name: text`, a class named inside a title's prose, an exception's
+    repr, a dict's values."""
     texts: list[str] = []
     lines = report.split("\n")
     for number, line in enumerate(lines[1:], 1):
@@ -631,6 +637,7 @@ def _texts_inside(report: str) -> list[str]:
             text = text[:-1]
         texts.append("\n".join([text, *lines[1:]]))
     texts.extend(_repr_texts(report)[:MAX_INSIDE])
+    texts.extend(_dict_texts(report))
     return texts
 
 
@@ -672,6 +679,49 @@ def _repr_texts(report: str) -> list[str]:
             text = literal[1:]
         if isinstance(text, str) and text.strip():
             texts.append(text)
+    return texts
+
+
+def _above_head(section: str) -> str:
+    """The lines a program printed above a traceback's head whose own report follows its
+    frames: a logger's message there may name the error asked about while the traceback is of
+    the exceptions that led to it, often cut (celery's `Chord '...' raised: ChordError(
+    "Dependency ... raised Exception('Error task called')")` above the task's own traceback,
+    github.com/celery/celery/issues/6220; a web UI's `*** API error: ... {'errors': 'File at
+    path ... does not exist.'}` above a cut traceback of anyio's WouldBlock, github.com
+    /zombieyang/sd-ppp/issues/28). Read as one more report, after every other (it is no
+    exception's own line); none where the message is printed before the head instead (read
+    as the report, `message first`)."""
+    lines = section.split("\n")
+    head = next((number for number, line in enumerate(lines) if _HEAD.match(line)), 0)
+    if not head or not any(line[:1].strip() and _LOOKS_RAISED.match(line) and not _HEAD.match(line)
+                           for line in lines[head + 1:]):
+        return ""
+    return "\n".join(lines[:head]).strip("\n")
+
+
+# a dict's or a JSON object's literal written on one line (`{'error': 'RuntimeError', ...}`)
+_DICT = re.compile(r"\{[^{}\n]*\}")
+
+
+def _dict_texts(report: str) -> list[str]:
+    """The values of the dict literals (Python's repr or JSON) written in a report that read as
+    words, a space in them: a message a program put in a field (a web UI's API error log's
+    `'errors'`, github.com/zombieyang/sd-ppp/issues/28; fastapi's `{"detail": "Not
+    authenticated"}` body, github.com/fastapi/fastapi/issues/5290), not a key or a token
+    (`{'b': 'data'}` in IPython's input line, github.com/marshmallow-code/marshmallow/issues
+    /320). The first MAX_INSIDE literals are read."""
+    texts: list[str] = []
+    for found in islice(_DICT.finditer(report), MAX_INSIDE):
+        value = _loaded(found[0])
+        if not isinstance(value, dict):
+            try:
+                value = ast.literal_eval(found[0])
+            except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+                continue
+        if isinstance(value, dict):
+            texts.extend(text for text in value.values() if isinstance(text, str)
+                         and " " in text.strip())
     return texts
 
 

@@ -677,3 +677,50 @@ def test_what_is_no_stamp_column_is_left_as_it_is() -> None:
     for pasted in (errno, table, record):
         lines = pasted.split("\n")
         assert paste_module._without_log_column(lines, []) == lines
+
+
+def test_a_log_line_above_a_traceback_is_read_as_a_report_too() -> None:
+    # celery's worker log: the chord's error above the task's own traceback, then a cut one
+    # (github.com/celery/celery/issues/6220)
+    celery = "\n".join([
+        "[2023-06-18 20:17:06,033: ERROR/ForkPoolWorker-7] Chord '24e551a7-abd7-4967-9c66-"
+        "2c9550e576a2' raised: ChordError(\"Dependency 8dd88f14-95d4-4d85-bc0b-9ea49ce2633c "
+        "raised Exception('Error task called')\")",
+        "Traceback (most recent call last):",
+        '  File "/Users/mjo/git/hr-outcomes-service/mods/workflows/tasks.py", line 106, in '
+        "generic_error_task", "    raise Exception('Error task called')",
+        "Exception: Error task called", "",
+        "During handling of the above exception, another exception occurred:", "",
+        "Traceback (most recent call last):",
+        '  File "/Users/mjo/.virtualenvs/ff-hr/lib/python3.11/site-packages/celery/backends/'
+        'redis.py", line 528, in on_chord_part_return'])
+    reported = read_paste(celery).reported
+    assert reported[0].text == "" and reported[1].text.endswith("Error task called")
+    assert "Dependency 8dd88f14-95d4-4d85-bc0b-9ea49ce2633c raised Exception('Error task " \
+           "called')" in reported[-1].texts
+    # a web UI's API error log above a cut traceback of anyio's WouldBlock, starlette's message
+    # a value of its dict (github.com/zombieyang/sd-ppp/issues/28)
+    webui = "\n".join([
+        "*** API error: GET: http://127.0.0.1:7860/sdppp_download?name=sdppp_0 {'error': "
+        "'RuntimeError', 'detail': '', 'body': '', 'errors': 'File at path D:/User-files/"
+        "Pictures/OUTPUT/00001-1856313608-a%20photo.png does not exist.'}",
+        "    Traceback (most recent call last):",
+        '      File "d:\\repos\\stable-diffusion-webui\\venv\\lib\\site-packages\\anyio\\streams'
+        '\\memory.py", line 93, in receive_nowait', "        raise WouldBlock",
+        "    anyio.WouldBlock"])
+    assert "File at path D:/User-files/Pictures/OUTPUT/00001-1856313608-a%20photo.png does not " \
+           "exist." in read_paste(webui).reported[-1].texts
+    # nothing above the head: no report more
+    assert len(read_paste("\n".join(celery.split("\n")[1:6])).reported) == 1
+
+
+def test_a_dicts_values_that_read_as_words_are_texts() -> None:
+    # fastapi's response body (github.com/fastapi/fastapi/issues/5290)
+    assert "Not authenticated" in read_paste('{ "detail": "Not authenticated" }').reported[0].texts
+    # IPython's input line above a traceback: a value without a space is a key or a token
+    # (github.com/marshmallow-code/marshmallow/issues/320)
+    ipython = "\n".join([
+        "In [6]: schema = MySchema(only=('b',)).load({'b': 'data'})",
+        "Traceback (most recent call last):",
+        '  File "schema.py", line 534, in load', "ValueError: Invalid fields for <MySchema>: b"])
+    assert not any("data" in found.texts for found in read_paste(ipython).reported)
