@@ -3,10 +3,13 @@
 Each file's `CallFacts` (`crawler.parse.call_edges`) say what its functions call as a static
 reader sees it; `Graph` resolves those calls once every file is read: names through imports,
 aliases and re-exports, methods through the class hierarchy (inherited, overridden in a
-subclass, `super()`), a class called to its `__init__`, `__post_init__` and `__new__`, a class held
-in an attribute, properties and dunders where the receiver's type is known, functions handed to
-another call (`functools.partial`, `map`). A method on a receiver no reader can type is followed
-only where one class family defines that name. What only a run can tell (`getattr` with a
+subclass, `super()`, a mixin's `self.m()` through the bases a subclass mixes it with), a class
+called to its `__init__`, `__post_init__` and `__new__`, a class held in an attribute or down a
+path of attributes (`self.map._matcher`), properties and dunders where the receiver's type is
+known, functions handed to another call (`functools.partial`, `map`), a thread's `start` to its
+`run` (a stop: in a new thread). A method on a receiver no reader can type is followed only
+where one class family defines that name, and never on what another package's function returned
+(`logging.getLogger()`'s `debug`). What only a run can tell (`getattr` with a
 computed name, a registry's item) is never an edge: a chain may cross one such call, and says so
 in `stops`. A nested def its maker returns or stores is such a call ("called later"); a
 decorator's returned closure is called by the decorated function's callers.

@@ -12,7 +12,7 @@ TAGS = "v*"
 def module_a(load: str, *, parse: str = "ValueError", check: bool = True, drop: bool = True,
              extra: bool = False) -> str:
     text = (f'def load(x):\n    if x < 0:\n        raise ValueError(f"{load}")\n    return x\n\n\n'
-            f'def parse(z):\n    if z is None:\n        raise {parse}("bad value")\n    return z\n')
+            f'def parse(z):\n    if z is None:\n        raise {parse}("odd gizmo value")\n    return z\n')
     if check:
         text += ('\n\ndef check(y):\n    if not y:\n        raise TypeError("empty input")\n'
                  '    return y\n')

@@ -3,12 +3,12 @@ annotations planted at the first release, byte for byte on their errors.
 
 The history (tags in the order made; version order differs from name order):
 
-    v0.9.0      pkg/a.py: load "negative size {x}", parse ValueError "bad value",
+    v0.9.0      pkg/a.py: load "negative size {x}", parse ValueError "odd gizmo value",
                 check "empty input", drop "dropped feature"
     v0.10.0rc1  load reworded "size must be non-negative, got {x}"; extra "new error" added
                 (also tagged `v-next`, which is no version, and `nightly`, outside the glob)
     v0.10.0     load reworded "size {x} is negative"; check moved to pkg/b.py; drop removed
-    v0.11.0     drop back; parse raises TypeError "bad value"
+    v0.11.0     drop back; parse raises TypeError "odd gizmo value"
     HEAD        pkg/c.py "unreleased error": in no release yet
 """
 
@@ -130,10 +130,10 @@ def test_a_message_removed_and_brought_back_has_a_gap(walked: Walked) -> None:
 
 
 def test_an_exception_class_change_opens_a_span_with_the_new_class(walked: Walked) -> None:
-    record = walked.by_template()["bad value"]
+    record = walked.by_template()["odd gizmo value"]
     assert record.site.exception == "TypeError" and record.status == NEEDS_REVIEW
-    assert spans(record) == [("bad value", "v0.9.0", "v0.10.0", "ValueError", "pkg/a.py"),
-                             ("bad value", "v0.11.0", None, "TypeError", "pkg/a.py")]
+    assert spans(record) == [("odd gizmo value", "v0.9.0", "v0.10.0", "ValueError", "pkg/a.py"),
+                             ("odd gizmo value", "v0.11.0", None, "TypeError", "pkg/a.py")]
 
 
 def test_a_site_added_at_a_release_and_one_after_the_last(walked: Walked) -> None:
@@ -266,7 +266,7 @@ def exported(walked: Walked, tmp_path_factory: pytest.TempPathFactory) -> Path:
     "ValueError: negative size -3",  # v0.9.0's wording of a live record
     "size must be non-negative, got -1",  # v0.10.0rc1's
     "size -3 is negative",  # today's
-    "ValueError: bad value",  # a class that changed: the old class named
+    "ValueError: odd gizmo value",  # a class that changed: the old class named
     "dropped feature",  # removed and back
     "OSError: new error",
 ])
