@@ -218,7 +218,7 @@ def annotation(self: _Qualifies, node: ast.expr | None) -> str:
     if isinstance(node, ast.Subscript):
         outer = _dotted(node.value)
         last = outer[-1] if outer else ""
-        if last == "Optional":
+        if last in ("Optional", "ClassVar", "Final"):  # `ClassVar[type[C]]`: what it holds
             return annotation(self, node.slice)
         if last in ("type", "Type"):
             inner = annotation(self, node.slice)
@@ -228,6 +228,15 @@ def annotation(self: _Qualifies, node: ast.expr | None) -> str:
     if not parts or parts[0] in ("None", "str", "int", "float", "bool", "bytes"):
         return ""
     return "N " + self._qualify(parts)
+
+
+def _holds_a_class(node: ast.expr) -> bool:
+    """Whether an annotation says its name holds a class: `TypeAlias`, `type[C]`, `Type[C]`,
+    inside `ClassVar[...]` or `Final[...]` too."""
+    while isinstance(node, ast.Subscript) and (_dotted(node.value) or [""])[-1] in ("ClassVar", "Final"):
+        node = node.slice
+    outer = _dotted(node.value if isinstance(node, ast.Subscript) else node) or [""]
+    return outer[-1] in ("TypeAlias", "type", "Type")
 
 
 def _catches(nodes: list[ast.AST], reader: _Qualifies) -> list[tuple[int, int, tuple[str, ...]]]:
@@ -574,8 +583,12 @@ class _Reader:
         first = len(self.functions)
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                held = _dotted(statement.value) if (_dotted(statement.annotation) or [""])[-1] \
-                    == "TypeAlias" else None  # PEP 613: `Quantity: TypeAlias = Quantity` holds the class
+                # annotated as a class, the name it is assigned is the class it holds (a
+                # subclass of the annotation's): PEP 613's `Quantity: TypeAlias = Quantity`
+                # (pint), falcon's `_STATIC_ROUTE_TYPE: ClassVar[type[StaticRoute]] =
+                # routing.StaticRoute`, rich's `HIGHLIGHTER_CLASS: ClassVar[Type[Highlighter]]
+                # = ReprHighlighter`
+                held = _dotted(statement.value) if _holds_a_class(statement.annotation) else None
                 attributes[statement.target.id] = "V " + self._qualify(held) \
                     if held and held[0] in self.bindings else self.annotation(statement.annotation)
             elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \

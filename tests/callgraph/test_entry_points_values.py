@@ -108,3 +108,48 @@ def test_a_method_down_an_attribute_path(make_repo: Callable[[str], GitRepo]) ->
     matched = [name for name, *_ in entries(graph, "wz.matcher.StateMachineMatcher.match")]
     assert "wz.MapAdapter.match" in matched
     assert [name for name, *_ in entries(graph, "wz.rules.Rule.match")] == ["wz.rules.Rule.match"]
+
+
+def test_a_class_a_class_attribute_holds_whatever_its_annotation(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """falcon 4.3 (falcon/app.py): `_STATIC_ROUTE_TYPE: ClassVar[type[routing.StaticRoute]] =
+    routing.StaticRoute`, then `self._STATIC_ROUTE_TYPE(prefix, directory)` in
+    `add_static_route`; rich 14 (rich/logging.py): `HIGHLIGHTER_CLASS: ClassVar[Type[
+    Highlighter]] = ReprHighlighter`, then `self.HIGHLIGHTER_CLASS()`: the class assigned is
+    called, not the annotation's base. Annotated without a value, `ClassVar[type[C]]` is C's
+    class object."""
+    graph = graph_of(make_repo("repo"), {
+        "pkg/__init__.py": "from pkg.app import App, Handler\n",
+        "pkg/routing.py": """\
+            class StaticRoute:
+                def __init__(self, prefix, directory):
+                    raise ValueError("prefix must start with '/'")
+            """,
+        "pkg/highlighter.py": """\
+            class Highlighter:
+                def __init__(self):
+                    pass
+            class ReprHighlighter(Highlighter):
+                def __init__(self):
+                    raise ValueError("no repr")
+            """,
+        "pkg/app.py": """\
+            from typing import ClassVar, Type
+            from pkg import routing
+            from pkg.highlighter import Highlighter, ReprHighlighter
+            class App:
+                _STATIC_ROUTE_TYPE: ClassVar[type[routing.StaticRoute]] = routing.StaticRoute
+                def add_static_route(self, prefix, directory):
+                    return self._STATIC_ROUTE_TYPE(prefix, directory)
+            class Handler:
+                HIGHLIGHTER_CLASS: ClassVar[Type[Highlighter]] = ReprHighlighter
+                def __init__(self):
+                    self.highlighter = self.HIGHLIGHTER_CLASS()
+            class Bare:
+                route_type: ClassVar[type[routing.StaticRoute]]
+                def go(self):
+                    return self.route_type("/", ".")
+            """})
+    routes = [name for name, *_ in entries(graph, "pkg.routing.StaticRoute.__init__")]
+    assert "pkg.App.add_static_route" in routes and "pkg.app.Bare.go" in routes
+    assert "pkg.Handler" in [name for name, *_ in entries(graph, "pkg.highlighter.ReprHighlighter.__init__")]
