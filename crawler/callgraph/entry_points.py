@@ -93,6 +93,8 @@ from crawler.parse.call_edges import (
     PASSED,
     PROPERTY,
     RETURNED,
+    SETS,
+    SETTER,
     SIGNATURE,
     STOP,
     SUPER,
@@ -210,9 +212,10 @@ class Graph:
                 for callee, stop in self.resolve(call.kind, call.target, call.name, function, call.args):
                     self.callers[callee].append((function.qualname, call.line, stop))
                     self.via[callee].append(index)
-                    if call.kind == SUPER or call.kind in (METHOD, PROPERTY) \
+                    if call.kind == SUPER or call.kind in (METHOD, PROPERTY, SETS) \
                             and call.target.startswith("S "):
-                        self._dispatch(call.kind, call.target.split()[-1], call.name, callee,
+                        self._dispatch(call.kind, call.target.split()[-1],
+                                       call.name + SETTER * (call.kind == SETS), callee,
                                        function.qualname, call.line)
         for qualname in self.classes:
             for name in CONSTRUCTORS:
@@ -407,6 +410,8 @@ class Graph:
                    }.get(name, f"a function {maker}() hands to a call")
             return [(target, f"{how}, called later")] if target in self.functions else []
         target = self.typed(target)
+        if kind == SETS:  # `x.name = value`: the setter of a property `name`, where one is
+            return [(f, None) for f in self._methods(target, name + SETTER) if f in self.functions]
         held_object = self.kept.object_of(target[2:]) if target[:2] in ("O ", "V ") else None
         if kind in (METHOD, PROPERTY) and (held_object in self.foreign or self._made_elsewhere(target)):
             return []  # `_pattern.sub(...)` where `_pattern = re.compile(...)`: re's, not ours
@@ -1002,6 +1007,10 @@ def public_names(graph: Graph) -> tuple[dict[str, str], dict[str, str]]:
                 if (public_name(method) or method.startswith("__") and method not in PRIVATE_DUNDERS) \
                         and graph.lookup(cls, method) == "V " + function:
                     inherited.setdefault(function, []).append(f"{chosen[cls]}.{method}")
+    for setter in (f for f in graph.functions if f.endswith(SETTER)):  # `v.x = 1` as users write it
+        getter = setter.removesuffix(SETTER)
+        if getter in chosen:
+            chosen[setter] = chosen[getter]
     own: dict[str, str] = {}
     for function, candidates in inherited.items():
         # an inherited spelling only where it has fewer dots: `pkg.Far.run` is no better than

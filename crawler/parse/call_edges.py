@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from crawler.parse.call_guards import call_args, call_facts, guards, known_names, signature
@@ -230,6 +230,11 @@ def annotation(self: _Qualifies, node: ast.expr | None) -> str:
     return "N " + self._qualify(parts)
 
 
+def _sets_a_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is a property's setter (`@x.setter` on a `def x`)."""
+    return any(_dotted(d) == [node.name, "setter"] for d in node.decorator_list)
+
+
 def _holds_a_class(node: ast.expr) -> bool:
     """Whether an annotation says its name holds a class: `TypeAlias`, `type[C]`, `Type[C]`,
     inside `ClassVar[...]` or `Final[...]` too."""
@@ -314,6 +319,11 @@ SUPER = "super"  # target: the class whose `super()` it is, name: the method
 
 
 PROPERTY = "property"  # target: a TypeRef, name: an attribute read: an edge only to a property
+SETS = "sets"  # target: a TypeRef, name: an attribute assigned: an edge only to a property's setter
+
+# A property's setter is a node of its own, `C.x` + SETTER, beside its getter `C.x`: Python gives
+# both the same `__qualname__`, and an assignment runs one as a read runs the other.
+SETTER = ".<setter>"
 
 
 PASSED = "passed"  # target: a dotted name or TypeRef+name handed to a call: only to a function
@@ -567,7 +577,10 @@ class _Reader:
             self._class(node, prefix)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._decorated(node, f"{prefix}.{node.name}")
-            self.functions.append(_FunctionReader(self, node, f"{prefix}.{node.name}", cls).read())
+            function = _FunctionReader(self, node, f"{prefix}.{node.name}", cls).read()
+            if cls is not None and _sets_a_property(node):  # its own node: `C.x` is the getter's
+                function = replace(function, qualname=function.qualname + SETTER)
+            self.functions.append(function)
         elif isinstance(node, (ast.If, ast.Try)):
             for inner in [*node.body, *node.orelse, *getattr(node, "finalbody", [])]:
                 self._statement(inner, prefix, cls)
@@ -848,6 +861,8 @@ class _FunctionReader:
                 self._target(part, "")
         elif isinstance(target, ast.Starred):
             self._target(target.value, "")
+        if isinstance(target, ast.Attribute) and (receiver := self.type_of(target.value)):
+            self.calls.append(Call(SETS, receiver, target.attr, target.lineno))  # a setter it runs
 
     def _expression(self, node: ast.expr) -> None:
         called: set[int] = set()  # a call's own callee is no attribute read

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from crawler.callgraph.entry_points import MAX_DEPTH, Graph
 from crawler.callgraph.graph_cache import GraphCache, GraphSummary, files_digest
-from crawler.parse.call_edges import CallFacts, Function, graph_node
+from crawler.parse.call_edges import SETTER, CallFacts, Function, graph_node
 from crawler.parse.module_names import module_name
 from crawler.parse.outcomes import FileOutcome
 from crawler.records import REMOVED, EntryPoints, ErrorRecord, Manifest, RaiseSite
@@ -63,6 +63,9 @@ def node_of(site: RaiseSite) -> str | None:
 
 def entry_points_of(graph: Graph, site: RaiseSite) -> EntryPoints:
     node = node_of(site)
+    setter = graph.functions.get(f"{node}{SETTER}")
+    if setter is not None and setter.line <= site.line <= setter.end_line:
+        node = setter.qualname  # a property's setter: Python names it as its getter
     if node is None or node not in graph.functions:
         return NO_ENTRY
     return graph.entry_points(node, site.exception_qualname or site.exception, site.line)
