@@ -189,6 +189,10 @@ class Graph:
                 self.methods_of[owner].append(qualname)
         self.kept = Kept(self, self.modules.values())  # registries; methods attached to classes
         self.roots = {module.partition(".")[0] for module in self.modules}  # the library's top packages
+        # the names of the properties that have a setter: an assignment to any other attribute
+        # (most of them, `self.x = x`) runs none, and is not looked up through the hierarchy
+        self.set_names = {q.removesuffix(SETTER).rpartition(".")[2] for q in self.functions
+                          if q.endswith(SETTER)}
         self.foreign = {f"{facts.module}.{name}" for facts in self.modules.values() for name in facts.foreign}
         self.held_by_name: dict[str, list[str]] = defaultdict(list)
         for attributes in self.attributes.values():
@@ -411,7 +415,8 @@ class Graph:
             return [(target, f"{how}, called later")] if target in self.functions else []
         target = self.typed(target)
         if kind == SETS:  # `x.name = value`: the setter of a property `name`, where one is
-            return [(f, None) for f in self._methods(target, name + SETTER) if f in self.functions]
+            return [] if name not in self.set_names else \
+                [(f, None) for f in self._methods(target, name + SETTER) if f in self.functions]
         held_object = self.kept.object_of(target[2:]) if target[:2] in ("O ", "V ") else None
         if kind in (METHOD, PROPERTY) and (held_object in self.foreign or self._made_elsewhere(target)):
             return []  # `_pattern.sub(...)` where `_pattern = re.compile(...)`: re's, not ours

@@ -61,11 +61,18 @@ def node_of(site: RaiseSite) -> str | None:
     return graph_node(module_name(site.path), site.qualname)
 
 
-def entry_points_of(graph: Graph, site: RaiseSite) -> EntryPoints:
+def node_in(graph: Graph, site: RaiseSite) -> str | None:
+    """`node_of` in a graph: a raise in a property's setter is on the setter's node, which
+    Python names as its getter (`C.x`), told apart by the raise's line."""
     node = node_of(site)
-    setter = graph.functions.get(f"{node}{SETTER}")
+    setter = graph.functions.get(f"{node}{SETTER}") if node is not None else None
     if setter is not None and setter.line <= site.line <= setter.end_line:
-        node = setter.qualname  # a property's setter: Python names it as its getter
+        return setter.qualname
+    return node
+
+
+def entry_points_of(graph: Graph, site: RaiseSite) -> EntryPoints:
+    node = node_in(graph, site)
     if node is None or node not in graph.functions:
         return NO_ENTRY
     return graph.entry_points(node, site.exception_qualname or site.exception, site.line)
@@ -147,7 +154,7 @@ class Keys:
         self._exceptions: dict[str, str] = {}
 
     def of(self, site: RaiseSite) -> str | None:
-        node = node_of(site)
+        node = node_in(self.graph, site)
         function = self.graph.functions.get(node) if node is not None else None
         if function is None:
             return None
@@ -243,7 +250,7 @@ class Reuse:
 
     def digest(self, site: RaiseSite) -> str | None:
         """The digest the raise's entry points had, where they cannot have changed."""
-        if node_of(site) in self.moved:
+        if node_in(self.keys.graph, site) in self.moved:
             return None
         key = self.keys.of(site)
         return self.known.get(key) if key is not None else None
@@ -283,7 +290,7 @@ def kept_points(reuse: Reuse, graph_before: Graph | None, after: Graph,
                 changed = new != old
             else:
                 new = digest_of(entry_points_of(after, site))
-                changed = graph_before is None or (node_of(site) in reuse.moved and entry_points_of(
+                changed = graph_before is None or (node_in(after, site) in reuse.moved and entry_points_of(
                     graph_before, site) != entry_points_of(after, site))
             points[key] = new
             if changed:

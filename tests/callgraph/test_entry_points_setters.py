@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from crawler.pipeline.entry_stage import entry_points_of
+from crawler.pipeline.entry_stage import Keys, entry_points_of, node_in
 from crawler.records import RaiseSite, Template
 from tests.helpers.entry_points import entries, graph_of
 from tests.helpers.gitrepo import GitRepo
@@ -87,3 +87,16 @@ def test_a_raise_in_a_setter_is_placed_on_the_setters_node(make_repo: Callable[[
     in_getter = [e.name for e in entry_points_of(graph, site(8)).items]
     assert in_setter[0] == "val.Table.align" and "val.Table" in in_setter  # `t.align = x`, `Table()`
     assert "val.Table.get_string" in in_getter and "val.Table" not in in_getter
+
+
+def test_an_update_reads_the_setters_node_for_a_raise_in_it(make_repo: Callable[[str], GitRepo]) -> None:
+    """What an update compares (`Keys.of`) is keyed by the setter's node for a raise in the
+    setter, so a change that reaches only the setter is seen there."""
+    graph = graph_of(make_repo("repo"), FILES)
+    site = RaiseSite(path="val/table.py", line=13, end_line=13, column=16, class_name="Table",
+                     function="align", qualname="Table.align", exception="ValueError",
+                     exception_qualname="builtins.ValueError",
+                     message=Template(kind="literal", template="t", placeholders=(), regex="^t$"),
+                     cause=None, condition=None, snippet="", snippet_line=13)
+    assert node_in(graph, site) == "val.table.Table.align.<setter>"
+    assert (Keys(graph).of(site) or "").startswith("val.table.Table.align.<setter>\0")
