@@ -310,8 +310,10 @@ def _without_log_column(lines: list[str], forms: list[str]) -> list[str]:
 _LEAD_FIELD = re.compile(r"(?P<field>\[[^\]]*\]|\S+)(?:[ \t]|$)")
 _DIGITS = re.compile(r"\d+")
 _DIGIT_FIRST = re.compile(r"\[[^\]\d]*\d|[^\s\d\[]*\d")  # a digit in the line's first field
-# a stamp's shape: digits, signs and at most single letters (`[0s]`, `0-0-0T0:0:0`), not all digits
-_STAMP = re.compile(r"^(?![\d.,]*$)(?!.*[A-Za-z]{2})")
+# a stamp's shape: a bracket, a clock's colon, a counter's `#` or a date's dash or slash between
+# digits, and no word (`[0s]`, `0:0:0`, `#0`, `0-0-0T0:0:0`); not a list's `0)` or `0.`, which a
+# message's numbered lines begin with (scipy's `fpchec` conditions: "1) k+1 <= n-k-1 <= m")
+_STAMP = re.compile(r"^(?!.*[A-Za-z]{2})(?=.*(?:\[|:|#|0-0|0/0))")
 
 
 def _without_stamp_column(lines: list[str], forms: list[str]) -> list[str]:

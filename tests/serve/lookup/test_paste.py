@@ -672,9 +672,19 @@ def test_what_is_no_stamp_column_is_left_as_it_is() -> None:
              "konachan.com:80 [Network is unreachable]]\n[Errno 101] Cannot connect to host "
              "cykably.at:80 ssl:False [Can not connect to cykably.at:80 [Network is unreachable]]")
     table = "   a  b\n0  1  2\n1  3  4"
+    # a message's numbered lines: scipy's `fpchec` conditions (scipy/interpolate/_fitpack2.py),
+    # which the corpus run's lookup of scipy's own messages found cut as a column
+    numbered = ("ValueError: The input parameters have been rejected by fpchec. This means that at "
+                "least one of the following conditions is violated:\n\n1) k+1 <= n-k-1 <= m\n"
+                "2) t(1) <= t(2) <= ... <= t(k+1)\n   t(n-k) <= t(n-k+1) <= ... <= t(n)\n"
+                "3) t(k+1) < t(k+2) < ... < t(n-k)\n4) t(k+1) <= x(i) <= t(n-k)\n"
+                "5) The conditions specified by Schoenberg and Whitney must hold\n"
+                "   for at least one subset of data points, i.e., there must be a\n"
+                "   subset of data points y(j) such that\n"
+                "       t(j) < y(j) < t(j+k+1), j=1,2,...,n-k-1\n")
     record = ("2019-01-01 10:00:00,000 INFO started\n2019-01-01 10:00:01,000 ERROR root: failed\n"
               "2019-01-01 10:00:02,000 INFO stopped")
-    for pasted in (errno, table, record):
+    for pasted in (errno, table, record, numbered):
         lines = pasted.split("\n")
         assert paste_module._without_log_column(lines, []) == lines
 
