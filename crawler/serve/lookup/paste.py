@@ -223,22 +223,27 @@ def _json_decoded(text: str, forms: list[str]) -> str:
 
 
 def _loaded(text: str) -> object:
-    """`text` read as JSON (None if it is not)."""
+    """`text` read as JSON (None if it is not, or nests deeper than the decoder goes: a value
+    of thousands of nested lists is no log's record)."""
     try:
         return _JSON.decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
 def _reports_in(value: object) -> list[str]:
-    """The strings of a JSON value (a string, or those its lists and objects hold) that span
-    lines and read as a report."""
-    if isinstance(value, str):
-        return [value] if "\n" in value and _reads_as_report(value) else []
-    if isinstance(value, dict):
-        value = list(value.values())
-    return [found for item in value for found in _reports_in(item)] \
-        if isinstance(value, list) else []
+    """The strings of a JSON value (a string, or those its lists and objects hold, in order)
+    that span lines and read as a report; walked with a stack, as deep as the value goes."""
+    found: list[str] = []
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            if "\n" in item and _reads_as_report(item):
+                found.append(item)
+        elif isinstance(item, (dict, list)):
+            todo.extend(reversed(list(item.values()) if isinstance(item, dict) else item))
+    return found
 
 
 def _json_strings(line: str) -> list[str]:

@@ -126,6 +126,12 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     "a JSON string of 100,000 escaped line breaks": lambda: json.dumps(
         "ValueError: bad shape" + "\n" * 100_000).encode(),
     "4 MB of lines behind a build log's column": lambda: b"[   32s] bad bad\n" * 250_000,
+    # nested deeper than JSON's decoder goes, and deeper than a recursive walk of it may go
+    "a JSON record of 100,000 nested lists": lambda: (
+        b'{"exc_info": ' + b"[" * 100_000 + b'"ValueError: bad\\nshape"' + b"]" * 100_000 + b"}"),
+    "a JSON record of 5,000 nested lists holding a traceback": lambda: (
+        b'{"exc_info": ' + b"[" * 5_000 + json.dumps(_traceback(300).decode()).encode()
+        + b"]" * 5_000 + b"}"),
     "256 KB of source code, many words": lambda: b"".join(
         Path(module.__file__).read_bytes() for module in (json, subprocess, shutil)
         if module.__file__)[:MAX_PASTE],
