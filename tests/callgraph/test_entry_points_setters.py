@@ -60,6 +60,15 @@ FILES = {
 }
 
 
+def table_site(line: int) -> RaiseSite:
+    """A raise in `val/table.py` at `line`, named `Table.align` as Python names both defs."""
+    return RaiseSite(path="val/table.py", line=line, end_line=line, column=16, class_name="Table",
+                     function="align", qualname="Table.align", exception="ValueError",
+                     exception_qualname="builtins.ValueError",
+                     message=Template(kind="literal", template="t", placeholders=(), regex="^t$"),
+                     cause=None, condition=None, snippet="", snippet_line=line)
+
+
 def test_an_assignment_runs_the_setter_and_a_read_the_getter(make_repo: Callable[[str], GitRepo]) -> None:
     graph = graph_of(make_repo("repo"), FILES)
     assert "val.validator.Validator.allow_unknown.<setter>" in graph.functions
@@ -76,15 +85,8 @@ def test_a_raise_in_a_setter_is_placed_on_the_setters_node(make_repo: Callable[[
     """The record says `Table.align` (Python's `__qualname__` of both defs); its line says which,
     and users set it as `table.align = x`, the spelling of the property."""
     graph = graph_of(make_repo("repo"), FILES)
-
-    def site(line: int) -> RaiseSite:
-        return RaiseSite(path="val/table.py", line=line, end_line=line, column=16, class_name="Table",
-                         function="align", qualname="Table.align", exception="ValueError",
-                         exception_qualname="builtins.ValueError",
-                         message=Template(kind="literal", template="t", placeholders=(), regex="^t$"),
-                         cause=None, condition=None, snippet="", snippet_line=line)
-    in_setter = [e.name for e in entry_points_of(graph, site(13)).items]
-    in_getter = [e.name for e in entry_points_of(graph, site(8)).items]
+    in_setter = [e.name for e in entry_points_of(graph, table_site(13)).items]
+    in_getter = [e.name for e in entry_points_of(graph, table_site(8)).items]
     assert in_setter[0] == "val.Table.align" and "val.Table" in in_setter  # `t.align = x`, `Table()`
     assert "val.Table.get_string" in in_getter and "val.Table" not in in_getter
 
@@ -93,10 +95,6 @@ def test_an_update_reads_the_setters_node_for_a_raise_in_it(make_repo: Callable[
     """What an update compares (`Keys.of`) is keyed by the setter's node for a raise in the
     setter, so a change that reaches only the setter is seen there."""
     graph = graph_of(make_repo("repo"), FILES)
-    site = RaiseSite(path="val/table.py", line=13, end_line=13, column=16, class_name="Table",
-                     function="align", qualname="Table.align", exception="ValueError",
-                     exception_qualname="builtins.ValueError",
-                     message=Template(kind="literal", template="t", placeholders=(), regex="^t$"),
-                     cause=None, condition=None, snippet="", snippet_line=13)
+    site = table_site(13)
     assert node_in(graph, site) == "val.table.Table.align.<setter>"
     assert (Keys(graph).of(site) or "").startswith("val.table.Table.align.<setter>\0")
