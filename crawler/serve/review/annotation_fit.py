@@ -22,7 +22,10 @@ message's words) decides. Siblings, the raises of one function, share their snip
 are and their entry points, so they are scored on what is theirs alone: the names and words of
 their message (less their function's name and its words, every sibling's), their
 placeholders, condition and exception, each weighed by its rarity and by how few they are
-(`zone_weights`: a long message holds some of any page's words by chance). One name or word
+(`zone_weights`: a long message holds some of any page's words by chance). Of two siblings,
+only what one holds and the other lacks tells them apart: what both hold is no evidence for
+either, and a raise that holds nothing its sibling lacks (its message a variable the sibling's
+condition names, or the same words) cannot be told from it by a page at all. One name or word
 another record holds and the own record lacks is chance; two are needed (`MIN_LEAD`), or one name
 shaped like code (`truncate_strings`, `ConnectionError`), which no two records share by chance.
 
@@ -318,12 +321,16 @@ class Index:
         plain = list(dict.fromkeys(keyword_of(t) for t in every))
         close = unexplained(plain, own_zone, _Said(self.word_names, own_zone))
         mine = self.zone_weight.get(record.id, 1.0)
-        near = sum(self.idf[t] * mine for t in close if t in own_zone)
         lacking = [t for t in close if t not in own_zone]
         for other in siblings:
-            theirs = self.zone_weight[other]
-            score = sum(self.idf[t] * theirs for t in close if t in self.own[other])
-            if score > near + EPSILON and lead(lacking, self.own[other]) >= MIN_LEAD:
+            # what the two share says nothing of which of them the page was written for: only
+            # what one holds and the other lacks tells them apart
+            zone, theirs = self.own[other], self.zone_weight[other]
+            if own_zone <= zone:
+                continue
+            near = sum(self.idf[t] * mine for t in close if t in own_zone and t not in zone)
+            score = sum(self.idf[t] * theirs for t in close if t in zone and t not in own_zone)
+            if score > near + EPSILON and lead(lacking, zone) >= MIN_LEAD:
                 found.append((score, other, near, True))
         if listed_only:  # listed when the best margin is: then judged in full (its rank)
             if all(round(1 - mine / score, 3) < LISTED_MARGIN for score, _, mine, _ in found):
