@@ -142,6 +142,11 @@ REAL_WALKS = {
     # no catalogue.
     "cryptography": Walk("github.com/pyca/cryptography", "[3-5][0-9].*", "35.0.0", "51.0.1",
                          evidence=False),
+    # seventh sealed set: gunicorn's releases of the last five years (18 tags from 21.0.0, July
+    # 2023, to 26.1.0; fewer than its last 20-25 releases, which reach back to 20.0.0 of 2019);
+    # the glob takes final releases only
+    "gunicorn": Walk("github.com/benoitc/gunicorn", "2[1-6].*", "21.0.0", "26.1.0",
+                     evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
