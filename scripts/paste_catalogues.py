@@ -147,6 +147,11 @@ REAL_WALKS = {
     # the glob takes final releases only
     "gunicorn": Walk("github.com/benoitc/gunicorn", "2[1-6].*", "21.0.0", "26.1.0",
                      evidence=False),
+    # seventh sealed set: peewee's last 25 final releases (fewer than its releases of the last
+    # five years), 3.18.1 of April 2025 to 4.3.0 of July 2026; the glob leaves out 3.18.0.post1
+    # (and the two-digit patch tags, 3.14.10 and older, all before 3.18.1)
+    "peewee": Walk("github.com/coleifer/peewee", "[34].[0-9]*.[0-9]", "3.18.1", "4.3.0",
+                   evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
