@@ -152,6 +152,11 @@ REAL_WALKS = {
     # (and the two-digit patch tags, 3.14.10 and older, all before 3.18.1)
     "peewee": Walk("github.com/coleifer/peewee", "[34].[0-9]*.[0-9]", "3.18.1", "4.3.0",
                    evidence=False),
+    # seventh sealed set: mako's tags (rel_1_3_12, read as 1.3.12) are all final releases. The
+    # last ~5 years, fewer than the last 20-25 releases: the 19 from rel_1_2_0 (March 2022) to
+    # rel_1_4_1 (August 2026)
+    "mako": Walk("github.com/sqlalchemy/mako", "rel_1_*", "rel_1_2_0", "rel_1_4_1",
+                 evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
