@@ -157,6 +157,11 @@ REAL_WALKS = {
     # rel_1_4_1 (August 2026)
     "mako": Walk("github.com/sqlalchemy/mako", "rel_1_*", "rel_1_2_0", "rel_1_4_1",
                  evidence=False),
+    # seventh sealed set: pymysql's final releases (the glob leaves out the rc tags) of the last
+    # ~5 years, fewer than the last 20-25: 9 from v1.0.0 (January 2021, the 1.0 line's first;
+    # five years back falls in the two years between v1.0.2 and v1.0.3) to v1.2.0
+    "pymysql": Walk("github.com/PyMySQL/PyMySQL", "v1.[0-9]*.[0-9]", "v1.0.0", "v1.2.0",
+                    evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
