@@ -5,7 +5,7 @@
     python scripts/annotation_fit_rates.py --part sealed    # the sealed half: run once, at the end (spent)
     python scripts/annotation_fit_rates.py --part sealed3   # the third sealed set: run once (spent)
     python scripts/annotation_fit_rates.py --part sealed4   # the fourth sealed set: run once (spent)
-    python scripts/annotation_fit_rates.py --part sealed6   # the sixth sealed set: run once, at the end
+    python scripts/annotation_fit_rates.py --part sealed6   # the sixth sealed set: run once (spent)
 
 Reads the corpus of tests/serve/review/annotations/ (hand-written annotations of click and attrs
 records, with their catalogues; or, with --part, issue 50's real annotations of eight libraries,
