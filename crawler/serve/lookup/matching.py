@@ -14,6 +14,10 @@ Both sides are read with plain characters where a browser, a tracker or a word p
 typographic ones (`plain`): curly quotes, a dash for `--`, an ellipsis, non-breaking and
 zero-width spaces; so a paste whose quotes a tracker curled still matches the code's `'` and `"`.
 
+A placeholder a template writes twice (`Error {e.args[0]} connecting to ... {e.args[0]}.`) prints
+one value at both places: a fit, by the regex or loosely, holds only where the two texts agree
+(`repeats_agree`), so a template cannot take a paste whose words differ there.
+
 Every measure counts characters of literal text, whitespace left out:
 - `explained`: the share of the paste the template's literal text accounts for;
 - `coverage`: the share of the template's literal text the paste shows.
@@ -98,6 +102,54 @@ def template_pieces(template: str) -> list[str | None]:
     return [piece for piece in pieces if piece != ""]
 
 
+def repeated_placeholders(template: str) -> tuple[tuple[int, ...], ...]:
+    """The placeholders a template writes more than once, each as the numbers (in the order the
+    template has them, as `template_pieces` and its regex's groups do) of its places.
+
+    >>> repeated_placeholders("Error {e.args[0]} connecting to {host}. {e.args[0]}.")
+    ((0, 2),)
+    """
+    places: dict[str, list[int]] = {}
+    number = 0
+    for token in _TEMPLATE_TOKEN.split(template):
+        if token not in ("{{", "}}") and token.startswith("{") and token.endswith("}") \
+                and len(token) > 1:
+            places.setdefault(token, []).append(number)
+            number += 1
+    return tuple(tuple(found) for found in places.values() if len(found) > 1)
+
+
+# what a value may carry at one place and not at another, the conversion and format spec being
+# no part of a template's placeholder (`{url!r}` and `{url}` are both `{url}`): a str's repr
+# (quotes, escapes, a `b` or `u`), an object's repr around a string (`PosixPath('/a')`)
+_REPR = re.compile(r"^(?P<call>[A-Za-z_][\w.]*\()?[bBuU]?(?P<quote>['\"])(?P<body>.*)(?P=quote)"
+                   r"(?(call)\))$", re.DOTALL)
+_NUMBER = re.compile(r"^[-+]?\d+(?:\.(?P<decimals>\d+))?$")
+
+
+def repeats_agree(texts: Sequence[str]) -> bool:
+    """Whether the texts a fit gives one placeholder's places can be one value printed at each:
+    the same, but for a str's repr at one place (`'x'` and `x`) and a number's decimals (a
+    format spec's precision, `0.50` and `0.5`)."""
+    bare = {_bare(text) for text in texts}
+    if len(bare) <= 1:
+        return True
+    numbers = [_NUMBER.match(text) for text in bare]
+    if all(numbers):
+        fewest = min(len(found["decimals"] or "") for found in numbers if found)
+        values = [float(found[0]) for found in numbers if found]
+        return max(values) - min(values) <= 10 ** -fewest
+    return False
+
+
+def _bare(text: str) -> str:
+    text = text.strip()
+    found = _REPR.match(text)
+    if found is None:
+        return text
+    return found["body"].replace("\\\\", "\\").replace("\\" + found["quote"], found["quote"])
+
+
 def template_beginning(template: str, literal: int) -> str:
     """The template as far as its first `literal` characters of literal text (squashed, as a
     fit counts them) go: what a paste that is the template's beginning shows of it.
@@ -153,25 +205,34 @@ def template_regex(template: str) -> str:
     return "".join([*parts, "$"])
 
 
-def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:
+def loose_match(pieces: Sequence[str | None], text: str,
+                repeats: Sequence[Sequence[int]] = ()) -> Fit | None:
     """`text` (squashed) against a template's pieces: EXACT when it runs to the template's end,
     PREFIX when it stops inside it, None when it goes another way. Literal pieces are found
     leftmost (right for placeholders that take any text); the last one is held to the end.
+    `repeats`: the places of each placeholder written more than once (`repeated_placeholders`),
+    whose texts must agree (`repeats_agree`; a place the paste does not reach, or next to
+    another placeholder, is not known and not held to it).
     Nothing of `text` is copied but what a piece can overlap: the cost is a search a piece."""
     total = sum(len(piece) for piece in pieces if piece is not None)
     size = len(text)
     position = found = 0
     gap = False
+    spans: list[tuple[int, int] | None] = []  # each placeholder's text, where it is known
+    waiting: list[int] = []  # the placeholders before the next literal piece
     for number, piece in enumerate(pieces):
         if piece is None:
             gap = True
+            waiting.append(len(spans))
+            spans.append(None)
             continue
         last = number == len(pieces) - 1
         if not gap:
             if not text.startswith(piece, position):
                 left = size - position
                 if left <= len(piece) and piece.startswith(text[position:]):
-                    return Fit(PREFIX, found + left, size, total)  # the paste stops inside it
+                    # the paste stops inside it
+                    return _held(Fit(PREFIX, found + left, size, total), text, spans, repeats)
                 return None
             at = position
         elif last and text.endswith(piece) and size - len(piece) >= position:
@@ -180,13 +241,30 @@ def loose_match(pieces: Sequence[str | None], text: str) -> Fit | None:
             at = text.find(piece, position)
             if at < 0:  # the paste stops in a placeholder, or inside this piece
                 tail = text[max(position, size - len(piece)):]
-                return Fit(PREFIX, found + _overlap(tail, piece), size, total)
+                return _held(Fit(PREFIX, found + _overlap(tail, piece), size, total), text,
+                             spans, repeats)
+        if len(waiting) == 1:
+            spans[waiting[0]] = (position, at)
+        waiting = []
         position = at + len(piece)
         found += len(piece)
         gap = False
     if gap or position == size:
-        return Fit(EXACT, found, size, total)
+        if len(waiting) == 1:
+            spans[waiting[0]] = (position, size)
+        return _held(Fit(EXACT, found, size, total), text, spans, repeats)
     return None
+
+
+def _held(fit: Fit, text: str, spans: Sequence[tuple[int, int] | None],
+          repeats: Sequence[Sequence[int]]) -> Fit | None:
+    """The fit, unless a placeholder written more than once took texts that disagree."""
+    for places in repeats:
+        shown = [text[span[0]:span[1]] for place in places
+                 if place < len(spans) and (span := spans[place]) is not None]
+        if len(shown) > 1 and not repeats_agree(shown):
+            return None
+    return fit
 
 
 def _overlap(rest: str, piece: str) -> int:

@@ -175,6 +175,7 @@ def _clean(pasted: str, forms: list[str]) -> str:
             break
         lines = undecorated
     lines = _without_log_column(lines, forms)
+    lines = _without_request_log(lines)
     lines = _dedented(lines)
     if _QUOTES in text:
         lines = _without_remote_quotes(lines, forms)
@@ -187,6 +188,27 @@ def _clean(pasted: str, forms: list[str]) -> str:
     if any(line.startswith(("╭", "╰")) for line in lines):
         forms.append("rich")
     return "\n".join(lines)
+
+
+# A web server's log line for a request (its request line quoted, then the response's status),
+# after whatever the server puts before it (a time stamp, the client's address, a level)
+# (aiohttp writes a method it could not read as `UNKNOWN`)
+_REQUEST_LOG = re.compile(r'^[^"\n]*"[A-Z]+ \S+ HTTP/\d(?:\.\d)?" \d{3}(?:\s|$)')
+
+
+def _without_request_log(lines: list[str]) -> list[str]:
+    """The lines without a web server's log line for the request that failed, printed after
+    the error or among its lines: no text of the message. Real: Django's development server's
+    `[28/Jul/2020 09:55:48] "GET /redisboard/redisserver/ HTTP/1.1" 500 145` after redis-py's
+    traceback (github.com/ionelmc/django-redisboard/issues/44), Werkzeug's `127.0.0.1 - -
+    [08/Dec/2021 19:44:10] "POST /create_user HTTP/1.1" 500 -` after Flask's message
+    (github.com/mikeizbicki/cmc-csci040/issues/218). Not a request or a response written
+    otherwise (curl's `> POST /todos HTTP/1.1`, `HTTP/1.1 400 BAD REQUEST`); a paste of such
+    lines alone is left as it is."""
+    kept = [line for line in lines if not _REQUEST_LOG.match(line)]
+    if len(kept) == len(lines) or not any(line.strip() for line in kept):
+        return lines
+    return kept
 
 
 # A line that is a JSON object or a JSON string: a JSON log's record, an API's error body

@@ -69,6 +69,8 @@ from crawler.serve.lookup.matching import (
     paste_matcher,
     plain,
     plain_regex,
+    repeated_placeholders,
+    repeats_agree,
     sentence_heads,
     squash,
     template_beginning,
@@ -700,7 +702,7 @@ def _fit(wording: Wording, reported: Reported, reading: _Reading, budget: Budget
     fit = _regex_fit(wording, reading, budget, captures)
     loose = fit is None
     if fit is None:
-        fit = loose_match(_pieces(wording.template), squashed)
+        fit = loose_match(_pieces(wording.template), squashed, _repeats(wording.template))
     if fit is not None and reported.cut and fit.kind == EXACT and fit.coverage < 1:
         fit = Fit(PREFIX, fit.literal, fit.paste, fit.template)
     head = 0
@@ -765,7 +767,8 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     if len(text) <= WINDOW and wording.required not in text:  # a quick no; beyond, the linear
         return None  # shape's own test is quicker: the text's two ends against the runs
     found = pattern.fullmatch(text, budget.left())
-    if found is None:
+    if found is None or (pattern.shape is not None
+                         and not _repeats_held(wording.template, text, found.spans)):
         return None
     if pattern.shape is not None and (not reading.has_url or len(text) > WINDOW):
         # the text outside the groups is the regex's literal runs: squashing (whitespace left
@@ -781,7 +784,35 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
 
 
-_HEADS: dict[str, list[tuple[list[str | None], str]]] = {}
+def _repeats_held(template: str, text: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether the texts a regex's groups took at a placeholder the template writes more than
+    once agree (`matching.repeats_agree`); a regex of the crawler's linear shape whose groups
+    are not the template's placeholders one to one is not held to it."""
+    repeats = _repeats(template)
+    if not repeats or len(spans) != _placeholder_count(template):
+        return True
+    for places in repeats:
+        shown = [text[spans[place][0]:spans[place][1]] for place in places
+                 if place < len(spans) and spans[place][0] >= 0]
+        if len(shown) > 1 and not repeats_agree(shown):
+            return False
+    return True
+
+
+_REPEATS: dict[str, tuple[tuple[int, ...], ...]] = {}
+
+
+def _repeats(template: str) -> tuple[tuple[int, ...], ...]:
+    if template not in _REPEATS:
+        _REPEATS[template] = repeated_placeholders(template)
+    return _REPEATS[template]
+
+
+def _placeholder_count(template: str) -> int:
+    return sum(1 for piece in _pieces(template) if piece is None)
+
+
+_HEADS: dict[str, list[tuple[list[str | None], str, tuple[tuple[int, ...], ...]]]] = {}
 
 
 def _head_fitted(template: str, reading: _Reading, budget: Budget) -> tuple[int, bool]:
@@ -789,10 +820,10 @@ def _head_fitted(template: str, reading: _Reading, budget: Budget) -> tuple[int,
     that a paste stopping inside the template fits whole, and whether it fits them only
     loosely (not by their regex, `template_regex`); 0 when it stops elsewhere."""
     if template not in _HEADS:
-        _HEADS[template] = [(_pieces(head), template_regex(head))
+        _HEADS[template] = [(_pieces(head), template_regex(head), repeated_placeholders(head))
                             for head in sentence_heads(template)]
-    for pieces, regex in _HEADS[template]:
-        fit = loose_match(pieces, reading.squashed)
+    for pieces, regex, repeats in _HEADS[template]:
+        fit = loose_match(pieces, reading.squashed, repeats)
         if fit is not None and fit.kind == EXACT:
             pattern = _compiled(regex)
             exact = pattern is not None and pattern.shape is not None and \

@@ -734,3 +734,34 @@ def test_a_dicts_values_that_read_as_words_are_texts() -> None:
         "Traceback (most recent call last):",
         '  File "schema.py", line 534, in load', "ValueError: Invalid fields for <MySchema>: b"])
     assert not any("data" in found.texts for found in read_paste(ipython).reported)
+
+
+def test_a_web_servers_request_log_line_is_no_message_text() -> None:
+    # Django's development server after redis-py's traceback (github.com/ionelmc/django-
+    # redisboard/issues/44); Werkzeug's after Flask's message (github.com/mikeizbicki/cmc-
+    # csci040/issues/218)
+    django = "\n".join([
+        '  File "/usr/local/lib/python3.8/site-packages/redis/connection.py", line 212, in '
+        "_read_from_socket", '    raise TimeoutError("Timeout reading from socket")',
+        "redis.exceptions.TimeoutError: Timeout reading from socket",
+        '[28/Jul/2020 09:55:48] "GET /redisboard/redisserver/ HTTP/1.1" 500 145'])
+    assert read_paste(django).reported[0].text == "Timeout reading from socket"
+    werkzeug = ("RuntimeError: The session is unavailable because no secret key was set.  Set "
+                "the secret_key on the application to something unique and secret.\n"
+                '127.0.0.1 - - [08/Dec/2021 19:44:10] "POST /create_user HTTP/1.1" 500 -')
+    assert read_paste(werkzeug).reported[0].text.endswith("unique and secret.")
+    # aiohttp's access log behind a logger's head, a method it could not read (`UNKNOWN`),
+    # after its BadStatusLine (github.com/jbilcke-hf/FacePoke/issues/9)
+    aiohttp = "\n".join([
+        "aiohttp.http_exceptions.BadStatusLine: 400, message:", "  Invalid method encountered:",
+        "", "    bytearray(b'\\x16\\x03\\x01\\x06\\x94\\x01')", "                 ^",
+        "2024-10-09 01:08:57,935 - aiohttp.access - INFO - 127.0.0.1 [09/Oct/2024:01:08:57 "
+        '+0800] "UNKNOWN / HTTP/1.0" 400 248 "-" "-"'])
+    assert read_paste(aiohttp).reported[0].text.endswith("\n                 ^")
+    # a request and a response as curl shows them (github.com/flask-restful/flask-restful/pull
+    # /975), a response's head (github.com/pallets/werkzeug/issues/2550): left as they are
+    curl = ["> POST /todos HTTP/1.1", "> Host: localhost:5000", "< HTTP/1.1 415 UNSUPPORTED "
+            "MEDIA TYPE", "HTTP/1.1 400 BAD REQUEST", "Server: Werkzeug/2.2.2 Python/3.10.6"]
+    assert paste_module._without_request_log(curl) == curl
+    alone = ['127.0.0.1 - - [08/Dec/2021 19:44:10] "POST /create_user HTTP/1.1" 500 -']
+    assert paste_module._without_request_log(alone) == alone

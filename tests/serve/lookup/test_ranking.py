@@ -17,6 +17,7 @@ from crawler.catalogue.merge import merge
 from crawler.cli.commands import main
 from crawler.parse.visitor import find_raise_sites
 from crawler.records import REMOVED, ErrorRecord, Pin
+from crawler.serve.lookup.matching import repeats_agree
 from crawler.serve.lookup.sources import LookupIndex, describe, literal_runs, lookup, parse_message
 from crawler.store import record_files
 
@@ -302,3 +303,76 @@ def first(statement):
     index = LookupIndex(merge(PIN, [], find_raise_sites("base.py", three, "base").sites).records)
     answer = index.answer(pasted)
     assert answer.verdict == "closest" and len(answer.matches) == 3
+
+
+def test_a_placeholder_written_twice_fits_only_one_text_at_both_places() -> None:
+    # redis-py 4.5's two connections: the async copy's `_error_message` writes `e.args[0]` twice
+    # (redis/asyncio/connection.py), the sync one `e.args[0]`, then `e.args[1]`
+    # (redis/connection.py); real message-only pastes of the sync one's words
+    # (github.com/pinterest/snappass/issues/6, github.com/redis/redis-py/issues/1474)
+    redis = b'''
+class Connection:
+    def connect(self, e, host_error):
+        raise ConnectionError(f"Error {e.args[0]} connecting to {host_error}. {e.args[1]}.")
+
+
+class AsyncConnection:
+    def connect(self, e):
+        raise ConnectionError(
+            f"Error {e.args[0]} connecting to {self.host}:{self.port}. {e.args[0]}.")
+'''
+    index = LookupIndex(merge(PIN, [], find_raise_sites("connection.py", redis, "connection"
+                                                        ).sites).records)
+    for pasted in ("ConnectionError: Error 111 connecting to localhost:6379. Connection refused.",
+                   "redis.exceptions.ConnectionError: Error 111 connecting to 127.0.0.1:6379. "
+                   "Connection refused."):
+        answer = index.answer(pasted)
+        exact = [m.wording.qualname for m in answer.matches if m.exact]
+        assert exact == ["Connection.connect"] and answer.group == 1
+    # one text at both places: the async copy fits (what it printed for an errno alone)
+    answer = index.answer("ConnectionError: Error 111 connecting to localhost:6379. 111.")
+    assert [m.wording.qualname for m in answer.matches if m.exact and m.rank == 1] == [
+        "AsyncConnection.connect"]
+    # pymongo 3's `__getattr__`s: Database's `%r` written three times, Collection's `%s` twice;
+    # a real paste of Collection's words (github.com/pinpoint-apm/pinpoint-c-agent/pull/477)
+    # fits Database's words only with three names at its one `name`
+    pymongo = b'''
+class Database:
+    def __getattr__(self, name):
+        raise AttributeError("Database has no attribute %r. To access the %s"
+                             " collection, use database[%r]." % (name, name, name))
+
+
+class Collection:
+    def __getattr__(self, name):
+        raise AttributeError("Collection has no attribute %r. To access the %s"
+                             " collection, use database['%s']." % (name, full_name, full_name))
+
+
+class Other:
+    def __getattr__(self, name):
+        raise AttributeError("%s has no attribute %r. To access the %s"
+                             " collection, use database[%r]." % (kind, name, name, name))
+'''
+    index = LookupIndex(merge(PIN, [], find_raise_sites("collection.py", pymongo, "collection"
+                                                        ).sites).records)
+    pasted = ("AttributeError: Collection has no attribute '_MongoClientPlugin__database'. To "
+              "access the collection._MongoClientPlugin__database collection, use database["
+              "'collection._MongoClientPlugin__database'].")
+    answer = index.answer(pasted)
+    assert [m.wording.qualname for m in answer.matches if m.exact] == ["Collection.__getattr__"]
+    # a str's repr at one place and the str at the other are one value (`{url!r}`, `{url}`: the
+    # template keeps no conversion): requests' MissingSchema as a user pasted it
+    # (github.com/mirabarukaso/ComfyUI_Mira/issues/8)
+    requests = b'''
+def prepare_url(url):
+    raise MissingSchema(f"Invalid URL {url!r}: No scheme supplied. Perhaps you meant https://{url}?")
+'''
+    index = LookupIndex(merge(PIN, [], find_raise_sites("models.py", requests, "models"
+                                                        ).sites).records)
+    answer = index.answer("requests.exceptions.MissingSchema: Invalid URL 'local': No scheme "
+                          "supplied. Perhaps you meant https://local?")
+    assert answer.found and answer.matches[0].wording.qualname == "prepare_url"
+    assert repeats_agree(["u'//host/a.torrent'", "//host/a.torrent"])  # Python 2's repr
+    assert repeats_agree(["PosixPath('/a')", "/a"]) and repeats_agree(["0.50", "0.5"])
+    assert not repeats_agree(["111", "Connection refused"])
