@@ -6,7 +6,7 @@ held to the figures docs/measurements/annotations.md gives (`scripts/annotation_
 --part working` prints them). The first sealed half, run once and spent, is development data
 now (test_annotation_fit_rules.py holds its items); the second (`sealed2`), third (`sealed3`)
 fourth (`sealed4`) and fifth (`sealed5`) sets are measured once each, by the script, never here
-(all spent), and so is the sixth (`sealed6`), fixed at stop 60 for the next change."""
+(all spent), and so is the sixth (`sealed6`), fixed at stop 60 and run once at stop 62."""
 
 from __future__ import annotations
 
