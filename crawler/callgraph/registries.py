@@ -3,7 +3,7 @@ methods attached at run time (issue 49).
 
 What each file keeps is read per file (`crawler.parse.registrations.Registration`, and each
 function's `keeps`: the parameters it stores in a table or an attribute); `Kept` puts them
-together once every file is read. Three shapes:
+together once every file is read. Four shapes:
 
 - **Kept for an object**: a function handed, beside a module-level object, to a call or a
   table (`prim.def_impl(f)`, `@prim.def_abstract_eval`, `ad.primitive_jvps[prim] = f`,
@@ -27,6 +27,11 @@ together once every file is read. Three shapes:
   a call of that method on an instance, as a method defined in the class does (jinja2's
   `Environment.template_class = Template` at the end of its module, the standard library's
   `NamedTuple.__mro_entries__ = ...`).
+- **A method kept in an attribute of its instance**: `self.state = self.parse_node` in any of
+  the class's methods makes `self.state()` run that method, whichever was kept last: pyyaml's
+  parser and emitter keep their next step so, tqdm's notebook bar its `display`, seaborn's
+  `gaussian_kde` its bandwidth rule. Each method so kept is reached from where the attribute is
+  called, across a stop ("self.state(...) calls a method Parser keeps in it").
 
 A call reaching a kept function crosses what a static reader cannot follow by itself: the
 chain says so in `stops`, as a dynamic call's does, and ranks below a static chain.
@@ -40,7 +45,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from crawler.parse.call_edges import CALL, RETURNED, CallFacts, ClassFacts, Function
-from crawler.parse.registrations import ATTACHED, TABLE, Registration
+from crawler.parse.registrations import ATTACHED, HELD_METHOD, TABLE, Registration
 
 MAX_READS = 4  # functions followed back from an item called to the table it is read from
 
@@ -77,17 +82,20 @@ class Kept:
         self.tables: dict[str, list[str]] = defaultdict(list)
         self.stops: set[str] = set()  # the text of each call it offers a kept function to
         self.attached: dict[str, dict[str, str]] = defaultdict(dict)  # class -> name -> function
+        self.held: set[str] = set()  # the attributes that keep a method of their instance
         registered = [r for facts in files for r in facts.registrations]
         for registration in registered:
             if registration.kind == ATTACHED:
                 self._attach(registration)
+            elif registration.kind == HELD_METHOD:
+                self._hold(registration)
         keepers: dict[str, list[str]] = defaultdict(list)  # a keeping function's last name -> it
         for qualname, function in graph.functions.items():
             if function.keeps:
                 keepers[qualname.rpartition(".")[2]].append(qualname)
         for registration in registered:
             value = graph.definition(registration.value)
-            if registration.kind == ATTACHED or value is None:
+            if registration.kind in (ATTACHED, HELD_METHOD) or value is None:
                 continue
             key = next((k for k in map(self.object_of, registration.keys) if k), None)
             if key is not None:
@@ -112,6 +120,15 @@ class Kept:
             self.graph.attributes[cls][registration.name] = "V " + value
             if value in self.graph.functions:  # a method of the class: public under its name too
                 self.attached[cls][registration.name] = value
+
+    def _hold(self, registration: Registration) -> None:
+        """A method kept in an attribute of its instance: the class's method of that name,
+        through its bases (`Parser.parse_node`), kept in the table `C.attribute`."""
+        cls, _, method = registration.value.rpartition(".")
+        found = self.graph.lookup(cls, method) if cls in self.graph.classes else None
+        if found in self.graph.functions:
+            self.tables[registration.target].append(found)  # type: ignore[arg-type]
+            self.held.add(registration.target)
 
     def _kept_by(self, registration: Registration, keepers: dict[str, list[str]]) -> list[str]:
         """The tables a registering call stores the function in: each callee's parameter at the
@@ -203,10 +220,13 @@ class Kept:
         """`self.func(...)` on one of `classes` where `func` keeps what its constructor or a
         method was handed (`self.func = func`): those functions."""
         found: list[str] = []
+        held = False  # a method of the instance kept there (`self.state = self.parse_node`)
         for cls in classes:
             for klass in [*self.graph.mro(cls), *sorted(self.graph.subclasses.get(cls, ()))]:
                 found.extend(self.tables.get(f"{klass}.{name}", ()))
+                held = held or f"{klass}.{name}" in self.held
         if not found:
             return []
-        return self._offer(dict.fromkeys(found),
-                           f"self.{name}(...) calls a function handed to {classes[0].rpartition('.')[2]}")
+        short = classes[0].rpartition('.')[2]
+        return self._offer(dict.fromkeys(found), f"self.{name}(...) calls a method {short} keeps in it"
+                           if held else f"self.{name}(...) calls a function handed to {short}")

@@ -38,6 +38,7 @@ from crawler.parse.registrations import (
     REGISTRY_READS,
     Registration,
     attached,
+    held_method,
     literal,
     registrations,
     stored,
@@ -798,6 +799,11 @@ class _FunctionReader:
         parameter (`keeps`); `T[key] = f`, `C.name = f`: it keeps a function (`Registration`)."""
         if not self.in_class:
             self.reader.registrations.extend(stored(target, value, self.name_of, self.table_of))
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and (
+                    owner := self.types.get(target.value.id, "")).startswith("S "):
+                # `self.state = self.parse_node`: a method the instance keeps
+                self.reader.registrations.extend(held_method(target, value, target.value.id,
+                                                             owner[2:]))
         handed = [value, *value.args] if isinstance(value, ast.Call) and isinstance(target, ast.Attribute) \
             else [value]
         param = next((a.id for a in handed if isinstance(a, ast.Name) and a.id in self.positional

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 TABLE, ATTACHED = "table", "attached"  # how a function is kept, beside a registering call's kind
+# a method of the instance kept in one of its attributes (`self.state = self.parse_node`): the
+# table is the class's attribute (`pkg.Parser.state`), the value the class and method's name
+HELD_METHOD = "held method"
 
 
 REGISTRY_READS = frozenset({"get", "setdefault", "pop"})  # a table's item read by a call
@@ -25,12 +28,14 @@ REGISTRY_READS = frozenset({"get", "setdefault", "pop"})  # a table's item read 
 class Registration:
     """A function kept for a later call: stored into a table (`T[key] = f`, `T = {key: f}`),
     handed to a call that may keep it (`prim.def_impl(f)`, `register_lowering(p, f)`,
-    `@table.register`, `@register(key)`, `p = make_primitive(rule)`), or attached to a class
-    (`C.name = f`, `setattr(C, "name", f)`)."""
+    `@table.register`, `@register(key)`, `p = make_primitive(rule)`), attached to a class
+    (`C.name = f`, `setattr(C, "name", f)`), or a method of the instance kept in one of its
+    attributes (`self.state = self.parse_node`: `HELD_METHOD`)."""
 
-    value: str  # the function or class kept, qualified
-    kind: str  # TABLE, ATTACHED, or the registering call's kind (`call_edges.CALL`, `METHOD`)
-    target: str  # TABLE: the table; ATTACHED: the class; a call: its callee, or its receiver's TypeRef
+    value: str  # the function or class kept, qualified (HELD_METHOD: the class's, `C.method`)
+    kind: str  # TABLE, ATTACHED, HELD_METHOD, or the registering call's kind (`CALL`, `METHOD`)
+    target: str  # TABLE: the table; ATTACHED: the class; HELD_METHOD: `C.attribute`; a call:
+    # its callee, or its receiver's TypeRef
     name: str = ""  # METHOD: the method called; ATTACHED: the attribute
     position: int = 0  # among the call's positional arguments (-1: handed by keyword)
     keyword: str = ""
@@ -87,6 +92,23 @@ def stored(target: ast.expr, value: ast.expr, name_of: NameOf, table_of: Callabl
         owner = name_of(dotted(target.value))
         return [Registration(kept, ATTACHED, owner, target.attr, made=made)] if owner else []
     return []
+
+
+def held_method(target: ast.expr, value: ast.expr, receiver: str, cls: str | None
+                ) -> list[Registration]:
+    """`self.state = self.parse_node` in a method of `cls` (`receiver`: the name of its
+    instance, `self`): the method kept in the attribute, which `self.state()` runs later. Real:
+    pyyaml's `Parser` and `Emitter` keep their next step so (`self.state = self.parse_
+    document_start`, then `self.state()` in `check_event`); tqdm's notebook bar keeps its
+    `display` (`self.disp = self.display`), seaborn's `gaussian_kde` its bandwidth rule
+    (`self.covariance_factor = self.scotts_factor`). Not a method of another object
+    (`self.x = other.m`), nor an attribute of another (`other.state = self.m`)."""
+    if cls is None or not receiver or not (
+            isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            and target.value.id == receiver and isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name) and value.value.id == receiver):
+        return []
+    return [Registration(f"{cls}.{value.attr}", HELD_METHOD, f"{cls}.{target.attr}")]
 
 
 def attached(call: ast.Call, name_of: NameOf) -> list[Registration]:

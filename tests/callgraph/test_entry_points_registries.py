@@ -383,3 +383,74 @@ def test_a_function_handed_to_a_constructor_is_offered_beside_the_held_callables
         "method", "S validators._impl._Optional", "validator",
         graph.functions["validators._impl._Optional.__call__"], '[1,[],[]]') if stop == held] \
         == ["validators._impl._Optional.__call__", "validators._impl._InstanceOf.__call__"]
+
+
+def test_a_method_kept_in_an_attribute_of_its_instance_runs_where_the_attribute_is_called(
+        make_repo: Callable[[str], GitRepo]) -> None:
+    """pyyaml's parser keeps its next step in `self.state` (`self.state =
+    self.parse_document_start`, ...) and runs it from `check_event` (`self.event =
+    self.state()`); tqdm's notebook bar keeps its `display` in `self.disp` and calls it from
+    `close`. Each method so kept is reached from where the attribute is called, across a stop
+    that says so. Not kept so: another object's method (`self.other = reader.read`), nor a
+    method stored on another object (`reader.hook = self.parse_end`)."""
+    graph = graph_of(make_repo("loader"), {
+        "loader/__init__.py": "from loader.parser import Parser, load\nfrom loader.bar import Bar\n",
+        "loader/parser.py": """\
+            class Reader:
+                def read(self):
+                    raise ValueError("not read")
+
+            class Parser:
+                def __init__(self, reader):
+                    self.state = self.parse_stream_start
+                    self.other = reader.read
+                    reader.hook = self.parse_end
+
+                def check_event(self):
+                    return self.state()
+
+                def parse_stream_start(self):
+                    self.state = self.parse_block_mapping_key
+                    return "start"
+
+                def parse_block_mapping_key(self):
+                    raise ValueError("expected <block end>, but found a scalar")
+
+                def parse_end(self):
+                    raise ValueError("ended")
+
+                def read_other(self):
+                    return self.other()
+
+            def load(stream):
+                parser = Parser(stream)
+                while parser.check_event():
+                    pass
+            """,
+        "loader/bar.py": """\
+            class Bar:
+                def __init__(self):
+                    self.disp = self.display
+
+                def display(self, msg=None):
+                    raise ValueError("no widget")
+
+                def close(self):
+                    self.disp(msg="done")
+            """})
+    parser = "self.state(...) calls a method Parser keeps in it"
+    assert entries(graph, "loader.parser.Parser.parse_block_mapping_key")[:3] == [
+        ("loader.Parser.parse_block_mapping_key", ("loader.parser.Parser.parse_block_mapping_key",),
+         None, None),
+        ("loader.Parser.check_event", ("loader.parser.Parser.check_event",
+                                       "loader.parser.Parser.parse_block_mapping_key"), parser, None),
+        ("loader.load", ("loader.parser.load", "loader.parser.Parser.check_event",
+                         "loader.parser.Parser.parse_block_mapping_key"), parser, None)]
+    assert ("loader.Bar.close", ("loader.bar.Bar.close", "loader.bar.Bar.display"),
+            "self.disp(...) calls a method Bar keeps in it", None) \
+        in entries(graph, "loader.bar.Bar.display")
+    # another object's method is not the instance's own; a method stored elsewhere is not kept here
+    assert not any(name == "loader.Parser.read_other"
+                   for name, *_ in entries(graph, "loader.parser.Reader.read"))
+    assert [name for name, *_ in entries(graph, "loader.parser.Parser.parse_end")] == [
+        "loader.Parser.parse_end"]
