@@ -770,6 +770,7 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     if found is None or (pattern.shape is not None
                          and not _repeats_held(wording.template, text, found.spans)):
         return None
+    template = sum(len(p) for p in _pieces(wording.template) if p is not None)
     if pattern.shape is not None and (not reading.has_url or len(text) > WINDOW):
         # the text outside the groups is the regex's literal runs: squashing (whitespace left
         # out) is additive where no URL is, so they alone count what the template explains
@@ -779,8 +780,14 @@ def _regex_fit(wording: Wording, reading: _Reading, budget: Budget,
     else:
         captured = "".join(text[start:end] for start, end in found.spans if start >= 0)
         literal = len(squashed) - len(squash(captured))
+        if pattern.shape is None:
+            # a group the regex repeats (a part the template repeats, `(?: ([\s\S]*?))*` of a
+            # join) reports its last round only, so what the other rounds took would count as
+            # literal: no more than the template's own literal text is explained (gunicorn's
+            # header folding `{value.strip(" \t")} {curr.strip("\t ")}`, one space of literal
+            # text, took any log line as a whole fit)
+            literal = min(literal, template)
     captures.update(found.captures)
-    template = sum(len(p) for p in _pieces(wording.template) if p is not None)
     return Fit(EXACT, max(literal, 0), len(squashed), max(template, literal, 1))
 
 

@@ -376,3 +376,36 @@ def prepare_url(url):
     assert repeats_agree(["u'//host/a.torrent'", "//host/a.torrent"])  # Python 2's repr
     assert repeats_agree(["PosixPath('/a')", "/a"]) and repeats_agree(["0.50", "0.5"])
     assert not repeats_agree(["111", "Connection refused"])
+
+
+def test_a_repeated_part_of_a_template_explains_no_more_than_its_own_literal_text() -> None:
+    # gunicorn 25.0's header folding: `value = [value.strip(" \t")]`, then a loop appends each
+    # continuation line and `" ".join(value)` is raised, a template `{...} {...}` whose regex
+    # repeats its group; `re` reports a repeated group's last round only, so every word between
+    # a paste's first and last counted as the template's literal text and the record took any
+    # line as a whole fit, ranked first (github.com/benoitc/gunicorn/issues/3111's HaltServer
+    # line: HaltServer's own raise ranked third). fastapi's `{n} validation errors:\n  {err}\n`
+    # is the same shape: its repeated errors are no literal text of it either.
+    gunicorn = b'''
+def parse_headers(lines, value, name):
+    value = [value.strip(" \\t")]
+    while lines and lines[0].startswith((" ", "\\t")):
+        curr = lines.pop(0)
+        value.append(curr.strip("\\t "))
+    value = " ".join(value)
+    if name == "EXPECT":
+        raise ExpectationFailed(value)
+
+
+def reap_workers(reason):
+    raise HaltServer(f"{reason} Worker failed to boot.")
+'''
+    records = merge(PIN, [], find_raise_sites("message.py", gunicorn, "message").sites).records
+    folding = next(r for r in records if r.site.qualname == "parse_headers")
+    assert ")*" in folding.site.message.regex  # the repeated part this is about
+    index = LookupIndex(records)
+    answer = index.answer("gunicorn.errors.HaltServer: App Worker failed to boot.")
+    assert answer.matches[0].wording.qualname == "reap_workers"
+    # its literal text is a space, which explains nothing of a line of words
+    answer = index.answer("ExpectationFailed: one two three four five six seven eight nine")
+    assert not [m for m in answer.matches if m.wording.qualname == "parse_headers" and m.exact]
