@@ -162,6 +162,11 @@ REAL_WALKS = {
     # five years back falls in the two years between v1.0.2 and v1.0.3) to v1.2.0
     "pymysql": Walk("github.com/PyMySQL/PyMySQL", "v1.[0-9]*.[0-9]", "v1.0.0", "v1.2.0",
                     evidence=False),
+    # eighth sealed set: kombu's final releases (the glob leaves out the a, b and rc tags) of the
+    # last five years, fewer than its last 20-25: the 21 from v5.2.3 (December 2021) to v5.6.2
+    # (December 2025, the newest release tag)
+    "kombu": Walk("github.com/celery/kombu", "v5.[2-6].[0-9]", "v5.2.3", "v5.6.2",
+                  evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
