@@ -167,6 +167,11 @@ REAL_WALKS = {
     # of June 2025; the glob takes final releases only (it leaves out the .post1 tags)
     "uvicorn": Walk("github.com/encode/uvicorn", "0.[23][0-9].[0-9]", "0.24.0", "0.35.0",
                     evidence=False),
+    # eighth sealed set: kombu's final releases (the glob leaves out the a, b and rc tags) of the
+    # last five years, fewer than its last 20-25: the 21 from v5.2.3 (December 2021) to v5.6.2
+    # (December 2025, the newest release tag)
+    "kombu": Walk("github.com/celery/kombu", "v5.[2-6].[0-9]", "v5.2.3", "v5.6.2",
+                  evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
