@@ -172,6 +172,11 @@ REAL_WALKS = {
     # (December 2025, the newest release tag)
     "kombu": Walk("github.com/celery/kombu", "v5.[2-6].[0-9]", "v5.2.3", "v5.6.2",
                   evidence=False),
+    # eighth sealed set: websockets's releases of the last ~5 years, fewer than its last 20-25
+    # (25 reach back to 9.0.2 of May 2021): the 21 from 10.2 (February 2022) to 17.0.1 (July
+    # 2026); its tags (10.2, 11.0.3) are all final releases, and the glob leaves out 1.0 to 9.1
+    "websockets": Walk("github.com/python-websockets/websockets", "1[0-9].*", "10.2", "17.0.1",
+                       evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
