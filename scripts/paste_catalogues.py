@@ -162,6 +162,12 @@ REAL_WALKS = {
     # five years back falls in the two years between v1.0.2 and v1.0.3) to v1.2.0
     "pymysql": Walk("github.com/PyMySQL/PyMySQL", "v1.[0-9]*.[0-9]", "v1.0.0", "v1.2.0",
                     evidence=False),
+    # eighth sealed set: setuptools's last 25 releases, fewer than its releases of the last five
+    # years (hundreds): v78.1.0 (March 2025) to v84.0.0 (August 2026). The glob takes v70 to v89
+    # tags, all final releases (its beta tags are v28, v63, v64 and v68); the v75.3.x backports
+    # tagged in 2025-2026 sort before v78.1.0 by version and stay out
+    "setuptools": Walk("github.com/pypa/setuptools", "v[78][0-9].*", "v78.1.0", "v84.0.0",
+                       evidence=False),
 }
 WALKS.update(REAL_WALKS)
 STDLIB_NAME = "github.com/python/cpython-3.11.7"
