@@ -176,6 +176,7 @@ REAL_WALKS = {
     # (25 reach back to 9.0.2 of May 2021): the 21 from 10.2 (February 2022) to 17.0.1 (July
     # 2026); its tags (10.2, 11.0.3) are all final releases, and the glob leaves out 1.0 to 9.1
     "websockets": Walk("github.com/python-websockets/websockets", "1[0-9].*", "10.2", "17.0.1",
+                       evidence=False),
     # eighth sealed set: setuptools's last 25 releases, fewer than its releases of the last five
     # years (hundreds): v78.1.0 (March 2025) to v84.0.0 (August 2026). The glob takes v70 to v89
     # tags, all final releases (its beta tags are v28, v63, v64 and v68); the v75.3.x backports
