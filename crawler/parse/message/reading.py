@@ -274,8 +274,36 @@ class Reader:
                     pieces.extend(nested[0][1])
                     continue
             plain = part.conversion in (None, "s") and not part.format_spec and part.equal is None
+            if plain and isinstance(inner, cst.Name):
+                # a local whose one reaching text is known (`error = f"invalid config: {ex.name}."`,
+                # then `raise ValueError(f"{error}\n{summary}")`): its text in place, as a
+                # message that is the variable itself is read
+                known = self._one_text(inner.value, position)
+                if known is not None:
+                    pieces.extend(known)
+                    continue
             pieces.append(Piece(self.source(inner), True, plain))
         return pieces
+
+    def _one_text(self, name: str, position: flow.Position) -> list[Piece] | None:
+        """The pieces of the one text a local has where it is read, or None: no definition
+        read, several (a placeholder stands for any of them), a value that is not text where
+        it is made (`i = int(i)`, `i += M`, `shape = a + (N,) + b`: a number's or a tuple's
+        `+` is no concatenation), or none of its text known."""
+        if not position or (self.assigned is not None and name not in self.assigned
+                            and not binds_in_test(name, position)):
+            return None
+        found = flow.definitions(name, position, limit=MAX_PATHS)
+        if not found or len(found) != 1 \
+                or not all(_made_as_text(expression) for expression, _ in found[0]):
+            return None
+        try:
+            read = self._variable(name, position)
+        except Unreadable:
+            return None
+        if len(read) != 1 or read[0][0] == "dynamic":
+            return None
+        return list(read[0][1])
 
     def _equal_label(self, part: cst.FormattedStringExpression) -> str:
         """The literal text that an `=` specifier prints: the expression as written, and `=`."""
@@ -538,6 +566,30 @@ def _string_value(node: cst.SimpleString) -> str:
     if isinstance(value, bytes):
         raise Unreadable  # a bytes message shows as its repr; left to `dynamic`
     return value
+
+
+def _made_as_text(node: object) -> bool:
+    """Whether an expression makes a string as written: a string, an f-string, a string's `%`
+    or `.format(...)`, a `+` with a string, a `.join(...)` or `str(...)`, or a conditional of
+    two such (a definition's list element or a loop's passes, `flow.Element`, `flow.Repeated`:
+    no)."""
+    if isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, cst.Modulo):
+            return _made_as_text(node.left)
+        if isinstance(node.operator, cst.Add):
+            return _made_as_text(node.left) or _made_as_text(node.right)
+        return False
+    if isinstance(node, cst.IfExp):
+        return _made_as_text(node.body) and _made_as_text(node.orelse)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name):
+            return func.value == "str"
+        return isinstance(func, cst.Attribute) and (
+            func.attr.value == "join" or func.attr.value == "format" and _made_as_text(func.value))
+    return False
 
 
 def _fstring_text(raw: str, prefix: str) -> str:
