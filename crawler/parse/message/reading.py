@@ -280,6 +280,7 @@ class Reader:
                 # message that is the variable itself is read
                 known = self._one_text(inner.value, position)
                 if known is not None:
+                    rules.note("flow.fstring-local")
                     pieces.extend(known)
                     continue
             pieces.append(Piece(self.source(inner), True, plain))

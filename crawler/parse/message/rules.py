@@ -42,6 +42,8 @@ RULES: dict[str, str] = {
     "flow.walrus-test": "`if (msg := f(x)):` then `raise E(msg)`: the value the test binds",
     "flow.opaque-binding": "a name bound by unpacking or `with ... as`: its own placeholder",
     "flow.merged-paths": "more paths than templates allow: parts some paths add made optional",
+    "flow.fstring-local": "`{name}` of an f-string where one definition made as text reaches it:"
+                          " that text in place",
     # calls: the module's own code followed (`calls.Follower`)
     "call.constant": "a module constant bound once at the top level: its value's text",
     "call.helper": "a helper of the module: the text it returns, its parameters substituted",
