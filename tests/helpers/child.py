@@ -97,9 +97,12 @@ def crawler(argv: list[str]) -> None:
     if os.environ.get("CRAWLER_TEST_SIGNAL_AT"):
         step, signum = os.environ["CRAWLER_TEST_SIGNAL_AT"].split(":")
         signal_before(int(step), int(signum))
-    from crawler.cli.commands import main as command_line
-
+    # the installed command's own entry (`python -m crawler` and `crawler` both run it): a
+    # signal that lands as the command ends, in an exit-time finalizer, is said as the command
+    # says it there (`entry.stop_as_python_ends`), not as click's main alone would leave it
     sys.argv = ["crawler", *argv]
+    from crawler.cli.entry import main as command_line
+
     command_line()
 
 
