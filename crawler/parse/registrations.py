@@ -94,7 +94,7 @@ def stored(target: ast.expr, value: ast.expr, name_of: NameOf, table_of: Callabl
     return []
 
 
-def held_method(target: ast.expr, value: ast.expr, receiver: str, cls: str | None
+def held_method(target: ast.expr, value: ast.expr, receiver: str, cls: str
                 ) -> list[Registration]:
     """`self.state = self.parse_node` in a method of `cls` (`receiver`: the name of its
     instance, `self`): the method kept in the attribute, which `self.state()` runs later. Real:
@@ -103,7 +103,7 @@ def held_method(target: ast.expr, value: ast.expr, receiver: str, cls: str | Non
     `display` (`self.disp = self.display`), seaborn's `gaussian_kde` its bandwidth rule
     (`self.covariance_factor = self.scotts_factor`). Not a method of another object
     (`self.x = other.m`), nor an attribute of another (`other.state = self.m`)."""
-    if cls is None or not receiver or not (
+    if not (
             isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             and target.value.id == receiver and isinstance(value, ast.Attribute)
             and isinstance(value.value, ast.Name) and value.value.id == receiver):

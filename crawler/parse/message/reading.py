@@ -298,8 +298,8 @@ class Reader:
         if not found or len(found) != 1 \
                 or not all(_made_as_text(expression) for expression, _ in found[0]):
             return None
-        try:
-            read = self._variable(name, position)
+        try:  # the one definition found above, read as `_variable` reads a name's
+            read = _noted_paths(found, self._definitions(found))
         except Unreadable:
             return None
         if len(read) != 1 or read[0][0] == "dynamic":
